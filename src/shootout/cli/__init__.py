@@ -1,0 +1,1 @@
+"""Thin Typer commands: options -> typed request -> library call -> rendered result."""

@@ -1,0 +1,274 @@
+"""The `shootout` command."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from shootout.errors import ShootoutError, UsageError
+
+app = typer.Typer(help="Compare machine configurations honestly: paired, interleaved rounds with confidence intervals.",
+                  no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
+console = Console()
+err_console = Console(stderr=True)
+
+DbOption = Annotated[Optional[str], typer.Option("--db", help="database URL (default: SQLite in the data directory)")]
+RunArg = Annotated[str, typer.Argument(help="run id, or 'last' for the newest run")]
+
+
+def _store(db: str | None):
+    from shootout.store import Store
+
+    return Store(db)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    from shootout.runner import Interrupted
+
+    raise Interrupted(signal.Signals(signum).name)
+
+
+@app.command()
+def run(
+    config: Annotated[list[str], typer.Option("--config", "-c", help="configuration: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, or a [[config]] name")] = [],
+    workload: Annotated[list[str], typer.Option("--workload", "-w", help="workload name (repeatable)")] = [],
+    suite: Annotated[Optional[str], typer.Option(help="suite name: native, quick, full, or a category")] = None,
+    file: Annotated[Optional[Path], typer.Option("--file", "-f", help="shootout.toml with [[config]] and [[workload]] tables")] = None,
+    budget: Annotated[str, typer.Option(help="time budget, e.g. 10m")] = "10m",
+    precision: Annotated[str, typer.Option(help="stop a workload once its CI half-width is under this")] = "1%",
+    threshold: Annotated[str, typer.Option(help="practical threshold δ for faster/slower/same")] = "1%",
+    min_rounds: Annotated[int, typer.Option(help="minimum measured rounds (6 is the least for a 95% CI)")] = 6,
+    max_rounds: Annotated[int, typer.Option(help="never more rounds than this")] = 50,
+    seed: Annotated[Optional[int], typer.Option(help="seed of the shuffled order (default: random, stored)")] = None,
+    aa: Annotated[bool, typer.Option("--aa", help="A/A: the first configuration against itself (noise floor)")] = False,
+    resume: Annotated[Optional[str], typer.Option(help="continue an interrupted run (id or 'last')")] = None,
+    db: DbOption = None,
+) -> None:
+    """Run workloads under every configuration in randomized interleaved rounds, then show the verdicts."""
+    import secrets
+
+    from shootout.cli.options import duration, fraction
+    from shootout.cli.progress import ProgressView
+    from shootout.model import RunSettings
+    from shootout.request import Wish, build_request, workloads_of
+    from shootout.runner import Runner
+    from shootout.system.journal import journal, recover
+
+    if min_rounds < 6:
+        raise UsageError(f"--min-rounds {min_rounds} is too few", "a 95% interval needs at least 6 rounds")
+    store = _store(db)
+    undone, _ = recover()
+    for what in undone:
+        err_console.print(f"undid a change left by a killed run: {what}")
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
+    notify = err_console.print
+    with journal() as j:
+        if resume:
+            stored = store.get_run(resume)
+            view = ProgressView(console, stored.settings.min_rounds)
+            with view:
+                run_id = Runner(store, j, view).resume(stored, workloads_of([w.name for w in stored.workloads],
+                                                                            stored.user_workloads))
+        else:
+            settings = RunSettings(
+                threshold=fraction(threshold, "--threshold"), precision=fraction(precision, "--precision"),
+                min_rounds=min_rounds, max_rounds=max(max_rounds, min_rounds), budget_s=duration(budget, "--budget"),
+                seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
+            )
+            request = build_request(Wish(config, workload, suite, file, settings), notify)
+            from shootout.facts import machine_facts
+
+            view = ProgressView(console, settings.min_rounds)
+            with view:
+                run_id = Runner(store, j, view).start(request, facts=machine_facts())
+    _show(store, str(run_id), as_json=False)
+
+
+def _show(store, ref: str, as_json: bool) -> None:
+    from shootout.analysis import analyze
+    from shootout.report.jsondata import show_rows
+    from shootout.report.terminal import show_table
+
+    stored = store.get_run(ref)
+    analysis = analyze(stored, store.trials(stored.id))
+    if as_json:
+        print(json.dumps(show_rows(analysis), indent=2))
+    else:
+        console.print(show_table(analysis))
+
+
+@app.command()
+def show(ref: RunArg = "last", json_out: Annotated[bool, typer.Option("--json", help="print the rows as JSON")] = False,
+         db: DbOption = None) -> None:
+    """Per metric: medians, speed-up over the baseline with its 95% CI, verdict, flags; then the geomean."""
+    _show(_store(db), ref, json_out)
+
+
+@app.command()
+def runs(db: DbOption = None) -> None:
+    """List stored runs, newest first."""
+    from rich.table import Table
+
+    table = Table("id", "started", "status", "configurations", "workloads", "trials")
+    store = _store(db)
+    import datetime as dt
+
+    for r in store.list_runs():
+        table.add_row(str(r.id), dt.datetime.fromtimestamp(r.created_at).strftime("%Y-%m-%d %H:%M"), r.status,
+                      ", ".join(c.name for c in r.configs), ", ".join(w.name for w in r.workloads),
+                      str(store.trial_count(r.id)))
+    console.print(table)
+
+
+@app.command()
+def workloads() -> None:
+    """The catalogue: name, category, metrics with unit and direction, what it measures, suites."""
+    from rich.table import Table
+
+    from shootout.units import unit
+    from shootout.workloads.registry import REGISTRY, suites
+
+    table = Table("name", "category", "metrics (unit, better)", "measures", "reproduces")
+    for name, cls in REGISTRY.items():
+        s = cls.spec
+        metrics = "\n".join(f"{m.name}{' *' if m.name == s.headline else ''} ({m.unit}, {unit(m.unit).direction})"
+                            for m in s.metrics)
+        table.add_row(name, s.category, metrics, s.description, s.reproduces)
+    console.print(table)
+    console.print("* headline metric (counted in the suite geomean)")
+    for name, members in suites().items():
+        console.print(f"suite {name}: {', '.join(members)}")
+
+
+@app.command()
+def info(config: Annotated[list[str], typer.Option("--config", "-c", help="configuration to describe")] = []) -> None:
+    """Facts of this machine and of each configuration."""
+    from shootout.configs import abi_problem, parse_spec
+    from shootout.facts import machine_facts, target_facts
+    from shootout.system.journal import journal
+    from shootout.targets.factory import make_target
+
+    console.print_json(json.dumps({"machine": machine_facts()}, default=str))
+    with journal() as j:
+        for spec in config or ["host", "host+m32"]:
+            cfg = parse_spec(spec)
+            problem = abi_problem(cfg)
+            if problem:
+                console.print(f"{cfg.name}: not usable here: {problem}")
+                continue
+            target = make_target(cfg, j)
+            target.open()
+            try:
+                console.print_json(json.dumps({cfg.name: target_facts(target)}, default=str))
+            finally:
+                target.close()
+
+
+@app.command("export")
+def export_run(ref: RunArg, format: Annotated[str, typer.Option("--format", help="json or csv")] = "json",
+               out: Annotated[Optional[Path], typer.Option("--out", "-o", help="file to write (default: stdout)")] = None,
+               db: DbOption = None) -> None:
+    """Write a run with every raw trial, its plan, seed and facts (JSON), or one row per value (CSV)."""
+    store = _store(db)
+    run_id = store.get_run(ref).id
+    if format == "json":
+        text = json.dumps(store.export_run(run_id), indent=1)
+    elif format == "csv":
+        text = store.export_csv(run_id)
+    else:
+        raise UsageError(f"unknown format {format!r}", "use --format json or --format csv")
+    if out:
+        out.write_text(text)
+    else:
+        sys.stdout.write(text)
+
+
+@app.command("import")
+def import_run(path: Annotated[Path, typer.Argument(help="shootout JSON, Phoronix composite.xml or hyperfine JSON")],
+               db: DbOption = None) -> None:
+    """Store results from a file as a new run."""
+    from shootout.importers import load_results
+
+    store = _store(db)
+    run_id = store.import_run(load_results(path))
+    console.print(f"imported {path} as run {run_id}")
+
+
+@app.command()
+def compare(refs: Annotated[list[str], typer.Argument(help="two or more runs")], db: DbOption = None) -> None:
+    """Compare stored runs (unpaired: the difference includes drift between the runs)."""
+    from shootout.crossrun import compare_runs
+    from shootout.report.terminal import show_table
+
+    if len(refs) < 2:
+        raise UsageError("compare needs at least two runs", "e.g. shootout compare 3 7")
+    store = _store(db)
+    runs = [store.get_run(r) for r in refs]
+    console.print(show_table(compare_runs(runs, [store.trials(r.id) for r in runs])))
+
+
+@app.command()
+def report(refs: Annotated[list[str], typer.Argument(help="one run, or several to compare")] = ["last"],
+           format: Annotated[str, typer.Option("--format", help="html, md, png or svg")] = "html",
+           out: Annotated[Path, typer.Option("--out", help="directory to write into")] = Path("shootout-report"),
+           db: DbOption = None) -> None:
+    """Write a report people would rather look at: charts with CI whiskers, HTML or Markdown."""
+    from shootout.analysis import analyze
+    from shootout.crossrun import compare_runs
+    from shootout.report.markdown import write_report
+
+    store = _store(db)
+    runs = [store.get_run(r) for r in refs]
+    trials = [store.trials(r.id) for r in runs]
+    analysis = analyze(runs[0], trials[0]) if len(runs) == 1 else compare_runs(runs, trials)
+    for path in write_report(analysis, out, format):
+        console.print(f"wrote {path}")
+
+
+@app.command()
+def doctor() -> None:
+    """Tools present or missing (with the package to install); undo changes left by a killed run."""
+    from shootout.doctor import tool_report
+    from shootout.system.journal import recover
+
+    undone, errors = recover()
+    for what in undone:
+        console.print(f"undid: {what}")
+    for problem in errors:
+        err_console.print(f"[red]could not undo[/]: {problem}")
+    if not undone and not errors:
+        console.print("no changes left behind by earlier runs")
+    for line in tool_report():
+        console.print(line)
+    if errors:
+        raise typer.Exit(1)
+
+
+def _mount_userspace_commands() -> None:
+    try:
+        from shootout.cli.userspace import app as userspace_app
+    except ImportError:
+        return
+    app.add_typer(userspace_app, name="userspace", help="Create, list, update and remove debootstrap userspaces.")
+
+
+_mount_userspace_commands()
+
+
+def main() -> None:
+    try:
+        app()
+    except ShootoutError as exc:
+        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt as exc:
+        by = f" by {exc}" if str(exc) else ""
+        err_console.print(f"interrupted{by}; every finished trial is stored (continue with: shootout run --resume last)")
+        sys.exit(130)

@@ -1,0 +1,63 @@
+"""Turn runner events into a Rich progress bar with an ETA and one-line notices."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from shootout import events as ev
+
+
+def _fmt_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "ETA …"
+    minutes, secs = divmod(int(seconds), 60)
+    return f"ETA {minutes}m{secs:02d}s"
+
+
+class ProgressView:
+    def __init__(self, console: Console, min_rounds: int) -> None:
+        self.console = console
+        self.min_rounds = min_rounds
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[eta]}"), TimeElapsedColumn(), console=console, transient=True,
+        )
+        self.task = None
+        self.n_configs = 1
+
+    def __enter__(self) -> ProgressView:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def __call__(self, event: ev.Event) -> None:
+        match event:
+            case ev.RunStarted(run_id=run_id, configs=configs, workloads=workloads, resumed=resumed):
+                self.n_configs = len(configs)
+                total = (self.min_rounds + 1) * len(configs) * len(workloads)
+                self.console.print(f"run {run_id}: {len(workloads)} workloads × {', '.join(configs)}"
+                                   + (f" (resuming after {resumed} trials)" if resumed else ""))
+                self.task = self.progress.add_task("preparing", total=total, completed=resumed, eta="")
+            case ev.Preparing(workload=w, config=c):
+                self._update(description=f"preparing {w} on {c}")
+            case ev.WorkloadSkipped(workload=w, reason=reason):
+                self.console.print(f"[yellow]skipping {w}[/]: {reason}")
+            case ev.RoundStarted(round=r, workloads=ws, eta_s=eta):
+                label = "warm-up" if r == 0 else f"round {r}"
+                self._update(description=f"{label} ({len(ws)} workloads)", eta=_fmt_eta(eta))
+                if r > self.min_rounds and self.task is not None:
+                    # rounds past the minimum run only the undecided workloads
+                    self.progress.update(self.task, total=self.progress.tasks[self.task].total + len(ws) * self.n_configs)
+            case ev.TrialDone(eta_s=eta):
+                self._update(advance=1, eta=_fmt_eta(eta))
+            case ev.Stopped(reason=reason):
+                self.console.print(f"stopped: {reason}")
+            case ev.RunFinished(run_id=run_id, status=status):
+                self.console.print(f"run {run_id} {status}")
+
+    def _update(self, **kwargs: object) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, **kwargs)  # type: ignore[arg-type]

@@ -1,0 +1,11 @@
+"""Honest conditions: load gate, governor, measured clock, throttling and a run monitor.
+
+Import from the submodules (this package imports nothing, so shootout.facts can use them):
+  preflight.preflight / Preflight   what the machine looks like before a run
+  governor.tune                     --tune: performance governor through the change journal
+  clock.measure_mhz / clock_drop    the effective clock from a dependent-add loop
+  throttling.decode_throttled, kernel_events_since
+  monitor.Monitor / monitor_flags   background sampler and per-trial windows
+  noise.noise_floor_key             where a machine's A/A noise floor is stored
+Every probe takes a `root` so tests can point it at a fake /proc and /sys tree.
+"""

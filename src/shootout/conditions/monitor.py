@@ -1,0 +1,198 @@
+"""The run monitor: a low-priority sampler of clock, temperature, load, steal and run queue.
+
+Why a thread and not a child process: a sample is a dozen small procfs/sysfs reads (well
+under a millisecond of CPU), and the runner's main thread spends trials blocked in wait4()
+with the GIL released, so a thread competes with nothing; a child process would cost a
+second interpreter and a pipe for the same readings. The thread lowers its own priority
+to nice 19 (Linux applies setpriority to a single thread id), so on a saturated machine
+the benchmark wins the CPU. Overhead is measured by `python -m shootout.conditions.overhead`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from shootout.conditions import sensors
+from shootout.conditions.clock import clock_drop
+from shootout.conditions.throttling import NOW_MASK, get_throttled
+
+log = logging.getLogger(__name__)
+
+STEAL_LIMIT_PCT = 1.0  # steal above this during a trial took more time than a 1% verdict threshold
+HOT_C = 80.0  # where common SoCs and laptops start to throttle
+BUSY_SHARE = 0.2  # flag "busy" when more than this share of trials saw more runnable tasks than CPUs
+
+
+def _nice_this_thread() -> None:
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except OSError as exc:
+        log.debug("monitor keeps normal priority: %s", exc)
+
+
+class Monitor:
+    """Samples every `interval_s` in a background thread between start() and stop()."""
+
+    def __init__(self, interval_s: float = 1.0, root: Path = Path("/")) -> None:
+        self.interval_s = interval_s
+        self.root = root
+        self.cpus = len(sensors.cpu_dirs(root)) or os.cpu_count() or 1
+        self.cpu_s = 0.0  # CPU time the sampler thread used, to show its cost
+        self._samples: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._prev_times: sensors.CpuTimes | None = None
+        self._prev_throttle: int | None = None
+        self._vcgencmd = root == Path("/")  # firmware flags describe the real machine only
+
+    # -- lifecycle ---------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._prev_times = sensors.cpu_times(self.root)
+        self._prev_throttle = sensors.thermal_throttle_count(self.root)
+        self._thread = threading.Thread(target=self._loop, name="shootout-monitor", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop sampling; one last sample closes the final interval."""
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        self.add(self.sample())
+
+    def __enter__(self) -> Monitor:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _loop(self) -> None:
+        _nice_this_thread()
+        next_at = time.monotonic() + self.interval_s
+        while not self._stop.wait(max(0.0, next_at - time.monotonic())):
+            c0 = time.thread_time()
+            try:
+                self.add(self.sample())
+            except Exception:  # a sensor failing must not end monitoring of the run
+                log.exception("monitor sample failed")
+            self.cpu_s += time.thread_time() - c0
+            next_at += self.interval_s
+
+    # -- samples -----------------------------------------------------------------
+    def sample(self) -> dict[str, Any]:
+        """One reading now; steal and throttle events cover the time since the previous one."""
+        times = sensors.cpu_times(self.root)
+        mhz = sensors.cpu_mhz(self.root)
+        load = sensors.loadavg(self.root)
+        running = sensors.procs_running(self.root)
+        throttle = sensors.thermal_throttle_count(self.root)
+        sample: dict[str, Any] = {
+            "t": time.time(),
+            "mhz_min": min(mhz) if mhz else None,
+            "mhz_mean": sum(mhz) / len(mhz) if mhz else None,
+            # Idle cores clock down; the fastest core is the one a running trial gets.
+            "mhz_max": max(mhz) if mhz else None,
+            "temp_c": sensors.max_temp_c(self.root),
+            "load1": load[0] if load else None,
+            "steal_pct": sensors.steal_pct(self._prev_times, times),
+            # procs_running counts this sampler too, which is running while it reads.
+            "runq": max(0, running - 1) if running is not None else None,
+            "throttle_events": (throttle - self._prev_throttle)
+            if throttle is not None and self._prev_throttle is not None
+            else None,
+            "throttled_bits": get_throttled() if self._vcgencmd else None,
+        }
+        self._prev_times, self._prev_throttle = times, throttle
+        return sample
+
+    def add(self, sample: dict[str, Any]) -> None:
+        """Append a sample (the sampler's own, or one injected by a test or a clock check)."""
+        with self._lock:
+            self._samples.append(sample)
+
+    def samples(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._samples)
+
+    def window(self, t0: float, t1: float) -> dict[str, Any]:
+        """Summary of what was seen while a trial ran from Unix time t0 to t1.
+
+        Uses the samples taken in [t0, t1] and the first one after t1, whose steal and
+        throttle counts cover the interval in which the trial ended (a trial shorter than
+        the interval still gets that one). Values are None when no sample had them.
+        """
+        ordered = sorted(self.samples(), key=lambda s: s["t"])
+        inside = [s for s in ordered if t0 <= s["t"] <= t1]
+        after = next((s for s in ordered if s["t"] > t1), None)
+        used = inside + ([after] if after is not None else [])
+        return summarize(used, self.cpus)
+
+
+def _values(samples: Sequence[dict[str, Any]], key: str) -> list[float]:
+    return [s[key] for s in samples if s.get(key) is not None]
+
+
+def summarize(samples: Sequence[dict[str, Any]], cpus: int) -> dict[str, Any]:
+    """The window dict stored in Trial.monitor (see Monitor.window)."""
+    def pick(fn: Callable[[list[float]], float], key: str) -> float | None:
+        vals = _values(samples, key)
+        return fn(vals) if vals else None
+
+    bits = [int(b) for b in _values(samples, "throttled_bits")]
+    events = _values(samples, "throttle_events")
+    throttled = None
+    if bits or events:
+        throttled = any(b & NOW_MASK for b in bits) or any(e > 0 for e in events)
+    return {
+        "max_temp_c": pick(max, "temp_c"),
+        "min_mhz": pick(min, "mhz_max"),
+        "max_steal_pct": pick(max, "steal_pct"),
+        "max_load": pick(max, "load1"),
+        "max_runq": pick(max, "runq"),
+        "throttled": throttled,
+        "cpus": cpus,
+        "samples": len(samples),
+    }
+
+
+def reference_mhz(samples: Sequence[dict[str, Any]]) -> float | None:
+    """The best clock the monitor saw (highest per-sample fastest-core MHz): a baseline for
+    monitor_flags in the same units as the windows' min_mhz."""
+    vals = _values(samples, "mhz_max")
+    return max(vals) if vals else None
+
+
+def monitor_flags(windows: Sequence[dict[str, Any]], baseline_mhz: float | None) -> list[str]:
+    """Flags for one metric from the monitor windows of its trials, in a fixed order.
+
+    throttled   the firmware or the CPU reported throttling during a trial
+    clock-drop  a trial's lowest clock was more than 3% below baseline_mhz (same scale as min_mhz)
+    steal       the hypervisor took more than 1% of CPU time during a trial
+    hot         a sensor read 80 °C or more during a trial
+    busy        in over 20% of trials more tasks were runnable than there are CPUs
+    """
+    flags = []
+    if any(w.get("throttled") for w in windows):
+        flags.append("throttled")
+    if any(clock_drop(baseline_mhz, w.get("min_mhz")) for w in windows):
+        flags.append("clock-drop")
+    if any((w.get("max_steal_pct") or 0.0) > STEAL_LIMIT_PCT for w in windows):
+        flags.append("steal")
+    if any((w.get("max_temp_c") or 0.0) >= HOT_C for w in windows):
+        flags.append("hot")
+    crowded = [w for w in windows if w.get("max_runq") is not None and w["max_runq"] > w.get("cpus", 1 << 30)]
+    if windows and len(crowded) / len(windows) > BUSY_SHARE:
+        flags.append("busy")
+    return flags

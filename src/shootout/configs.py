@@ -1,0 +1,142 @@
+"""Configurations from spec strings and shootout.toml, and whether each can run here.
+
+Spec strings: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, or the name
+of a [[config]] table in shootout.toml.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import subprocess
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shootout.build import ABI_FLAGS, ABI_PACKAGES
+from shootout.errors import UsageError
+from shootout.model import Config
+
+HOST_LABELS = {None: "host", "m32": "host -m32", "mx32": "host -mx32"}
+_CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace"}
+
+
+@dataclass
+class FileSettings:
+    path: Path | None = None
+    configs: dict[str, Config] = field(default_factory=dict)
+    workloads: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> [[workload]] table
+    run: dict[str, Any] = field(default_factory=dict)  # defaults for `shootout run` options
+
+
+def parse_spec(spec: str, named: dict[str, Config] | None = None) -> Config:
+    if named and spec in named:
+        return named[spec]
+    base, _, abi = spec.partition("+")
+    if base == "host" and (abi or None) in ABI_FLAGS:
+        return Config(name=spec, target="host", label=HOST_LABELS[abi or None], abi=abi or None)
+    if spec.startswith("debian:") and spec.count(":") == 2:
+        from shootout.userspace import userspace_config
+
+        _, release, arch = spec.split(":")
+        return userspace_config(release, arch)
+    if spec.startswith("userspace:"):
+        from shootout.userspace import named_userspace_config
+
+        return named_userspace_config(spec.removeprefix("userspace:"))
+    raise UsageError(
+        f"unknown configuration {spec!r}",
+        "use host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME or a [[config]] name from shootout.toml",
+    )
+
+
+def abi_problem(config: Config) -> str | None:
+    """Why a host configuration's compiler ABI cannot build and run here, or None."""
+    if config.target != "host" or config.abi is None:
+        return None
+    flags = list(ABI_FLAGS[config.abi])
+    with tempfile.TemporaryDirectory(prefix="shootout-abi-") as tmp:
+        src, exe = Path(tmp) / "t.c", Path(tmp) / "t"
+        src.write_text("#include <stdio.h>\nint main(void) { puts(\"ok\"); return 0; }\n")
+        try:
+            built = subprocess.run([config.cc, *flags, "-o", str(exe), str(src)], capture_output=True, text=True)
+        except FileNotFoundError:
+            return f"{config.cc} not found (install gcc)"
+        if built.returncode != 0:
+            return f"{config.cc} {' '.join(flags)} cannot build programs here (install {ABI_PACKAGES[config.abi]})"
+        try:
+            ran = subprocess.run([str(exe)], capture_output=True, text=True)
+        except OSError as exc:
+            return f"this kernel cannot run {config.abi} programs ({exc.strerror}; no {config.abi} ABI support)"
+        if ran.returncode != 0:
+            return f"this kernel cannot run {config.abi} programs (exit {ran.returncode})"
+    return None
+
+
+def _config_from_table(table: dict[str, Any], where: str) -> Config:
+    unknown = set(table) - _CONFIG_KEYS
+    if unknown:
+        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}", "allowed: " + ", ".join(sorted(_CONFIG_KEYS)))
+    name = table.get("name")
+    if not isinstance(name, str) or not name:
+        raise UsageError(f"{where}: a [[config]] needs a name", 'add name = "..."')
+    base = parse_spec(table["spec"]) if "spec" in table else Config(name=name)
+    cflags = table.get("cflags", ())
+    if isinstance(cflags, str):
+        cflags = shlex.split(cflags)
+    env = table.get("env", {})
+    if not isinstance(env, dict):
+        raise UsageError(f"{where}: env must be a table", 'env = { NAME = "value" }')
+    abi = table.get("abi", base.abi)
+    if abi not in ABI_FLAGS:
+        raise UsageError(f"{where}: unknown abi {abi!r}", "use m32 or mx32, or leave it out")
+    return dataclasses.replace(
+        base,
+        name=name,
+        target=table.get("target", base.target),
+        label=table.get("label", name),
+        abi=abi,
+        cc=table.get("cc", base.cc),
+        cflags=(*base.cflags, *cflags),
+        env=(*base.env, *((str(k), str(v)) for k, v in env.items())),
+        userspace=table.get("userspace", base.userspace),
+    )
+
+
+def load_file(path: Path) -> FileSettings:
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file", "pass --file with an existing shootout.toml") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: malformed TOML: {exc}", "fix the file at that line") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read: {exc}", "check the path and its permissions") from None
+    settings = FileSettings(path=path, run=dict(data.get("run", {})))
+    for i, table in enumerate(data.get("config", []), 1):
+        config = _config_from_table(table, f"{path}: [[config]] #{i}")
+        settings.configs[config.name] = config
+    for i, table in enumerate(data.get("workload", []), 1):
+        if not isinstance(table, dict) or "name" not in table:
+            raise UsageError(f"{path}: [[workload]] #{i} needs a name", 'add name = "..."')
+        settings.workloads[table["name"]] = dict(table)
+    unknown = set(data) - {"run", "config", "workload"}
+    if unknown:
+        raise UsageError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}", "use [run], [[config]] and [[workload]]")
+    return settings
+
+
+def aa_copy(config: Config) -> Config:
+    """The same configuration again, for an A/A run that measures the noise floor."""
+    return dataclasses.replace(config, name=f"{config.name}~again", label=f"{config.display} (again)")
+
+
+def resolve(specs: list[str], named: dict[str, Config]) -> list[Config]:
+    configs = [parse_spec(s, named) for s in specs]
+    names = [c.name for c in configs]
+    if len(set(names)) != len(names):
+        raise UsageError("a configuration is named twice", "use --aa to compare a configuration with itself")
+    return configs
+

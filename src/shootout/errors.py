@@ -1,0 +1,56 @@
+"""Errors that reach the user: a one-line message plus a hint saying what to do.
+
+The CLI prints `error: <message> (<hint>)` and exits with `exit_code`.
+"""
+
+from __future__ import annotations
+
+
+class ShootoutError(Exception):
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class UsageError(ShootoutError):
+    """Bad input on the command line or in a configuration file."""
+
+    exit_code = 2
+
+
+class ToolMissing(ShootoutError):
+    """A program a workload or target needs is not installed where it must run."""
+
+    exit_code = 3
+
+    def __init__(self, tool: str, package: str, where: str = "this machine") -> None:
+        super().__init__(
+            f"{tool} is not installed on {where}",
+            f"install the Debian package {package}: apt-get install {package}",
+        )
+        self.tool = tool
+        self.package = package
+
+
+class TargetError(ShootoutError):
+    """A configuration cannot be used here (ABI unsupported, userspace missing, ...)."""
+
+    exit_code = 4
+
+
+class WorkloadError(ShootoutError):
+    """A workload's command failed or printed no usable number."""
+
+    exit_code = 5
+
+
+class StoreError(ShootoutError):
+    """The results database cannot be opened, written or does not hold what was asked."""
+
+    exit_code = 6

@@ -1,0 +1,55 @@
+"""What the runner reports while it works; the CLI renders these, the runner never prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shootout.model import Trial
+
+
+class Event:
+    pass
+
+
+@dataclass(frozen=True)
+class RunStarted(Event):
+    run_id: int
+    configs: list[str]
+    workloads: list[str]
+    resumed: int = 0  # trials already stored when resuming
+
+
+@dataclass(frozen=True)
+class Preparing(Event):
+    workload: str
+    config: str
+
+
+@dataclass(frozen=True)
+class WorkloadSkipped(Event):
+    workload: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RoundStarted(Event):
+    round: int  # 0 = warm-up
+    workloads: list[str]
+    eta_s: float | None
+
+
+@dataclass(frozen=True)
+class TrialDone(Event):
+    trial: Trial
+    eta_s: float | None
+
+
+@dataclass(frozen=True)
+class Stopped(Event):
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunFinished(Event):
+    run_id: int
+    status: str

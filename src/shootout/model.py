@@ -1,0 +1,118 @@
+"""Frozen records that flow through shootout: workloads, configurations, trials, runs. No I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    unit: str  # a symbol from shootout.units.UNITS; the direction comes from there
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    name: str
+    category: str  # cpu, crypto, memory, media, compress, build, js, storage, swap, net, vpn, user
+    description: str
+    metrics: tuple[Metric, ...]
+    headline: str  # the metric that represents this workload in the suite geomean
+    reproduces: str = ""  # which published experiment it reproduces (EXPERIMENTS.md letter)
+
+    def metric(self, name: str) -> Metric:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Where and how workloads run: a target plus build options."""
+
+    name: str  # unique within a run, e.g. "host", "host+m32", "debian:bookworm:i386"
+    target: str = "host"  # "host" | "chroot" | "fake"
+    label: str = ""
+    abi: str | None = None  # compiler ABI for native kernels: None (native), "m32", "mx32"
+    cc: str = "cc"
+    cflags: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    userspace: str | None = None  # chroot target: name of the userspace to run in
+    options: tuple[tuple[str, str], ...] = ()  # target-specific settings
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
+
+    def option(self, key: str, default: str | None = None) -> str | None:
+        return dict(self.options).get(key, default)
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    round: int  # 0 = warm-up round
+    position: int  # index within the round's shuffled order
+    workload: str
+    config: str
+
+    @property
+    def warmup(self) -> bool:
+        return self.round == 0
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One fresh process run of one workload under one configuration."""
+
+    spec: TrialSpec
+    values: dict[str, float]  # metric name -> value; empty when the trial failed
+    wall_s: float
+    user_s: float
+    sys_s: float
+    max_rss_kb: int
+    ctx_switches: int
+    exit_status: int
+    stderr_tail: str
+    started_at: float  # Unix time
+    monitor: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.exit_status == 0
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What the user asked for; stored with the run so --resume continues the same run."""
+
+    threshold: float = 0.01
+    precision: float = 0.01
+    min_rounds: int = 6
+    max_rounds: int = 50
+    budget_s: float = 600.0
+    seed: int = 0
+    aa: bool = False
+    confidence: float = 0.95
+
+
+@dataclass
+class Run:
+    id: int
+    created_at: float
+    status: str  # "running" | "complete" | "interrupted" | "failed"
+    settings: RunSettings
+    configs: list[Config]
+    workloads: list[WorkloadSpec]
+    params: dict[str, dict[str, Any]]  # workload -> calibrated/fixed parameters (same for every config)
+    facts: dict[str, dict[str, Any]]  # "machine" and each config name -> facts
+    elapsed_s: float = 0.0
+    user_workloads: dict[str, dict[str, Any]] = field(default_factory=dict)  # TOML definitions, for resume
+    note: str = ""
+
+    @property
+    def baseline(self) -> Config:
+        return self.configs[0]

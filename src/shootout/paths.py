@@ -1,0 +1,26 @@
+"""Where shootout keeps its database, caches, userspaces and journal."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+
+def data_dir() -> Path:
+    """SHOOTOUT_HOME overrides the per-user data directory (tests use it)."""
+    root = os.environ.get("SHOOTOUT_HOME")
+    path = Path(root) if root else Path(platformdirs.user_data_dir("shootout"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def cache_dir() -> Path:
+    path = data_dir() / "cache"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def default_db_url() -> str:
+    return f"sqlite:///{data_dir() / 'results.db'}"

@@ -1,0 +1,82 @@
+"""`shootout show --json`: the rows of the terminal table as plain data for scripts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shootout.analysis import Analysis
+from shootout.stats import Estimate, verdict
+from shootout.report.text import baseline, iter_summaries, metric_rows
+
+
+def _interval(est: Estimate | None) -> dict[str, Any]:
+    if est is None:
+        return {"speedup": None, "ci_low": None, "ci_high": None, "confidence": None, "method": None}
+    return {
+        "speedup": est.ratio,
+        "ci_low": est.low,
+        "ci_high": est.high,
+        "confidence": est.confidence,
+        "method": est.method,
+    }
+
+
+def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
+    """One dict per (workload, metric, configuration) against the baseline, then geomeans.
+
+    speedup/ci_low/ci_high are ratios of performance (>1: `config` is faster than
+    `baseline`) whatever the metric's direction; null when there were too few rounds.
+    Per configuration the suite geomean row has workload "geomean" (metric "headline");
+    per-category geomeans follow with workload "geomean:<category>".
+    """
+    rows: list[dict[str, Any]] = []
+    for row in metric_rows(analysis):
+        for comp in row.comparisons:
+            rows.append(
+                {
+                    "workload": comp.workload,
+                    "category": comp.category,
+                    "metric": comp.metric,
+                    "headline": comp.headline,
+                    "unit": comp.unit,
+                    "direction": comp.direction,
+                    "baseline": comp.baseline,
+                    "config": comp.config,
+                    "baseline_median": comp.medians.get(comp.baseline),
+                    "config_median": comp.medians.get(comp.config),
+                    **_interval(comp.estimate),
+                    "rounds": len(comp.log_ratios),
+                    "verdict": str(comp.verdict),
+                    "flags": list(comp.flags),
+                    "confounders": list(comp.confounders),
+                    "paired": comp.paired,
+                }
+            )
+    base = baseline(analysis).name
+    for summary in iter_summaries(analysis):
+        paired = all(c.paired for c in analysis.comparisons if c.config == summary.config)
+        entries = [("geomean", None, summary.geomean)] + [
+            (f"geomean:{cat}", cat, est) for cat, est in sorted(summary.by_category.items())
+        ]
+        for workload, category, est in entries:
+            rows.append(
+                {
+                    "workload": workload,
+                    "category": category,
+                    "metric": "headline",
+                    "headline": True,
+                    "unit": "x",
+                    "direction": "higher",
+                    "baseline": base,
+                    "config": summary.config,
+                    "baseline_median": None,
+                    "config_median": None,
+                    **_interval(est),
+                    "rounds": est.n if est else 0,
+                    "verdict": str(verdict(est, analysis.threshold)),
+                    "flags": [],
+                    "confounders": [],
+                    "paired": paired,
+                }
+            )
+    return rows

@@ -1,0 +1,205 @@
+"""Wording and number formats shared by every renderer, so all reports say the same thing."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from shootout.analysis import Analysis, Comparison, Summary
+from shootout.model import Config, WorkloadSpec
+from shootout.stats import Estimate, Verdict, verdict
+from shootout.units import UNITS
+
+TIMES = "\u00d7"  # the multiplication sign of "1.070×"
+MINUS = "\u2212"
+EN_DASH = "\u2013"
+
+
+def fmt_value(value: float | None, symbol: str) -> str:
+    """A median with its unit, in the unit's display format."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    u = UNITS.get(symbol)
+    return u.format(value) if u else f"{value:.4g} {symbol}"
+
+
+def fmt_ratio(ratio: float) -> str:
+    return f"{ratio:.3f}{TIMES}"
+
+
+def fmt_estimate(est: Estimate | None) -> str:
+    """'1.070× [1.051, 1.089]', or a reason when there is no estimate."""
+    if est is None:
+        return "n/a (too few rounds)"
+    return f"{est.ratio:.3f}{TIMES} [{est.low:.3f}, {est.high:.3f}]"
+
+
+def fmt_change(ratio: float, digits: int = 1) -> str:
+    """Signed percent change of a speed-up ratio: 1.07 -> '+7.0%', 0.93 -> '−7.0%'."""
+    pct = (ratio - 1.0) * 100.0
+    sign = "+" if pct >= 0 else MINUS
+    return f"{sign}{abs(pct):.{digits}f}%"
+
+
+def direction_text(direction: str) -> str:
+    return "higher is better" if direction == "higher" else "lower is better"
+
+
+def config_map(analysis: Analysis) -> dict[str, Config]:
+    return {c.name: c for c in analysis.configs}
+
+
+def display(analysis: Analysis, name: str) -> str:
+    cfg = config_map(analysis).get(name)
+    return cfg.display if cfg else name
+
+
+def baseline(analysis: Analysis) -> Config:
+    return analysis.configs[0]
+
+
+def others(analysis: Analysis) -> list[Config]:
+    return list(analysis.configs[1:])
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One (workload, metric) with its comparison against the baseline for each other config."""
+
+    spec: WorkloadSpec | None
+    workload: str
+    metric: str
+    unit: str
+    direction: str
+    headline: bool
+    comparisons: tuple[Comparison, ...]  # in configuration order
+
+    @property
+    def first(self) -> Comparison:
+        return self.comparisons[0]
+
+
+def metric_rows(analysis: Analysis) -> list[MetricRow]:
+    """Comparisons grouped per metric, in catalogue order: workloads, their metrics, configs."""
+    specs = {w.name: w for w in analysis.workloads}
+    workload_order = {w.name: i for i, w in enumerate(analysis.workloads)}
+    config_order = {c.name: i for i, c in enumerate(analysis.configs)}
+    groups: dict[tuple[str, str], list[Comparison]] = {}
+    for comp in analysis.comparisons:
+        groups.setdefault((comp.workload, comp.metric), []).append(comp)
+
+    def metric_index(key: tuple[str, str]) -> int:
+        spec = specs.get(key[0])
+        names = [m.name for m in spec.metrics] if spec else []
+        return names.index(key[1]) if key[1] in names else len(names)
+
+    first_seen = {key: i for i, key in enumerate(groups)}
+    keys = sorted(
+        groups,
+        key=lambda k: (workload_order.get(k[0], len(workload_order)), metric_index(k), first_seen[k]),
+    )
+    rows = []
+    for key in keys:
+        comps = sorted(groups[key], key=lambda c: config_order.get(c.config, len(config_order)))
+        c0 = comps[0]
+        rows.append(
+            MetricRow(specs.get(key[0]), key[0], key[1], c0.unit, c0.direction, c0.headline, tuple(comps))
+        )
+    return rows
+
+
+def headline_comparisons(analysis: Analysis, config: str) -> list[Comparison]:
+    return [c for c in analysis.comparisons if c.headline and c.config == config]
+
+
+def geomean_workload_count(analysis: Analysis, config: str) -> int:
+    """Workloads that enter the geomean: headline metrics with at least two rounds."""
+    return sum(1 for c in headline_comparisons(analysis, config) if len(c.log_ratios) >= 2)
+
+
+def summary_verdict(analysis: Analysis, summary: Summary) -> Verdict:
+    return verdict(summary.geomean, analysis.threshold)
+
+
+def _winner_phrase(est: Estimate, faster: str, slower: str, inverted: bool) -> str:
+    # Express the gap from the winner's side: "A is 9.8% faster than B, 95% CI 7.1–12.6%".
+    ratio, low, high = (1 / est.ratio, 1 / est.high, 1 / est.low) if inverted else (est.ratio, est.low, est.high)
+    conf = round(est.confidence * 100)
+    return (
+        f"{faster} is {(ratio - 1) * 100:.1f}% faster than {slower} on the geometric mean of "
+        "{n} workloads, "
+        f"{conf}% CI {(low - 1) * 100:.1f}{EN_DASH}{(high - 1) * 100:.1f}%"
+    )
+
+
+def summary_sentence(analysis: Analysis, summary: Summary) -> str:
+    """The one-sentence answer for one configuration against the baseline."""
+    base = baseline(analysis).display
+    other = display(analysis, summary.config)
+    n = geomean_workload_count(analysis, summary.config)
+    est = summary.geomean
+    delta = analysis.threshold * 100
+    if est is None:
+        head = f"No suite geomean for {other} against {base}: too few rounds"
+    else:
+        v = verdict(est, analysis.threshold)
+        conf = round(est.confidence * 100)
+        interval = f"{conf}% CI {fmt_ratio(est.low)}{EN_DASH}{fmt_ratio(est.high)}"
+        if v is Verdict.FASTER:
+            head = _winner_phrase(est, other, base, inverted=False).format(n=n)
+        elif v is Verdict.SLOWER:
+            head = _winner_phrase(est, base, other, inverted=True).format(n=n)
+        elif v is Verdict.SAME:
+            head = (
+                f"{other} and {base} perform the same within \u00b1{delta:g}% on the geometric mean "
+                f"of {n} workloads ({other}/{base} = {fmt_ratio(est.ratio)}, {interval})"
+            )
+        else:
+            head = (
+                f"No clear winner between {other} and {base} on the geometric mean of {n} workloads "
+                f"({other}/{base} = {fmt_ratio(est.ratio)}, {interval}; needs more rounds)"
+            )
+    parts = [f"{other} faster in {summary.faster}", f"{base} faster in {summary.slower}"]
+    if summary.same:
+        parts.append(f"no difference beyond \u00b1{delta:g}% in {summary.same}")
+    if summary.inconclusive:
+        parts.append(f"inconclusive in {summary.inconclusive}")
+    return f"{head}; {', '.join(parts)}."
+
+
+def change_phrase(comp: Comparison, analysis: Analysis) -> str:
+    """One comparison in words, from the winner's side like the summary sentence."""
+    est = comp.estimate
+    base = display(analysis, comp.baseline)
+    other = display(analysis, comp.config)
+    if est is None:
+        return f"{other} against {base}: not enough rounds for an interval"
+    conf = round(est.confidence * 100)
+    if comp.verdict is Verdict.SAME:
+        return f"{other} and {base}: no difference beyond \u00b1{analysis.threshold * 100:g}%"
+    if comp.verdict is Verdict.FASTER:
+        gap = (est.ratio - 1, est.low - 1, est.high - 1)
+        winner, loser = other, base
+    elif comp.verdict is Verdict.SLOWER:
+        gap = (1 / est.ratio - 1, 1 / est.high - 1, 1 / est.low - 1)
+        winner, loser = base, other
+    else:
+        return (
+            f"{other} against {base}: {fmt_estimate(est)}, inconclusive (the interval crosses "
+            f"the \u00b1{analysis.threshold * 100:g}% threshold)"
+        )
+    return (
+        f"{winner} is {gap[0] * 100:.1f}% faster than {loser} "
+        f"({conf}% CI {gap[1] * 100:.1f}{EN_DASH}{gap[2] * 100:.1f}%)"
+    )
+
+
+def notes_of(comp: Comparison) -> list[str]:
+    """Flags and confounders as the short notes shown beside a number."""
+    return list(comp.flags) + [f"confounder: {c}" for c in comp.confounders]
+
+
+def iter_summaries(analysis: Analysis) -> Iterator[Summary]:
+    order = {c.name: i for i, c in enumerate(analysis.configs)}
+    yield from sorted(analysis.summaries, key=lambda s: order.get(s.config, len(order)))

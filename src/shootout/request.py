@@ -1,0 +1,96 @@
+"""Turn what the user asked for into a RunRequest: configurations, workloads, settings.
+
+The default comparison (no --config): a native 64-bit userspace against its 32-bit
+companion, both built by debootstrap; when that cannot be done here, host against
+host+m32; when -m32 does not work either, host alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shootout.configs import FileSettings, aa_copy, abi_problem, load_file, parse_spec, resolve
+from shootout.errors import ShootoutError, UsageError
+from shootout.model import Config, RunSettings
+from shootout.runner import RunRequest
+from shootout.workloads.base import Workload
+from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, workload
+from shootout.workloads.user import CommandWorkload
+
+Notify = Callable[[str], None]
+
+
+@dataclass
+class Wish:
+    """The options of `shootout run`, as typed values."""
+
+    configs: list[str] = field(default_factory=list)
+    workloads: list[str] = field(default_factory=list)
+    suite: str | None = None
+    file: Path | None = None
+    settings: RunSettings = field(default_factory=RunSettings)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = "shootout.toml") -> Workload:
+    if name in user_defs:
+        return CommandWorkload(user_defs[name], where)
+    return workload(name)
+
+
+def default_configs(notify: Notify) -> list[Config]:
+    from shootout.userspace import headline_configs
+
+    configs, reason = headline_configs(progress=notify)
+    if configs:
+        return configs
+    notify(f"not comparing debootstrap userspaces: {reason}; comparing host with host+m32 instead")
+    return [parse_spec("host"), parse_spec("host+m32")]
+
+
+def usable(configs: list[Config], notify: Notify) -> list[Config]:
+    """Drop configurations that cannot run here, saying why in one line each."""
+    kept = []
+    for config in configs:
+        problem = abi_problem(config)
+        if problem:
+            notify(f"skipping configuration {config.name}: {problem}")
+        else:
+            kept.append(config)
+    if not kept:
+        raise UsageError("no usable configuration left", "see the reasons above; try --config host")
+    return kept
+
+
+def build_request(wish: Wish, notify: Notify) -> RunRequest:
+    file = load_file(wish.file) if wish.file else FileSettings()
+    specs = wish.configs or list(file.run.get("configs", []))
+    configs = resolve(specs, file.configs) if specs else default_configs(notify)
+    configs = usable(configs, notify)
+    if wish.settings.aa:
+        configs = [configs[0], aa_copy(configs[0])]
+    names = wish.workloads or list(file.run.get("workloads", []))
+    if not names:
+        names = suite(wish.suite or file.run.get("suite", DEFAULT_SUITE))
+    elif wish.suite:
+        names += suite(wish.suite)
+    for name in names:
+        if name not in REGISTRY and name not in file.workloads:
+            raise UsageError(f"unknown workload {name!r}", "list them with: shootout workloads (or define it in shootout.toml)")
+    chosen = list(dict.fromkeys(names))  # keep order, drop repeats
+    where = str(wish.file or "shootout.toml")
+    workloads = [make_workload(n, file.workloads, where) for n in chosen]
+    user_defs = {n: file.workloads[n] for n in chosen if n in file.workloads}
+    return RunRequest(configs=configs, workloads=workloads, settings=wish.settings,
+                      user_workloads=user_defs, params=wish.params)
+
+
+def workloads_of(names: list[str], user_defs: dict[str, dict[str, Any]]) -> list[Workload]:
+    """Rebuild a stored run's workloads (for --resume)."""
+    try:
+        return [make_workload(n, user_defs, "the stored run") for n in names]
+    except ShootoutError as exc:
+        raise UsageError(f"cannot resume: {exc.message}", "this shootout version lacks a workload of that run") from None

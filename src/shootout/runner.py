@@ -1,0 +1,247 @@
+"""Execute a run: prepare, calibrate, warm up, then interleaved rounds until decided.
+
+The runner never prints; it emits events (see events.py) that the CLI turns into a
+progress display. Every trial is committed to the store the moment it ends, so a killed
+run loses at most the trial in flight and `resume` continues exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from shootout import events as ev
+from shootout.analysis import metric_log_ratios
+from shootout.errors import ShootoutError, UsageError
+from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.plan import round_order
+from shootout.stats import decided, paired_estimate
+from shootout.store import Store
+from shootout.system.journal import Journal
+from shootout.targets.base import Target, layout_padding
+from shootout.targets.factory import make_target
+from shootout.workloads.base import Prepared, Workload
+
+TargetFactory = Callable[[Config, Journal], Target]
+
+
+@dataclass
+class RunRequest:
+    configs: list[Config]
+    workloads: list[Workload]
+    settings: RunSettings
+    user_workloads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # overrides of default params
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised by a SIGTERM/SIGHUP handler: handled like Ctrl-C (run marked interrupted, journal undone)."""
+
+
+@dataclass
+class _Live:
+    run: Run
+    workloads: dict[str, Workload]
+    targets: dict[str, Target]
+    prepared: dict[tuple[str, str], Prepared]
+    done: set[tuple[int, str, str]]
+    trials: list[Trial]
+    failed: set[str] = field(default_factory=set)
+    session_start: float = field(default_factory=time.monotonic)
+    elapsed_before: float = 0.0
+    trial_seconds: list[float] = field(default_factory=list)
+
+    def elapsed(self) -> float:
+        return self.elapsed_before + time.monotonic() - self.session_start
+
+
+class Runner:
+    def __init__(
+        self,
+        store: Store,
+        journal: Journal,
+        on_event: Callable[[ev.Event], None] = lambda e: None,
+        target_factory: TargetFactory = make_target,
+        monitor: Any = None,
+    ) -> None:
+        self.store = store
+        self.journal = journal
+        self.emit = on_event
+        self.target_factory = target_factory
+        self.monitor = monitor  # optional: has window(t0, t1) -> dict (see conditions.monitor)
+
+    # -- entry points --------------------------------------------------------------
+    def start(self, request: RunRequest, facts: dict[str, Any] | None = None) -> int:
+        if not request.configs:
+            raise UsageError("no usable configuration left", "run `shootout info` to see why each was skipped")
+        if not request.workloads:
+            raise UsageError("no workload selected", "list them with: shootout workloads")
+        params = {w.spec.name: {**w.default_params(), **request.params.get(w.spec.name, {})} for w in request.workloads}
+        run = Run(
+            id=0, created_at=time.time(), status="running", settings=request.settings,
+            configs=list(request.configs), workloads=[w.spec for w in request.workloads],
+            params=params, facts={"machine": facts or {}}, user_workloads=request.user_workloads,
+        )
+        run.id = self.store.create_run(run)
+        self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], [w.spec.name for w in request.workloads]))
+        live = _Live(run, {w.spec.name: w for w in request.workloads}, {}, {}, set(), [])
+        return self._execute(live, calibrated=False)
+
+    def resume(self, run: Run, workloads: Iterable[Workload]) -> int:
+        if run.status == "complete":
+            raise UsageError(f"run {run.id} is already complete", "start a new run with: shootout run")
+        trials = self.store.trials(run.id, include_warmup=True)
+        live = _Live(run, {w.spec.name: w for w in workloads}, {}, {},
+                     {(t.spec.round, t.spec.workload, t.spec.config) for t in trials}, trials,
+                     elapsed_before=run.elapsed_s)
+        live.failed = {t.spec.workload for t in trials if not t.ok}
+        self.store.update_run(run.id, status="running")
+        self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], list(live.workloads), resumed=len(trials)))
+        return self._execute(live, calibrated=True)
+
+    # -- the run ---------------------------------------------------------------------
+    def _execute(self, live: _Live, calibrated: bool) -> int:
+        run = live.run
+        status = "failed"
+        try:
+            self._open_targets(live)
+            self._prepare(live, calibrated)
+            self._rounds(live)
+            status = "complete"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            for target in {id(t): t for t in live.targets.values()}.values():
+                target.close()
+            self.store.update_run(run.id, status=status, elapsed_s=live.elapsed())
+            self.emit(ev.RunFinished(run.id, status))
+        return run.id
+
+    def _open_targets(self, live: _Live) -> None:
+        for config in live.run.configs:
+            # An A/A copy shares its original's target: same userspace, same mounts.
+            original = config.name.removesuffix("~again")
+            if original in live.targets:
+                live.targets[config.name] = live.targets[original]
+                continue
+            target = self.target_factory(config, self.journal)
+            target.open()
+            live.targets[config.name] = target
+
+    def _prepare(self, live: _Live, calibrated: bool) -> None:
+        run = live.run
+        baseline = run.configs[0].name
+        for name, workload in list(live.workloads.items()):
+            try:
+                for config in run.configs:
+                    self.emit(ev.Preparing(name, config.name))
+                    target = live.targets[config.name]
+                    live.prepared[(name, config.name)] = workload.prepare(target, dict(run.params[name]))
+                if not calibrated:
+                    run.params[name] = workload.calibrate(live.targets[baseline], live.prepared[(name, baseline)],
+                                                          dict(run.params[name]))
+            except ShootoutError as exc:
+                self.emit(ev.WorkloadSkipped(name, str(exc)))
+                live.failed.add(name)
+                continue
+        for config in run.configs:
+            facts = run.facts.setdefault(config.name, {})
+            facts["target"] = live.targets[config.name].facts()
+            facts["workloads"] = {w: p.facts for (w, c), p in live.prepared.items() if c == config.name}
+        self.store.update_run(run.id, params=run.params, facts=run.facts)
+
+    def _active(self, live: _Live) -> list[str]:
+        return [w for w in live.workloads if w not in live.failed]
+
+    def _undecided(self, live: _Live, names: list[str]) -> list[str]:
+        s = live.run.settings
+        if len(live.run.configs) < 2:
+            return names
+        out = []
+        for name in names:
+            spec = live.workloads[name].spec
+            for metric in spec.metrics:
+                for config in live.run.configs[1:]:
+                    ratios = metric_log_ratios(live.trials, spec, metric.name, live.run.configs[0].name, config.name)
+                    if not decided(paired_estimate(list(ratios.values()), s.confidence), s.threshold, s.precision):
+                        out.append(name)
+                        break
+                else:
+                    continue
+                break
+        return out
+
+    def _rounds(self, live: _Live) -> None:
+        run, s = live.run, live.run.settings
+        configs = [c.name for c in run.configs]
+        for r in range(0, s.max_rounds + 1):
+            active = self._active(live)
+            if r > s.min_rounds:
+                active = self._undecided(live, active)
+            if not active:
+                self.emit(ev.Stopped("every metric has a verdict or reached the target precision"))
+                return
+            order = round_order(s.seed, r, active, configs)
+            self.emit(ev.RoundStarted(r, active, self._eta(live, r, len(order))))
+            for spec in order:
+                if (spec.round, spec.workload, spec.config) in live.done or spec.workload in live.failed:
+                    continue
+                if live.elapsed() > s.budget_s:
+                    self.emit(ev.Stopped(f"time budget of {s.budget_s:.0f} s spent"))
+                    return
+                trial = self._trial(live, spec)
+                self.store.add_trial(run.id, trial)
+                live.done.add((spec.round, spec.workload, spec.config))
+                live.trials.append(trial)
+                live.trial_seconds.append(trial.wall_s)
+                if not trial.ok:
+                    live.failed.add(spec.workload)
+                    self.emit(ev.WorkloadSkipped(spec.workload, f"{spec.config}: {trial.error}"))
+                self.emit(ev.TrialDone(trial, self._eta(live, r, 0)))
+            self.store.update_run(run.id, elapsed_s=live.elapsed())
+        self.emit(ev.Stopped(f"maximum of {s.max_rounds} rounds reached"))
+
+    def _eta(self, live: _Live, round_index: int, in_round: int) -> float | None:
+        """Seconds left until the minimum rounds are done (more rounds may follow if undecided)."""
+        if not live.trial_seconds:
+            return None
+        per_trial = sum(live.trial_seconds[-50:]) / len(live.trial_seconds[-50:])
+        pairs = len(self._active(live)) * len(live.run.configs)
+        rounds_left = max(0, live.run.settings.min_rounds - round_index)
+        left = (rounds_left * pairs + in_round) * per_trial
+        return min(left, max(0.0, live.run.settings.budget_s - live.elapsed()))
+
+    def _trial(self, live: _Live, spec: TrialSpec) -> Trial:
+        workload = live.workloads[spec.workload]
+        prepared = live.prepared[(spec.workload, spec.config)]
+        params = live.run.params[spec.workload]
+        target = live.targets[spec.config]
+        argv = workload.argv(prepared, params)
+        t0 = time.time()
+        try:
+            result = target.run(argv, env=layout_padding(), timeout=float(params.get("timeout_s", 1800)))
+        except ShootoutError as exc:
+            return Trial(spec, {}, 0, 0, 0, 0, 0, -1, "", t0, error=str(exc))
+        error = None
+        values: dict[str, float] = {}
+        if result.timed_out:
+            error = f"timed out after {result.wall_s:.0f} s"
+        elif result.exit_status != 0:
+            error = f"exit status {result.exit_status}: {result.stderr_tail(1) or 'no message'}"
+        else:
+            try:
+                values = workload.parse(result, params)
+                bad = [k for k, v in values.items() if not (math.isfinite(v) and v > 0)]
+                if bad:
+                    error, values = f"non-positive or non-finite value for {', '.join(bad)}", {}
+            except ShootoutError as exc:
+                error = str(exc)
+        monitor = self.monitor.window(result.started_at, result.started_at + result.wall_s) if self.monitor else {}
+        return Trial(spec, values, result.wall_s, result.user_s, result.sys_s, result.max_rss_kb,
+                     result.ctx_switches, result.exit_status, result.stderr_tail(), result.started_at,
+                     monitor=monitor, error=error)
+

@@ -1,0 +1,48 @@
+"""Verdicts: compare an interval with a practical threshold delta (DESIGN section 3)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from shootout.stats.estimate import Estimate
+
+
+class Verdict(StrEnum):
+    FASTER = "faster"
+    SLOWER = "slower"
+    SAME = "same"
+    INCONCLUSIVE = "inconclusive"
+
+
+def verdict(est: Estimate | None, threshold: float) -> Verdict:
+    """Classify an estimate against delta = `threshold` (0.01 = 1%).
+
+    faster: the whole interval is above 1+delta (strictly); slower: wholly below
+    1/(1+delta) (strictly); same: wholly inside [1/(1+delta), 1+delta] (bounds included);
+    otherwise, or with no estimate, inconclusive. The band is symmetric on the log scale,
+    so swapping A and B swaps faster and slower and leaves same alone.
+    """
+    if threshold < 0:
+        raise ValueError(f"threshold must be >= 0, got {threshold!r}")
+    if est is None:
+        return Verdict.INCONCLUSIVE
+    upper = 1.0 + threshold
+    lower = 1.0 / upper
+    if est.low > upper:
+        return Verdict.FASTER
+    if est.high < lower:
+        return Verdict.SLOWER
+    if est.low >= lower and est.high <= upper:
+        return Verdict.SAME
+    return Verdict.INCONCLUSIVE
+
+
+def decided(est: Estimate | None, threshold: float, precision: float) -> bool:
+    """Whether the stopping rule may stop measuring this metric.
+
+    Either it has a verdict, or its interval is already narrower than the target precision
+    (more rounds would not make an honest difference to the report).
+    """
+    if est is None:
+        return False
+    return verdict(est, threshold) is not Verdict.INCONCLUSIVE or est.half_width() < precision

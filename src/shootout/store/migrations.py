@@ -1,0 +1,111 @@
+"""Numbered schema migrations: MIGRATIONS[i] takes a database from version i to i + 1.
+
+Version 0 is a database without a schema_version table (new or empty file). To change the
+schema, append a function to MIGRATIONS (e.g. one that adds a column with portable DDL)
+and change schema.py to the new shape; the newest version is len(MIGRATIONS). Never edit a
+migration that has shipped: databases in the field were made by it. That is why version 1
+spells out its tables here instead of using schema.py, which moves on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    Connection,
+    Double,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    func,
+    inspect,
+    insert,
+    select,
+)
+
+from shootout.errors import StoreError
+from shootout.store import schema
+
+Migration = Callable[[Connection], None]
+
+
+def _v1_create_tables(conn: Connection) -> None:
+    md = MetaData()
+    Table(
+        "runs", md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("created_at", Double, nullable=False),
+        Column("updated_at", Double, nullable=False),
+        Column("status", String(32), nullable=False),
+        *(Column(name, JSON, nullable=False) for name in
+          ("settings", "configs", "workloads", "params", "facts", "user_workloads")),
+        Column("elapsed_s", Double, nullable=False),
+        Column("note", Text, nullable=False),
+    )
+    Table(
+        "trials", md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        Column("round", Integer, nullable=False),
+        Column("position", Integer, nullable=False),
+        Column("workload", String(200), nullable=False),
+        Column("config", String(200), nullable=False),
+        Column("warmup", Boolean, nullable=False),
+        Column("values", JSON, nullable=False),
+        Column("wall_s", Double, nullable=False),
+        Column("user_s", Double, nullable=False),
+        Column("sys_s", Double, nullable=False),
+        Column("max_rss_kb", BigInteger, nullable=False),
+        Column("ctx_switches", BigInteger, nullable=False),
+        Column("exit_status", Integer, nullable=False),
+        Column("stderr_tail", Text, nullable=False),
+        Column("started_at", Double, nullable=False),
+        Column("monitor", JSON, nullable=False),
+        Column("error", Text, nullable=True),
+        UniqueConstraint("run_id", "round", "workload", "config", name="uq_trial_slot"),
+    )
+    Table(
+        "settings", md,
+        Column("key", String(200), primary_key=True),
+        Column("value", JSON, nullable=False),
+        Column("updated_at", Double, nullable=False),
+    )
+    Table("schema_version", md, Column("version", Integer, nullable=False))
+    # checkfirst=False: a foreign table of the same name is an error, not something to adopt.
+    md.create_all(conn, checkfirst=False)
+
+
+MIGRATIONS: list[Migration] = [
+    _v1_create_tables,
+]
+
+
+def current_version(conn: Connection) -> int:
+    if not inspect(conn).has_table("schema_version"):
+        return 0
+    version = conn.execute(select(func.max(schema.schema_version.c.version))).scalar()
+    return int(version or 0)
+
+
+def migrate(conn: Connection, where: str) -> int:
+    """Bring the database to the newest version inside the caller's transaction."""
+    version = current_version(conn)
+    newest = len(MIGRATIONS)
+    if version > newest:
+        raise StoreError(
+            f"database {where} has schema version {version}, newer than this shootout knows ({newest})",
+            "upgrade shootout, or pass --db with another database",
+        )
+    for step in range(version, newest):
+        MIGRATIONS[step](conn)
+        conn.execute(schema.schema_version.delete())
+        conn.execute(insert(schema.schema_version), {"version": step + 1})
+    return newest

@@ -1,0 +1,1 @@
+"""Everything that changes the machine goes through the change journal in journal.py."""

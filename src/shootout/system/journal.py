@@ -1,0 +1,199 @@
+"""The change journal: every change to the machine is written down with its undo, then done.
+
+Each shootout process keeps one journal file (JSON lines) under the data directory. An
+entry is flushed to disk *before* the change is made, so a process killed at any point
+leaves a record from which `shootout doctor` (or the next start) undoes what it did.
+Undo steps are data, not closures, so another process can replay them:
+  {"argv": [...]}                       run a command (e.g. umount)
+  {"write": path, "content": text}      write a sysfs/procfs file back to its old value
+  {"rmtree": path} / {"remove": path}   delete what was created
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from shootout.paths import data_dir
+
+Undo = dict[str, Any]
+
+
+def journal_dir() -> Path:
+    path = data_dir() / "journal"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _process_start(pid: int) -> float | None:
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+
+
+def _perform_undo(undo: Undo) -> str | None:
+    """Carry out one undo step; return an error text or None."""
+    try:
+        if "argv" in undo:
+            done = subprocess.run(undo["argv"], capture_output=True, text=True, timeout=60)
+            if done.returncode != 0 and not undo.get("tolerate_failure"):
+                return f"{' '.join(undo['argv'])}: {done.stderr.strip() or done.returncode}"
+        elif "write" in undo:
+            Path(undo["write"]).write_text(undo["content"])
+        elif "rmtree" in undo:
+            shutil.rmtree(undo["rmtree"], ignore_errors=True)
+        elif "remove" in undo:
+            Path(undo["remove"]).unlink(missing_ok=True)
+        else:
+            return f"unknown undo step {undo!r}"
+    except (OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    return None
+
+
+@dataclass
+class Entry:
+    id: int
+    description: str
+    undo: list[Undo]
+
+
+class Journal:
+    """Append-only record of this process's changes; undo() reverts them newest first."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory or journal_dir()
+        pid = os.getpid()
+        self.path = self.directory / f"{pid}-{int((_process_start(pid) or time.time()) * 1000)}.jsonl"
+        self._entries: list[Entry] = []
+        self._next_id = 1
+
+    def _append(self, record: dict[str, Any]) -> None:
+        with open(self.path, "a") as fh:
+            fh.write(json.dumps(record) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def record(self, description: str, undo: Undo | list[Undo]) -> int:
+        """Write an entry down before the change is made; returns its id."""
+        steps = undo if isinstance(undo, list) else [undo]
+        entry = Entry(self._next_id, description, steps)
+        self._next_id += 1
+        self._append(
+            {"id": entry.id, "pid": os.getpid(), "description": description, "undo": steps, "at": time.time()}
+        )
+        self._entries.append(entry)
+        return entry.id
+
+    def change(self, description: str, undo: Undo | list[Undo], do: Callable[[], None]) -> int:
+        """Record, then do. If doing fails, the (possibly partial) change is undone at once."""
+        entry_id = self.record(description, undo)
+        try:
+            do()
+        except BaseException:
+            self.undo_entry(entry_id)
+            raise
+        return entry_id
+
+    def run(self, description: str, argv: list[str], undo: Undo | list[Undo]) -> int:
+        """A change made by a command, e.g. mount; raises CalledProcessError with its stderr."""
+
+        def do() -> None:
+            subprocess.run(argv, check=True, capture_output=True, text=True)
+
+        return self.change(description, undo, do)
+
+    def undo_entry(self, entry_id: int) -> list[str]:
+        errors: list[str] = []
+        for entry in [e for e in self._entries if e.id == entry_id]:
+            for step in entry.undo:
+                if (err := _perform_undo(step)) is not None:
+                    errors.append(f"{entry.description}: {err}")
+            self._entries.remove(entry)
+            self._append({"undone": entry.id})
+        return errors
+
+    def undo(self) -> list[str]:
+        """Undo everything, newest first; return errors (undo goes on past a failure)."""
+        errors: list[str] = []
+        for entry in reversed(list(self._entries)):
+            errors += self.undo_entry(entry.id)
+        if not self._entries:
+            self.path.unlink(missing_ok=True)
+        return errors
+
+    @property
+    def pending(self) -> list[str]:
+        return [e.description for e in self._entries]
+
+
+@contextmanager
+def journal() -> Iterator[Journal]:
+    """A journal whose changes are undone however the block ends (including Ctrl-C)."""
+    j = Journal()
+    try:
+        yield j
+    finally:
+        j.undo()
+
+
+@dataclass
+class LeftOver:
+    path: Path
+    pid: int
+    entries: list[dict[str, Any]]
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    entries: dict[int, dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by a kill mid-write: the change it announced was not made
+        if "undone" in record:
+            entries.pop(record["undone"], None)
+        else:
+            entries[record["id"]] = record
+    return list(entries.values())
+
+
+def _alive(path: Path) -> bool:
+    pid_text, _, started = path.stem.partition("-")
+    start = _process_start(int(pid_text))
+    return start is not None and abs(start * 1000 - int(started or 0)) < 2000
+
+
+def leftovers(directory: Path | None = None) -> list[LeftOver]:
+    """Journals of shootout processes that died without undoing their changes."""
+    found = []
+    for path in sorted((directory or journal_dir()).glob("*.jsonl")):
+        if _alive(path):
+            continue
+        found.append(LeftOver(path, int(path.stem.split("-")[0]), _read(path)))
+    return found
+
+
+def recover(directory: Path | None = None) -> tuple[list[str], list[str]]:
+    """Undo what killed runs left behind. Returns (descriptions undone, errors)."""
+    undone: list[str] = []
+    errors: list[str] = []
+    for left in leftovers(directory):
+        for entry in reversed(left.entries):
+            for step in entry["undo"]:
+                if (err := _perform_undo(step)) is not None:
+                    errors.append(f"{entry['description']}: {err}")
+            undone.append(entry["description"])
+        left.path.unlink(missing_ok=True)
+    return undone, errors

@@ -1,0 +1,1 @@
+"""Targets: where a command runs (host, chroot userspace, fake for tests)."""

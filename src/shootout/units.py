@@ -1,0 +1,72 @@
+"""The one table of units: dimension, scale to the base unit, direction, display format.
+
+A metric names its unit and the direction comes from here; it is never guessed from a name.
+MB = 10^6 bytes, MiB = 2^20 bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from shootout.errors import UsageError
+
+
+class Direction(StrEnum):
+    HIGHER = "higher"
+    LOWER = "lower"
+
+
+@dataclass(frozen=True)
+class Unit:
+    symbol: str
+    dimension: str
+    scale: float  # multiply a value by this to get the dimension's base unit
+    direction: Direction
+    fmt: str  # format spec for a value in this unit
+
+    def format(self, value: float) -> str:
+        return f"{value:{self.fmt}} {self.symbol}"
+
+
+_H, _L = Direction.HIGHER, Direction.LOWER
+
+UNITS: dict[str, Unit] = {
+    u.symbol: u
+    for u in [
+        Unit("s", "time", 1.0, _L, ".4g"),
+        Unit("ms", "time", 1e-3, _L, ".4g"),
+        Unit("us", "time", 1e-6, _L, ".4g"),
+        Unit("ns", "time", 1e-9, _L, ".4g"),
+        Unit("ns/load", "latency", 1e-9, _L, ".4g"),
+        Unit("iter/s", "rate", 1.0, _H, ",.0f"),
+        Unit("lookups/s", "rate", 1.0, _H, ",.0f"),
+        Unit("ops/s", "rate", 1.0, _H, ",.0f"),
+        Unit("runs/s", "rate", 1.0, _H, ".4g"),
+        Unit("MB/s", "bandwidth", 1e6, _H, ",.1f"),
+        Unit("MiB/s", "bandwidth", 2.0**20, _H, ",.1f"),
+        Unit("kB/s", "bandwidth", 1e3, _H, ",.0f"),
+        Unit("GB/s", "bandwidth", 1e9, _H, ",.2f"),
+        Unit("Mbit/s", "bitrate", 1e6, _H, ",.1f"),
+        Unit("Gbit/s", "bitrate", 1e9, _H, ",.2f"),
+        Unit("kpps", "packet-rate", 1e3, _H, ",.1f"),
+        Unit("MIPS", "rating", 1.0, _H, ",.0f"),
+        Unit("MiB", "capacity", 2.0**20, _H, ",.0f"),
+        Unit("MHz", "frequency", 1e6, _H, ",.0f"),
+        Unit("x", "ratio", 1.0, _H, ".3f"),
+    ]
+}
+
+
+def unit(symbol: str) -> Unit:
+    try:
+        return UNITS[symbol]
+    except KeyError:
+        raise UsageError(
+            f"unknown unit {symbol!r}", "use one of: " + ", ".join(sorted(UNITS))
+        ) from None
+
+
+def performance(value: float, symbol: str) -> float:
+    """Higher is always better for the returned number: the value or its inverse."""
+    return value if unit(symbol).direction is Direction.HIGHER else 1.0 / value

@@ -1,0 +1,51 @@
+"""CPU workloads: native kernels for integer work and pointer chasing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shootout.model import Metric, WorkloadSpec
+from shootout.workloads.kernel import NativeKernel
+
+
+class IntMix(NativeKernel):
+    spec = WorkloadSpec(
+        name="intmix",
+        category="cpu",
+        description="Dhrystone-style integer mix: string copy/compare, record assignment, calls, arithmetic",
+        metrics=(Metric("iterations", "iter/s", "loop iterations per second"),),
+        headline="iterations",
+        reproduces="A: Dhrystone on the Pi 4, 32-bit vs 64-bit",
+    )
+    kernel = "intmix"
+    outputs = {"iter_per_s": "iterations"}
+    calibrate_param = "iterations"
+
+    def default_params(self) -> dict[str, Any]:
+        return {"iterations": 1_000_000}
+
+    def args(self, params: dict[str, Any]) -> list[str]:
+        return [str(params["iterations"])]
+
+
+class PtrTree(NativeKernel):
+    spec = WorkloadSpec(
+        name="ptrtree",
+        category="cpu",
+        description="binary search tree of millions of malloc'd nodes, random lookups (pointer-heavy)",
+        metrics=(Metric("lookups", "lookups/s", "random key lookups per second"),),
+        headline="lookups",
+        reproduces="D: pointer-heavy work favours 32-bit (12-byte vs 24-byte nodes)",
+    )
+    kernel = "ptrtree"
+    outputs = {"lookups_per_s": "lookups"}
+    calibrate_param = "lookups"
+
+    def default_params(self) -> dict[str, Any]:
+        return {"nodes": 2_000_000, "lookups": 500_000}
+
+    def args(self, params: dict[str, Any]) -> list[str]:
+        return [str(params["nodes"]), str(params["lookups"])]
+
+
+WORKLOADS = (IntMix, PtrTree)

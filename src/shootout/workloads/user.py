@@ -1,0 +1,96 @@
+"""User-defined workloads from shootout.toml: any command, timed or with a number from its output.
+
+    [[workload]]
+    name = "mybuild"
+    command = "make -C /src -j2"        # a string runs under sh -c; a list runs as is
+    metric = "wall"                     # or: regex = 'throughput: ([0-9.]+)'
+    unit = "s"                          # a unit from shootout.units, or any unit plus
+    direction = "lower"                 #   direction = "higher" | "lower"
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from shootout.errors import UsageError, WorkloadError
+from shootout.model import Metric, WorkloadSpec
+from shootout.targets.process import ProcResult
+from shootout.units import UNITS, Direction, Unit
+from shootout.workloads.base import Prepared, Workload
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def _register_unit(symbol: str, direction: str | None, where: str) -> None:
+    if symbol in UNITS:
+        if direction and UNITS[symbol].direction != direction:
+            raise UsageError(f"{where}: unit {symbol} is {UNITS[symbol].direction}-is-better, not {direction}",
+                             "drop 'direction' or pick another unit")
+        return
+    if direction not in ("higher", "lower"):
+        raise UsageError(f"{where}: unit {symbol!r} is not a known unit",
+                         "add direction = \"higher\" or \"lower\", or use one of: " + ", ".join(sorted(UNITS)))
+    UNITS[symbol] = Unit(symbol, "user", 1.0, Direction(direction), ".4g")
+
+
+class CommandWorkload(Workload):
+    """A command given by the user; built from its TOML table (kept for --resume)."""
+
+    def __init__(self, definition: dict[str, Any], where: str = "shootout.toml") -> None:
+        name = definition.get("name")
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise UsageError(f"{where}: a [[workload]] needs a name of letters, digits, '_', '.', '-'",
+                             'add name = "my-workload"')
+        where = f"{where}: workload {name}"
+        command = definition.get("command")
+        if isinstance(command, str):
+            self.command = ["sh", "-c", command]
+        elif isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+            self.command = list(command)
+        else:
+            raise UsageError(f"{where}: 'command' must be a string or a list of strings", 'command = "..."')
+        regex = definition.get("regex")
+        metric = definition.get("metric", "wall" if regex is None else "value")
+        if regex is not None:
+            try:
+                self.regex: re.Pattern[str] | None = re.compile(regex, re.MULTILINE)
+            except re.error as exc:
+                raise UsageError(f"{where}: bad regex {regex!r}: {exc}", "fix the regular expression") from None
+            if self.regex.groups < 1:
+                raise UsageError(f"{where}: the regex needs a group around the number", "e.g. 'time: ([0-9.]+)'")
+            unit = definition.get("unit")
+            if not unit:
+                raise UsageError(f"{where}: a regex metric needs a unit", 'add unit = "MB/s" (and direction)')
+        else:
+            if metric != "wall":
+                raise UsageError(f"{where}: metric must be \"wall\" or come with a regex", "add regex = '...'")
+            self.regex = None
+            unit = definition.get("unit", "s")
+        _register_unit(unit, definition.get("direction"), where)
+        self.definition = dict(definition)
+        self.spec = WorkloadSpec(  # type: ignore[misc]  # per-instance spec for user workloads
+            name=name,
+            category=str(definition.get("category", "user")),
+            description=str(definition.get("description", " ".join(self.command)))[:200],
+            metrics=(Metric(metric, unit, "wall time of the command" if self.regex is None else regex),),
+            headline=metric,
+        )
+
+    def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        return list(self.command)
+
+    def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
+        metric = self.spec.headline
+        if self.regex is None:
+            return {metric: result.wall_s}
+        found = self.regex.findall(result.stdout) or self.regex.findall(result.stderr)
+        if not found:
+            last = (result.stdout.strip().splitlines() or ["<no output>"])[-1][:100]
+            raise WorkloadError(f"{self.spec.name} printed no number matching {self.regex.pattern!r} (last line: {last!r})",
+                                "check the command and the regex")
+        text = found[-1][0] if isinstance(found[-1], tuple) else found[-1]
+        try:
+            return {metric: float(text)}
+        except ValueError:
+            raise WorkloadError(f"{self.spec.name}: {text!r} is not a number", "make the regex group match only the number") from None
