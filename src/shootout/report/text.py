@@ -37,8 +37,10 @@ def fmt_estimate(est: Estimate | None) -> str:
 
 def fmt_change(ratio: float, digits: int = 1) -> str:
     """Signed percent change of a speed-up ratio: 1.07 -> '+7.0%', 0.93 -> '−7.0%'."""
-    pct = (ratio - 1.0) * 100.0
-    sign = "+" if pct >= 0 else MINUS
+    pct = round((ratio - 1.0) * 100.0, digits)
+    if pct == 0:
+        return f"{0:.{digits}f}%"
+    sign = "+" if pct > 0 else MINUS
     return f"{sign}{abs(pct):.{digits}f}%"
 
 

@@ -123,3 +123,32 @@ def geomean_by_category(
         cat: geomean(groups[cat], confidence=confidence, n_boot=n_boot, seed=seed)
         for cat in sorted(groups)
     }
+
+
+def unpaired_geomean(
+    samples: Mapping[str, tuple[list[float], list[float]]],
+    confidence: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> Estimate | None:
+    """Geomean speed-up of B over A from unpaired runs: workload -> (log perf A, log perf B).
+
+    Each workload's effect is mean(log B) - mean(log A); with no rounds to pair, the
+    bootstrap resamples A's and B's values independently within each workload.
+    """
+    checked = {name: samples[name] for name in sorted(samples)}
+    if not checked or any(len(a) < 2 or len(b) < 2 for a, b in checked.values()):
+        return None
+    rng = np.random.default_rng(seed)
+    effects = np.zeros(n_boot)
+    point = 0.0
+    for a_list, b_list in checked.values():
+        a = as_finite_array(a_list, "log perf A")
+        b = as_finite_array(b_list, "log perf B")
+        point += b.mean() - a.mean()
+        effects += rng.choice(b, size=(n_boot, b.size)).mean(axis=1) - rng.choice(a, size=(n_boot, a.size)).mean(axis=1)
+    k = len(checked)
+    alpha = 1.0 - confidence
+    low, high = np.quantile(effects / k, [alpha / 2, 1 - alpha / 2])
+    return Estimate(math.exp(point / k), math.exp(low), math.exp(high),
+                    sum(len(a) + len(b) for a, b in checked.values()), confidence, "bootstrap-unpaired")

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install everything shootout needs on Debian 12 (as root) into ./.venv.
+#   ./install.sh          the tool and the programs its workloads run
+#   ./install.sh --test   the same plus what the test suite needs (Chromium for the HTML report test)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "error: install.sh installs Debian packages and must run as root (try: sudo ./install.sh)" >&2
+  exit 1
+fi
+
+packages=(
+  python3 python3-venv python3-pip
+  gcc gcc-multilib libc6-dev make
+  debootstrap qemu-user-static binfmt-support util-linux procps
+  coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw nodejs npm
+  iproute2 ethtool
+)
+extras=()
+if [ "${1:-}" = "--test" ]; then
+  extras=(chromium hyperfine)
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${packages[@]}" "${extras[@]}" >/dev/null
+
+python3 -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+if [ "${1:-}" = "--test" ]; then
+  .venv/bin/pip install -q -e '.[test]'
+else
+  .venv/bin/pip install -q -e .
+fi
+echo "installed: $(.venv/bin/shootout --help >/dev/null && echo .venv/bin/shootout)"

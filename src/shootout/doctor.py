@@ -1,0 +1,39 @@
+"""What `shootout doctor` checks: every program shootout and its workloads use on the host."""
+
+from __future__ import annotations
+
+import shutil
+
+from shootout.configs import abi_problem, parse_spec
+from shootout.workloads.base import Tool
+from shootout.workloads.registry import REGISTRY
+
+# Programs shootout itself uses, besides the workloads' own tools.
+CORE_TOOLS = (
+    Tool("cc", "gcc"),
+    Tool("debootstrap", "debootstrap"),
+    Tool("chroot", "coreutils"),
+    Tool("findmnt", "util-linux"),
+    Tool("qemu-arm-static", "qemu-user-static"),
+)
+
+
+def tool_report() -> list[str]:
+    """One line per tool: present, or missing with the Debian package that provides it."""
+    tools = {t.command: t for t in CORE_TOOLS}
+    users: dict[str, list[str]] = {}
+    for name, cls in REGISTRY.items():
+        for tool in cls.tools:
+            tools.setdefault(tool.command, tool)
+            users.setdefault(tool.command, []).append(name)
+    lines = []
+    for command, tool in sorted(tools.items()):
+        used_by = f" (used by {', '.join(users[command])})" if command in users else ""
+        if shutil.which(command):
+            lines.append(f"ok       {command}{used_by}")
+        else:
+            lines.append(f"missing  {command}{used_by}: apt-get install {tool.package}")
+    for spec in ("host+m32", "host+mx32"):
+        problem = abi_problem(parse_spec(spec))
+        lines.append(f"ok       {spec}" if problem is None else f"unusable {spec}: {problem}")
+    return lines

@@ -1,0 +1,260 @@
+"""Charts (matplotlib, Agg): per-workload bars from zero with CI whiskers, and the summary.
+
+Whiskers on the per-workload bars are the distribution-free 95% confidence interval of
+each configuration's median: the binomial order-statistic interval (scipy's
+quantile_test). It needs no seed and no normality, and exists from 6 values on; with
+fewer values a bar has no whisker and the caption says so.
+
+The summary chart plots the paired speed-up estimates (Hodges-Lehmann with Wilcoxon
+intervals) on a log axis, so 0.8x and 1.25x sit at the same distance from 1.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import textwrap
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator  # noqa: E402
+from scipy.stats import quantile_test  # noqa: E402
+
+from shootout.analysis import Analysis, Comparison  # noqa: E402
+from shootout.errors import UsageError  # noqa: E402
+from shootout.report.text import (  # noqa: E402
+    TIMES,
+    baseline,
+    direction_text,
+    display,
+    fmt_change,
+    fmt_value,
+    headline_comparisons,
+    iter_summaries,
+    metric_rows,
+    others,
+)
+from shootout.stats import Estimate, Verdict, verdict  # noqa: E402
+
+VERDICT_COLOR = {
+    Verdict.FASTER: "#1b7837",
+    Verdict.SLOWER: "#c0392b",
+    Verdict.SAME: "#2c7fb8",
+    Verdict.INCONCLUSIVE: "#9a9a9a",
+}
+CONFIG_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3")
+FORMATS = ("svg", "png")
+CONFIDENCE = 0.95
+_NICE_TICKS = (0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99, 1.0,
+               1.01, 1.02, 1.03, 1.05, 1.1, 1.15, 1.2, 1.25, 1.33, 1.5, 2.0, 3.0, 4.0, 5.0, 10.0)
+
+
+def median_ci(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """Order-statistic CI of the median, or None when the sample is too small for one."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return None
+    ci = quantile_test(arr, q=float(np.median(arr)), p=0.5).confidence_interval(confidence)
+    low, high = float(ci.low), float(ci.high)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    return low, high
+
+
+def _render(fig: Figure, fmt: str, salt: str, text_as_paths: bool) -> bytes:
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown chart format {fmt!r}", "use svg or png")
+    buf = io.BytesIO()
+    # Fixed salt and no date: the same analysis gives byte-identical SVG (golden files, diffs).
+    rc = {"svg.hashsalt": f"shootout-{salt}", "svg.fonttype": "path" if text_as_paths else "none"}
+    with matplotlib.rc_context(rc):
+        if fmt == "svg":
+            fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
+        else:
+            fig.savefig(buf, format="png", dpi=150, metadata={"Software": None}, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def _wrap(label: str, width: int = 16) -> str:
+    return "\n".join(textwrap.wrap(label, width)) or label
+
+
+def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_paths: bool = True) -> bytes:
+    """Bars from zero, one per configuration and a panel per metric, with median CIs."""
+    rows = [r for r in metric_rows(analysis) if r.workload == workload]
+    if not rows:
+        raise UsageError(f"no results for workload {workload!r} in this analysis")
+    spec = rows[0].spec
+    configs = list(analysis.configs)
+    fig = Figure(figsize=(max(4.2, 1.3 * len(configs) + 1.6) * len(rows), 4.6), layout="constrained")
+    axes = fig.subplots(1, len(rows), squeeze=False)[0]
+    captions = []
+    for ax, row in zip(axes, rows):
+        comps = {c.config: c for c in row.comparisons}
+        medians, lows, highs, counts = [], [], [], []
+        for cfg in configs:
+            vals = analysis.values.get((workload, row.metric, cfg.name), [])
+            med = float(np.median(vals)) if vals else row.first.medians.get(cfg.name, math.nan)
+            ci = median_ci(vals)
+            medians.append(med)
+            lows.append(med - ci[0] if ci else 0.0)
+            highs.append(ci[1] - med if ci else 0.0)
+            counts.append(len(vals))
+        x = np.arange(len(configs))
+        colors = [CONFIG_COLORS[i % len(CONFIG_COLORS)] for i in range(len(configs))]
+        ax.bar(x, medians, width=0.6, color=colors, edgecolor="#333333", linewidth=0.6, zorder=2)
+        ax.errorbar(x, medians, yerr=[lows, highs], fmt="none", ecolor="#111111", elinewidth=1.4,
+                    capsize=7, capthick=1.4, zorder=3)
+        ax.set_ylim(0, max(m + h for m, h in zip(medians, highs) if math.isfinite(m)) * 1.28)
+        ax.set_xticks(x, [_wrap(c.display) for c in configs])
+        ax.set_ylabel(row.unit)
+        ax.set_title(f"{row.metric} ({row.unit}) \u2014 {direction_text(row.direction)}", fontsize=10)
+        ax.grid(axis="y", color="#dddddd", zorder=0)
+        ax.spines[["top", "right"]].set_visible(False)
+        top = ax.get_ylim()[1]
+        for i, cfg in enumerate(configs):
+            if not math.isfinite(medians[i]):
+                continue
+            label = fmt_value(medians[i], row.unit)
+            comp = comps.get(cfg.name)
+            color = "#222222"
+            if comp is not None and comp.estimate is not None:
+                label += f"\n{fmt_change(comp.estimate.ratio)} ({comp.verdict})"
+                color = VERDICT_COLOR[comp.verdict]
+            elif cfg.name == baseline(analysis).name:
+                label += "\nbaseline"
+            ax.text(i, medians[i] + highs[i] + top * 0.015, label, ha="center", va="bottom",
+                    fontsize=8.5, color=color)
+        notes = sorted({n for c in row.comparisons for n in (*c.flags, *c.confounders)})
+        n_text = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}\u2013{max(counts)}"
+        caption = f"{row.metric}: {row.unit}, {direction_text(row.direction)}; median of {n_text} rounds"
+        if min(counts) < 6:
+            caption += " (under 6 rounds: no interval)"
+        if notes:
+            caption += "; flags: " + "; ".join(notes)
+        captions.append(caption)
+    title = workload if spec is None or not spec.description else f"{workload}: {spec.description}"
+    fig.suptitle(_wrap(title, 90), fontsize=11, fontweight="bold")
+    captions.append("Bars start at zero; whiskers: 95% CI of each median (distribution-free, order statistics). "
+                    "Percentages: paired speed-up over the baseline.")
+    fig.supxlabel("\n".join(textwrap.fill(c, 110) for c in captions), fontsize=8, color="#444444")
+    return _render(fig, fmt, f"workload-{workload}", text_as_paths)
+
+
+def _log_ticks(ax, low: float, high: float) -> None:
+    """Round ratios as ticks, thinned outward from 1 so labels never overlap."""
+    gap = math.log(high / low) / 9
+    ticks = [1.0]
+    for side in ([t for t in _NICE_TICKS if t > 1], sorted((t for t in _NICE_TICKS if t < 1), reverse=True)):
+        last = 1.0
+        for t in side:
+            if low <= t <= high and abs(math.log(t / last)) >= gap:
+                ticks.append(t)
+                last = t
+    ticks.sort()
+    ax.set_xscale("log")
+    ax.set_xlim(low, high)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(ticks, [f"{t:g}{TIMES}" for t in ticks])
+
+
+def _summary_rows(analysis: Analysis, config: str) -> list[tuple[str, Estimate | None, Verdict, bool]]:
+    """(label, estimate, verdict, is_geomean), workloads sorted by speed-up, geomeans last."""
+    comps: list[Comparison] = headline_comparisons(analysis, config)
+    # Largest speed-up at the top; workloads without an estimate at the bottom of the list.
+    comps.sort(key=lambda c: -c.estimate.ratio if c.estimate else math.inf)
+    rows = [(f"{c.workload} ({c.metric})", c.estimate, c.verdict, False) for c in comps]
+    summary = next((s for s in analysis.summaries if s.config == config), None)
+    if summary is not None:
+        if len(summary.by_category) > 1:
+            for cat, est in sorted(summary.by_category.items()):
+                rows.append((f"geomean: {cat}", est, verdict(est, analysis.threshold), True))
+        rows.append(("GEOMEAN (all workloads)", summary.geomean, verdict(summary.geomean, analysis.threshold), True))
+    return rows
+
+
+def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = True) -> bytes:
+    """Speed-up over the baseline of every workload's headline metric, log axis, one panel per config."""
+    base = baseline(analysis)
+    rest = others(analysis)
+    if not rest:
+        raise UsageError("a summary chart needs at least two configurations")
+    panels = [(cfg, _summary_rows(analysis, cfg.name)) for cfg in rest]
+    n_rows = max(len(rows) for _, rows in panels)
+    fig = Figure(figsize=(9.5, 1.6 + 0.42 * n_rows * len(rest)), layout="constrained")
+    axes = fig.subplots(len(rest), 1, squeeze=False)[:, 0]
+    bounds = [b for _, rows in panels for _, e, _, _ in rows if e for b in (e.low, e.high)]
+    span = max([abs(math.log(b)) for b in bounds] + [math.log(1.05)])
+    low, high = math.exp(-span * 1.25), math.exp(span * 1.25)
+    for ax, (cfg, rows) in zip(axes, panels):
+        y = np.arange(len(rows))[::-1]
+        delta = analysis.threshold
+        if analysis.noise_floor:
+            nf = analysis.noise_floor
+            ax.axvspan(1 / (1 + nf), 1 + nf, color="#bbbbbb", alpha=0.45, zorder=0)
+        ax.axvline(1.0, color="#333333", linewidth=1, zorder=1)
+        for edge in (1 / (1 + delta), 1 + delta):
+            ax.axvline(edge, color="#777777", linewidth=0.8, linestyle=":", zorder=1)
+        for yi, (label, est, v, is_geo) in zip(y, rows):
+            if est is None:
+                ax.text(1.0, yi, "  too few rounds", va="center", fontsize=8, color="#666666")
+                continue
+            color = VERDICT_COLOR[v]
+            ax.errorbar([est.ratio], [yi], xerr=[[est.ratio - est.low], [est.high - est.ratio]],
+                        fmt="D" if is_geo else "o", color=color, ecolor=color, elinewidth=2.2 if is_geo else 1.6,
+                        capsize=4, markersize=8 if is_geo else 6, zorder=3)
+            ax.text(high, yi, f" {fmt_change(est.ratio)} [{fmt_change(est.low)}, {fmt_change(est.high)}]",
+                    va="center", ha="left", fontsize=8, color=color,
+                    fontweight="bold" if is_geo else "normal")
+        ax.set_yticks(y, [r[0] for r in rows])
+        for tick, row in zip(ax.get_yticklabels(), rows):
+            if row[3]:
+                tick.set_fontweight("bold")
+        geo_start = sum(1 for r in rows if not r[3])
+        if geo_start < len(rows):
+            ax.axhline(y[geo_start - 1] - 0.5 if geo_start else len(rows) - 0.5, color="#999999", linewidth=0.6)
+        _log_ticks(ax, low, high)
+        ax.set_ylim(-0.7, len(rows) - 0.3)
+        ax.grid(axis="x", color="#eeeeee", zorder=0)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.set_title(f"{cfg.display} vs {base.display}: speed-up (log scale), 95% CI", fontsize=10)
+        ax.set_xlabel(f"\u2190 {base.display} faster          {TIMES} speed-up          {cfg.display} faster \u2192",
+                      fontsize=9)
+    legend = [Patch(color=VERDICT_COLOR[Verdict.FASTER], label=f"{display(analysis, rest[0].name) if len(rest) == 1 else 'configuration'} faster"),
+              Patch(color=VERDICT_COLOR[Verdict.SLOWER], label=f"{base.display} faster"),
+              Patch(color=VERDICT_COLOR[Verdict.SAME], label=f"same within \u00b1{analysis.threshold * 100:g}% (dotted lines)"),
+              Patch(color=VERDICT_COLOR[Verdict.INCONCLUSIVE], label="inconclusive")]
+    if analysis.noise_floor:
+        legend.append(Patch(color="#bbbbbb", alpha=0.45, label=f"noise floor \u00b1{analysis.noise_floor * 100:.1f}% (A/A)"))
+    fig.legend(handles=legend, loc="outside lower center", ncols=min(3, len(legend)), fontsize=8, frameon=False)
+    n = len(headline_comparisons(analysis, rest[0].name))
+    fig.suptitle(f"Speed-up over {base.display}, headline metric of each of {n} workloads", fontsize=11, fontweight="bold")
+    return _render(fig, fmt, "summary", text_as_paths)
+
+
+SUMMARY_KEY = "(summary)"  # key of the summary chart in chart_names(); no workload has parentheses
+
+
+def chart_names(analysis: Analysis, ext: str) -> dict[str, str]:
+    """File name per chart: SUMMARY_KEY and every workload name -> a safe, unique file name."""
+    names = {SUMMARY_KEY: f"summary.{ext}"} if others(analysis) else {}
+    used = set(names.values())
+    for row in metric_rows(analysis):
+        if row.workload in names:
+            continue
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", row.workload).strip("-.") or "workload"
+        name, i = f"workload-{stem}.{ext}", 2
+        while name in used:
+            name, i = f"workload-{stem}-{i}.{ext}", i + 1
+        names[row.workload] = name
+        used.add(name)
+    return names

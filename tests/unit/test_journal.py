@@ -1,0 +1,59 @@
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+from shootout.system.journal import Journal, leftovers, recover
+
+
+def test_undo_in_reverse_order_and_file_removed(tmp_path):
+    log = tmp_path / "log"
+    j = Journal(tmp_path)
+    j.change("first", {"argv": ["sh", "-c", f"echo undo1 >> {log}"]}, lambda: None)
+    j.change("second", {"argv": ["sh", "-c", f"echo undo2 >> {log}"]}, lambda: None)
+    assert j.pending == ["first", "second"]
+    assert j.undo() == []
+    assert log.read_text().split() == ["undo2", "undo1"]
+    assert not j.path.exists()
+
+
+def test_failed_change_is_undone_at_once(tmp_path):
+    target = tmp_path / "made"
+    j = Journal(tmp_path)
+
+    def do():
+        target.write_text("half")
+        raise RuntimeError("boom")
+
+    try:
+        j.change("make file", {"remove": str(target)}, do)
+    except RuntimeError:
+        pass
+    assert not target.exists() and j.pending == []
+
+
+def test_killed_process_changes_are_recovered(tmp_path):
+    sysfile = tmp_path / "governor"
+    sysfile.write_text("powersave")
+    code = textwrap.dedent(f"""
+        import os, time
+        from pathlib import Path
+        from shootout.system.journal import Journal
+        j = Journal(Path({str(tmp_path)!r}))
+        f = Path({str(sysfile)!r})
+        j.change("governor", {{"write": str(f), "content": f.read_text()}}, lambda: f.write_text("performance"))
+        print("changed", flush=True)
+        time.sleep(60)
+    """)
+    env = {**os.environ, "PYTHONPATH": "src"}
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    assert child.stdout.readline().strip() == "changed"
+    assert leftovers(tmp_path) == []  # still alive: not a leftover
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert sysfile.read_text() == "performance"
+    undone, errors = recover(tmp_path)
+    assert undone == ["governor"] and errors == []
+    assert sysfile.read_text() == "powersave"
+    assert list(tmp_path.glob("*.jsonl")) == []

@@ -1,0 +1,47 @@
+import pytest
+
+from shootout.errors import UsageError, WorkloadError
+from shootout.targets.process import ProcResult
+from shootout.workloads.base import Prepared
+from shootout.workloads.user import CommandWorkload
+
+
+def result(stdout="", wall=1.5):
+    return ProcResult(("x",), 0, stdout, "", wall, 1.0, 0.1, 100, 3, 0.0)
+
+
+def test_wall_time_metric():
+    w = CommandWorkload({"name": "s", "command": "sleep 1"})
+    assert w.argv(Prepared(), {}) == ["sh", "-c", "sleep 1"]
+    assert w.parse(result(wall=2.25), {}) == {"wall": 2.25}
+    assert w.spec.metrics[0].unit == "s"
+
+
+def test_regex_metric_takes_the_last_match():
+    w = CommandWorkload({"name": "r", "command": ["bench"], "regex": r"rate: ([0-9.]+)", "unit": "MB/s"})
+    assert w.parse(result("rate: 1\nrate: 2.5\n"), {}) == {"value": 2.5}
+
+
+def test_no_number_is_a_workload_error():
+    w = CommandWorkload({"name": "r", "command": "true", "regex": r"rate: ([0-9.]+)", "unit": "MB/s"})
+    with pytest.raises(WorkloadError, match="no number"):
+        w.parse(result("nothing here\n"), {})
+
+
+def test_custom_unit_needs_direction():
+    with pytest.raises(UsageError, match="direction"):
+        CommandWorkload({"name": "r", "command": "x", "regex": "(1)", "unit": "frobs"})
+    w = CommandWorkload({"name": "r", "command": "x", "regex": "(1)", "unit": "frobs/s", "direction": "higher"})
+    assert w.spec.metrics[0].unit == "frobs/s"
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"command": "x"}, "needs a name"),
+    ({"name": "a", "command": 3}, "command"),
+    ({"name": "a", "command": "x", "regex": "([0-9]"}, "bad regex"),
+    ({"name": "a", "command": "x", "regex": "[0-9]+", "unit": "s"}, "group"),
+    ({"name": "a", "command": "x", "metric": "cycles"}, "regex"),
+])
+def test_bad_definitions(table, message):
+    with pytest.raises(UsageError, match=message):
+        CommandWorkload(table)
