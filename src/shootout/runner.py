@@ -15,7 +15,7 @@ from typing import Any
 
 from shootout import events as ev
 from shootout.analysis import metric_log_ratios
-from shootout.errors import ShootoutError, UsageError
+from shootout.errors import ShootoutError, UsageError, WorkloadError
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.plan import round_order
 from shootout.stats import decided, paired_estimate
@@ -110,6 +110,8 @@ class Runner:
             self._open_targets(live)
             self._prepare(live, calibrated)
             self._rounds(live)
+            if not self._active(live):
+                raise WorkloadError("no workload produced a result", "see the reasons above; `shootout show last` lists them")
             status = "complete"
         except KeyboardInterrupt:
             status = "interrupted"

@@ -100,7 +100,9 @@ def make_run(note: str = "", seed: int = 7) -> Run:
 
 
 def make_trial(rnd: int, pos: int, workload: str, config: str, value: float = 1.0, **kw) -> Trial:
-    values = kw.pop("values", {"rate": value * 1000.0, "time": 0.1 / value} if workload == "tree" else {"bw": value})
+    values = kw.pop(
+        "values", {"rate": value * 1000.0, "time": 0.1 / value} if workload == "tree" else {"bw": value}
+    )
     base = dict(
         spec=TrialSpec(rnd, pos, workload, config),
         values=values,
@@ -127,7 +129,14 @@ def make_trials() -> list[Trial]:
         for pos, (w, c) in enumerate(reversed(slots) if rnd == 1 else slots):
             out.append(make_trial(rnd, pos, w, c, value=1.0 + rnd / 10 + pos / 100))
     out[-1] = make_trial(
-        1, 3, "tree", "amd64", values={}, exit_status=139, error="killed by SIGSEGV", stderr_tail="Segmentation fault\n"
+        1,
+        3,
+        "tree",
+        "amd64",
+        values={},
+        exit_status=139,
+        error="killed by SIGSEGV",
+        stderr_tail="Segmentation fault\n",
     )
     return out
 
@@ -299,7 +308,7 @@ def _malformed(good: dict) -> list[tuple[str, dict]]:
 def test_malformed_import_raises_and_writes_nothing(url: str) -> None:
     s, run_id, _, _ = filled(url)
     good = s.export_run(run_id)
-    for name, data in _malformed(good) + [("not an object", [good])]:  # type: ignore[list-item]
+    for name, data in [*_malformed(good), ("not an object", [good])]:
         with pytest.raises(StoreError) as err:
             s.import_run(data)
         assert "\n" not in str(err.value), name
@@ -373,7 +382,9 @@ def test_unwritable_path_is_one_line_error(tmp_path) -> None:
     blocker.write_text("not a directory")
     with pytest.raises(StoreError) as err:
         Store(f"sqlite:///{blocker}/sub/results.db")
-    assert err.value.message == f"cannot create database {blocker}/sub/results.db: {blocker} is not a directory"
+    assert (
+        err.value.message == f"cannot create database {blocker}/sub/results.db: {blocker} is not a directory"
+    )
     assert err.value.hint == "pass --db with a writable path"
     with pytest.raises(StoreError) as err:  # the database path is a directory
         Store(str(tmp_path))
@@ -417,7 +428,7 @@ def test_sqlite_runs_in_wal_mode(tmp_path) -> None:
     with Store(f"sqlite:///{path}") as s:
         s.create_run(make_run())
         with s._engine.connect() as conn:
-            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         raw = sqlite3.connect(path)
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # persistent in the file

@@ -100,5 +100,9 @@ def test_sigkill_loses_nothing_committed(tmp_path: Path) -> None:
     for t in trials:
         r = t.spec.round
         assert (t.values, t.wall_s, t.max_rss_kb, t.monitor, t.stderr_tail) == (
-            {"m": r * 1.5}, r / 7, r, {"rnd": r}, "x" * 200,
+            {"m": r * 1.5},
+            r / 7,
+            r,
+            {"rnd": r},
+            "x" * 200,
         )

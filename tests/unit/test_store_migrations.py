@@ -37,7 +37,8 @@ CREATE TABLE schema_version (version INTEGER NOT NULL);
 INSERT INTO schema_version VALUES (1);
 INSERT INTO runs VALUES (4, 1600000000.5, 1600000001.0, 'complete', '{"seed": 3, "min_rounds": 8}',
     '[{"name": "a"}, {"name": "b", "abi": "m32", "cflags": ["-m32"]}]',
-    '[{"name": "w", "category": "cpu", "description": "d", "metrics": [{"name": "m", "unit": "s"}], "headline": "m"}]',
+    '[{"name": "w", "category": "cpu", "description": "d",
+      "metrics": [{"name": "m", "unit": "s"}], "headline": "m"}]',
     '{"w": {"n": 10}}', '{"machine": {"cores": 4}}', '{}', 30.0, 'old');
 INSERT INTO trials VALUES (1, 4, 1, 0, 'w', 'b', 0, '{"m": 1.5}', 1.5, 1.4, 0.1, 2048, 7, 0, '',
     1600000000.75, '{}', NULL);

@@ -72,7 +72,7 @@ def run(
     with journal() as j:
         if resume:
             stored = store.get_run(resume)
-            view = ProgressView(console, stored.settings.min_rounds)
+            view = ProgressView(console, err_console, stored.settings.min_rounds)
             with view:
                 run_id = Runner(store, j, view).resume(stored, workloads_of([w.name for w in stored.workloads],
                                                                             stored.user_workloads))
@@ -85,7 +85,7 @@ def run(
             request = build_request(Wish(config, workload, suite, file, settings), notify)
             from shootout.facts import machine_facts
 
-            view = ProgressView(console, settings.min_rounds)
+            view = ProgressView(console, err_console, settings.min_rounds)
             with view:
                 run_id = Runner(store, j, view).start(request, facts=machine_facts())
     _show(store, str(run_id), as_json=False)

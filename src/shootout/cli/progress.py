@@ -16,8 +16,9 @@ def _fmt_eta(seconds: float | None) -> str:
 
 
 class ProgressView:
-    def __init__(self, console: Console, min_rounds: int) -> None:
+    def __init__(self, console: Console, errors: Console, min_rounds: int) -> None:
         self.console = console
+        self.errors = errors  # skipped workloads are problems: they go to stderr
         self.min_rounds = min_rounds
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -44,7 +45,7 @@ class ProgressView:
             case ev.Preparing(workload=w, config=c):
                 self._update(description=f"preparing {w} on {c}")
             case ev.WorkloadSkipped(workload=w, reason=reason):
-                self.console.print(f"[yellow]skipping {w}[/]: {reason}")
+                self.errors.print(f"[yellow]skipping {w}[/]: {reason}", highlight=False, soft_wrap=True)
             case ev.RoundStarted(round=r, workloads=ws, eta_s=eta):
                 label = "warm-up" if r == 0 else f"round {r}"
                 self._update(description=f"{label} ({len(ws)} workloads)", eta=_fmt_eta(eta))

@@ -85,7 +85,7 @@ def preflight(
     cond.update(load1=gate.load1, busy_pct=gate.busy_pct, waited_s=round(gate.waited_s, 1))
     state = "idle" if gate.idle else f"not idle after {gate.waited_s:.0f} s; going on (busy-start)"
     lines.append(f"load: {_fmt(gate.load1, '.2f')} (1 min) on {cpus} CPUs, "
-                 f"{_fmt(gate.busy_pct, '.0f', '%')} busy over {SAMPLE_S:.0f} s: {state}")
+                 f"{_fmt(gate.busy_pct, '.0f', '%')} busy over {SAMPLE_S:g} s: {state}")
     if not gate.idle:
         flags.append("busy-start")
 
@@ -104,7 +104,7 @@ def preflight(
     kinds = [f"{virt['vm']} VM" if virt.get("vm") else "", f"{virt['container']} container" if virt.get("container") else ""]
     cond["steal_pct"] = gate.steal_pct
     lines.append(f"virtualization: {', '.join(k for k in kinds if k) or 'none detected'}; "
-                 f"steal {_fmt(gate.steal_pct, '.1f', '%')} over {SAMPLE_S:.0f} s")
+                 f"steal {_fmt(gate.steal_pct, '.1f', '%')} over {SAMPLE_S:g} s")
     if (gate.steal_pct or 0.0) > STEAL_LIMIT_PCT:
         flags.append("steal")
 

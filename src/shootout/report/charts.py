@@ -24,7 +24,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
 from scipy.stats import quantile_test  # noqa: E402
 
 from shootout.analysis import Analysis, Comparison  # noqa: E402
@@ -82,6 +82,15 @@ def _render(fig: Figure, fmt: str, salt: str, text_as_paths: bool) -> bytes:
     return buf.getvalue()
 
 
+def _plain_number(value: float, _pos: object = None) -> str:
+    """Axis numbers without matplotlib's '1e7' offset: 40M, 12,000, 0.5."""
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:,.6g}M"
+    if abs(value) >= 1e3:
+        return f"{value:,.0f}"
+    return f"{value:g}"
+
+
 def _wrap(label: str, width: int = 16) -> str:
     return "\n".join(textwrap.wrap(label, width)) or label
 
@@ -112,9 +121,10 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
         ax.bar(x, medians, width=0.6, color=colors, edgecolor="#333333", linewidth=0.6, zorder=2)
         ax.errorbar(x, medians, yerr=[lows, highs], fmt="none", ecolor="#111111", elinewidth=1.4,
                     capsize=7, capthick=1.4, zorder=3)
-        ax.set_ylim(0, max(m + h for m, h in zip(medians, highs) if math.isfinite(m)) * 1.28)
+        ax.set_ylim(0, max(m + h for m, h in zip(medians, highs) if math.isfinite(m)) * 1.32)
         ax.set_xticks(x, [_wrap(c.display) for c in configs])
         ax.set_ylabel(row.unit)
+        ax.yaxis.set_major_formatter(FuncFormatter(_plain_number))
         ax.set_title(f"{row.metric} ({row.unit}) \u2014 {direction_text(row.direction)}", fontsize=10)
         ax.grid(axis="y", color="#dddddd", zorder=0)
         ax.spines[["top", "right"]].set_visible(False)
@@ -130,15 +140,18 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
                 color = VERDICT_COLOR[comp.verdict]
             elif cfg.name == baseline(analysis).name:
                 label += "\nbaseline"
+            if comp is not None and (comp.flags or comp.confounders):
+                label += "\n\u26a0 " + ", ".join([*comp.flags, *(["confounder"] if comp.confounders else [])])
             ax.text(i, medians[i] + highs[i] + top * 0.015, label, ha="center", va="bottom",
                     fontsize=8.5, color=color)
-        notes = sorted({n for c in row.comparisons for n in (*c.flags, *c.confounders)})
+        notes = sorted({n for c in row.comparisons for n in c.flags})
+        notes += sorted({f"confounder: {n}" for c in row.comparisons for n in c.confounders})
         n_text = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}\u2013{max(counts)}"
         caption = f"{row.metric}: {row.unit}, {direction_text(row.direction)}; median of {n_text} rounds"
         if min(counts) < 6:
             caption += " (under 6 rounds: no interval)"
         if notes:
-            caption += "; flags: " + "; ".join(notes)
+            caption += "; \u26a0 " + "; ".join(notes)
         captions.append(caption)
     title = workload if spec is None or not spec.description else f"{workload}: {spec.description}"
     fig.suptitle(_wrap(title, 90), fontsize=11, fontweight="bold")
@@ -226,9 +239,12 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
         ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.grid(axis="x", color="#eeeeee", zorder=0)
         ax.spines[["top", "right"]].set_visible(False)
-        ax.set_title(f"{cfg.display} vs {base.display}: speed-up (log scale), 95% CI", fontsize=10)
-        ax.set_xlabel(f"\u2190 {base.display} faster          {TIMES} speed-up          {cfg.display} faster \u2192",
-                      fontsize=9)
+        ax.set_title(f"{cfg.display} vs {base.display}: speed-up, 95% CI", fontsize=10, pad=16)
+        ax.set_xlabel(f"speed-up of {cfg.display} over {base.display} ({TIMES}, log scale)", fontsize=9)
+        # Separate texts, not padded spaces: SVG text collapses runs of spaces.
+        for x, align, text in ((0.0, "left", f"\u2190 {base.display} faster"), (1.0, "right", f"{cfg.display} faster \u2192")):
+            ax.text(x, 1.0, text, transform=ax.transAxes, ha=align, va="bottom", fontsize=8.5,
+                    color=VERDICT_COLOR[Verdict.SLOWER if x == 0.0 else Verdict.FASTER])
     legend = [Patch(color=VERDICT_COLOR[Verdict.FASTER], label=f"{display(analysis, rest[0].name) if len(rest) == 1 else 'configuration'} faster"),
               Patch(color=VERDICT_COLOR[Verdict.SLOWER], label=f"{base.display} faster"),
               Patch(color=VERDICT_COLOR[Verdict.SAME], label=f"same within \u00b1{analysis.threshold * 100:g}% (dotted lines)"),

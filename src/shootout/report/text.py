@@ -188,7 +188,7 @@ def change_phrase(comp: Comparison, analysis: Analysis) -> str:
         winner, loser = base, other
     else:
         return (
-            f"{other} against {base}: {fmt_estimate(est)}, inconclusive (the interval crosses "
+            f"{other} against {base}: inconclusive (the interval crosses "
             f"the \u00b1{analysis.threshold * 100:g}% threshold)"
         )
     return (

@@ -78,6 +78,11 @@ class Store:
         del row["id"]  # the database numbers runs
         return {**row, "updated_at": now}
 
+    def _insert_run(self, conn: Connection, run: Run) -> int:
+        key = conn.execute(insert(runs), self._run_row(run, time.time())).inserted_primary_key
+        assert key is not None
+        return int(key[0])
+
     @staticmethod
     def _trial_row(run_id: int, trial: Trial) -> dict[str, Any]:
         s = trial.spec
@@ -119,8 +124,7 @@ class Store:
 
     def create_run(self, run: Run) -> int:
         with self._write("create a run") as conn:
-            result = conn.execute(insert(runs), self._run_row(run, time.time()))
-            return int(result.inserted_primary_key[0])
+            return self._insert_run(conn, run)
 
     def update_run(
         self,
@@ -211,8 +215,7 @@ class Store:
         """Validate first, then write the run and all its trials in one transaction."""
         run, run_trials = results.from_results(data)
         with self._write("import a run") as conn:
-            result = conn.execute(insert(runs), self._run_row(run, time.time()))
-            new_id = int(result.inserted_primary_key[0])
+            new_id = self._insert_run(conn, run)
             if run_trials:
                 conn.execute(insert(trials), [self._trial_row(new_id, t) for t in run_trials])
         return new_id
@@ -247,7 +250,10 @@ class Store:
 def _open_error(url: URL, existed: bool, exc: BaseException) -> StoreError:
     path = eng.sqlite_path(url)
     if path is None:
-        what, hint = f"cannot open database {eng.display(url)}", "check the URL, the server and your credentials"
+        what, hint = (
+            f"cannot open database {eng.display(url)}",
+            "check the URL, the server and your credentials",
+        )
     elif existed:
         what, hint = f"cannot open database {path}", "pass --db with another path, or check this file"
     else:

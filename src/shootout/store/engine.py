@@ -64,9 +64,9 @@ def _sqlite_events(engine: Engine) -> None:
         # SQLAlchemy emits BEGIN itself (below) so DDL in migrations is transactional too.
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
-        # WAL + NORMAL: a commit survives a killed process; readers never block the runner.
+        # WAL + FULL: a commit survives a killed process and a power cut; readers never block the runner.
         cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA synchronous=FULL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
 
@@ -106,7 +106,9 @@ def open_engine(url: URL) -> Engine:
             hint = f"install the Debian package {debian}, or pip install {pip}"
         else:
             hint = f"install the Python driver for {url.drivername}"
-        raise StoreError(f"the {backend} database driver {module or url.drivername} is not installed", hint) from None
+        raise StoreError(
+            f"the {backend} database driver {module or url.drivername} is not installed", hint
+        ) from None
     except (ArgumentError, SQLAlchemyError, TypeError, ValueError) as exc:
         raise StoreError(f"bad database URL {display(url)}: {one_line(exc)}", URL_HINT) from None
     if backend == "sqlite":

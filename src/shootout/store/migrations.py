@@ -26,8 +26,8 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     func,
-    inspect,
     insert,
+    inspect,
     select,
 )
 
@@ -40,18 +40,22 @@ Migration = Callable[[Connection], None]
 def _v1_create_tables(conn: Connection) -> None:
     md = MetaData()
     Table(
-        "runs", md,
+        "runs",
+        md,
         Column("id", Integer, primary_key=True, autoincrement=True),
         Column("created_at", Double, nullable=False),
         Column("updated_at", Double, nullable=False),
         Column("status", String(32), nullable=False),
-        *(Column(name, JSON, nullable=False) for name in
-          ("settings", "configs", "workloads", "params", "facts", "user_workloads")),
+        *(
+            Column(name, JSON, nullable=False)
+            for name in ("settings", "configs", "workloads", "params", "facts", "user_workloads")
+        ),
         Column("elapsed_s", Double, nullable=False),
         Column("note", Text, nullable=False),
     )
     Table(
-        "trials", md,
+        "trials",
+        md,
         Column("id", Integer, primary_key=True, autoincrement=True),
         Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
         Column("round", Integer, nullable=False),
@@ -73,7 +77,8 @@ def _v1_create_tables(conn: Connection) -> None:
         UniqueConstraint("run_id", "round", "workload", "config", name="uq_trial_slot"),
     )
     Table(
-        "settings", md,
+        "settings",
+        md,
         Column("key", String(200), primary_key=True),
         Column("value", JSON, nullable=False),
         Column("updated_at", Double, nullable=False),

@@ -36,7 +36,10 @@ def from_results(data: Any) -> tuple[Run, list[Trial]]:
     if not isinstance(data, dict):
         raise StoreError(f"not a shootout results file: expected an object, got {type(data).__name__}", _HINT)
     if data.get("format") != RESULTS_FORMAT:
-        raise StoreError(f"not a shootout results file: format is {data.get('format')!r}, expected {RESULTS_FORMAT!r}", _HINT)
+        raise StoreError(
+            f"not a shootout results file: format is {data.get('format')!r}, expected {RESULTS_FORMAT!r}",
+            _HINT,
+        )
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise StoreError(f"bad results file version {version!r}", _HINT)
@@ -85,8 +88,21 @@ def to_csv(run: Run, trials: list[Trial]) -> str:
     writer.writerow(CSV_COLUMNS)
     for t in trials:
         s = t.spec
-        common = (t.wall_s, t.user_s, t.sys_s, t.max_rss_kb, t.ctx_switches, t.exit_status, t.started_at, t.error or "")
-        metrics = [(name, units.get((s.workload, name), ""), value) for name, value in t.values.items()]
+        common = (
+            t.wall_s,
+            t.user_s,
+            t.sys_s,
+            t.max_rss_kb,
+            t.ctx_switches,
+            t.exit_status,
+            t.started_at,
+            t.error or "",
+        )
+        metrics: list[tuple[str, str, float | str]] = [
+            (name, units.get((s.workload, name), ""), value) for name, value in t.values.items()
+        ]
         for name, unit, value in metrics or [("", "", "")]:
-            writer.writerow((run.id, s.round, s.position, s.workload, s.config, int(s.warmup), name, unit, value, *common))
+            writer.writerow(
+                (run.id, s.round, s.position, s.workload, s.config, int(s.warmup), name, unit, value, *common)
+            )
     return out.getvalue()

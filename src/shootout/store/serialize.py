@@ -9,7 +9,7 @@ input raises StoreError with a one-line message saying where.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, cast
 
 from shootout.errors import StoreError
 from shootout.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
@@ -54,14 +54,14 @@ def _fields(cls: type, data: Any, where: str) -> dict[str, Any]:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise _bad(where, f"missing key {f.name!r}")
             continue
-        value = data[f.name]
+        value: Any = data[f.name]
         kinds = _SCALARS.get(str(f.type))
         if kinds is not None:
             # bool is an int to Python, but never a valid count or measurement here.
             if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
                 raise _bad(where, f"{f.name!r} should be {f.type}, got {value!r}")
             if kinds[0] is float:
-                value = float(value)
+                value = float(cast(float, value))  # ints in JSON stand for floats too
         out[f.name] = value
     return out
 

@@ -1,0 +1,3 @@
+from shootout.cli.main import main
+
+main()

@@ -1,0 +1,270 @@
+"""One self-contained HTML report: inline SVG charts, no external resources, opens from disk."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
+
+import shootout
+from shootout.analysis import Analysis, Comparison
+from shootout.report import charts
+from shootout.report.facts import config_facts, machine_facts
+from shootout.report.perdollar import per_dollar
+from shootout.report.text import (
+    baseline,
+    change_phrase,
+    display,
+    fmt_change,
+    fmt_estimate,
+    fmt_ratio,
+    fmt_value,
+    geomean_workload_count,
+    iter_summaries,
+    metric_rows,
+    others,
+    summary_sentence,
+)
+from shootout.stats import Estimate, verdict
+
+_ENV = Environment(
+    loader=PackageLoader("shootout.report", "templates"),
+    autoescape=select_autoescape(["html", "j2"]),
+    trim_blocks=False,
+    keep_trailing_newline=True,
+)
+
+
+def inline_svg(svg: bytes) -> Markup:
+    """A matplotlib SVG made fit to sit inside HTML: no prolog, doctype, metadata or URLs."""
+    text = svg.decode("utf-8")
+    text = text[text.index("<svg"):]
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
+    # HTML parsers put <svg> in the SVG namespace and map xlink:href themselves; dropping
+    # the declarations leaves the file with no URL of any kind.
+    text = re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", text)
+    return Markup(text)
+
+
+@dataclass(frozen=True)
+class Cell:
+    html: Any
+    sort: str | None = None
+    num: bool = False
+    colspan: int = 1
+
+
+def _num(value: float | None) -> str | None:
+    return None if value is None else repr(float(value))
+
+
+def _verdict_cell(v: str) -> Cell:
+    return Cell(Markup(f'<span class="v-{escape(v)}">{escape(v)}</span>'))
+
+
+def _notes_cell(comp: Comparison) -> Cell:
+    spans = [f'<span class="flag">{escape(f)}</span>' for f in comp.flags]
+    spans += [f'<span class="flag confounder">confounder: {escape(c)}</span>' for c in comp.confounders]
+    return Cell(Markup(" ".join(spans)), sort=str(len(spans)))
+
+
+def _estimate_cells(est: Estimate | None) -> list[Cell]:
+    if est is None:
+        return [Cell("n/a", None, True), Cell("too few rounds", None, True), Cell("n/a", None, True)]
+    return [
+        Cell(fmt_ratio(est.ratio), _num(est.ratio), True),
+        Cell(f"[{est.low:.3f}, {est.high:.3f}]", _num(est.low), True),
+        Cell(fmt_change(est.ratio), _num((est.ratio - 1) * 100), True),
+    ]
+
+
+def _table(analysis: Analysis) -> tuple[list[dict[str, str]], list[dict[str, Any]], list[dict[str, Any]]]:
+    base = baseline(analysis)
+    rest = others(analysis)
+    many = len(rest) > 1
+    other_label = "configuration" if many else rest[0].display if rest else "configuration"
+    columns = [("Workload", "text"), ("Category", "text"), ("Metric", "text"),
+               (f"Median {base.display}", "num"), (f"Median {other_label}", "num")]
+    if many:
+        columns.append(("Configuration", "text"))
+    columns += [("Speed-up", "num"), ("95% CI", "num"), ("Change", "num"), ("Verdict", "text"),
+                ("Flags & confounders", "num")]
+    rows = []
+    for mrow in metric_rows(analysis):
+        arrow = "\u2191" if mrow.direction == "higher" else "\u2193"
+        star = " \u2605" if mrow.headline else ""
+        for comp in mrow.comparisons:
+            b, o = comp.medians.get(comp.baseline), comp.medians.get(comp.config)
+            cells = [
+                Cell(comp.workload),
+                Cell(comp.category),
+                Cell(f"{comp.metric} ({comp.unit} {arrow}){star}"),
+                Cell(fmt_value(b, comp.unit), _num(b), True),
+                Cell(fmt_value(o, comp.unit), _num(o), True),
+            ]
+            if many:
+                cells.append(Cell(display(analysis, comp.config)))
+            cells += _estimate_cells(comp.estimate)
+            cells += [_verdict_cell(str(comp.verdict)), _notes_cell(comp)]
+            rows.append({"headline": comp.headline, "cells": cells})
+    foot = []
+    width = len(columns)
+    for summary in iter_summaries(analysis):
+        n = geomean_workload_count(analysis, summary.config)
+        entries = [("geomean", f"{n} workloads, headline metrics", summary.geomean, False)]
+        if len(summary.by_category) > 1:
+            entries += [("geomean", f"{cat} workloads", est, True) for cat, est in sorted(summary.by_category.items())]
+        for name, scope, est, is_cat in entries:
+            label = f"{name}: {scope}" + (f" ({display(analysis, summary.config)})" if many else "")
+            cells = [Cell(label, colspan=5)]
+            if many:
+                cells.append(Cell(display(analysis, summary.config)))
+            cells += _estimate_cells(est)
+            cells += [_verdict_cell(str(verdict(est, analysis.threshold))), Cell("")]
+            assert sum(c.colspan for c in cells) == width
+            foot.append({"category": is_cat, "cells": cells})
+    return [{"label": label, "type": kind} for label, kind in columns], rows, foot
+
+
+def _workloads(analysis: Analysis) -> list[dict[str, Any]]:
+    out = []
+    seen: list[str] = []
+    for mrow in metric_rows(analysis):
+        if mrow.workload in seen:
+            continue
+        seen.append(mrow.workload)
+        spec = mrow.spec
+        phrases = []
+        for r in metric_rows(analysis):
+            if r.workload != mrow.workload:
+                continue
+            for comp in r.comparisons:
+                phrases.append({
+                    "text": f"{r.metric}: {change_phrase(comp, analysis)}; {fmt_estimate(comp.estimate)}",
+                    "flags": comp.flags,
+                    "confounders": comp.confounders,
+                })
+        svg = charts.workload_chart(analysis, mrow.workload, "svg", text_as_paths=False)
+        out.append({
+            "name": mrow.workload,
+            "anchor": re.sub(r"[^A-Za-z0-9_-]+", "-", mrow.workload),
+            "category": spec.category if spec else mrow.first.category,
+            "description": spec.description if spec else "",
+            "svg": inline_svg(svg),
+            "phrases": phrases,
+        })
+    return out
+
+
+def method_items(analysis: Analysis) -> list[str]:
+    """The method in a few sentences, naming the estimators this analysis really used."""
+    methods = sorted({c.estimate.method for c in analysis.comparisons if c.estimate})
+    seeds = sorted({r.settings.seed for r in analysis.runs})
+    delta = analysis.threshold * 100
+    items = [
+        "Each round runs every workload once under every configuration, in an order shuffled from "
+        f"the run's seed ({', '.join(map(str, seeds)) or 'unknown'}), after one discarded warm-up trial per "
+        "workload and configuration; every trial is a fresh process.",
+        "Performance is the value for higher-is-better metrics and its inverse for lower-is-better ones; "
+        "the speed-up of a configuration in round r is d_r = ln(perf_config / perf_baseline).",
+    ]
+    if any(c.paired for c in analysis.comparisons):
+        items.append(
+            "Paired rounds: the estimate is the Hodges\u2013Lehmann estimator (median of the Walsh averages of d_r) "
+            "with the Wilcoxon signed-rank confidence interval (exact up to 50 rounds, normal approximation "
+            "above), reported as exp(\u00b7), e.g. 1.070\u00d7 [1.051, 1.089]; at least 6 rounds are needed."
+        )
+    if any(not c.paired for c in analysis.comparisons):
+        items.append(
+            "Unpaired comparison (runs from different machines or times): Hodges\u2013Lehmann two-sample "
+            "estimate with the Mann\u2013Whitney interval; it includes any drift between the runs."
+        )
+    items += [
+        f"Verdict with threshold \u03b4 = {delta:g}%: faster if the whole interval is above 1+\u03b4, slower if "
+        "wholly below 1/(1+\u03b4), same if wholly inside, inconclusive otherwise.",
+        "Suite summary: geometric mean of one headline metric per workload with equal weights (sub-results "
+        "do not multiply a workload's weight); its interval comes from a bootstrap over rounds (fixed seed).",
+        "Charts: bars start at zero and show medians; whiskers are the distribution-free confidence "
+        "interval of each median (order statistics).",
+        "Flags are shown, never used to drop data: cv>10% (coefficient of variation), outliers (modified "
+        "z-score over 10 in more than 5% of trials), trend (d_r drifting over rounds), short-trial (under "
+        "50 ms), throttling, steal time, swap activity; confounders are facts that differ between the "
+        "configurations compared.",
+    ]
+    if analysis.noise_floor is not None:
+        items.append(
+            f"Noise floor: A/A runs of one configuration against itself on this machine resolve differences "
+            f"down to \u00b1{analysis.noise_floor * 100:.1f}%; smaller differences cannot be told from noise."
+        )
+    if methods:
+        items.append(f"Estimators used in this report: {', '.join(methods)}.")
+    return items
+
+
+# A per-price "faster" means more performance for the money.
+_VALUE_WORDS = {"faster": "better value", "slower": "worse value", "same": "same value"}
+
+
+def _per_dollar(analysis: Analysis, prices: dict[str, float] | None, price_unit: str) -> dict[str, Any] | None:
+    if not prices:
+        return None
+    rows = []
+    for r in per_dollar(analysis, prices, price_unit):
+        est = None if r["perf_per_price"] is None else (r["perf_per_price"], r["ppp_low"], r["ppp_high"])
+        rows.append({
+            "workload": r["workload"] if r["workload"] != "geomean" else "geomean (all workloads)",
+            "config": display(analysis, r["config"]),
+            "speedup": fmt_ratio(r["speedup"]) if r["speedup"] else "n/a",
+            "price_ratio": fmt_ratio(r["price_ratio"]),
+            "value": fmt_ratio(est[0]) if est else "n/a",
+            "ci": f"[{est[1]:.3f}, {est[2]:.3f}]" if est else "n/a",
+            "verdict": r["verdict"],
+            "word": _VALUE_WORDS.get(r["verdict"], r["verdict"]),
+        })
+    listed = [f"{c.display}: {prices[c.name]:g} {price_unit}" for c in analysis.configs]
+    return {"unit": price_unit, "prices": listed, "rows": rows}
+
+
+def _subtitle(analysis: Analysis) -> str:
+    parts = []
+    for run in analysis.runs:
+        when = datetime.fromtimestamp(run.created_at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        parts.append(f"run {run.id} ({when}, {run.status})")
+    rounds = sorted({len(c.log_ratios) for c in analysis.comparisons})
+    text = "; ".join(parts)
+    if rounds:
+        text += f"; {rounds[0]}" + (f"\u2013{rounds[-1]}" if rounds[-1] != rounds[0] else "") + " rounds per metric"
+    return text + f"; baseline: {baseline(analysis).display}"
+
+
+def render_html(analysis: Analysis, prices: dict[str, float] | None = None, price_unit: str = "$") -> str:
+    """The whole report as one HTML string; optional prices add a performance-per-price section."""
+    conf = next((round(c.estimate.confidence * 100) for c in analysis.comparisons if c.estimate), 95)
+    columns, rows, foot = _table(analysis)
+    cfacts = config_facts(analysis)
+    summary_svg = inline_svg(charts.summary_chart(analysis, "svg", text_as_paths=False)) if others(analysis) else None
+    return _ENV.get_template("report.html.j2").render(
+        title="shootout: " + " vs ".join(c.display for c in analysis.configs),
+        subtitle=_subtitle(analysis),
+        sentences=[summary_sentence(analysis, s) for s in iter_summaries(analysis)],
+        notes=list(analysis.notes),
+        summary_svg=summary_svg,
+        baseline=baseline(analysis).display,
+        confidence=conf,
+        threshold=f"{analysis.threshold * 100:g}",
+        noise_floor=f"{analysis.noise_floor * 100:.1f}" if analysis.noise_floor is not None else None,
+        columns=columns,
+        rows=rows,
+        foot=foot,
+        per_dollar=_per_dollar(analysis, prices, price_unit),
+        workloads=_workloads(analysis),
+        config_facts=cfacts,
+        machine_facts=machine_facts(analysis),
+        differing=cfacts.differing,
+        method=method_items(analysis),
+        version=shootout.__version__,
+    )

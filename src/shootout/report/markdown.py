@@ -1,0 +1,202 @@
+"""Blog-ready Markdown referencing PNG charts beside it, and `shootout report` file writing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shootout.analysis import Analysis
+from shootout.errors import UsageError
+from shootout.report import charts
+from shootout.report.facts import config_facts, machine_facts
+from shootout.report.html import _subtitle, method_items, render_html
+from shootout.report.perdollar import per_dollar
+from shootout.report.text import (
+    baseline,
+    change_phrase,
+    direction_text,
+    display,
+    fmt_estimate,
+    fmt_ratio,
+    fmt_value,
+    geomean_workload_count,
+    iter_summaries,
+    metric_rows,
+    notes_of,
+    others,
+    summary_sentence,
+)
+from shootout.stats import verdict
+
+REPORT_FORMATS = ("html", "md", "png", "svg")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], align: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(_cell(h) for h in header) + " |",
+             "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def _results(analysis: Analysis) -> list[str]:
+    base = baseline(analysis)
+    rest = others(analysis)
+    header = ["Workload", "Metric"] + [c.display for c in analysis.configs]
+    header += [f"{c.display} vs {base.display}" for c in rest] + ["Notes"]
+    align = ["l", "l"] + ["r"] * len(analysis.configs) + ["l"] * len(rest) + ["l"]
+    rows = []
+    for mrow in metric_rows(analysis):
+        medians: dict[str, float] = {}
+        for comp in mrow.comparisons:
+            medians.update(comp.medians)
+        star = " \u2605" if mrow.headline else ""
+        row = [mrow.workload, f"{mrow.metric} ({mrow.unit}, {direction_text(mrow.direction)}){star}"]
+        row += [fmt_value(medians.get(c.name), mrow.unit) for c in analysis.configs]
+        by_config = {c.config: c for c in mrow.comparisons}
+        notes: list[str] = []
+        for cfg in rest:
+            comp = by_config.get(cfg.name)
+            row.append(f"{fmt_estimate(comp.estimate)} **{comp.verdict}**" if comp else "\u2014")
+            if comp:
+                notes += [n for n in notes_of(comp) if n not in notes]
+        row.append("; ".join(f"\u26a0 {n}" for n in notes))
+        rows.append(row)
+    summaries = {s.config: s for s in iter_summaries(analysis)}
+    if summaries:
+        n = max(geomean_workload_count(analysis, name) for name in summaries)
+        row = [f"**geomean** ({n} workloads)", "headline metrics"] + [""] * len(analysis.configs)
+        for cfg in rest:
+            est = summaries[cfg.name].geomean if cfg.name in summaries else None
+            row.append(f"**{fmt_estimate(est)} {verdict(est, analysis.threshold)}**")
+        rows.append(row + [""])
+        categories = sorted({cat for s in summaries.values() for cat in s.by_category})
+        if len(categories) > 1:
+            for cat in categories:
+                row = [f"geomean: {cat}", "headline metrics"] + [""] * len(analysis.configs)
+                for cfg in rest:
+                    est = summaries[cfg.name].by_category.get(cat) if cfg.name in summaries else None
+                    row.append(f"{fmt_estimate(est)} {verdict(est, analysis.threshold)}")
+                rows.append(row + [""])
+    return _table(header, align, rows)
+
+
+def _facts(analysis: Analysis) -> list[str]:
+    table = config_facts(analysis)
+    machine = machine_facts(analysis)
+    lines = []
+    for i, column in enumerate(machine.columns):
+        values = "; ".join(f"{key}: {vals[i]}" for key, vals, _ in machine.rows if vals[i] != "\u2014")
+        lines += [f"**{column.capitalize()}**: {values}.", ""]
+    if not table.rows:
+        return lines + ["No facts were recorded for the configurations."]
+    if table.differing:
+        lines += [f"Facts that differ between the configurations (marked \u2260): {', '.join(table.differing)}.", ""]
+    else:
+        lines += ["No recorded fact differs between the configurations.", ""]
+    rows = [[f"\u2260 **{key}**" if differs else key] + list(values) for key, values, differs in table.rows]
+    return lines + _table(["Fact", *table.columns], ["l"] * (1 + len(table.columns)), rows)
+
+
+def _per_dollar(analysis: Analysis, prices: dict[str, float], price_unit: str) -> list[str]:
+    listed = ", ".join(f"{c.display} {prices[c.name]:g} {price_unit}" for c in analysis.configs)
+    lines = [f"## Performance per {price_unit}", "",
+             f"Prices: {listed}. Performance per price relative to {baseline(analysis).display} = "
+             "speed-up \u00f7 price ratio; the interval scales with it.", ""]
+    rows = []
+    for r in per_dollar(analysis, prices, price_unit):
+        ppp = "n/a" if r["perf_per_price"] is None else (
+            f"{fmt_ratio(r['perf_per_price'])} [{r['ppp_low']:.3f}, {r['ppp_high']:.3f}]")
+        rows.append([r["workload"], display(analysis, r["config"]),
+                     fmt_ratio(r["speedup"]) if r["speedup"] else "n/a", fmt_ratio(r["price_ratio"]), ppp])
+    return lines + _table(["Workload", "Configuration", "Speed-up", "Price ratio", "Performance per price"],
+                          ["l", "l", "r", "r", "r"], rows)
+
+
+def render_markdown(
+    analysis: Analysis,
+    chart_names: dict[str, str],
+    prices: dict[str, float] | None = None,
+    price_unit: str = "$",
+) -> str:
+    """The report as Markdown; `chart_names` maps charts.SUMMARY_KEY and workload names to
+    image files (relative paths) written beside it. Charts not in the mapping are left out."""
+    base = baseline(analysis)
+    lines = [f"# shootout: {' vs '.join(c.display for c in analysis.configs)}", "", f"*{_subtitle(analysis)}*", ""]
+    lines += [f"**{summary_sentence(analysis, s)}**" for s in iter_summaries(analysis)]
+    lines += [f"> {note}" for note in analysis.notes]
+    if charts.SUMMARY_KEY in chart_names:
+        lines += ["", f"![Speed-up over {base.display} of every workload, log scale, 95% CI]"
+                      f"({chart_names[charts.SUMMARY_KEY]})"]
+    lines += ["", "## Results", ""]
+    lines += _results(analysis)
+    nf = "" if analysis.noise_floor is None else (
+        f" Noise floor of this machine (A/A): \u00b1{analysis.noise_floor * 100:.1f}%.")
+    lines += ["", f"Speed-up = performance of the configuration \u00f7 performance of {base.display} "
+                  f"(>1: faster), whatever the metric's direction; 95% CI in brackets; verdict threshold "
+                  f"\u00b1{analysis.threshold * 100:g}%. \u2605 headline metric (one per workload in the geomean).{nf}"]
+    if prices:
+        lines += [""] + _per_dollar(analysis, prices, price_unit)
+    lines += ["", "## Workloads"]
+    done: list[str] = []
+    for mrow in metric_rows(analysis):
+        if mrow.workload in done:
+            continue
+        done.append(mrow.workload)
+        spec = mrow.spec
+        lines += ["", f"### {mrow.workload}" + (f" ({spec.category})" if spec else ""), ""]
+        if spec and spec.description:
+            lines += [spec.description, ""]
+        if mrow.workload in chart_names:
+            lines += [f"![{mrow.workload}: median per configuration, bars from zero, 95% CI of the median]"
+                      f"({chart_names[mrow.workload]})", ""]
+        for r in metric_rows(analysis):
+            if r.workload != mrow.workload:
+                continue
+            for comp in r.comparisons:
+                notes = "".join(f" \u26a0 {n}." for n in notes_of(comp))
+                lines.append(f"- {r.metric}: {change_phrase(comp, analysis)}; {fmt_estimate(comp.estimate)}.{notes}")
+    lines += ["", "## Conditions", ""] + _facts(analysis)
+    lines += ["", "## Method", ""] + [f"- {item}" for item in method_items(analysis)]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(
+    analysis: Analysis,
+    out_dir: Path,
+    fmt: str,
+    prices: dict[str, float] | None = None,
+    price_unit: str = "$",
+) -> list[Path]:
+    """Write the report for `shootout report --format html|md|png|svg --out DIR`.
+
+    html: report.html (self-contained); md: report.md plus its PNG charts; png/svg: the
+    charts only. Returns the paths written. Everything is rendered before anything is
+    written, so a rendering error leaves the directory untouched.
+    """
+    if fmt not in REPORT_FORMATS:
+        raise UsageError(f"unknown report format {fmt!r}", "use one of: " + ", ".join(REPORT_FORMATS))
+    files: dict[str, bytes] = {}
+    if fmt == "html":
+        files["report.html"] = render_html(analysis, prices, price_unit).encode("utf-8")
+    else:
+        ext = "png" if fmt == "md" else fmt
+        names = charts.chart_names(analysis, ext)
+        for key, name in names.items():
+            files[name] = (charts.summary_chart(analysis, ext) if key == charts.SUMMARY_KEY
+                           else charts.workload_chart(analysis, key, ext))
+        if fmt == "md":
+            files["report.md"] = render_markdown(analysis, names, prices, price_unit).encode("utf-8")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, data in files.items():
+            path = out_dir / name
+            path.write_bytes(data)
+            written.append(path)
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {out_dir}: {exc.strerror or exc}",
+                         "choose a writable directory with --out") from None
+    return written

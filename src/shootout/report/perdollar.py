@@ -1,0 +1,81 @@
+"""Performance per dollar: speed-ups divided by price ratios, never raw values averaged.
+
+A price is per configuration, per hour (cloud instances) or a purchase price, all in one
+unit named by the caller ("$/h", "EUR"). For each workload's headline metric the
+performance-per-price of a configuration relative to the baseline is
+
+    speed-up / (price_config / price_baseline)
+
+and its interval is the speed-up's interval divided by the same exact factor. Raw values
+of different workloads (different units) are never combined: the suite row divides the
+geomean speed-up, which is already unit-free.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from shootout.analysis import Analysis
+from shootout.errors import UsageError
+from shootout.stats import Estimate, verdict
+from shootout.report.text import baseline, headline_comparisons, iter_summaries, others
+
+
+def _check_prices(analysis: Analysis, prices: dict[str, float]) -> None:
+    missing = [c.name for c in analysis.configs if c.name not in prices]
+    if missing:
+        raise UsageError(
+            f"no price for configuration {', '.join(missing)}",
+            "give a price for every configuration, e.g. --price NAME=0.408",
+        )
+    for name, price in prices.items():
+        if not (isinstance(price, (int, float)) and math.isfinite(price) and price > 0):
+            raise UsageError(f"price of {name} must be a positive number, got {price!r}")
+
+
+def _scaled(est: Estimate | None, factor: float) -> Estimate | None:
+    if est is None:
+        return None
+    return Estimate(est.ratio / factor, est.low / factor, est.high / factor, est.n, est.confidence, est.method)
+
+
+def _row(analysis: Analysis, workload: str, metric: str, config: str, est: Estimate | None,
+         prices: dict[str, float], price_unit: str) -> dict[str, Any]:
+    base = baseline(analysis).name
+    ratio = prices[config] / prices[base]
+    ppp = _scaled(est, ratio)
+    return {
+        "workload": workload,
+        "metric": metric,
+        "baseline": base,
+        "config": config,
+        "price_unit": price_unit,
+        "baseline_price": prices[base],
+        "config_price": prices[config],
+        "price_ratio": ratio,
+        "speedup": est.ratio if est else None,
+        "ci_low": est.low if est else None,
+        "ci_high": est.high if est else None,
+        "perf_per_price": ppp.ratio if ppp else None,
+        "ppp_low": ppp.low if ppp else None,
+        "ppp_high": ppp.high if ppp else None,
+        # faster here means: more performance per unit of money than the baseline.
+        "verdict": str(verdict(ppp, analysis.threshold)),
+    }
+
+
+def per_dollar(analysis: Analysis, prices: dict[str, float], price_unit: str) -> list[dict[str, Any]]:
+    """Rows per workload headline metric and per non-baseline configuration, then geomeans.
+
+    perf_per_price > 1: the configuration gives more performance per unit of price than
+    the baseline. The geomean row has workload "geomean" and metric "headline".
+    """
+    _check_prices(analysis, prices)
+    rows = []
+    for cfg in others(analysis):
+        for comp in headline_comparisons(analysis, cfg.name):
+            rows.append(_row(analysis, comp.workload, comp.metric, cfg.name, comp.estimate, prices, price_unit))
+    for summary in iter_summaries(analysis):
+        rows.append(_row(analysis, "geomean", "headline", summary.config, summary.geomean, prices, price_unit))
+    return rows

@@ -1,0 +1,100 @@
+"""The real command: native kernels at two ABIs, kill and resume, and bad input."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import time
+from collections import Counter
+
+import pytest
+
+
+def test_ptrtree_is_faster_at_m32_with_a_ci_that_excludes_one(shootout):
+    done = shootout("run", "-c", "host", "-c", "host+m32", "-w", "ptrtree", "-w", "intmix",
+                    "--seed", "3", "--budget", "5m", "--max-rounds", "10", "--db", shootout.db)
+    assert done.returncode == 0, done.stderr
+    rows = {(r["workload"], r["config"]): r for r in shootout.rows()}
+    tree = rows[("ptrtree", "host+m32")]
+    assert tree["verdict"] == "faster", tree
+    assert tree["ci_low"] > 1.0
+    assert rows[("intmix", "host+m32")]["verdict"] in ("faster", "slower", "same", "inconclusive")
+    assert "ptrtree" in done.stdout  # the table was printed
+
+
+def _trials(db_path) -> list[tuple]:
+    try:
+        with sqlite3.connect(db_path) as conn:
+            return conn.execute("select round, workload, config from trials").fetchall()
+    except sqlite3.OperationalError:  # the schema is not created yet
+        return []
+
+
+def test_sigkill_then_resume_completes_with_every_trial_once(shootout, tmp_path):
+    toml = tmp_path / "shootout.toml"
+    toml.write_text('[[workload]]\nname = "nap"\ncommand = "sleep 0.05"\n'
+                    '[[workload]]\nname = "count"\ncommand = "seq 1 20000 | wc -l"\n')
+    args = ("run", "-c", "host", "-c", "host+m32", "--file", str(toml), "-w", "nap", "-w", "count",
+            "--seed", "9", "--max-rounds", "6", "--precision", "50%", "--db", shootout.db)
+    child = shootout.popen(*args)
+    db_path = tmp_path / "results.db"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if db_path.exists() and len(_trials(db_path)) >= 10:
+            break
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    before = _trials(db_path)
+    assert 10 <= len(before) < 28, "the kill should land mid-run"
+    done = shootout("run", "--resume", "last", "--db", shootout.db)
+    assert done.returncode == 0, done.stderr
+    after = _trials(db_path)
+    counts = Counter(after)
+    assert max(counts.values()) == 1  # nothing doubled
+    expected = {(r, w, c) for r in range(0, 7) for w in ("nap", "count") for c in ("host", "host+m32")}
+    assert set(after) == expected  # nothing lost: warm-up plus six rounds, all pairs
+    assert set(before) <= set(after)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("-c", "host", "-w", "nosuch"), "unknown workload"),
+    (("-c", "nosuch"), "unknown configuration"),
+    (("-c", "host+mx32"), "no usable configuration"),
+    (("-c", "host", "--budget", "soon"), "not a duration"),
+    (("-c", "host", "--min-rounds", "3"), "at least 6 rounds"),
+])
+def test_bad_input_is_one_line_and_nonzero(shootout, args, message):
+    done = shootout("run", *args, "--db", shootout.db)
+    assert done.returncode != 0
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) <= 2  # the error line (plus, for skips, why)
+    assert "Traceback" not in done.stderr
+
+
+def test_malformed_toml_reports_file_and_line(shootout, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[workload]]\nname = 'x'\ncommand = [\n")
+    done = shootout("run", "-c", "host", "--file", str(bad), "--db", shootout.db)
+    assert done.returncode == 2
+    assert "bad.toml" in done.stderr and "line" in done.stderr
+
+
+def test_unwritable_database_path(shootout, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    done = shootout("run", "-c", "host", "-w", "intmix", "--db", f"sqlite:///{blocker}/sub/r.db")
+    assert done.returncode != 0
+    assert "error:" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_user_command_that_fails_or_prints_no_number(shootout, tmp_path):
+    toml = tmp_path / "s.toml"
+    toml.write_text('[[workload]]\nname = "broken"\ncommand = "echo oops >&2; exit 3"\n'
+                    '[[workload]]\nname = "silent"\ncommand = "echo nothing"\nregex = "rate: ([0-9.]+)"\nunit = "MB/s"\n')
+    done = shootout("run", "-c", "host", "--file", str(toml), "-w", "broken", "-w", "silent", "--db", shootout.db)
+    assert done.returncode != 0
+    assert "exit status 3: oops" in done.stderr
+    assert "printed no number" in done.stderr
+    runs = shootout("runs", "--db", shootout.db)
+    assert "failed" in runs.stdout and "complete" not in runs.stdout

@@ -1,0 +1,129 @@
+"""Honest conditions on this real machine: clock loop, facts, kernel log, monitor, preflight, tune."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from shootout.conditions import clock, governor
+from shootout.conditions.monitor import Monitor
+from shootout.conditions.preflight import preflight
+from shootout.conditions.throttling import read_kernel_log
+from shootout.facts import machine_facts, target_facts
+from shootout.model import Config
+from shootout.system.journal import Journal
+from shootout.targets.host import HostTarget
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def test_measure_mhz_is_plausible_and_cached(home: Path) -> None:
+    mhz = clock.measure_mhz()
+    assert mhz is not None and 200 < mhz < 8000, mhz
+    binary = clock.clockloop_binary()
+    assert binary is not None and binary.parent == home / "cache" / "conditions"
+    built = binary.stat().st_mtime_ns
+    assert clock.measure_mhz(0.05) is not None
+    assert binary.stat().st_mtime_ns == built  # compiled once
+
+
+def test_busy_loop_scales_with_work() -> None:
+    small = clock.busy_loop_seconds(2_000_000)
+    large = clock.busy_loop_seconds(8_000_000)
+    assert small is not None and large is not None
+    assert 2.0 < large / small < 8.0  # 4x the work; generous for a shared machine
+
+
+def test_no_compiler_means_unknown_clock(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(clock.shutil, "which", lambda name: None)
+    assert clock.measure_mhz() is None
+    assert "no C compiler" in caplog.text and "gcc" in caplog.text
+
+
+def test_machine_facts_here() -> None:
+    f = machine_facts()
+    assert f["cores"] == os.cpu_count()
+    assert f["kernel"] == os.uname().release
+    assert f["arch"] == os.uname().machine
+    assert f["memory_bytes"] and f["memory_bytes"] > 100 * 2**20
+    assert f["machine_id"] and f["machine_id"] == machine_facts()["machine_id"]
+
+
+def test_target_facts_of_the_host() -> None:
+    target = HostTarget(Config("host"))
+    try:
+        f = target_facts(target)
+    finally:
+        target.close()
+    assert f["uname_m"] == os.uname().machine
+    assert f["libc"] and f["libc"].startswith("glibc")
+    if shutil.which("dpkg"):
+        expected = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True).stdout.strip()
+        assert f["dpkg_arch"] == expected
+    assert f["distro"]
+
+
+@pytest.mark.root
+@pytest.mark.skipif(os.geteuid() != 0, reason="writing to /dev/kmsg needs root")
+def test_kernel_log_timestamps_map_to_unix_time() -> None:
+    marker = f"shootout self-test marker {uuid.uuid4()}"  # matches no event pattern on purpose
+    fd = os.open("/dev/kmsg", os.O_WRONLY)
+    try:
+        os.write(fd, f"<6>{marker}\n".encode())
+    finally:
+        os.close(fd)
+    records = read_kernel_log()
+    assert records is not None
+    found = [ts for ts, msg in records if marker in msg]
+    assert len(found) == 1
+    assert abs(found[0] - time.time()) < 5
+
+
+def test_monitor_on_this_machine() -> None:
+    mon = Monitor(interval_s=0.1)
+    with mon:
+        t0 = time.time()
+        clock.busy_loop_seconds(3_000_000)
+        t1 = time.time()
+    samples = mon.samples()
+    assert len(samples) >= 2
+    assert all(s["load1"] is not None and s["runq"] is not None for s in samples)
+    assert any(s["steal_pct"] is not None for s in samples)
+    w = mon.window(t0, t1)
+    assert w["samples"] >= 1 and w["max_load"] is not None and w["cpus"] == os.cpu_count()
+    assert mon.cpu_s < 0.05 * len(samples)  # under 50 ms of CPU per sample, far under in practice
+
+
+def test_preflight_here(tmp_path: Path) -> None:
+    pf = preflight(tune=False, journal=None, load_wait_s=0)
+    text = "\n".join(pf.lines)
+    assert "load:" in text and "governor:" in text and "virtualization:" in text
+    assert "measured clock:" in text and "MHz" in text
+    assert "kernel log:" in text
+    assert pf.facts["conditions"]["measured_mhz"] > 200
+
+
+def test_tune_here_changes_nothing_or_restores(tmp_path: Path) -> None:
+    before = governor.governors()
+    (tmp_path / "j").mkdir()
+    j = Journal(tmp_path / "j")
+    try:
+        lines = governor.tune(j)
+        if not before:
+            assert lines == [governor.NO_CPUFREQ]
+            assert j.pending == [] and not j.path.exists()
+        else:
+            assert set(governor.governors().values()) <= {"performance"} | set(before.values())
+    finally:
+        assert j.undo() == []
+    assert governor.governors() == before

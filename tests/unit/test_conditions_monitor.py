@@ -1,0 +1,151 @@
+"""Monitor: windows over injected samples, flags, and the sampler thread on a fake tree."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shootout.conditions.monitor import Monitor, monitor_flags, reference_mhz, summarize
+
+
+def write(root: Path, path: str, text: str) -> None:
+    p = root / path.lstrip("/")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+
+
+def sample(t: float, **kw: Any) -> dict[str, Any]:
+    base = {"t": t, "mhz_min": 600.0, "mhz_mean": 1000.0, "mhz_max": 1500.0, "temp_c": 50.0, "load1": 1.0,
+            "steal_pct": 0.0, "runq": 1, "throttle_events": None, "throttled_bits": None}
+    base.update(kw)
+    return base
+
+
+def fake_machine(root: Path, cpus: int = 2) -> None:
+    for n in range(cpus):
+        (root / f"sys/devices/system/cpu/cpu{n}").mkdir(parents=True, exist_ok=True)
+
+
+def test_window_summarises_samples_during_the_trial(tmp_path: Path) -> None:
+    fake_machine(tmp_path, cpus=4)
+    mon = Monitor(root=tmp_path)
+    for t in range(100, 111):
+        mon.add(sample(float(t), temp_c=40.0 + t - 100, mhz_max=1500.0 - (t - 100) * 10,
+                       steal_pct=float(t - 100), load1=0.5, runq=t % 3))
+    w = mon.window(102.5, 105.2)
+    # samples at 103, 104, 105 and the first after the trial (106), whose interval covers its end
+    assert w == {"max_temp_c": 46.0, "min_mhz": 1440.0, "max_steal_pct": 6.0, "max_load": 0.5,
+                 "max_runq": 2, "throttled": None, "cpus": 4, "samples": 4}
+
+
+def test_short_trial_gets_the_next_sample(tmp_path: Path) -> None:
+    fake_machine(tmp_path)
+    mon = Monitor(root=tmp_path)
+    mon.add(sample(10.0, steal_pct=0.0))
+    mon.add(sample(11.0, steal_pct=7.5))
+    w = mon.window(10.2, 10.5)
+    assert w["samples"] == 1 and w["max_steal_pct"] == 7.5
+    assert Monitor(root=tmp_path).window(0, 1)["samples"] == 0
+    assert Monitor(root=tmp_path).window(0, 1)["max_temp_c"] is None
+
+
+def test_missing_readings_are_none_not_zero() -> None:
+    w = summarize([sample(1.0, temp_c=None, mhz_max=None, steal_pct=None)], cpus=2)
+    assert w["max_temp_c"] is None and w["min_mhz"] is None and w["max_steal_pct"] is None
+    assert w["max_load"] == 1.0
+
+
+def test_throttled_from_firmware_bits_or_counters() -> None:
+    assert summarize([sample(1.0, throttled_bits=0x50000)], 2)["throttled"] is False  # only "occurred" bits
+    assert summarize([sample(1.0, throttled_bits=0x50005)], 2)["throttled"] is True
+    assert summarize([sample(1.0, throttle_events=0), sample(2.0, throttle_events=3)], 2)["throttled"] is True
+    assert summarize([sample(1.0, throttle_events=0)], 2)["throttled"] is False
+
+
+def window(**kw: Any) -> dict[str, Any]:
+    base = {"max_temp_c": 50.0, "min_mhz": 1500.0, "max_steal_pct": 0.0, "max_load": 1.0, "max_runq": 1,
+            "throttled": None, "cpus": 2, "samples": 2}
+    base.update(kw)
+    return base
+
+
+@pytest.mark.parametrize(
+    ("changed", "flag"),
+    [
+        ({"throttled": True}, "throttled"),
+        ({"min_mhz": 1400.0}, "clock-drop"),
+        ({"max_steal_pct": 1.5}, "steal"),
+        ({"max_temp_c": 80.0}, "hot"),
+    ],
+)
+def test_each_flag(changed: dict[str, Any], flag: str) -> None:
+    calm = [window() for _ in range(5)]
+    assert monitor_flags(calm, 1500.0) == []
+    assert monitor_flags(calm[:4] + [window(**changed)], 1500.0) == [flag]
+
+
+def test_flag_thresholds() -> None:
+    assert monitor_flags([window(min_mhz=1455.0)], 1500.0) == []  # exactly 3% lower
+    assert monitor_flags([window(max_steal_pct=1.0)], 1500.0) == []
+    assert monitor_flags([window(max_temp_c=79.9)], 1500.0) == []
+    assert monitor_flags([window(min_mhz=100.0)], None) == []  # no baseline: no clock claim
+    assert monitor_flags([], 1500.0) == []
+
+
+def test_busy_needs_more_than_a_fifth_of_trials() -> None:
+    crowded, calm = window(max_runq=3), window(max_runq=2)  # 3 runnable tasks on 2 CPUs
+    assert monitor_flags([crowded] + [calm] * 4, 1500.0) == []  # 20%: a stray kernel thread
+    assert monitor_flags([crowded] * 2 + [calm] * 3, 1500.0) == ["busy"]
+
+
+def test_clock_drop_mid_run_flags_only_the_trials_it_touched(tmp_path: Path) -> None:
+    """A recorded clock drop from t=50 to t=60 (e.g. a thermal cap) during a run of 100 s."""
+    fake_machine(tmp_path)
+    mon = Monitor(root=tmp_path)
+    for t in range(0, 101):
+        mon.add(sample(float(t), mhz_max=1200.0 if 50 <= t <= 60 else 1500.0))
+    baseline = reference_mhz(mon.samples())
+    assert baseline == 1500.0
+    # metric A's trials: one of them ran 54.2-55.7; metric B's trials all ran outside the drop
+    a = [mon.window(10.2, 11.5), mon.window(54.2, 55.7), mon.window(80.1, 81.0)]
+    b = [mon.window(20.3, 21.9), mon.window(44.0, 48.5), mon.window(70.5, 71.2)]
+    assert monitor_flags(a, baseline) == ["clock-drop"]
+    assert monitor_flags(b, baseline) == []
+
+
+STAT = "cpu  {busy} 0 0 {idle} 0 0 0 {steal} 0 0\nprocs_running {running}\n"
+
+
+def test_sampler_thread_on_a_fake_tree(tmp_path: Path) -> None:
+    fake_machine(tmp_path)
+    write(tmp_path, "/proc/stat", STAT.format(busy=0, idle=0, steal=0, running=4))
+    write(tmp_path, "/proc/loadavg", "0.75 0.5 0.25 1/100 1\n")
+    write(tmp_path, "/proc/cpuinfo", "cpu MHz : 1800.0\ncpu MHz : 1200.0\n")
+    write(tmp_path, "/sys/class/thermal/thermal_zone0/temp", "55000\n")
+    write(tmp_path, "/sys/devices/system/cpu/cpu0/thermal_throttle/core_throttle_count", "0\n")
+    mon = Monitor(interval_s=0.02, root=tmp_path)
+    mon.start()
+    try:
+        time.sleep(0.1)
+        assert mon._thread is not None and mon._thread.native_id is not None
+        assert os.getpriority(os.PRIO_PROCESS, mon._thread.native_id) == 19
+        # 100 ticks pass: 80 busy, 10 idle, 10 stolen; it gets hot and throttles once
+        write(tmp_path, "/proc/stat", STAT.format(busy=80, idle=10, steal=10, running=4))
+        write(tmp_path, "/sys/class/thermal/thermal_zone0/temp", "85000\n")
+        write(tmp_path, "/sys/devices/system/cpu/cpu0/thermal_throttle/core_throttle_count", "1\n")
+        time.sleep(0.1)
+    finally:
+        mon.stop()
+    got = mon.samples()
+    assert len(got) >= 4
+    assert all(s["mhz_min"] == 1200.0 and s["mhz_max"] == 1800.0 and s["mhz_mean"] == 1500.0 for s in got)
+    assert all(s["runq"] == 3 and s["load1"] == 0.75 for s in got)
+    assert [s["steal_pct"] for s in got if s["steal_pct"] is not None] == [10.0]
+    w = mon.window(got[0]["t"], got[-1]["t"])
+    assert w["max_temp_c"] == 85.0 and w["max_steal_pct"] == 10.0 and w["throttled"] is True
+    assert monitor_flags([w], 1800.0) == ["throttled", "steal", "hot", "busy"]
+    assert mon._thread is None  # stopped and joined
