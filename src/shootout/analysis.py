@@ -131,12 +131,15 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                 flags = trial_flags(
                     values[(spec.name, metric.name, config.name)],
                     list(ratios.keys()), list(ratios.values()),
-                    [t.wall_s for t in measured if t.spec.workload == spec.name and t.spec.config == config.name],
+                    # imported results may not know the wall time (0): unknown, not short
+                    [t.wall_s for t in measured
+                     if t.spec.workload == spec.name and t.spec.config == config.name and t.wall_s > 0],
                 )
                 emulated = is_emulated(cfg_facts) or is_emulated(base_facts)
                 if emulated:
                     flags.append("emulated")
-                failed = [t for t in trials if t.spec.workload == spec.name and not t.ok]
+                failed = [t for t in trials if t.spec.workload == spec.name and not t.ok
+                          and t.spec.config in (base, config.name)]
                 if failed:
                     flags.append("failed: " + (failed[0].error or "error"))
                 comparisons.append(Comparison(

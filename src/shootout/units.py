@@ -54,6 +54,13 @@ UNITS: dict[str, Unit] = {
         Unit("MiB", "capacity", 2.0**20, _H, ",.0f"),
         Unit("MHz", "frequency", 1e6, _H, ",.0f"),
         Unit("x", "ratio", 1.0, _H, ".3f"),
+        Unit("fps", "rate", 1.0, _H, ",.1f"),
+        Unit("req/s", "rate", 1.0, _H, ",.0f"),
+        Unit("events/s", "rate", 1.0, _H, ",.0f"),
+        Unit("items/s", "rate", 1.0, _H, ",.0f"),
+        Unit("score", "score", 1.0, _H, ",.4g"),
+        Unit("GFLOPS", "flop-rate", 1e9, _H, ",.2f"),
+        Unit("W", "power", 1.0, _L, ",.1f"),
     ]
 }
 

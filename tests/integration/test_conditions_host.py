@@ -127,3 +127,13 @@ def test_tune_here_changes_nothing_or_restores(tmp_path: Path) -> None:
     finally:
         assert j.undo() == []
     assert governor.governors() == before
+
+
+def test_overhead_benchmark_runs() -> None:
+    from shootout.conditions.overhead import measure
+
+    r = measure(runs=6, interval_s=0.02, seconds=0.05)
+    assert r["median_with_s"] > 0 and r["median_without_s"] > 0
+    assert r["estimate"] is not None and r["estimate"].n == 6
+    assert r["verdict"] in {"faster", "slower", "same", "inconclusive"}
+    assert 0 < r["monitor_cpu_ms_per_sample"] < 50

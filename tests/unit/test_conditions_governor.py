@@ -26,7 +26,8 @@ def fake_cpufreq(root: Path, governors: dict[int, str] | None = None) -> Path:
         d = base / "cpufreq" / f"policy{policy}"
         d.mkdir(parents=True)
         (d / "scaling_governor").write_text(gov + "\n")
-        (d / "scaling_available_governors").write_text("conservative ondemand userspace powersave performance schedutil\n")
+        offered = "conservative ondemand userspace powersave performance schedutil"
+        (d / "scaling_available_governors").write_text(offered + "\n")
     for cpu, policy in ((0, 0), (1, 0), (2, 2)):
         (base / f"cpu{cpu}").mkdir(parents=True)
         (base / f"cpu{cpu}" / "cpufreq").symlink_to(f"../cpufreq/policy{policy}")

@@ -218,6 +218,8 @@ def compare(refs: Annotated[list[str], typer.Argument(help="two or more runs")],
 def report(refs: Annotated[list[str], typer.Argument(help="one run, or several to compare")] = ["last"],
            format: Annotated[str, typer.Option("--format", help="html, md, png or svg")] = "html",
            out: Annotated[Path, typer.Option("--out", help="directory to write into")] = Path("shootout-report"),
+           price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE for performance per dollar (repeatable)")] = [],
+           price_unit: Annotated[str, typer.Option(help="what a price is, e.g. '$/h' or '$'")] = "$/h",
            db: DbOption = None) -> None:
     """Write a report people would rather look at: charts with CI whiskers, HTML or Markdown."""
     from shootout.analysis import analyze
@@ -228,7 +230,18 @@ def report(refs: Annotated[list[str], typer.Argument(help="one run, or several t
     runs = [store.get_run(r) for r in refs]
     trials = [store.trials(r.id) for r in runs]
     analysis = analyze(runs[0], trials[0]) if len(runs) == 1 else compare_runs(runs, trials)
-    for path in write_report(analysis, out, format):
+    prices = {}
+    for item in price:
+        name, _, value = item.rpartition("=")
+        try:
+            prices[name] = float(value)
+        except ValueError:
+            raise UsageError(f"--price {item!r} is not CONFIG=PRICE", "e.g. --price run3:host=0.408") from None
+    unknown = set(prices) - {c.name for c in analysis.configs}
+    if unknown:
+        raise UsageError(f"--price names unknown configuration(s) {', '.join(sorted(unknown))}",
+                         "use: " + ", ".join(c.name for c in analysis.configs))
+    for path in write_report(analysis, out, format, prices=prices or None, price_unit=price_unit):
         console.print(f"wrote {path}")
 
 

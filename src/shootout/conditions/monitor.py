@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -42,7 +43,8 @@ class Monitor:
     def __init__(self, interval_s: float = 1.0, root: Path = Path("/")) -> None:
         self.interval_s = interval_s
         self.root = root
-        self.cpus = len(sensors.cpu_dirs(root)) or os.cpu_count() or 1
+        self._dirs = sensors.cpu_dirs(root)  # CPU hotplug during a run is not followed
+        self.cpus = len(self._dirs) or os.cpu_count() or 1
         self.cpu_s = 0.0  # CPU time the sampler thread used, to show its cost
         self._samples: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -50,7 +52,8 @@ class Monitor:
         self._thread: threading.Thread | None = None
         self._prev_times: sensors.CpuTimes | None = None
         self._prev_throttle: int | None = None
-        self._vcgencmd = root == Path("/")  # firmware flags describe the real machine only
+        # Firmware flags describe the real machine only, and only a Raspberry Pi has the tool.
+        self._vcgencmd = root == Path("/") and shutil.which("vcgencmd") is not None
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> None:
@@ -58,7 +61,7 @@ class Monitor:
             return
         self._stop.clear()
         self._prev_times = sensors.cpu_times(self.root)
-        self._prev_throttle = sensors.thermal_throttle_count(self.root)
+        self._prev_throttle = sensors.thermal_throttle_count(self.root, self._dirs)
         self._thread = threading.Thread(target=self._loop, name="shootout-monitor", daemon=True)
         self._thread.start()
 
@@ -93,11 +96,10 @@ class Monitor:
     # -- samples -----------------------------------------------------------------
     def sample(self) -> dict[str, Any]:
         """One reading now; steal and throttle events cover the time since the previous one."""
-        times = sensors.cpu_times(self.root)
-        mhz = sensors.cpu_mhz(self.root)
+        times, running = sensors.stat_snapshot(self.root)
+        mhz = sensors.cpu_mhz(self.root, self._dirs)
         load = sensors.loadavg(self.root)
-        running = sensors.procs_running(self.root)
-        throttle = sensors.thermal_throttle_count(self.root)
+        throttle = sensors.thermal_throttle_count(self.root, self._dirs)
         sample: dict[str, Any] = {
             "t": time.time(),
             "mhz_min": min(mhz) if mhz else None,

@@ -101,7 +101,8 @@ def preflight(
     lines.append(f"governor: {gov_text}{boost_text}{hint}")
 
     virt = facts.get("virtualization") or {}
-    kinds = [f"{virt['vm']} VM" if virt.get("vm") else "", f"{virt['container']} container" if virt.get("container") else ""]
+    kinds = [f"{virt['vm']} VM" if virt.get("vm") else "",
+             f"{virt['container']} container" if virt.get("container") else ""]
     cond["steal_pct"] = gate.steal_pct
     lines.append(f"virtualization: {', '.join(k for k in kinds if k) or 'none detected'}; "
                  f"steal {_fmt(gate.steal_pct, '.1f', '%')} over {SAMPLE_S:g} s")
@@ -109,12 +110,14 @@ def preflight(
         flags.append("steal")
 
     swap = cond["swap_used_bytes"] = sensors.swap_used_bytes(root)
-    lines.append("swap: " + ("unknown" if swap is None else "none in use" if swap == 0 else f"{swap / 2**20:.1f} MiB in use"))
+    swap_text = "unknown" if swap is None else "none in use" if swap == 0 else f"{swap / 2**20:.1f} MiB in use"
+    lines.append(f"swap: {swap_text}")
     if swap:
         flags.append("swap-in-use")
 
     temps = cond["temperatures"] = sensors.temperatures(root)
-    lines.append("sensors: " + (", ".join(f"{k} {v:.1f} °C" for k, v in temps.items()) or "no thermal zones or hwmon sensors found"))
+    temp_text = ", ".join(f"{k} {v:.1f} °C" for k, v in temps.items())
+    lines.append(f"sensors: {temp_text or 'no thermal zones or hwmon sensors found'}")
     if temps and max(temps.values()) >= HOT_C:
         flags.append("hot")
 
@@ -134,7 +137,8 @@ def _firmware(lines: list[str], flags: list[str], cond: dict[str, Any]) -> None:
         return
     cond["throttled"] = value
     cond["throttled_decoded"] = decoded = decode_throttled(value)
-    lines.append(f"firmware: throttled={value:#x}" + (f": {', '.join(decoded)}" if decoded else " (never throttled since boot)"))
+    meaning = f": {', '.join(decoded)}" if decoded else " (never throttled since boot)"
+    lines.append(f"firmware: throttled={value:#x}{meaning}")
     if value & NOW_MASK:
         flags.append("throttled")
     if (mhz := arm_clock_mhz()) is not None:
@@ -149,6 +153,7 @@ def _kernel_log(lines: list[str], cond: dict[str, Any]) -> None:
         return
     events = cond["kernel_events"] = kernel_events(records, 0.0)
     if events:
-        lines.append(f"kernel log: {len(events)} throttling/under-voltage/OOM message(s) since boot; latest: {events[-1]}")
+        lines.append(f"kernel log: {len(events)} throttling/under-voltage/OOM message(s) since boot; "
+                     f"latest: {events[-1]}")
     else:
         lines.append("kernel log: no throttling, under-voltage or OOM messages since boot")

@@ -29,15 +29,23 @@ class CpuTimes:
         return self.busy + self.idle + self.steal
 
 
-def cpu_times(root: Path = Path("/")) -> CpuTimes | None:
+def stat_snapshot(root: Path = Path("/")) -> tuple[CpuTimes | None, int | None]:
+    """CPU times and procs_running (the run queue) from one read of /proc/stat."""
+    times, running = None, None
     for line in (read_text(root, "/proc/stat") or "").splitlines():
         fields = line.split()
         if fields and fields[0] == "cpu":
             # user nice system idle iowait irq softirq steal [guest guest_nice]; guest time is
             # already counted in user, so it is left out.
             v = [int(x) for x in fields[1:9]] + [0] * max(0, 9 - len(fields))
-            return CpuTimes(busy=v[0] + v[1] + v[2] + v[5] + v[6], idle=v[3] + v[4], steal=v[7])
-    return None
+            times = CpuTimes(busy=v[0] + v[1] + v[2] + v[5] + v[6], idle=v[3] + v[4], steal=v[7])
+        elif len(fields) == 2 and fields[0] == "procs_running" and fields[1].isdigit():
+            running = int(fields[1])
+    return times, running
+
+
+def cpu_times(root: Path = Path("/")) -> CpuTimes | None:
+    return stat_snapshot(root)[0]
 
 
 def steal_pct(before: CpuTimes | None, after: CpuTimes | None) -> float | None:
@@ -56,8 +64,7 @@ def busy_pct(before: CpuTimes | None, after: CpuTimes | None) -> float | None:
 
 def procs_running(root: Path = Path("/")) -> int | None:
     """Runnable tasks right now (the run queue), from /proc/stat."""
-    value = read_key_values(root, "/proc/stat", sep=" ").get("procs_running")
-    return int(value) if value and value.isdigit() else None
+    return stat_snapshot(root)[1]
 
 
 def loadavg(root: Path = Path("/")) -> tuple[float, float, float] | None:
@@ -75,9 +82,11 @@ def cpu_dirs(root: Path = Path("/")) -> list[Path]:
     return sorted(found, key=lambda p: int(p.name[3:]))
 
 
-def cpu_mhz(root: Path = Path("/")) -> list[float]:
-    """Current clock of every CPU in MHz: cpufreq when present, else /proc/cpuinfo; [] if neither."""
-    khz = [read_int(root, d / "cpufreq" / "scaling_cur_freq") for d in cpu_dirs(root)]
+def cpu_mhz(root: Path = Path("/"), dirs: list[Path] | None = None) -> list[float]:
+    """Current clock of every CPU in MHz: cpufreq when present, else /proc/cpuinfo; [] if neither.
+
+    `dirs` is cpu_dirs(root) when the caller has it already (the monitor, every second)."""
+    khz = [read_int(root, d / "cpufreq" / "scaling_cur_freq") for d in (cpu_dirs(root) if dirs is None else dirs)]
     if any(k is not None for k in khz):
         return [k / 1000.0 for k in khz if k is not None]
     mhz = []
@@ -140,10 +149,10 @@ def swap_activity(root: Path = Path("/")) -> tuple[int, int] | None:
         return None
 
 
-def thermal_throttle_count(root: Path = Path("/")) -> int | None:
+def thermal_throttle_count(root: Path = Path("/"), dirs: list[Path] | None = None) -> int | None:
     """Sum of the x86 thermal_throttle event counters over all CPUs; None where absent."""
     counts = []
-    for d in cpu_dirs(root):
+    for d in cpu_dirs(root) if dirs is None else dirs:
         for name in ("core_throttle_count", "package_throttle_count"):
             if (value := read_int(root, d / "thermal_throttle" / name)) is not None:
                 counts.append(value)

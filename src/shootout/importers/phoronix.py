@@ -51,6 +51,13 @@ SCALES: dict[str, str] = {
     "iterations per second": "iter/s", "iterations/sec": "iter/s", "iter/s": "iter/s",
     "runs per second": "runs/s", "runs/s": "runs/s",
     "mhz": "MHz",
+    "frames per second": "fps", "fps": "fps",
+    "requests per second": "req/s", "requests/sec": "req/s", "req/s": "req/s",
+    "events per second": "events/s", "events/sec": "events/s",
+    "items per second": "items/s", "items/sec": "items/s",
+    "score": "score", "points": "score",
+    "gflops": "GFLOPS", "gflop/s": "GFLOPS",
+    "watts": "W", "w": "W",
 }
 PROPORTIONS = {"HIB": Direction.HIGHER, "LIB": Direction.LOWER}
 # Results drawn as bars hold one number per system; other formats (line graphs, pass/fail,

@@ -11,37 +11,39 @@ intervals) on a log axis, so 0.8x and 1.25x sit at the same distance from 1.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import ParamSpec
 
 import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
-from scipy.stats import quantile_test  # noqa: E402
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+from scipy.stats import quantile_test
 
-from shootout.analysis import Analysis, Comparison  # noqa: E402
-from shootout.errors import UsageError  # noqa: E402
-from shootout.report.text import (  # noqa: E402
+from shootout.analysis import Analysis, Comparison
+from shootout.errors import UsageError
+from shootout.report.text import (
     TIMES,
     baseline,
     direction_text,
     display,
-    fmt_change,
+    fmt_gap,
     fmt_value,
     headline_comparisons,
-    iter_summaries,
     metric_rows,
     others,
+    workloads,
 )
-from shootout.stats import Estimate, Verdict, verdict  # noqa: E402
+from shootout.stats import Estimate, Verdict, verdict
 
 VERDICT_COLOR = {
     Verdict.FASTER: "#1b7837",
@@ -52,6 +54,7 @@ VERDICT_COLOR = {
 CONFIG_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3")
 FORMATS = ("svg", "png")
 CONFIDENCE = 0.95
+P = ParamSpec("P")
 _NICE_TICKS = (0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99, 1.0,
                1.01, 1.02, 1.03, 1.05, 1.1, 1.15, 1.2, 1.25, 1.33, 1.5, 2.0, 3.0, 4.0, 5.0, 10.0)
 
@@ -73,8 +76,8 @@ def _render(fig: Figure, fmt: str, salt: str, text_as_paths: bool) -> bytes:
         raise UsageError(f"unknown chart format {fmt!r}", "use svg or png")
     buf = io.BytesIO()
     # Fixed salt and no date: the same analysis gives byte-identical SVG (golden files, diffs).
-    rc = {"svg.hashsalt": f"shootout-{salt}", "svg.fonttype": "path" if text_as_paths else "none"}
-    with matplotlib.rc_context(rc):
+    fonttype = "path" if text_as_paths else "none"
+    with matplotlib.rc_context({"svg.hashsalt": f"shootout-{salt}", "svg.fonttype": fonttype}):
         if fmt == "svg":
             fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
         else:
@@ -95,6 +98,18 @@ def _wrap(label: str, width: int = 16) -> str:
     return "\n".join(textwrap.wrap(label, width)) or label
 
 
+def _literal_text(func: Callable[P, bytes]) -> Callable[P, bytes]:
+    """Build the figure with math text off: labels such as "sh -c 'exit $x'" stay literal."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> bytes:
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+@_literal_text
 def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_paths: bool = True) -> bytes:
     """Bars from zero, one per configuration and a panel per metric, with median CIs."""
     rows = [r for r in metric_rows(analysis) if r.workload == workload]
@@ -121,7 +136,7 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
         ax.bar(x, medians, width=0.6, color=colors, edgecolor="#333333", linewidth=0.6, zorder=2)
         ax.errorbar(x, medians, yerr=[lows, highs], fmt="none", ecolor="#111111", elinewidth=1.4,
                     capsize=7, capthick=1.4, zorder=3)
-        ax.set_ylim(0, max(m + h for m, h in zip(medians, highs) if math.isfinite(m)) * 1.32)
+        ax.set_ylim(0, max([m + h for m, h in zip(medians, highs) if math.isfinite(m)] or [1.0]) * 1.32)
         ax.set_xticks(x, [_wrap(c.display) for c in configs])
         ax.set_ylabel(row.unit)
         ax.yaxis.set_major_formatter(FuncFormatter(_plain_number))
@@ -136,7 +151,7 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
             comp = comps.get(cfg.name)
             color = "#222222"
             if comp is not None and comp.estimate is not None:
-                label += f"\n{fmt_change(comp.estimate.ratio)} ({comp.verdict})"
+                label += f"\n{fmt_gap(comp.estimate.ratio)} ({comp.verdict})"
                 color = VERDICT_COLOR[comp.verdict]
             elif cfg.name == baseline(analysis).name:
                 label += "\nbaseline"
@@ -153,17 +168,19 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
         if notes:
             caption += "; \u26a0 " + "; ".join(notes)
         captions.append(caption)
-    title = workload if spec is None or not spec.description else f"{workload}: {spec.description}"
+    desc = spec.description if spec else ""
+    title = f"{workload}: {desc}" if desc and desc != workload else workload
     fig.suptitle(_wrap(title, 90), fontsize=11, fontweight="bold")
+    kind = "paired" if all(c.paired for r in rows for c in r.comparisons) else "unpaired (includes drift between runs)"
     captions.append("Bars start at zero; whiskers: 95% CI of each median (distribution-free, order statistics). "
-                    "Percentages: paired speed-up over the baseline.")
+                    f"Percentages: {kind} speed-up estimate over the baseline.")
     fig.supxlabel("\n".join(textwrap.fill(c, 110) for c in captions), fontsize=8, color="#444444")
     return _render(fig, fmt, f"workload-{workload}", text_as_paths)
 
 
 def _log_ticks(ax, low: float, high: float) -> None:
     """Round ratios as ticks, thinned outward from 1 so labels never overlap."""
-    gap = math.log(high / low) / 9
+    gap = math.log(high / low) / 7
     ticks = [1.0]
     for side in ([t for t in _NICE_TICKS if t > 1], sorted((t for t in _NICE_TICKS if t < 1), reverse=True)):
         last = 1.0
@@ -185,7 +202,14 @@ def _summary_rows(analysis: Analysis, config: str) -> list[tuple[str, Estimate |
     comps: list[Comparison] = headline_comparisons(analysis, config)
     # Largest speed-up at the top; workloads without an estimate at the bottom of the list.
     comps.sort(key=lambda c: -c.estimate.ratio if c.estimate else math.inf)
-    rows = [(f"{c.workload} ({c.metric})", c.estimate, c.verdict, False) for c in comps]
+    specs = {w.name: w for w in analysis.workloads}
+
+    def label(c: Comparison) -> str:
+        # Name the metric only where the workload has several (which one is its headline).
+        spec = specs.get(c.workload)
+        return f"{c.workload} ({c.metric})" if spec is None or len(spec.metrics) > 1 else c.workload
+
+    rows = [(label(c), c.estimate, c.verdict, False) for c in comps]
     summary = next((s for s in analysis.summaries if s.config == config), None)
     if summary is not None:
         if len(summary.by_category) > 1:
@@ -195,6 +219,7 @@ def _summary_rows(analysis: Analysis, config: str) -> list[tuple[str, Estimate |
     return rows
 
 
+@_literal_text
 def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = True) -> bytes:
     """Speed-up over the baseline of every workload's headline metric, log axis, one panel per config."""
     base = baseline(analysis)
@@ -203,7 +228,7 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
         raise UsageError("a summary chart needs at least two configurations")
     panels = [(cfg, _summary_rows(analysis, cfg.name)) for cfg in rest]
     n_rows = max(len(rows) for _, rows in panels)
-    fig = Figure(figsize=(9.5, 1.6 + 0.42 * n_rows * len(rest)), layout="constrained")
+    fig = Figure(figsize=(9.5, 1.0 + len(rest) * (1.4 + 0.42 * n_rows)), layout="constrained")
     axes = fig.subplots(len(rest), 1, squeeze=False)[:, 0]
     bounds = [b for _, rows in panels for _, e, _, _ in rows if e for b in (e.low, e.high)]
     span = max([abs(math.log(b)) for b in bounds] + [math.log(1.05)])
@@ -225,7 +250,7 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
             ax.errorbar([est.ratio], [yi], xerr=[[est.ratio - est.low], [est.high - est.ratio]],
                         fmt="D" if is_geo else "o", color=color, ecolor=color, elinewidth=2.2 if is_geo else 1.6,
                         capsize=4, markersize=8 if is_geo else 6, zorder=3)
-            ax.text(high, yi, f" {fmt_change(est.ratio)} [{fmt_change(est.low)}, {fmt_change(est.high)}]",
+            ax.text(high, yi, " " + fmt_gap(est.ratio, est.low, est.high),
                     va="center", ha="left", fontsize=8, color=color,
                     fontweight="bold" if is_geo else "normal")
         ax.set_yticks(y, [r[0] for r in rows])
@@ -239,7 +264,9 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
         ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.grid(axis="x", color="#eeeeee", zorder=0)
         ax.spines[["top", "right"]].set_visible(False)
-        ax.set_title(f"{cfg.display} vs {base.display}: speed-up, 95% CI", fontsize=10, pad=16)
+        unpaired = any(not c.paired for c in headline_comparisons(analysis, cfg.name))
+        note = ", unpaired: includes drift between the runs" if unpaired else ""
+        ax.set_title(f"{cfg.display} vs {base.display}: speed-up, 95% CI{note}", fontsize=10, pad=16)
         ax.set_xlabel(f"speed-up of {cfg.display} over {base.display} ({TIMES}, log scale)", fontsize=9)
         # Separate texts, not padded spaces: SVG text collapses runs of spaces.
         for x, align, text in ((0.0, "left", f"\u2190 {base.display} faster"), (1.0, "right", f"{cfg.display} faster \u2192")):
@@ -253,7 +280,8 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
         legend.append(Patch(color="#bbbbbb", alpha=0.45, label=f"noise floor \u00b1{analysis.noise_floor * 100:.1f}% (A/A)"))
     fig.legend(handles=legend, loc="outside lower center", ncols=min(3, len(legend)), fontsize=8, frameon=False)
     n = len(headline_comparisons(analysis, rest[0].name))
-    fig.suptitle(f"Speed-up over {base.display}, headline metric of each of {n} workloads", fontsize=11, fontweight="bold")
+    scope = f"each of {workloads(n)}" if n != 1 else "1 workload"
+    fig.suptitle(f"Speed-up over {base.display}, headline metric of {scope}", fontsize=11, fontweight="bold")
     return _render(fig, fmt, "summary", text_as_paths)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -16,6 +16,7 @@ from shootout.report import charts
 from shootout.report.facts import config_facts, machine_facts
 from shootout.report.perdollar import per_dollar
 from shootout.report.text import (
+    all_notes,
     baseline,
     change_phrase,
     display,
@@ -28,6 +29,7 @@ from shootout.report.text import (
     metric_rows,
     others,
     summary_sentence,
+    workloads,
 )
 from shootout.stats import Estimate, verdict
 
@@ -43,7 +45,7 @@ def inline_svg(svg: bytes) -> Markup:
     """A matplotlib SVG made fit to sit inside HTML: no prolog, doctype, metadata or URLs."""
     text = svg.decode("utf-8")
     text = text[text.index("<svg"):]
-    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.DOTALL)
     # HTML parsers put <svg> in the SVG namespace and map xlink:href themselves; dropping
     # the declarations leaves the file with no URL of any kind.
     text = re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", text)
@@ -59,7 +61,8 @@ class Cell:
 
 
 def _num(value: float | None) -> str | None:
-    return None if value is None else repr(float(value))
+    """Sort key of a numeric cell; 7 significant digits order any two values a reader can tell apart."""
+    return None if value is None else f"{float(value):.7g}"
 
 
 def _verdict_cell(v: str) -> Cell:
@@ -115,7 +118,7 @@ def _table(analysis: Analysis) -> tuple[list[dict[str, str]], list[dict[str, Any
     width = len(columns)
     for summary in iter_summaries(analysis):
         n = geomean_workload_count(analysis, summary.config)
-        entries = [("geomean", f"{n} workloads, headline metrics", summary.geomean, False)]
+        entries = [("geomean", f"{workloads(n)}, headline metrics", summary.geomean, False)]
         if len(summary.by_category) > 1:
             entries += [("geomean", f"{cat} workloads", est, True) for cat, est in sorted(summary.by_category.items())]
         for name, scope, est, is_cat in entries:
@@ -166,11 +169,11 @@ def method_items(analysis: Analysis) -> list[str]:
     seeds = sorted({r.settings.seed for r in analysis.runs})
     delta = analysis.threshold * 100
     items = [
-        "Each round runs every workload once under every configuration, in an order shuffled from "
+        ("Each round runs every workload once under every configuration, in an order shuffled from "
         f"the run's seed ({', '.join(map(str, seeds)) or 'unknown'}), after one discarded warm-up trial per "
-        "workload and configuration; every trial is a fresh process.",
-        "Performance is the value for higher-is-better metrics and its inverse for lower-is-better ones; "
-        "the speed-up of a configuration in round r is d_r = ln(perf_config / perf_baseline).",
+        "workload and configuration; every trial is a fresh process."),
+        ("Performance is the value for higher-is-better metrics and its inverse for lower-is-better ones; "
+        "the speed-up of a configuration in round r is d_r = ln(perf_config / perf_baseline)."),
     ]
     if any(c.paired for c in analysis.comparisons):
         items.append(
@@ -184,16 +187,16 @@ def method_items(analysis: Analysis) -> list[str]:
             "estimate with the Mann\u2013Whitney interval; it includes any drift between the runs."
         )
     items += [
-        f"Verdict with threshold \u03b4 = {delta:g}%: faster if the whole interval is above 1+\u03b4, slower if "
-        "wholly below 1/(1+\u03b4), same if wholly inside, inconclusive otherwise.",
-        "Suite summary: geometric mean of one headline metric per workload with equal weights (sub-results "
-        "do not multiply a workload's weight); its interval comes from a bootstrap over rounds (fixed seed).",
-        "Charts: bars start at zero and show medians; whiskers are the distribution-free confidence "
-        "interval of each median (order statistics).",
-        "Flags are shown, never used to drop data: cv>10% (coefficient of variation), outliers (modified "
+        (f"Verdict with threshold \u03b4 = {delta:g}%: faster if the whole interval is above 1+\u03b4, slower if "
+        "wholly below 1/(1+\u03b4), same if wholly inside, inconclusive otherwise."),
+        ("Suite summary: geometric mean of one headline metric per workload with equal weights (sub-results "
+        "do not multiply a workload's weight); its interval comes from a bootstrap over rounds (fixed seed)."),
+        ("Charts: bars start at zero and show medians; whiskers are the distribution-free confidence "
+        "interval of each median (order statistics)."),
+        ("Flags are shown, never used to drop data: cv>10% (coefficient of variation), outliers (modified "
         "z-score over 10 in more than 5% of trials), trend (d_r drifting over rounds), short-trial (under "
         "50 ms), throttling, steal time, swap activity; confounders are facts that differ between the "
-        "configurations compared.",
+        "configurations compared."),
     ]
     if analysis.noise_floor is not None:
         items.append(
@@ -229,15 +232,17 @@ def _per_dollar(analysis: Analysis, prices: dict[str, float] | None, price_unit:
     return {"unit": price_unit, "prices": listed, "rows": rows}
 
 
-def _subtitle(analysis: Analysis) -> str:
+def subtitle(analysis: Analysis) -> str:
     parts = []
     for run in analysis.runs:
-        when = datetime.fromtimestamp(run.created_at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        when = datetime.fromtimestamp(run.created_at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
         parts.append(f"run {run.id} ({when}, {run.status})")
-    rounds = sorted({len(c.log_ratios) for c in analysis.comparisons})
+    # Trials per configuration and metric: the rounds of a run, the values of an unpaired comparison.
+    counts = sorted({len(v) for v in analysis.values.values() if v})
     text = "; ".join(parts)
-    if rounds:
-        text += f"; {rounds[0]}" + (f"\u2013{rounds[-1]}" if rounds[-1] != rounds[0] else "") + " rounds per metric"
+    if counts:
+        span = f"{counts[0]}" + (f"\u2013{counts[-1]}" if counts[-1] != counts[0] else "")
+        text += f"; {span} trials per configuration and metric"
     return text + f"; baseline: {baseline(analysis).display}"
 
 
@@ -249,9 +254,9 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
     summary_svg = inline_svg(charts.summary_chart(analysis, "svg", text_as_paths=False)) if others(analysis) else None
     return _ENV.get_template("report.html.j2").render(
         title="shootout: " + " vs ".join(c.display for c in analysis.configs),
-        subtitle=_subtitle(analysis),
+        subtitle=subtitle(analysis),
         sentences=[summary_sentence(analysis, s) for s in iter_summaries(analysis)],
-        notes=list(analysis.notes),
+        notes=all_notes(analysis),
         summary_svg=summary_svg,
         baseline=baseline(analysis).display,
         confidence=conf,

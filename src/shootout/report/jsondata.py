@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from shootout.analysis import Analysis
-from shootout.stats import Estimate, verdict
 from shootout.report.text import baseline, iter_summaries, metric_rows
+from shootout.stats import Estimate, verdict
 
 
 def _interval(est: Estimate | None) -> dict[str, Any]:

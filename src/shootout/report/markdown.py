@@ -8,9 +8,10 @@ from shootout.analysis import Analysis
 from shootout.errors import UsageError
 from shootout.report import charts
 from shootout.report.facts import config_facts, machine_facts
-from shootout.report.html import _subtitle, method_items, render_html
+from shootout.report.html import method_items, render_html, subtitle
 from shootout.report.perdollar import per_dollar
 from shootout.report.text import (
+    all_notes,
     baseline,
     change_phrase,
     direction_text,
@@ -23,7 +24,9 @@ from shootout.report.text import (
     metric_rows,
     notes_of,
     others,
+    row_medians,
     summary_sentence,
+    workloads,
 )
 from shootout.stats import verdict
 
@@ -49,25 +52,23 @@ def _results(analysis: Analysis) -> list[str]:
     align = ["l", "l"] + ["r"] * len(analysis.configs) + ["l"] * len(rest) + ["l"]
     rows = []
     for mrow in metric_rows(analysis):
-        medians: dict[str, float] = {}
-        for comp in mrow.comparisons:
-            medians.update(comp.medians)
+        medians = row_medians(analysis, mrow)
         star = " \u2605" if mrow.headline else ""
         row = [mrow.workload, f"{mrow.metric} ({mrow.unit}, {direction_text(mrow.direction)}){star}"]
         row += [fmt_value(medians.get(c.name), mrow.unit) for c in analysis.configs]
         by_config = {c.config: c for c in mrow.comparisons}
         notes: list[str] = []
         for cfg in rest:
-            comp = by_config.get(cfg.name)
-            row.append(f"{fmt_estimate(comp.estimate)} **{comp.verdict}**" if comp else "\u2014")
-            if comp:
-                notes += [n for n in notes_of(comp) if n not in notes]
+            found = by_config.get(cfg.name)
+            row.append(f"{fmt_estimate(found.estimate)} **{found.verdict}**" if found else "\u2014")
+            if found:
+                notes += [n for n in notes_of(found) if n not in notes]
         row.append("; ".join(f"\u26a0 {n}" for n in notes))
         rows.append(row)
     summaries = {s.config: s for s in iter_summaries(analysis)}
     if summaries:
         n = max(geomean_workload_count(analysis, name) for name in summaries)
-        row = [f"**geomean** ({n} workloads)", "headline metrics"] + [""] * len(analysis.configs)
+        row = [f"**geomean** ({workloads(n)})", "headline metrics"] + [""] * len(analysis.configs)
         for cfg in rest:
             est = summaries[cfg.name].geomean if cfg.name in summaries else None
             row.append(f"**{fmt_estimate(est)} {verdict(est, analysis.threshold)}**")
@@ -103,8 +104,8 @@ def _facts(analysis: Analysis) -> list[str]:
 def _per_dollar(analysis: Analysis, prices: dict[str, float], price_unit: str) -> list[str]:
     listed = ", ".join(f"{c.display} {prices[c.name]:g} {price_unit}" for c in analysis.configs)
     lines = [f"## Performance per {price_unit}", "",
-             f"Prices: {listed}. Performance per price relative to {baseline(analysis).display} = "
-             "speed-up \u00f7 price ratio; the interval scales with it.", ""]
+             (f"Prices: {listed}. Performance per price relative to {baseline(analysis).display} = "
+             "speed-up \u00f7 price ratio; the interval scales with it."), ""]
     rows = []
     for r in per_dollar(analysis, prices, price_unit):
         ppp = "n/a" if r["perf_per_price"] is None else (
@@ -124,19 +125,19 @@ def render_markdown(
     """The report as Markdown; `chart_names` maps charts.SUMMARY_KEY and workload names to
     image files (relative paths) written beside it. Charts not in the mapping are left out."""
     base = baseline(analysis)
-    lines = [f"# shootout: {' vs '.join(c.display for c in analysis.configs)}", "", f"*{_subtitle(analysis)}*", ""]
+    lines = [f"# shootout: {' vs '.join(c.display for c in analysis.configs)}", "", f"*{subtitle(analysis)}*", ""]
     lines += [f"**{summary_sentence(analysis, s)}**" for s in iter_summaries(analysis)]
-    lines += [f"> {note}" for note in analysis.notes]
+    lines += [f"> {note}" for note in all_notes(analysis)]
     if charts.SUMMARY_KEY in chart_names:
-        lines += ["", f"![Speed-up over {base.display} of every workload, log scale, 95% CI]"
-                      f"({chart_names[charts.SUMMARY_KEY]})"]
+        lines += ["", (f"![Speed-up over {base.display} of every workload, log scale, 95% CI]"
+                      f"({chart_names[charts.SUMMARY_KEY]})")]
     lines += ["", "## Results", ""]
     lines += _results(analysis)
     nf = "" if analysis.noise_floor is None else (
         f" Noise floor of this machine (A/A): \u00b1{analysis.noise_floor * 100:.1f}%.")
-    lines += ["", f"Speed-up = performance of the configuration \u00f7 performance of {base.display} "
+    lines += ["", (f"Speed-up = performance of the configuration \u00f7 performance of {base.display} "
                   f"(>1: faster), whatever the metric's direction; 95% CI in brackets; verdict threshold "
-                  f"\u00b1{analysis.threshold * 100:g}%. \u2605 headline metric (one per workload in the geomean).{nf}"]
+                  f"\u00b1{analysis.threshold * 100:g}%. \u2605 headline metric (one per workload in the geomean).{nf}")]
     if prices:
         lines += [""] + _per_dollar(analysis, prices, price_unit)
     lines += ["", "## Workloads"]
@@ -150,8 +151,8 @@ def render_markdown(
         if spec and spec.description:
             lines += [spec.description, ""]
         if mrow.workload in chart_names:
-            lines += [f"![{mrow.workload}: median per configuration, bars from zero, 95% CI of the median]"
-                      f"({chart_names[mrow.workload]})", ""]
+            lines += [(f"![{mrow.workload}: median per configuration, bars from zero, 95% CI of the median]"
+                      f"({chart_names[mrow.workload]})"), ""]
         for r in metric_rows(analysis):
             if r.workload != mrow.workload:
                 continue

@@ -18,8 +18,8 @@ from typing import Any
 
 from shootout.analysis import Analysis
 from shootout.errors import UsageError
-from shootout.stats import Estimate, verdict
 from shootout.report.text import baseline, headline_comparisons, iter_summaries, others
+from shootout.stats import Estimate, verdict
 
 
 def _check_prices(analysis: Analysis, prices: dict[str, float]) -> None:

@@ -6,8 +6,8 @@ from rich.table import Table
 from rich.text import Text
 
 from shootout.analysis import Analysis
-from shootout.stats import Estimate, Verdict, verdict
 from shootout.report.text import (
+    all_notes,
     baseline,
     fmt_estimate,
     fmt_value,
@@ -16,7 +16,10 @@ from shootout.report.text import (
     metric_rows,
     notes_of,
     others,
+    row_medians,
+    workloads,
 )
+from shootout.stats import Estimate, Verdict, verdict
 
 VERDICT_STYLE = {
     Verdict.FASTER: "bold green",
@@ -48,12 +51,12 @@ def show_table(analysis: Analysis) -> Table:
     for cfg in analysis.configs:
         table.add_column(f"median\n{cfg.display}", justify="right")
     for cfg in rest:
-        table.add_column(f"{cfg.display}\nvs {base.display}", justify="right")
+        table.add_column(f"{cfg.display}\nvs {base.display}", justify="right", no_wrap=True)
         table.add_column("verdict")
     table.add_column("flags")
 
     for row in metric_rows(analysis):
-        medians = row.first.medians
+        medians = row_medians(analysis, row)
         arrow = "\u2191" if row.direction == "higher" else "\u2193"
         metric = f"{row.metric} {arrow}{' *' if row.headline else ''}"
         cells: list[Text | str] = [row.workload, metric]
@@ -74,7 +77,7 @@ def show_table(analysis: Analysis) -> Table:
     if summaries:
         table.add_section()
         n = max(geomean_workload_count(analysis, s) for s in summaries)
-        cells = ["geomean", f"{n} workloads"] + [""] * len(analysis.configs)
+        cells = ["geomean", workloads(n), *[""] * len(analysis.configs)]
         for cfg in rest:
             s = summaries.get(cfg.name)
             cells += _geomean_cells(s.geomean if s else None, analysis.threshold)
@@ -82,20 +85,20 @@ def show_table(analysis: Analysis) -> Table:
         categories = sorted({cat for s in summaries.values() for cat in s.by_category})
         if len(categories) > 1:
             for cat in categories:
-                cells = ["geomean", cat] + [""] * len(analysis.configs)
+                cells = ["geomean", cat, *[""] * len(analysis.configs)]
                 for cfg in rest:
                     s = summaries.get(cfg.name)
                     cells += _geomean_cells(s.by_category.get(cat) if s else None, analysis.threshold)
                 table.add_row(*cells, "", style="dim")
 
     caption = [
-        "speed-up = performance of the configuration / baseline (>1: faster), "
-        f"{_confidence(analysis)}% CI; threshold \u00b1{analysis.threshold * 100:g}%",
+        ("speed-up = performance of the configuration / baseline (>1: faster), "
+        f"{_confidence(analysis)}% CI; threshold \u00b1{analysis.threshold * 100:g}%"),
         "\u2191 higher is better, \u2193 lower is better; * headline metric (one per workload in the geomean)",
     ]
     if analysis.noise_floor is not None:
         caption.append(f"noise floor on this machine (A/A): \u00b1{analysis.noise_floor * 100:.1f}%")
-    caption += list(analysis.notes)
+    caption += all_notes(analysis)
     if any(not c.paired for c in analysis.comparisons) and not any("unpaired" in n for n in analysis.notes):
         caption.append("unpaired comparison: intervals include drift between the runs")
     table.caption = "\n".join(caption)

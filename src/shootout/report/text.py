@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -42,6 +43,20 @@ def fmt_change(ratio: float, digits: int = 1) -> str:
         return f"{0:.{digits}f}%"
     sign = "+" if pct > 0 else MINUS
     return f"{sign}{abs(pct):.{digits}f}%"
+
+
+def workloads(n: int) -> str:
+    return f"{n} workload" if n == 1 else f"{n} workloads"
+
+
+def fmt_gap(ratio: float, low: float | None = None, high: float | None = None) -> str:
+    """A speed-up for chart labels: percent when modest, ratios when the estimate is 2x or more
+    either way (+362.9% reads worse than 4.63x); an interval, if given, uses the same form."""
+    fmt = fmt_change if 0.5 < ratio < 2.0 else (lambda r: f"{r:.3g}{TIMES}")
+    text = fmt(ratio)
+    if low is not None and high is not None:
+        text += f" [{fmt(low)}, {fmt(high)}]"
+    return text
 
 
 def direction_text(direction: str) -> str:
@@ -116,22 +131,29 @@ def headline_comparisons(analysis: Analysis, config: str) -> list[Comparison]:
 
 
 def geomean_workload_count(analysis: Analysis, config: str) -> int:
-    """Workloads that enter the geomean: headline metrics with at least two rounds."""
-    return sum(1 for c in headline_comparisons(analysis, config) if len(c.log_ratios) >= 2)
+    """Workloads that enter the geomean: headline metrics with paired rounds or an estimate."""
+    return sum(1 for c in headline_comparisons(analysis, config) if len(c.log_ratios) >= 2 or c.estimate)
 
 
-def summary_verdict(analysis: Analysis, summary: Summary) -> Verdict:
-    return verdict(summary.geomean, analysis.threshold)
+def row_medians(analysis: Analysis, row: MetricRow) -> dict[str, float]:
+    """Median per configuration of one metric: from the comparisons, else from the raw values."""
+    medians: dict[str, float] = {}
+    for comp in row.comparisons:
+        medians.update(comp.medians)
+    for cfg in analysis.configs:
+        vals = analysis.values.get((row.workload, row.metric, cfg.name))
+        if cfg.name not in medians and vals:
+            medians[cfg.name] = statistics.median(vals)
+    return medians
 
 
-def _winner_phrase(est: Estimate, faster: str, slower: str, inverted: bool) -> str:
+def _winner_phrase(est: Estimate, faster: str, slower: str, inverted: bool, n: int) -> str:
     # Express the gap from the winner's side: "A is 9.8% faster than B, 95% CI 7.1–12.6%".
     ratio, low, high = (1 / est.ratio, 1 / est.high, 1 / est.low) if inverted else (est.ratio, est.low, est.high)
     conf = round(est.confidence * 100)
     return (
         f"{faster} is {(ratio - 1) * 100:.1f}% faster than {slower} on the geometric mean of "
-        "{n} workloads, "
-        f"{conf}% CI {(low - 1) * 100:.1f}{EN_DASH}{(high - 1) * 100:.1f}%"
+        f"{workloads(n)}, {conf}% CI {(low - 1) * 100:.1f}{EN_DASH}{(high - 1) * 100:.1f}%"
     )
 
 
@@ -149,17 +171,17 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
         conf = round(est.confidence * 100)
         interval = f"{conf}% CI {fmt_ratio(est.low)}{EN_DASH}{fmt_ratio(est.high)}"
         if v is Verdict.FASTER:
-            head = _winner_phrase(est, other, base, inverted=False).format(n=n)
+            head = _winner_phrase(est, other, base, inverted=False, n=n)
         elif v is Verdict.SLOWER:
-            head = _winner_phrase(est, base, other, inverted=True).format(n=n)
+            head = _winner_phrase(est, base, other, inverted=True, n=n)
         elif v is Verdict.SAME:
             head = (
                 f"{other} and {base} perform the same within \u00b1{delta:g}% on the geometric mean "
-                f"of {n} workloads ({other}/{base} = {fmt_ratio(est.ratio)}, {interval})"
+                f"of {workloads(n)} ({other}/{base} = {fmt_ratio(est.ratio)}, {interval})"
             )
         else:
             head = (
-                f"No clear winner between {other} and {base} on the geometric mean of {n} workloads "
+                f"No clear winner between {other} and {base} on the geometric mean of {workloads(n)} "
                 f"({other}/{base} = {fmt_ratio(est.ratio)}, {interval}; needs more rounds)"
             )
     parts = [f"{other} faster in {summary.faster}", f"{base} faster in {summary.slower}"]
@@ -195,6 +217,15 @@ def change_phrase(comp: Comparison, analysis: Analysis) -> str:
         f"{winner} is {gap[0] * 100:.1f}% faster than {loser} "
         f"({conf}% CI {gap[1] * 100:.1f}{EN_DASH}{gap[2] * 100:.1f}%)"
     )
+
+
+def all_notes(analysis: Analysis) -> list[str]:
+    """The analysis's notes, then each run's own note (e.g. how an imported run was measured)."""
+    notes: list[str] = []
+    for note in [*analysis.notes, *(run.note for run in analysis.runs)]:
+        if note and note not in notes:
+            notes.append(note)
+    return notes
 
 
 def notes_of(comp: Comparison) -> list[str]:

@@ -20,9 +20,15 @@
  * Copy bandwidth counts the bytes copied once (SIZE bytes per pass), like mbw
  * does, not read plus written (which would be 2 x SIZE).
  *
- * Usage:  membw SIZE_MIB REPS [--no-mlock]   (SIZE_MIB >= 1, REPS 1..1000000)
- * Output: size_mib, reps, mlocked (1|0), write_mbps, read_mbps, copy_mbps,
- *         fill_mbps, checksum (depends only on SIZE_MIB and REPS).
+ * Buffers that fit in a cache are too quick to time one pass at a time, so
+ * below INNER_BYTES each timed interval repeats its pass INNER times (at
+ * least INNER_BYTES moved per interval); rates count every repetition.
+ *
+ * Usage:  membw SIZE_MIB REPS [--no-mlock] [--kib]
+ *         (SIZE_MIB >= 1, in KiB with --kib; REPS 1..1000000)
+ * Output: size_mib (size_kib with --kib), reps, inner, mlocked (1|0),
+ *         write_mbps, read_mbps, copy_mbps, fill_mbps, checksum (depends
+ *         only on the size and REPS).
  * Exit status: 0 success, 1 runtime failure (mapping or mlock failed, ...),
  *              2 bad arguments.
  */
@@ -44,12 +50,15 @@
 #define NOINLINE __attribute__((noinline, noclone))
 #endif
 
+#define INNER_BYTES ((size_t)32 << 20)
+
 static volatile uint64_t g_sink;
+static const char *g_unit = "MiB";  /* how sizes are shown: MiB, or KiB with --kib */
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: membw SIZE_MIB REPS [--no-mlock]   "
-                    "(SIZE_MIB: >= 1, REPS: 1..1000000)\n");
+    fprintf(stderr, "usage: membw SIZE_MIB REPS [--no-mlock] [--kib]   "
+                    "(SIZE_MIB: >= 1, in KiB with --kib; REPS: 1..1000000)\n");
     exit(2);
 }
 
@@ -120,31 +129,31 @@ NOINLINE static uint64_t read_words(const uint64_t *p, size_t n)
     return s0 + s1 + s2 + s3;
 }
 
-static uint64_t *map_buffer(uint64_t size_mib, const char *what)
+static uint64_t *map_buffer(uint64_t size, unsigned shift, const char *what)
 {
     void *p;
 
-    if (size_mib > (uint64_t)(SIZE_MAX >> 20)) {
-        fprintf(stderr, "membw: %s buffer of %" PRIu64 " MiB does not fit "
-                        "this process's address space\n", what, size_mib);
+    if (size > (uint64_t)(SIZE_MAX >> shift)) {
+        fprintf(stderr, "membw: %s buffer of %" PRIu64 " %s does not fit "
+                        "this process's address space\n", what, size, g_unit);
         exit(1);
     }
-    p = mmap(NULL, (size_t)size_mib << 20, PROT_READ | PROT_WRITE,
+    p = mmap(NULL, (size_t)size << shift, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
-        fprintf(stderr, "membw: mmap of %s buffer of %" PRIu64 " MiB failed: "
-                        "%s\n", what, size_mib, strerror(errno));
+        fprintf(stderr, "membw: mmap of %s buffer of %" PRIu64 " %s failed: "
+                        "%s\n", what, size, g_unit, strerror(errno));
         exit(1);
     }
     return p;
 }
 
-static void lock_buffer(void *p, uint64_t size_mib)
+static void lock_buffer(void *p, uint64_t size, unsigned shift)
 {
-    if (mlock(p, (size_t)size_mib << 20) != 0) {
-        fprintf(stderr, "membw: mlock of %" PRIu64 " MiB failed: %s; raise "
+    if (mlock(p, (size_t)size << shift) != 0) {
+        fprintf(stderr, "membw: mlock of %" PRIu64 " %s failed: %s; raise "
                         "RLIMIT_MEMLOCK (ulimit -l) or run as root, or pass "
-                        "--no-mlock\n", size_mib, strerror(errno));
+                        "--no-mlock\n", size, g_unit, strerror(errno));
         exit(1);
     }
 }
@@ -153,18 +162,22 @@ int main(int argc, char **argv)
 {
     uint64_t size_mib = 0, reps = 0, rep, seed = 0x6d656d6277ull, check = 0;
     uint64_t *a, *b;
-    size_t bytes, n;
+    size_t bytes, n, inner, j;
+    unsigned shift = 20;
     int use_mlock = 1, npos = 0, i;
     double best[4] = {0, 0, 0, 0}, mbps[4];
 
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--no-mlock") == 0) {
             use_mlock = 0;
+        } else if (strcmp(argv[i], "--kib") == 0) {
+            shift = 10;
+            g_unit = "KiB";
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "membw: unknown option '%s'\n", argv[i]);
             usage();
         } else if (npos == 0) {
-            if (parse_u64(argv[i], 1, UINT64_MAX >> 20, &size_mib) != 0) {
+            if (parse_u64(argv[i], 1, UINT64_MAX >> 20 << 10, &size_mib) != 0) {
                 fprintf(stderr, "membw: bad SIZE_MIB '%s'\n", argv[i]);
                 usage();
             }
@@ -182,14 +195,19 @@ int main(int argc, char **argv)
     }
     if (npos != 2)
         usage();
+    if (shift == 20 && size_mib > UINT64_MAX >> 20) {
+        fprintf(stderr, "membw: bad SIZE_MIB '%" PRIu64 "'\n", size_mib);
+        usage();
+    }
 
-    a = map_buffer(size_mib, "first");
-    b = map_buffer(size_mib, "second");
-    bytes = (size_t)size_mib << 20;
+    a = map_buffer(size_mib, shift, "first");
+    b = map_buffer(size_mib, shift, "second");
+    bytes = (size_t)size_mib << shift;
     n = bytes / sizeof(uint64_t);
+    inner = bytes >= INNER_BYTES ? 1 : (INNER_BYTES + bytes - 1) / bytes;
     if (use_mlock) {
-        lock_buffer(a, size_mib);   /* mlock also faults every page in */
-        lock_buffer(b, size_mib);
+        lock_buffer(a, size_mib, shift);   /* mlock also faults every page in */
+        lock_buffer(b, size_mib, shift);
     } else {
         memset(a, 1, bytes);        /* fault pages in before timing */
         memset(b, 1, bytes);
@@ -202,13 +220,21 @@ int main(int argc, char **argv)
         int k;
 
         t[0] = now_seconds();
-        write_words(a, n, v);
+        for (j = 0; j < inner; j++)
+            write_words(a, n, v);
         t[1] = now_seconds();
-        sum = read_words(a, n);
+        for (j = 0, sum = 0; j < inner; j++) {
+            /* a compiler barrier: read_words is pure, so without it the
+             * repeated calls would be merged into one */
+            __asm__ __volatile__("" : : : "memory");
+            sum = read_words(a, n);
+        }
         t[2] = now_seconds();
-        memcpy(b, a, bytes);
+        for (j = 0; j < inner; j++)
+            memcpy(b, a, bytes);
         t[3] = now_seconds();
-        memset(a, fill, bytes);
+        for (j = 0; j < inner; j++)
+            memset(a, fill, bytes);
         t[4] = now_seconds();
 
         if (sum != v * (uint64_t)n || b[n - 1] != v
@@ -231,7 +257,7 @@ int main(int argc, char **argv)
                             "increase SIZE_MIB\n");
             return 1;
         }
-        mbps[i] = (double)bytes / 1e6 / best[i];
+        mbps[i] = (double)bytes * (double)inner / 1e6 / best[i];
     }
 
     if (use_mlock) {
@@ -241,8 +267,9 @@ int main(int argc, char **argv)
     munmap(a, bytes);
     munmap(b, bytes);
 
-    printf("size_mib %" PRIu64 "\n", size_mib);
+    printf("%s %" PRIu64 "\n", shift == 10 ? "size_kib" : "size_mib", size_mib);
     printf("reps %" PRIu64 "\n", reps);
+    printf("inner %zu\n", inner);
     printf("mlocked %d\n", use_mlock);
     printf("write_mbps %.9g\n", mbps[0]);
     printf("read_mbps %.9g\n", mbps[1]);

@@ -1,0 +1,88 @@
+"""Check that what ran is what the configuration's label says: ELF class and machine.
+
+A comparison labelled 32-bit vs 64-bit is only meaningful if the binaries that ran really
+are 32-bit and 64-bit; this reads their ELF headers (shootout.elf) and compares.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from shootout.elf import elf_identity
+from shootout.errors import TargetError
+from shootout.model import Config
+from shootout.targets.base import Target
+from shootout.userspace import registry
+from shootout.userspace.arches import ARCHES, Arch, host_arch
+
+__all__ = ["elf_identity", "expected_abi", "tool_elf", "verify_abi"]
+
+
+def _config_arch(config: Config) -> str | None:
+    if config.target == "chroot" and config.userspace:
+        for found in registry.find(config.userspace):
+            if "arch" in found.meta:
+                return str(found.meta["arch"])
+    if config.name.startswith("debian:") and config.name.count(":") == 2:
+        return config.name.rsplit(":", 1)[1]
+    return None
+
+
+def expected_abi(config: Config) -> Arch | None:
+    """The arch whose binaries this configuration must run, or None when it cannot be told."""
+    if config.target == "chroot":
+        name = _config_arch(config)
+        return ARCHES.get(name) if name else None
+    if config.target == "host":
+        host = ARCHES.get(host_arch())
+        if host is None:
+            return None
+        if config.abi == "m32":
+            return ARCHES["i386"] if host.name == "amd64" else ARCHES.get("armhf" if host.name == "arm64" else "")
+        if config.abi == "mx32":
+            return Arch("x32", 32, "x86-64", "x86_64")  # ELF32 with the x86-64 machine
+        return host
+    return None
+
+
+def verify_abi(config: Config, elf: dict[str, Any]) -> None:
+    """TargetError when the binary's ELF class or machine contradicts the configuration."""
+    want = expected_abi(config)
+    if want is None or not elf or "elf_class" not in elf:
+        return  # not an ELF binary (a script) or a configuration without a fixed ABI
+    got_bits, got_machine = elf["elf_class"], elf.get("machine")
+    if got_bits != want.bits or got_machine != want.machine:
+        what = f" ({elf['path']})" if elf.get("path") else ""
+        raise TargetError(
+            f"{config.display} should run {want.bits}-bit {want.machine} ({want.name}) binaries "
+            f"but ran a {got_bits}-bit {got_machine} one{what}",
+            "the configuration's label does not match its binaries; check its compiler flags and userspace",
+        )
+
+
+def _host_path(target: Target, inside: str) -> Path:
+    mapper = getattr(target, "host_path", None)
+    return mapper(inside) if mapper else Path(inside).resolve()
+
+
+def tool_elf(target: Target, tool: str) -> dict[str, Any]:
+    """ELF identity of `tool` as the target resolves it; a script reports its interpreter's."""
+    inside = target.which(tool)
+    if inside is None:
+        return {}
+    host = _host_path(target, inside)
+    identity = elf_identity(host)
+    if identity:
+        return {**identity, "path": inside}
+    try:
+        first = host.read_bytes()[:256].split(b"\n", 1)[0]
+    except OSError:
+        return {}
+    if not first.startswith(b"#!"):
+        return {}
+    interpreter = first[2:].decode(errors="replace").split()
+    if not interpreter:
+        return {}
+    identity = elf_identity(_host_path(target, interpreter[0]))
+    return {**identity, "path": interpreter[0], "script": inside} if identity else {}

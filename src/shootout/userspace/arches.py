@@ -1,0 +1,70 @@
+"""Debian architectures shootout can build userspaces for, and how this machine runs them."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import cache
+
+from shootout.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str  # Debian architecture name
+    bits: int  # ELF class of its binaries
+    machine: str  # ELF machine as shootout.elf names it
+    qemu: str  # qemu-user binary suffix (qemu-<qemu>-static) that emulates it
+
+
+ARCHES: dict[str, Arch] = {
+    a.name: a
+    for a in [
+        Arch("amd64", 64, "x86-64", "x86_64"),
+        Arch("i386", 32, "x86", "i386"),
+        Arch("arm64", 64, "aarch64", "aarch64"),
+        Arch("armhf", 32, "arm", "arm"),
+        Arch("armel", 32, "arm", "arm"),
+        Arch("ppc64el", 64, "EM_PPC64", "ppc64le"),
+        Arch("s390x", 64, "EM_S390", "s390x"),
+        Arch("riscv64", 64, "EM_RISCV", "riscv64"),
+        Arch("mips64el", 64, "EM_MIPS", "mips64el"),
+    ]
+}
+
+# The 32-bit userspace a 64-bit kernel of this arch runs natively: the headline comparison.
+COMPANION_32 = {"amd64": "i386", "arm64": "armhf"}
+
+# Arches a kernel runs without emulation, besides its own (compat syscalls).
+_NATIVE_COMPAT = {"amd64": {"i386"}, "arm64": {"armhf", "armel"}}
+
+_MACHINE_TO_DEBIAN = {"x86_64": "amd64", "i686": "i386", "i386": "i386", "aarch64": "arm64",
+                      "armv7l": "armhf", "armv8l": "armhf", "ppc64le": "ppc64el", "s390x": "s390x",
+                      "riscv64": "riscv64", "mips64": "mips64el"}
+
+
+def arch(name: str) -> Arch:
+    """The Arch for a Debian name; UsageError naming the known ones otherwise."""
+    try:
+        return ARCHES[name]
+    except KeyError:
+        raise UsageError(f"unknown architecture {name!r}", "use one of: " + ", ".join(ARCHES)) from None
+
+
+@cache
+def host_arch() -> str:
+    """This machine's Debian architecture (dpkg's answer, else from uname -m)."""
+    if shutil.which("dpkg"):
+        done = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True)
+        if done.returncode == 0 and done.stdout.strip():
+            return done.stdout.strip()
+    machine = platform.machine()
+    return _MACHINE_TO_DEBIAN.get(machine, machine)
+
+
+def is_foreign(name: str) -> bool:
+    """True when this machine can only run `name` binaries through qemu."""
+    host = host_arch()
+    return name != host and name not in _NATIVE_COMPAT.get(host, set())

@@ -1,0 +1,96 @@
+"""Configurations that run in userspaces: debian:RELEASE:ARCH, userspace:NAME, the headline pair."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+
+from shootout.errors import ShootoutError
+from shootout.model import Config
+from shootout.system.journal import journal
+from shootout.targets.base import CLEAN_PATH
+from shootout.userspace import registry
+from shootout.userspace.arches import COMPANION_32, arch, host_arch
+from shootout.userspace.create import (
+    DEFAULT_MIRROR,
+    Progress,
+    abort_all,
+    create_userspace,
+    host_release,
+    preflight,
+)
+
+
+def _config(name: str, release: str, arch_name: str) -> Config:
+    return Config(name=f"debian:{release}:{arch_name}", target="chroot", label=f"{arch_name} userspace",
+                  userspace=name)
+
+
+def _ready(name: str) -> bool:
+    return any(u.state == "ready" for u in registry.find(name))
+
+
+def userspace_config(release: str, arch_name: str, *, progress: Progress | None = None) -> Config:
+    """debian:RELEASE:ARCH: the userspace debian-RELEASE-ARCH, created on first use."""
+    arch(arch_name)
+    name = registry.check_name(registry.default_name(release, arch_name))
+    if not _ready(name):
+        create_userspace(name, arch_name, release, progress=progress)
+    return _config(name, release, arch_name)
+
+
+def named_userspace_config(name: str) -> Config:
+    """userspace:NAME: an existing userspace of any name."""
+    found = registry.get_ready(name)
+    return Config(name=f"userspace:{name}", target="chroot", label=f"{name} ({found.arch})", userspace=name)
+
+
+def headline_configs(progress: Progress | None = None) -> tuple[list[Config], str | None]:
+    """The default main job: native 64-bit userspace vs its 32-bit companion of the host's release.
+
+    Both are created (in parallel) when missing. Returns ([64-bit, 32-bit], None), or
+    ([], one-line reason) when that cannot be done here, for the caller to fall back.
+    """
+    native = host_arch()
+    companion = COMPANION_32.get(native)
+    if companion is None:
+        return [], f"no 32-bit companion userspace for {native} (only amd64 -> i386 and arm64 -> armhf)"
+    release = host_release()
+    if release is None:
+        return [], "the host is not a Debian release, so there is no release to debootstrap"
+    if os.geteuid() != 0:
+        return [], "userspaces need root (chroot and mounts)"
+    arches = [native, companion]
+    names = [registry.default_name(release, a) for a in arches]
+    todo = [(n, a) for n, a in zip(names, arches) if not _ready(n)]
+    if todo:
+        if shutil.which("debootstrap", path=CLEAN_PATH) is None:
+            return [], "debootstrap is not installed (apt-get install debootstrap)"
+        try:
+            for _, a in todo:
+                preflight(a, release, DEFAULT_MIRROR)
+        except ShootoutError as exc:
+            return [], exc.message
+        try:
+            _create_parallel(todo, release, progress)
+        except ShootoutError as exc:
+            return [], f"could not create the userspaces: {exc.message}"
+    return [_config(n, release, a) for n, a in zip(names, arches)], None
+
+
+def _create_parallel(todo: list[tuple[str, str]], release: str, progress: Progress | None) -> None:
+    """Create the userspaces side by side (downloads and dpkg of one overlap the other's)."""
+    with journal() as j, ThreadPoolExecutor(max_workers=len(todo)) as pool:
+        futures = [pool.submit(create_userspace, n, a, release, progress=progress, journal=j, checked=True)
+                   for n, a in todo]
+        try:
+            errors = [f.exception() for f in futures]
+        except BaseException:
+            abort_all()  # Ctrl-C: stop the debootstraps; each create then cleans up after itself
+            for f in futures:
+                f.exception()
+            raise
+    for exc in errors:
+        if exc is not None:
+            raise exc

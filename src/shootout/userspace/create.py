@@ -1,0 +1,328 @@
+"""Create a userspace with debootstrap: minbase plus WORKLOAD_PACKAGES, versions recorded.
+
+Built under userspaces/.incomplete-NAME and renamed to NAME only when everything succeeded,
+so a failed or killed create never leaves anything that looks usable. Two stages:
+  1. `debootstrap --foreign`: download (into a persistent per-arch cache) and unpack;
+  2. `chroot ROOT /debootstrap/debootstrap --second-stage`: install and configure, with
+     dpkg's unsafe-io (the tree is synced once at the end instead of after every file).
+The root is bind-mounted on itself privately for the duration, so whatever debootstrap
+mounts inside it is detached with it, by us or by `shootout doctor` after a kill.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from shootout.errors import ShootoutError, TargetError, ToolMissing, UsageError
+from shootout.paths import cache_dir, data_dir
+from shootout.system.journal import Journal, journal
+from shootout.targets.base import CLEAN_PATH
+from shootout.userspace import registry
+from shootout.userspace.arches import arch as lookup_arch
+from shootout.userspace.binfmt import ensure_emulation
+from shootout.userspace.mounts import bind_private, mounts_under, safe_rmtree
+from shootout.userspace.packages import WORKLOAD_PACKAGES, installed_versions, missing
+
+DEFAULT_MIRROR = "http://deb.debian.org/debian"
+DEFAULT_RELEASE = "bookworm"
+MIN_FREE_BYTES = 1_000_000_000  # a full userspace is ~600 MB plus the download cache
+SCRIPTS = Path("/usr/share/debootstrap/scripts")
+_UNSAFE_IO = "etc/dpkg/dpkg.cfg.d/shootout-unsafe-io"
+
+Progress = Callable[[str], None]
+
+# Journal is not thread-safe; creates running in parallel threads share one through this.
+JOURNAL_LOCK = threading.RLock()
+_running: set[subprocess.Popen[str]] = set()
+_running_lock = threading.Lock()
+
+
+def host_release() -> str | None:
+    """VERSION_CODENAME of the host when it is Debian, else None."""
+    fields: dict[str, str] = {}
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            key, _, value = line.partition("=")
+            fields[key.strip()] = value.strip().strip('"')
+    except OSError:
+        return None
+    return fields.get("VERSION_CODENAME") or None if fields.get("ID") == "debian" else None
+
+
+def require_root(what: str = "creating a userspace") -> None:
+    if os.geteuid() != 0:
+        raise TargetError(f"{what} needs root", "run as root or use host and host+m32")
+
+
+def require_debootstrap() -> None:
+    if shutil.which("debootstrap", path=CLEAN_PATH) is None:
+        raise ToolMissing("debootstrap", "debootstrap")
+
+
+def check_free_space(directory: Path) -> None:
+    st = os.statvfs(directory)
+    free = st.f_bavail * st.f_frsize
+    if free < MIN_FREE_BYTES:
+        raise TargetError(f"not enough free space for a userspace: {free / 1e6:.0f} MB free in {directory}",
+                          f"a userspace needs about {MIN_FREE_BYTES / 1e9:.0f} GB while it is built; free some space")
+
+
+def probe_mirror(mirror: str, release: str, arch_name: str) -> None:
+    """Fail early, in one line, when the mirror is unreachable or lacks the release or arch."""
+    url = f"{mirror.rstrip('/')}/dists/{release}/Release"
+    try:
+        with urllib.request.urlopen(url, timeout=20) as response:
+            text = response.read(4_000_000).decode(errors="replace")
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            raise TargetError(f"release {release!r} is not on the mirror {mirror}",
+                              "check the release name (e.g. bookworm, trixie) or pass --mirror") from None
+        raise TargetError(f"the mirror {mirror} answered {exc.code} for {release}", "try again or pass --mirror") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise TargetError(f"cannot reach the mirror {mirror}: {reason}",
+                          "check the network connection or pass --mirror URL") from None
+    for line in text.splitlines():
+        if line.startswith("Architectures:") and arch_name not in line.split()[1:]:
+            raise TargetError(f"release {release} on {mirror} has no {arch_name} packages",
+                              "pick another architecture or release")
+    if not (SCRIPTS / release).exists():
+        raise TargetError(f"debootstrap on this machine does not know release {release}",
+                          "upgrade the debootstrap package")
+
+
+def preflight(arch_name: str, release: str, mirror: str) -> None:
+    """Everything that can be checked before a create touches the disk."""
+    lookup_arch(arch_name)
+    require_root()
+    require_debootstrap()
+    check_free_space(registry.userspaces_dir())
+    probe_mirror(mirror, release, arch_name)
+
+
+def abort_all() -> None:
+    """Kill every debootstrap this process runs (their creates then clean up and fail)."""
+    with _running_lock:
+        for proc in list(_running):
+            _kill(proc)
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _stream(argv: list[str], progress: Progress | None, prefix: str) -> tuple[int, list[str]]:
+    """Run argv, passing its output lines to progress; returns (exit status, all lines)."""
+    env = {"PATH": CLEAN_PATH, "LC_ALL": "C", "HOME": "/root", "DEBIAN_FRONTEND": "noninteractive"}
+    # setpriv --pdeathsig: if shootout is killed, debootstrap does not run on unattended.
+    proc = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", *argv], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                            start_new_session=True)
+    with _running_lock:
+        _running.add(proc)
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            line = raw.rstrip()
+            lines.append(line)
+            if progress and line.startswith(("I: ", "E: ", "W: ")):
+                progress(f"{prefix}{line[3:]}")
+        return proc.wait(), lines
+    except BaseException:
+        _kill(proc)
+        proc.wait()
+        raise
+    finally:
+        with _running_lock:
+            _running.discard(proc)
+
+
+def _arch_cache(release: str, arch_name: str) -> Path:
+    """Per-arch download cache, seeded with the arch-independent packages its siblings fetched.
+
+    Per arch because debootstrap writes cache files in place (two parallel runs sharing one
+    directory could read each other's half-written files); seeding by hard link shares the
+    _all.deb files safely since debootstrap checks every cached file's checksum.
+    """
+    base = cache_dir() / "debootstrap"
+    mine = base / f"{release}-{arch_name}"
+    mine.mkdir(parents=True, exist_ok=True)
+    for sibling in base.glob(f"{release}-*"):
+        if sibling == mine:
+            continue
+        for deb in sibling.glob("*_all.deb"):
+            if not (mine / deb.name).exists():
+                try:
+                    os.link(deb, mine / deb.name)
+                except OSError:
+                    pass
+    return mine
+
+
+def _no_space(name: str) -> TargetError:
+    return TargetError(f"no space left on device while creating userspace {name}",
+                       f"free space under {registry.userspaces_dir()} (a userspace needs about 1 GB); nothing was kept")
+
+
+def _failure(name: str, lines: list[str], root: Path, log: Path | None) -> TargetError:
+    text = "\n".join(lines)
+    log_text = ""
+    try:
+        log_text = (root / "debootstrap/debootstrap.log").read_text(errors="replace")
+    except OSError:
+        pass
+    st = os.statvfs(registry.userspaces_dir())
+    if "No space left on device" in text + log_text or st.f_bavail * st.f_frsize < 64_000_000:
+        return _no_space(name)
+    errors = [line[3:] for line in lines if line.startswith("E: ")]
+    failed = [line[3:] for line in lines if line.startswith("W: Failure")]
+    reason = (errors or failed or [line for line in lines if line.strip()][-1:] or ["no output"])[-1]
+    hint = f"full log: {log}" if log else "run debootstrap by hand to see why"
+    return TargetError(f"debootstrap failed creating {name}: {reason}", hint)
+
+
+def _save_log(name: str, lines: list[str], root: Path) -> Path | None:
+    try:
+        logs = data_dir() / "logs"
+        logs.mkdir(exist_ok=True)
+        path = logs / f"create-{name}.log"
+        extra = root / "debootstrap/debootstrap.log"
+        path.write_text("\n".join(lines) + "\n" + (extra.read_text(errors="replace") if extra.exists() else ""))
+        return path
+    except OSError:
+        return None
+
+
+def _finish_root(root: Path) -> None:
+    """Settle the tree for use: no dpkg shortcuts, no services, no leftover .debs."""
+    (root / _UNSAFE_IO).unlink(missing_ok=True)
+    policy = root / "usr/sbin/policy-rc.d"
+    policy.write_text("#!/bin/sh\n# shootout: never start services inside the userspace\nexit 101\n")
+    policy.chmod(0o755)
+    for deb in (root / "var/cache/apt/archives").glob("*.deb"):
+        deb.unlink()
+    (root / "var/cache/shootout").mkdir(parents=True, exist_ok=True)
+
+
+@contextmanager
+def _journal_for(given: Journal | None) -> Iterator[Journal]:
+    if given is not None:
+        yield given
+    else:
+        with journal() as j:
+            yield j
+
+
+def create_userspace(
+    name: str,
+    arch_name: str,
+    release: str | None = None,
+    *,
+    mirror: str = DEFAULT_MIRROR,
+    packages: Sequence[str] = WORKLOAD_PACKAGES,
+    progress: Progress | None = None,
+    journal: Journal | None = None,
+    checked: bool = False,
+) -> registry.Userspace:
+    """Build userspace `name` and return it ready; raise a one-line ShootoutError otherwise.
+
+    progress may be called from a worker thread. `checked` skips preflight() when the caller
+    already ran it.
+    """
+    registry.check_name(name)
+    release = release or host_release() or DEFAULT_RELEASE
+    if not checked:
+        preflight(arch_name, release, mirror)
+    with registry.locked(name, wait=True):
+        for found in registry.find(name):
+            if found.state == "ready":
+                raise UsageError(f"userspace {name} already exists",
+                                 f"use it, or `shootout userspace remove {name}` first")
+        with _journal_for(journal) as j:
+            with JOURNAL_LOCK:
+                ensure_emulation(arch_name, j)
+            return _build(name, arch_name, release, mirror, tuple(packages), progress, j)
+
+
+def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple[str, ...],
+           progress: Progress | None, j: Journal) -> registry.Userspace:
+    base = registry.userspaces_dir()
+    work = base / f"{registry.INCOMPLETE}{name}"
+    safe_rmtree(work)  # a half-made one from an earlier attempt
+    root = work / "root"
+    root.mkdir(parents=True)
+    started = time.time()
+    meta = {"name": name, "arch": arch_name, "release": release, "mirror": mirror, "variant": "minbase",
+            "requested": list(packages), "ready": False, "started_at": started, "pid": os.getpid()}
+    registry.write_meta(work, meta)
+    prefix = f"{name}: "
+    bind_id: int | None = None
+    lines: list[str] = []
+    try:
+        with JOURNAL_LOCK:
+            bind_id = bind_private(j, root, root, f"userspace {name} while it is built")
+        cache = _arch_cache(release, arch_name)
+        stage1 = ["debootstrap", "--foreign", "--variant=minbase", f"--arch={arch_name}", "--components=main",
+                  f"--include={','.join(packages)}", f"--cache-dir={cache}", release, str(root), mirror]
+        rc, lines = _stream(stage1, progress, prefix)
+        if rc == 0:
+            (root / _UNSAFE_IO).write_text("force-unsafe-io\n")
+            rc, more = _stream(["chroot", str(root), "/debootstrap/debootstrap", "--second-stage"], progress, prefix)
+            lines += more
+        if rc != 0:
+            raise _failure(name, lines, root, _save_log(name, lines, root))
+        _finish_root(root)
+        versions = installed_versions(root)
+        if absent := missing(versions, packages):
+            raise TargetError(f"packages did not install in {name}: {', '.join(absent)}",
+                              "check that they exist for this release and architecture")
+        with JOURNAL_LOCK:
+            leftover = j.undo_entry(bind_id)
+        bind_id = None
+        if leftover or mounts_under(work):
+            raise TargetError(f"cannot unmount {root}: {'; '.join(leftover) or 'still mounted'}",
+                              "run `shootout doctor`")
+        os.sync()  # unsafe-io skipped dpkg's fsyncs: make the tree durable before it counts as ready
+        meta.update(ready=True, packages=versions, created_at=time.time(),
+                    create_seconds=round(time.time() - started, 1), debootstrap=_debootstrap_version())
+        meta.pop("pid", None)
+        registry.write_meta(work, meta)
+        target = base / name
+        safe_rmtree(target)  # an incomplete one left by an interrupted update
+        work.rename(target)  # the commit point: from here on it is ready
+        if progress:
+            progress(f"{prefix}ready in {meta['create_seconds']:.0f} s")
+        return registry.Userspace(name, target, "ready", meta)
+    except BaseException as exc:
+        if bind_id is not None:
+            with JOURNAL_LOCK:
+                j.undo_entry(bind_id)
+        try:
+            safe_rmtree(work)
+        except ShootoutError:
+            pass  # still mounted by something else: it stays "incomplete", never ready
+        if isinstance(exc, OSError) and not isinstance(exc, ShootoutError):
+            if exc.errno == errno.ENOSPC:
+                raise _no_space(name) from None
+            raise TargetError(f"creating userspace {name} failed: {exc}", "check the data directory") from None
+        raise
+
+
+def _debootstrap_version() -> str:
+    done = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "debootstrap"], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else "?"

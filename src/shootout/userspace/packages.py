@@ -1,0 +1,59 @@
+"""The one package set every userspace gets, and reading what a userspace has installed."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from shootout.errors import TargetError
+
+# Everything the workloads run inside a userspace; the same list on every arch, each
+# package available on every Debian bookworm release arch. Workloads may rely on it.
+WORKLOAD_PACKAGES: tuple[str, ...] = (
+    "gcc",  # native kernels are compiled inside, with the userspace's own compiler
+    "libc6-dev",
+    "make",
+    "coreutils",  # sha1sum, truncate, dd
+    "procps",
+    "openssl",
+    "flac",
+    "lame",
+    "7zip",
+    "zstd",
+    "xz-utils",
+    "gzip",
+    "bzip2",
+    "nodejs",
+    "fio",
+    "mbw",
+)
+
+
+def installed_versions(root: Path) -> dict[str, str]:
+    """package -> version of every installed package, read from the root's dpkg database.
+
+    Read with the host's dpkg-query so a foreign-arch root needs no emulation.
+    """
+    admindir = root / "var/lib/dpkg"
+    try:
+        done = subprocess.run(
+            ["dpkg-query", f"--admindir={admindir}", "-W", "-f", "${db:Status-Abbrev}\t${Package}\t${Version}\n"],
+            capture_output=True, text=True, timeout=120,
+        )
+    except FileNotFoundError:
+        raise TargetError("dpkg-query is not available on this machine", "shootout userspaces need a Debian host") from None
+    if done.returncode != 0:
+        raise TargetError(f"cannot read the package database in {admindir}: {done.stderr.strip()}",
+                          "remove and re-create the userspace")
+    versions = {}
+    for line in done.stdout.splitlines():
+        status, _, rest = line.partition("\t")
+        name, _, version = rest.partition("\t")
+        if status.startswith("ii"):
+            versions[name] = version
+    return versions
+
+
+def missing(versions: dict[str, str], packages: Iterable[str]) -> list[str]:
+    return [p for p in packages if p not in versions]

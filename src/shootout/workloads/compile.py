@@ -1,0 +1,154 @@
+"""`build`: a timed `make -jN` of a real C code base with the userspace's own compiler.
+
+By default the code base is Lua 5.4.4 as Debian bookworm ships it (source package lua5.4,
+version pinned, the upstream tarball checked against the sha256 in Debian's .dsc): plain
+Makefiles, no configure step, no dependencies beyond a C compiler and make. The tarball is
+fetched once into the cache, with `apt-get source` where deb-src lines are configured and
+otherwise from the Debian archive's pool over HTTP. A directory the user names (param
+`source_dir`) is built instead when given; its ./configure, if any, runs during prepare.
+
+Each trial copies the prepared tree to a fresh directory on tmpfs (untimed) and times only
+make, so every trial compiles everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from shootout.errors import ToolMissing, UsageError, WorkloadError
+from shootout.model import Metric, WorkloadSpec
+from shootout.paths import cache_dir
+from shootout.targets.base import Target
+from shootout.targets.process import ProcResult
+from shootout.workloads.base import Prepared, Tool, Workload
+from shootout.workloads.shell import Step, q, run_checked, step_seconds, timed_argv, tool_version
+
+PACKAGE, VERSION = "lua5.4", "5.4.4-3+deb12u1"
+TARBALL = "lua5.4_5.4.4.orig.tar.gz"
+TARBALL_SHA256 = "164c7849653b80ae67bec4b7473b884bf5cc8d2dca05653475ec2ed27b9ebf61"
+POOL_URL = f"http://deb.debian.org/debian/pool/main/l/lua5.4/{TARBALL}"
+ABI_FLAGS = {None: "", "m32": " -m32", "mx32": " -mx32"}
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _apt_source(dest: Path) -> bool:
+    """`apt-get source --download-only` into dest; False when no deb-src line knows the package."""
+    if shutil.which("apt-get") is None:
+        return False
+    proc = subprocess.run(["apt-get", "source", "--download-only", "-qq", f"{PACKAGE}={VERSION}"],
+                          cwd=dest, capture_output=True, text=True, timeout=600)
+    return proc.returncode == 0 and (dest / TARBALL).exists()
+
+
+def pinned_tarball() -> Path:
+    """The pinned source tarball in the cache, fetched and verified once."""
+    path = cache_dir() / "sources" / TARBALL
+    if path.exists() and _sha256(path) == TARBALL_SHA256:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+        got = Path(tmp) / TARBALL
+        if not _apt_source(Path(tmp)):
+            try:
+                with urllib.request.urlopen(POOL_URL, timeout=120) as resp, open(got, "wb") as out:
+                    shutil.copyfileobj(resp, out)
+            except OSError as exc:
+                raise WorkloadError(f"build: cannot fetch {TARBALL}: {exc}",
+                                    f"put the file in {path.parent}, or set source_dir to a C project") from None
+        if _sha256(got) != TARBALL_SHA256:
+            raise WorkloadError(f"build: {TARBALL} does not match its pinned sha256", "delete it and retry")
+        got.rename(path)
+    return path
+
+
+class Build(Workload):
+    spec = WorkloadSpec(
+        name="build",
+        category="build",
+        description="make -jN of a real C code base (Debian's lua5.4 5.4.4 by default), tmpfs, from clean",
+        metrics=(Metric("make_s", "s", "wall time of make -jN from a clean tree"),),
+        headline="make_s",
+        reproduces="D: time to build a C program (iozone3), 32-bit vs 64-bit",
+    )
+    tools = (Tool("make", "make"), Tool("cp", "coreutils"), Tool("date", "coreutils"))
+
+    def default_params(self) -> dict[str, Any]:
+        return {"source_dir": None, "jobs": os.cpu_count() or 1, "make_args": [], "configure_args": []}
+
+    @classmethod
+    def quick_params(cls) -> dict[str, Any]:
+        return cls().default_params()  # Lua builds in seconds already
+
+    def check_tools(self, target: Target) -> None:
+        super().check_tools(target)
+        cc = target.config.cc
+        if target.which(cc) is None:
+            raise ToolMissing(cc, "gcc", where=target.config.display)
+
+    def _cc(self, target: Target) -> str:
+        config = target.config
+        return " ".join([config.cc + ABI_FLAGS.get(config.abi, ""), *config.cflags])
+
+    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
+        self.check_tools(target)
+        tree = target.workdir / "build-src"
+        shutil.rmtree(tree, ignore_errors=True)
+        cc = self._cc(target)
+        if params.get("source_dir"):
+            source = Path(params["source_dir"]).expanduser()
+            if not source.is_dir():
+                raise UsageError(f"build: source_dir {source} is not a directory", "name a C project directory")
+            shutil.copytree(source, tree, symlinks=True)
+            facts: dict[str, Any] = {"source": str(source)}
+            make_args = list(params.get("make_args", []))
+            if (tree / "configure").exists() and not (tree / "Makefile").exists():
+                run_checked(target, ["sh", "-c", f"cd {q(target.inside(tree))} && CC={q(cc)} ./configure "
+                                     + " ".join(q(a) for a in params.get("configure_args", []))],
+                            "build: ./configure", timeout=1800)
+        else:
+            tarball = pinned_tarball()
+            with tarfile.open(tarball) as tar:
+                # the "data" filter refuses links and paths outside the directory (Python >= 3.11.4)
+                safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+                tar.extractall(tree.with_name("build-unpack"), **safe)
+            shutil.rmtree(tree, ignore_errors=True)
+            (tree.with_name("build-unpack") / "lua-5.4.4").rename(tree)
+            shutil.rmtree(tree.with_name("build-unpack"), ignore_errors=True)
+            facts = {"source": f"{PACKAGE} {VERSION}", "input_sha256": TARBALL_SHA256}
+            # Lua's own Makefile: CC carries the ABI flag so the objects and the link agree
+            make_args = ["-C", "src", "linux", f"CC={cc} -std=gnu99", *params.get("make_args", [])]
+        facts.update(make=tool_version(target, ["make", "--version"]),
+                     compiler=tool_version(target, [target.config.cc, "--version"]), cc=cc)
+        files = {"tree": target.inside(tree), "work": target.inside(target.workdir) + "/build-tree"}
+        facts["make_args"] = make_args
+        return Prepared(files=files, facts=facts)
+
+    def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        tree, work = q(prepared.files["tree"]), q(prepared.files["work"])
+        args = " ".join(q(a) for a in prepared.facts["make_args"])
+        make = f"make -j{int(params['jobs'])} -C {work} {args} > {work}.log 2>&1 || {{ tail -5 {work}.log >&2; exit 1; }}"
+        setup = f"rm -rf {work}; cp -a {tree} {work}"
+        after = f"rm -rf {work} {work}.log"
+        if prepared.facts.get("input_sha256") == TARBALL_SHA256:
+            after = f"{work}/src/lua -e 'print(\"built \" .. _VERSION)'\n" + after
+        return timed_argv([Step("make", make)], setup=setup, after=after)
+
+    def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
+        seconds = step_seconds(result, ["make"])
+        if not params.get("source_dir") and "built Lua 5.4" not in result.stdout:
+            raise WorkloadError("build: the Lua interpreter was not built", "run make in the Lua tree by hand")
+        return {"make_s": seconds["make"]}
+
+
+WORKLOADS = (Build,)

@@ -1,0 +1,200 @@
+"""Crypto workloads: the `openssl speed` matrix, and SHA-1 of a sparse file with two tools."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from functools import lru_cache
+from typing import Any
+
+from shootout.errors import WorkloadError
+from shootout.model import Metric, WorkloadSpec
+from shootout.targets.base import Target
+from shootout.targets.process import ProcResult
+from shootout.workloads.base import Prepared, Tool, Workload
+from shootout.workloads.openssl_output import ALL_SIZES, hw_paths, parse_speed
+from shootout.workloads.shell import Step, q, step_seconds, timed_argv, tool_version
+
+ALGORITHMS = ("md5", "sha1", "sha256", "sha512", "aes-128-cbc", "aes-192-cbc", "aes-256-cbc",
+              "aes-128-gcm", "chacha20-poly1305", "bf-cbc")
+LEGACY = {"bf-cbc"}  # in OpenSSL 3 these live in the legacy provider
+HEADLINE_SIZE = 16384
+
+
+def _key(alg: str) -> str:
+    return alg.replace("-", "_")
+
+
+def metric_name(alg: str, size: int, multi: bool) -> str:
+    return f"{_key(alg)}_{size}" + ("_mt" if multi else "")
+
+
+def _speed_metrics() -> tuple[Metric, ...]:
+    metrics = [Metric(f"geomean_{HEADLINE_SIZE}", "kB/s",
+                      f"geometric mean over the algorithms at {HEADLINE_SIZE}-byte blocks, one core")]
+    for multi in (False, True):
+        for alg in ALGORITHMS:
+            for size in ALL_SIZES:
+                where = "all cores (-multi)" if multi else "one core"
+                metrics.append(Metric(metric_name(alg, size, multi), "kB/s", f"{alg}, {size}-byte blocks, {where}"))
+    return tuple(metrics)
+
+
+class OpensslSpeed(Workload):
+    spec = WorkloadSpec(
+        name="openssl-speed",
+        category="crypto",
+        description="openssl speed -evp: hashes and ciphers over block sizes 16..16384, one core and all cores",
+        metrics=_speed_metrics(),
+        headline=f"geomean_{HEADLINE_SIZE}",
+        reproduces="C: ARM vs Intel cloud, openssl speed -multi",
+    )
+    tools = (Tool("openssl", "openssl"),)
+
+    def default_params(self) -> dict[str, Any]:
+        return {"algorithms": list(ALGORITHMS), "sizes": list(ALL_SIZES), "seconds": 1,
+                "multi": True, "threads": os.cpu_count() or 1}
+
+    @classmethod
+    def quick_params(cls) -> dict[str, Any]:
+        return {**cls().default_params(), "algorithms": ["sha1", "sha256", "aes-128-cbc", "chacha20-poly1305"],
+                "sizes": [HEADLINE_SIZE], "multi": False}
+
+    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
+        self.check_tools(target)
+        version = tool_version(target, ["openssl", "version"])
+        major = _major(version)
+        unknown = sorted(set(params["algorithms"]) - set(ALGORITHMS))
+        if unknown:
+            raise WorkloadError(f"openssl-speed: unknown algorithm {unknown[0]!r}", "use: " + ", ".join(ALGORITHMS))
+        usable, missing = [], []
+        for alg in params["algorithms"]:
+            (usable if _available(target, alg, major) else missing).append(alg)
+        info = target.run(["openssl", "version", "-a"], timeout=60).stdout
+        cpuinfo = target.run(["cat", "/proc/cpuinfo"], timeout=60).stdout
+        facts = {"openssl": version, "algorithms": usable, "unavailable": missing,
+                 "hw_paths": hw_paths(info, cpuinfo, dict(target.environment()))}
+        return Prepared(facts=facts)
+
+    def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        major = _major(prepared.facts["openssl"])
+        sizes = [int(s) for s in params["sizes"]]
+        runs = [("1", [])]
+        if params.get("multi"):
+            runs.append(("mt", ["-multi", str(int(params["threads"]))]))
+        lines = ["set -e"]
+        for tag, extra in runs:
+            for alg in prepared.facts["algorithms"]:
+                base = ["openssl", "speed", "-elapsed", "-mr", *extra, "-seconds", str(int(params["seconds"]))]
+                if alg in LEGACY and major >= 3:
+                    base += ["-provider", "legacy", "-provider", "default"]
+                # the default run covers the six standard sizes; otherwise one run per size
+                per_size = [[]] if sizes == list(ALL_SIZES) else [["-bytes", str(s)] for s in sizes]
+                for size_args in per_size:
+                    cmd = " ".join(q(a) for a in [*base, *size_args, "-evp", alg])
+                    lines.append(f"echo 'run {tag} {alg}'; {cmd} 2>&1")
+        return ["sh", "-c", "\n".join(lines)]
+
+    def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
+        values: dict[str, float] = {}
+        for (tag, alg), table in parse_speed(result.stdout).items():
+            for size, kbps in table.items():
+                values[metric_name(alg, size, tag == "mt")] = kbps
+        wanted = [metric_name(a, int(s), m) for a in params["algorithms"] for s in params["sizes"]
+                  for m in ((False, True) if params.get("multi") else (False,))]
+        if not any(w in values for w in wanted):
+            tail = (result.stdout.strip().splitlines() or ["<no output>"])[-1]
+            raise WorkloadError(f"openssl speed printed no results (last line: {tail[:120]!r})",
+                                "run openssl speed -mr -evp sha256 by hand")
+        heads = [values[metric_name(a, HEADLINE_SIZE, False)] for a in params["algorithms"]
+                 if metric_name(a, HEADLINE_SIZE, False) in values]
+        if heads:
+            values[f"geomean_{HEADLINE_SIZE}"] = _geomean(heads)
+        return values
+
+
+def _geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def _major(version: str) -> int:
+    """'OpenSSL 3.0.19 27 Jan 2026' -> 3; 'OpenSSL 1.1.1w ...' -> 1."""
+    parts = version.split()
+    try:
+        return int(parts[1].split(".")[0])
+    except (IndexError, ValueError):
+        return 0
+
+
+def _available(target: Target, alg: str, major: int) -> bool:
+    """Whether this openssl can run alg (bf-cbc needs OpenSSL 3's legacy provider)."""
+    if alg not in LEGACY:
+        return True
+    argv = ["openssl", "enc", "-e", f"-{alg}", "-K", "00112233445566778899aabbccddeeff",
+            "-iv", "0011223344556677", "-in", "/dev/null", "-out", "/dev/null"]
+    if major >= 3:
+        argv += ["-provider", "legacy", "-provider", "default"]
+    return target.run(argv, timeout=60).exit_status == 0
+
+
+# -- sha1-sparse -------------------------------------------------------------------------------
+
+@lru_cache(maxsize=4)
+def zeros_sha1(size: int) -> str:
+    """SHA-1 of `size` zero bytes, what both tools must print for the sparse file."""
+    digest = hashlib.sha1()
+    block = memoryview(bytes(1 << 20))
+    for start in range(0, size, len(block)):
+        digest.update(block[: min(len(block), size - start)])
+    return digest.hexdigest()
+
+
+class Sha1Sparse(Workload):
+    spec = WorkloadSpec(
+        name="sha1-sparse",
+        category="crypto",
+        description="SHA-1 of a 2 GB sparse file on tmpfs (no I/O) with the userspace's sha1sum and openssl sha1",
+        metrics=(Metric("sha1sum_mbps", "MB/s", "coreutils sha1sum over the sparse file"),
+                 Metric("openssl_mbps", "MB/s", "openssl sha1 over the sparse file")),
+        headline="sha1sum_mbps",
+        reproduces="A: SHA-1 of a 2 GB sparse file on the Pi 4, 32-bit vs 64-bit",
+    )
+    tools = (Tool("sha1sum", "coreutils"), Tool("openssl", "openssl"), Tool("date", "coreutils"))
+
+    def default_params(self) -> dict[str, Any]:
+        return {"size": 2_000_000_000}
+
+    @classmethod
+    def quick_params(cls) -> dict[str, Any]:
+        return {**cls().default_params(), "size": 500_000_000}
+
+    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
+        self.check_tools(target)
+        size = int(params["size"])
+        path = target.workdir / f"sparse-{size}"
+        # like `truncate -s`: a hole, so reading it costs no I/O and no memory on tmpfs
+        with open(path, "wb") as fh:
+            fh.truncate(size)
+        facts = {"sha1sum": tool_version(target, ["sha1sum", "--version"]),
+                 "openssl": tool_version(target, ["openssl", "version"]),
+                 "input_sha1": zeros_sha1(size), "input_bytes": size}
+        return Prepared(files={"sparse": target.inside(path)}, facts=facts)
+
+    def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        path = q(prepared.files["sparse"])
+        return timed_argv([Step("sha1sum", f"sha1sum {path}"), Step("openssl", f"openssl sha1 -r {path}")])
+
+    def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
+        size = int(params["size"])
+        seconds = step_seconds(result, ["sha1sum", "openssl"])
+        digests = [line.split()[0] for line in result.stdout.splitlines()
+                   if line and not line.startswith("step ")]
+        expected = zeros_sha1(size)
+        if len(digests) != 2 or any(d != expected for d in digests):
+            raise WorkloadError(f"sha1-sparse: wrong digests {digests} (expected {expected})",
+                                "sha1sum or openssl misread the sparse file")
+        return {"sha1sum_mbps": size / 1e6 / seconds["sha1sum"], "openssl_mbps": size / 1e6 / seconds["openssl"]}
+
+
+WORKLOADS = (OpensslSpeed, Sha1Sparse)

@@ -1,0 +1,110 @@
+"""Audio encoding: FLAC and LAME on a long synthesized track, tmpfs to tmpfs.
+
+The input is a deterministic stereo 44.1 kHz 16-bit WAV (inputs.music), 23.5 minutes by
+default like the track of the published test; it is made once on the host, its sha256
+recorded, and copied into each target's work directory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shootout.errors import WorkloadError
+from shootout.model import Metric, WorkloadSpec
+from shootout.targets.base import Target
+from shootout.targets.process import ProcResult
+from shootout.workloads import inputs
+from shootout.workloads.base import Prepared, Tool, Workload
+from shootout.workloads.shell import Step, q, step_seconds, timed_argv, tool_version
+
+
+def _prepare_audio(target: Target, params: dict[str, Any], tool: str, version_argv: list[str]) -> Prepared:
+    track = inputs.music(float(params["minutes"]))
+    wav = inputs.place(target, track)
+    out = target.inside(target.workdir)
+    files = {"wav": wav, "out": f"{out}/{tool}-out"}
+    facts = {tool: tool_version(target, version_argv), "input_sha256": track.sha256,
+             "input_bytes": track.size, "minutes": float(params["minutes"])}
+    return Prepared(files=files, facts=facts)
+
+
+class Flac(Workload):
+    spec = WorkloadSpec(
+        name="flac",
+        category="media",
+        description="flac: encode a 23.5-minute WAV, then decode to WAV and re-encode (tmpfs to tmpfs)",
+        metrics=(Metric("encode_s", "s", "encode the WAV to FLAC"),
+                 Metric("decode_reencode_s", "s", "decode the FLAC to WAV, then encode that WAV again")),
+        headline="encode_s",
+        reproduces="A: flac encoding of a 23.5-minute track; D: FLAC decode to WAV then re-encode",
+    )
+    tools = (Tool("flac", "flac"), Tool("cmp", "diffutils"), Tool("date", "coreutils"))
+
+    def default_params(self) -> dict[str, Any]:
+        return {"minutes": 23.5, "level": 5}
+
+    @classmethod
+    def quick_params(cls) -> dict[str, Any]:
+        return {**cls().default_params(), "minutes": 3.0}
+
+    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
+        self.check_tools(target)
+        return _prepare_audio(target, params, "flac", ["flac", "--version"])
+
+    def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        wav, out = q(prepared.files["wav"]), prepared.files["out"]
+        enc, dec, re_ = q(out + ".flac"), q(out + "-dec.wav"), q(out + "-re.flac")
+        level = f"-{int(params['level'])}"
+        steps = [
+            Step("encode", f"flac -s -f {level} -o {enc} {wav}"),
+            Step("decode_reencode", f"flac -s -f -d -o {dec} {enc} && flac -s -f {level} -o {re_} {dec}"),
+        ]
+        # lossless round trip, checked outside the timed steps
+        after = f"if cmp -s {wav} {dec}; then echo 'lossless 1'; else echo 'lossless 0'; fi; rm -f {enc} {dec} {re_}"
+        return timed_argv(steps, setup=f"rm -f {enc} {dec} {re_}", after=after)
+
+    def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
+        seconds = step_seconds(result, ["encode", "decode_reencode"])
+        if "lossless 1" not in result.stdout.splitlines():
+            raise WorkloadError("flac: the decoded WAV differs from the input", "the flac in this userspace is broken")
+        return {"encode_s": seconds["encode"], "decode_reencode_s": seconds["decode_reencode"]}
+
+
+class Lame(Workload):
+    spec = WorkloadSpec(
+        name="lame",
+        category="media",
+        description="lame: encode a 23.5-minute WAV to MP3 (tmpfs to tmpfs)",
+        metrics=(Metric("encode_s", "s", "encode the WAV to MP3"),),
+        headline="encode_s",
+        reproduces="A: lame encoding of a 23.5-minute track",
+    )
+    tools = (Tool("lame", "lame"), Tool("date", "coreutils"))
+
+    def default_params(self) -> dict[str, Any]:
+        return {"minutes": 23.5, "lame_args": []}  # lame's defaults: 128 kbit/s CBR, -q 3
+
+    @classmethod
+    def quick_params(cls) -> dict[str, Any]:
+        return {**cls().default_params(), "minutes": 1.0}
+
+    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
+        self.check_tools(target)
+        return _prepare_audio(target, params, "lame", ["lame", "--version"])
+
+    def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        wav, mp3 = q(prepared.files["wav"]), q(prepared.files["out"] + ".mp3")
+        extra = " ".join(q(a) for a in params.get("lame_args", []))
+        step = Step("encode", f"lame --quiet {extra} {wav} {mp3}".replace("  ", " "))
+        after = f"echo \"mp3_bytes $(wc -c < {mp3})\"; rm -f {mp3}"
+        return timed_argv([step], setup=f"rm -f {mp3}", after=after)
+
+    def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
+        seconds = step_seconds(result, ["encode"])
+        sizes = [line.split()[1] for line in result.stdout.splitlines() if line.startswith("mp3_bytes ")]
+        if not sizes or int(sizes[0]) < 1000:
+            raise WorkloadError("lame wrote no MP3", "run lame by hand on a WAV file")
+        return {"encode_s": seconds["encode"]}
+
+
+WORKLOADS = (Flac, Lame)

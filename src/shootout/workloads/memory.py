@@ -1,0 +1,231 @@
+"""Memory workloads on the native kernels: bandwidth per cache level, largest buffer, latency."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from shootout.build import build_native
+from shootout.errors import WorkloadError
+from shootout.model import Metric, WorkloadSpec
+from shootout.targets.base import Target
+from shootout.targets.process import ProcResult
+from shootout.workloads.base import Prepared, Workload, parse_key_values, require
+from shootout.workloads.shell import q
+
+OPS = ("read", "write", "copy", "fill")
+LEVELS = ("l1", "l2", "l3")
+_SECTION = re.compile(r"^section (\S+)$")
+
+
+def cache_sizes(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> dict[str, int]:
+    """Data/unified cache size in KiB per level ('l1'..'l3') from sysfs; {} when unreadable."""
+    sizes: dict[str, int] = {}
+    for index in sorted(root.glob("index*")):
+        try:
+            level = int((index / "level").read_text())
+            kind = (index / "type").read_text().strip()
+            text = (index / "size").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        m = re.fullmatch(r"(\d+)([KMG]?)", text)
+        if kind == "Instruction" or not m or f"l{level}" not in LEVELS:
+            continue
+        sizes[f"l{level}"] = int(m.group(1)) * {"": 1 / 1024, "K": 1, "M": 1024, "G": 1 << 20}[m.group(2)]
+    return {k: int(v) for k, v in sizes.items() if v >= 1}
+
+
+# When sysfs says nothing (some ARM boards): typical Cortex-A72-class sizes.
+FALLBACK_CACHES = {"l1": 32, "l2": 1024}
+
+
+def sections(stdout: str) -> dict[str, dict[str, float]]:
+    """Split `section NAME` markers of a multi-run trial into the `name value` lines of each run."""
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in stdout.splitlines():
+        if m := _SECTION.match(line.strip()):
+            current = m.group(1)
+            out[current] = []
+        elif current is not None:
+            out[current].append(line)
+    return {name: parse_key_values("\n".join(lines)) for name, lines in out.items()}
+
+
+def _binary(target: Target, kernel: str) -> Prepared:
+    binary = build_native(target, kernel, target.config)
+    return Prepared(files={"binary": binary.path}, facts={"binary": binary.facts})
+
+
+class MemBandwidth(Workload):
+    spec = WorkloadSpec(
+        name="membw",
+        category="memory",
+        description="read, write, copy, fill of mlock()ed buffers inside each cache level and far outside",
+        metrics=tuple(
+            [Metric(f"{op}_mbps", "MB/s", f"{op}, buffers far larger than every cache") for op in OPS]
+            + [Metric(f"{op}_{lvl}_mbps", "MB/s", f"{op}, two buffers filling half of {lvl.upper()}")
+               for lvl in LEVELS for op in OPS]
+        ),
+        headline="copy_mbps",
+        reproduces="A, D: RAM bandwidth (mlock'd buffer, mbw) 32-bit vs 64-bit",
+    )
+
+    def default_params(self) -> dict[str, Any]:
+        caches = cache_sizes() or FALLBACK_CACHES
+        # two buffers take half of the level, so they stay resident while being copied
+        levels = {lvl: max(1, kib // 4) for lvl, kib in caches.items()}
+        far = max(256, 4 * max(caches.values()) // 1024)
+        return {"levels_kib": levels, "caches_kib": caches, "size_mib": far, "reps": 5, "mlock": True}
+
+    @classmethod
+    def quick_params(cls) -> dict[str, Any]:
+        return {**cls().default_params(), "reps": 3}
+
+    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
+        self.check_tools(target)
+        return _binary(target, "membw")
+
+    def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        binary = q(prepared.files["binary"])
+        extra = "" if params.get("mlock", True) else " --no-mlock"
+        reps = int(params["reps"])
+        lines = ["set -e"]
+        for lvl, kib in sorted(params["levels_kib"].items()):
+            lines.append(f"echo 'section {lvl}'; {binary} {int(kib)} {reps} --kib{extra}")
+        lines.append(f"echo 'section mem'; {binary} {int(params['size_mib'])} {reps}{extra}")
+        return ["sh", "-c", "\n".join(lines)]
+
+    def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
+        runs = sections(result.stdout)
+        values: dict[str, float] = {}
+        for name in ["mem", *sorted(params["levels_kib"])]:
+            suffix = "" if name == "mem" else f"_{name}"
+            picked = require(runs.get(name, {}), {f"{op}_mbps": f"{op}{suffix}_mbps" for op in OPS},
+                             result.stdout)
+            values.update(picked)
+        return values
+
+
+class MaxAlloc(Workload):
+    spec = WorkloadSpec(
+        name="maxalloc",
+        category="memory",
+        description="largest buffer one process can map, touch and mlock (bounded well below free memory)",
+        metrics=(Metric("max_mib", "MiB", "largest buffer that worked"),),
+        headline="max_mib",
+        reproduces="A: a 3 GB buffer works in 64-bit and fails in 32-bit",
+    )
+
+    def default_params(self) -> dict[str, Any]:
+        # Above the 4 GiB a 32-bit process can address, far below what the machine has free.
+        step = 64
+        bound = min(psutil.virtual_memory().available // 2 >> 20, 4608)
+        return {"limit_mib": max(step, bound // step * step), "step_mib": step}
+
+    @classmethod
+    def quick_params(cls) -> dict[str, Any]:
+        return cls().default_params()
+
+    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
+        self.check_tools(target)
+        free = psutil.virtual_memory().available >> 20
+        if int(params["limit_mib"]) > free * 3 // 4:  # chosen at half; leave room for drift since
+            raise WorkloadError(f"maxalloc: limit {params['limit_mib']} MiB is too close to the free memory "
+                                f"({free} MiB)", "lower limit_mib or free memory first")
+        return _binary(target, "maxalloc")
+
+    def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        return [prepared.files["binary"], str(int(params["limit_mib"])), str(int(params["step_mib"]))]
+
+    def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
+        return require(parse_key_values(result.stdout), {"max_mib": "max_mib"}, result.stdout)
+
+
+MEMLAT_SIZES_KIB = tuple(4**i for i in range(10))  # 1 KiB .. 256 MiB
+THP_MODES = {"nothp": "--no-thp", "thp": "--thp"}
+
+
+def size_label(kib: int) -> str:
+    return f"{kib >> 20}g" if kib >= 1 << 20 and kib % (1 << 20) == 0 else \
+        f"{kib >> 10}m" if kib >= 1024 and kib % 1024 == 0 else f"{kib}k"
+
+
+class MemLatency(Workload):
+    spec = WorkloadSpec(
+        name="memlat",
+        category="memory",
+        description="random dependent-load latency, 1 KiB to 256 MiB, with and without transparent huge pages",
+        metrics=tuple(
+            [Metric("largest_nothp", "ns/load", "the largest buffer, huge pages off")]
+            + [Metric(f"{mode}_{size_label(k)}", "ns/load", f"{size_label(k).upper()}iB buffer, "
+                      f"huge pages {'on' if mode == 'thp' else 'off'}")
+               for mode in THP_MODES for k in MEMLAT_SIZES_KIB]
+        ),
+        headline="largest_nothp",
+        reproduces="D: pointer-heavy code pays per hop (cache and TLB misses)",
+    )
+    TARGET_S = 0.05  # timed seconds per size; set-up of the biggest buffers costs more than this
+
+    def default_params(self) -> dict[str, Any]:
+        return {"sizes_kib": list(MEMLAT_SIZES_KIB), "modes": list(THP_MODES), "loads": {}}
+
+    @classmethod
+    def quick_params(cls) -> dict[str, Any]:
+        return {**cls().default_params(), "sizes_kib": [16, 1024, 65536], "modes": ["nothp"]}
+
+    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
+        self.check_tools(target)
+        bad = [k for k in params["sizes_kib"] if k not in MEMLAT_SIZES_KIB]
+        if bad:
+            raise WorkloadError(f"memlat: size {bad[0]} KiB is not one of the measured sizes",
+                                "use powers of 4 from 1 to 262144 KiB")
+        prepared = _binary(target, "memlat")
+        probe = target.run([prepared.files["binary"], "8192", "1000", "--thp"], timeout=120)
+        huge = parse_key_values(probe.stdout).get("anon_huge_kib")
+        prepared.facts["thp_effective"] = None if huge is None else huge > 0
+        return prepared
+
+    def _loads(self, params: dict[str, Any], kib: int) -> int:
+        return int(params.get("loads", {}).get(str(kib), 1_000_000))
+
+    def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        binary = q(prepared.files["binary"])
+        lines = ["set -e"]
+        for mode in params["modes"]:
+            for kib in params["sizes_kib"]:
+                lines.append(f"echo 'section {mode}_{size_label(kib)}'; "
+                             f"{binary} {kib} {self._loads(params, kib)} {THP_MODES[mode]}")
+        return ["sh", "-c", "\n".join(lines)]
+
+    def calibrate(self, target: Target, prepared: Prepared, params: dict[str, Any]) -> dict[str, Any]:
+        """Loads per size so each timed loop lasts about TARGET_S; the same for every configuration."""
+        probe = {**params, "modes": ["nothp"], "loads": {}}
+        result = target.run(self.argv(prepared, probe), timeout=1800)
+        runs = sections(result.stdout)
+        loads = {}
+        for kib in params["sizes_kib"]:
+            ns = runs.get(f"nothp_{size_label(kib)}", {}).get("ns_per_load")
+            if result.exit_status != 0 or not ns or ns <= 0:
+                raise WorkloadError(f"memlat failed while calibrating: {result.stderr_tail(1)[:200]}",
+                                    "run the memlat kernel by hand")
+            loads[str(kib)] = min(50_000_000, max(100_000, math.ceil(self.TARGET_S * 1e9 / ns)))
+        return {**params, "loads": loads}
+
+    def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
+        runs = sections(result.stdout)
+        values = {}
+        for mode in params["modes"]:
+            for kib in params["sizes_kib"]:
+                name = f"{mode}_{size_label(kib)}"
+                values.update(require(runs.get(name, {}), {"ns_per_load": name}, result.stdout))
+        if "nothp" in params["modes"]:
+            values["largest_nothp"] = values[f"nothp_{size_label(max(params['sizes_kib']))}"]
+        return values
+
+
+WORKLOADS = (MemBandwidth, MaxAlloc, MemLatency)

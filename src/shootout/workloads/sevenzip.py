@@ -1,0 +1,112 @@
+"""The 7-Zip built-in benchmark (`7z b`): LZMA compression and decompression ratings in MIPS.
+
+Debian ships 7-Zip as `7zz` (package 7zip) and the older p7zip 16.02 as `7z`/`7za`
+(p7zip-full, p7zip); whichever a userspace has is used and its banner recorded, so a version
+difference between configurations shows up in the facts. The dictionary size is fixed
+(-md22, 4 MiB) so the work does not scale with the machine's memory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from shootout.errors import ToolMissing, WorkloadError
+from shootout.model import Metric, WorkloadSpec
+from shootout.targets.base import Target
+from shootout.targets.process import ProcResult
+from shootout.workloads.base import Prepared, Workload
+from shootout.workloads.shell import q, tool_version
+
+COMMANDS = (("7zz", "7zip"), ("7z", "p7zip-full"), ("7za", "p7zip"))
+MODES = {"1t": "one thread (-mmt1)", "mt": "all threads"}
+_SECTION = re.compile(r"^section (\S+)$")
+_NUM = re.compile(r"^\d+$")
+
+
+def parse_bench(text: str) -> dict[str, float]:
+    """{'compress', 'decompress', 'total'} ratings (MIPS) from one `7z b` output.
+
+    The Avr line is `Avr: [speed] usage r/u rating | [speed] usage r/u rating`: the speed
+    column appeared in later 7-Zip versions, so the rating is taken as the last number on
+    each side of the bar. The Tot line is `Tot: usage r/u rating`."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("Avr:") and "|" in line:
+            left, right = line[4:].split("|", 1)
+            numbers = [[t for t in side.split() if _NUM.match(t)] for side in (left, right)]
+            if all(numbers):
+                out["compress"] = float(numbers[0][-1])
+                out["decompress"] = float(numbers[1][-1])
+        elif line.startswith("Tot:"):
+            numbers = [t for t in line[4:].split() if _NUM.match(t)]
+            if numbers:
+                out["total"] = float(numbers[-1])
+    return out
+
+
+def parse_sections(stdout: str) -> dict[str, str]:
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in stdout.splitlines():
+        if m := _SECTION.match(line.strip()):
+            current = m.group(1)
+            out[current] = []
+        elif current is not None:
+            out[current].append(line)
+    return {k: "\n".join(v) for k, v in out.items()}
+
+
+class SevenZip(Workload):
+    spec = WorkloadSpec(
+        name="7zip",
+        category="compress",
+        description="7-Zip benchmark (7z b -md22): LZMA compression/decompression ratings, one and all threads",
+        metrics=tuple(Metric(f"{part}_{mode}", "MIPS", f"{part} rating, {label}")
+                      for mode, label in MODES.items() for part in ("compress", "decompress", "total")),
+        headline="total_mt",
+        reproduces="D: 7-zip benchmark, Pi 3B+/Pi 4, 32-bit vs 64-bit",
+    )
+
+    def default_params(self) -> dict[str, Any]:
+        return {"passes": 2, "dict_log2": 22, "threads": os.cpu_count() or 1, "modes": list(MODES)}
+
+    @classmethod
+    def quick_params(cls) -> dict[str, Any]:
+        return {**cls().default_params(), "passes": 1, "modes": ["mt"]}
+
+    def check_tools(self, target: Target) -> None:
+        if not any(target.which(cmd) for cmd, _ in COMMANDS):
+            raise ToolMissing("7zz", "7zip", where=target.config.display)
+
+    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
+        self.check_tools(target)
+        command, package = next((c, p) for c, p in COMMANDS if target.which(c))
+        banner = tool_version(target, [command], r"7-Zip")
+        return Prepared(files={"7z": command}, facts={"7z": command, "package": package, "version": banner})
+
+    def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        exe = q(prepared.files["7z"])
+        base = f"{exe} b {int(params['passes'])} -md{int(params['dict_log2'])}"
+        threads = {"1t": 1, "mt": int(params["threads"])}
+        lines = ["set -e"]
+        for mode in params["modes"]:
+            lines.append(f"echo 'section {mode}'; {base} -mmt{threads[mode]}")
+        return ["sh", "-c", "\n".join(lines)]
+
+    def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
+        runs = parse_sections(result.stdout)
+        values = {}
+        for mode in params["modes"]:
+            ratings = parse_bench(runs.get(mode, ""))
+            for part in ("compress", "decompress", "total"):
+                if part not in ratings or ratings[part] <= 0:
+                    raise WorkloadError(f"7z b ({mode}) printed no {part} rating",
+                                        "run 7zz b -md22 by hand to see its output")
+                values[f"{part}_{mode}"] = ratings[part]
+        return values
+
+
+WORKLOADS = (SevenZip,)

@@ -1,0 +1,203 @@
+"""The HTML report in real headless Chromium (Debian's package), driven over the DevTools protocol.
+
+Checks: no console errors or exceptions, no request leaves the file, every chart is there
+and drawn, the results table re-sorts on a real mouse click on a heading; a full-page
+screenshot goes to $SHOOTOUT_ARTIFACTS (or the test's tmp dir).
+Needs: apt-get install chromium; pip install websocket-client.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from shootout.report.html import render_html
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "report"
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--remote-debugging-port=0",
+    "--window-size=1280,900",
+]
+
+
+def _load_fixture():
+    spec = importlib.util.spec_from_file_location("shootout_report_fixture", FIXTURES / "fixture.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Page:
+    """A minimal CDP client: numbered commands, events buffered while waiting for replies."""
+
+    def __init__(self, ws_url: str) -> None:
+        import websocket  # websocket-client
+
+        # Chromium refuses DevTools websockets carrying a foreign Origin header.
+        self.ws = websocket.create_connection(ws_url, timeout=30, suppress_origin=True)
+        self.next_id = 0
+        self.events: list[dict] = []
+
+    def send(self, method: str, **params):
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == self.next_id:
+                if "error" in msg:
+                    raise AssertionError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+            self.events.append(msg)
+
+    def wait_event(self, method: str, timeout: float = 30.0) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for ev in self.events:
+                if ev.get("method") == method:
+                    return ev
+            self.events.append(json.loads(self.ws.recv()))
+        raise AssertionError(f"no {method} within {timeout}s")
+
+    def eval(self, expression: str):
+        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise AssertionError(f"JS error in test expression: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def click(self, x: float, y: float) -> None:
+        for kind in ("mousePressed", "mouseReleased"):
+            self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
+    def close(self) -> None:
+        self.ws.close()
+
+
+@pytest.fixture
+def browser(tmp_path):
+    exe = shutil.which("chromium")
+    if exe is None:
+        pytest.fail("chromium is not installed: apt-get install chromium (Debian package chromium)")
+    try:
+        import websocket  # noqa: F401
+    except ImportError:
+        pytest.fail("the Python package websocket-client is not installed: pip install websocket-client")
+    profile = tmp_path / "chromium-profile"
+    proc = subprocess.Popen(
+        [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        port_file = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 60
+        while not port_file.exists() or not port_file.read_text().strip():
+            if proc.poll() is not None:
+                pytest.fail(f"chromium exited with status {proc.returncode} before opening DevTools")
+            if time.monotonic() > deadline:
+                pytest.fail("chromium did not open its DevTools port within 60 s")
+            time.sleep(0.1)
+        port = int(port_file.read_text().split()[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as resp:
+            targets = json.load(resp)
+        page = Page(next(t["webSocketDebuggerUrl"] for t in targets if t["type"] == "page"))
+        yield page
+        page.close()
+    finally:
+        # Only the browser this test started: its own process group.
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+def _column(page: Page, index: int) -> list[str]:
+    return page.eval(
+        f"Array.from(document.querySelectorAll('#results-table tbody tr'))"
+        f".map(r => r.cells[{index}].getAttribute('data-sort') ?? r.cells[{index}].textContent.trim())"
+    )
+
+
+def test_report_in_headless_chromium(browser, tmp_path):
+    analysis = _load_fixture().build()
+    base, other = (c.name for c in analysis.configs)
+    report = tmp_path / "report.html"
+    report.write_text(render_html(analysis, prices={base: 0.768, other: 0.408}, price_unit="$/h"), encoding="utf-8")
+
+    page = browser
+    for domain in ("Page", "Runtime", "Log", "Network"):
+        page.send(f"{domain}.enable")
+    page.send("Page.navigate", url=report.as_uri())
+    page.wait_event("Page.loadEventFired")
+    page.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+    errors = [e for e in page.events if e.get("method") == "Runtime.exceptionThrown"]
+    errors += [e for e in page.events if e.get("method") == "Runtime.consoleAPICalled"
+               and e["params"]["type"] in ("error", "assert")]
+    errors += [e for e in page.events if e.get("method") == "Log.entryAdded"
+               and e["params"]["entry"]["level"] == "error"]
+    assert not errors, f"console errors: {errors}"
+    urls = [e["params"]["request"]["url"] for e in page.events if e.get("method") == "Network.requestWillBeSent"]
+    assert urls and all(u.startswith(("file:", "data:")) for u in urls), f"external requests: {urls}"
+
+    assert page.eval("document.title").startswith("shootout: amd64 userspace vs i386 userspace")
+    charts = page.eval(
+        "Array.from(document.querySelectorAll('figure.chart')).map(f => {"
+        " const s = f.querySelector('svg'); if (!s) return null;"
+        " const b = s.getBoundingClientRect();"
+        " return {w: b.width, h: b.height, shapes: s.querySelectorAll('path, rect, use').length,"
+        "         text: s.querySelectorAll('text').length}; })"
+    )
+    assert len(charts) == 1 + len(analysis.workloads)
+    for chart in charts:
+        assert chart is not None, "a chart figure has no svg"
+        assert chart["w"] > 200 and chart["h"] > 150 and chart["shapes"] > 10 and chart["text"] > 5, chart
+
+    # Sort by Speed-up with a real click on the heading: ascending, then descending.
+    headers = page.eval("Array.from(document.querySelectorAll('#results-table thead th')).map(t => t.textContent.trim())")
+    col = headers.index("Speed-up")
+    before = [float(v) for v in _column(page, col)]
+    assert before != sorted(before), "fixture rows should not start sorted by speed-up"
+    box = page.eval(
+        f"(() => {{ const t = document.querySelectorAll('#results-table thead th')[{col}];"
+        " t.scrollIntoView({block: 'center'}); const b = t.getBoundingClientRect();"
+        " return {x: b.x + b.width / 2, y: b.y + b.height / 2}; })()"
+    )
+    page.click(box["x"], box["y"])
+    ascending = [float(v) for v in _column(page, col)]
+    assert ascending == sorted(before)
+    assert page.eval(f"document.querySelectorAll('#results-table thead th')[{col}].getAttribute('aria-sort')") == "ascending"
+    page.click(box["x"], box["y"])
+    assert [float(v) for v in _column(page, col)] == sorted(before, reverse=True)
+    # Text column: workload names sort alphabetically.
+    wcol = headers.index("Workload")
+    box = page.eval(
+        f"(() => {{ const b = document.querySelectorAll('#results-table thead th')[{wcol}].getBoundingClientRect();"
+        " return {x: b.x + b.width / 2, y: b.y + b.height / 2}; })()"
+    )
+    page.click(box["x"], box["y"])
+    names = _column(page, wcol)
+    assert names == sorted(names, key=str.lower)
+
+    assert page.eval("document.querySelectorAll('#facts-configs tr.differs').length") >= 1
+    assert page.eval("document.querySelectorAll('#results-table .confounder').length") >= 1
+
+    page.eval("window.scrollTo(0, 0)")
+    shot = page.send("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+    artifacts = Path(os.environ.get("SHOOTOUT_ARTIFACTS") or tmp_path)
+    artifacts.mkdir(parents=True, exist_ok=True)
+    png = base64.b64decode(shot["data"])
+    assert png.startswith(b"\x89PNG") and len(png) > 50_000
+    (artifacts / "report-chromium.png").write_bytes(png)
+    (artifacts / "report.html").write_bytes(report.read_bytes())

@@ -1,0 +1,137 @@
+"""Terminal table, summary wording, performance per price and report files."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from shootout.errors import UsageError
+from shootout.report.markdown import write_report
+from shootout.report.perdollar import per_dollar
+from shootout.report.terminal import show_table
+from shootout.report.text import fmt_change, fmt_estimate, summary_sentence
+from shootout.stats import Estimate
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "report"
+
+
+def _load_fixture():
+    spec = importlib.util.spec_from_file_location("shootout_report_fixture", FIXTURES / "fixture.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def analysis():
+    return _load_fixture().build()
+
+
+def _render(table) -> str:
+    console = Console(width=200, record=True, color_system=None)
+    console.print(table)
+    return console.export_text()
+
+
+def test_show_table_has_medians_speedups_verdicts_flags_and_geomean(analysis):
+    text = _render(show_table(analysis))
+    assert "41,011,500 iter/s" in text and "38,227,000 iter/s" in text
+    intmix = next(c for c in analysis.comparisons if c.workload == "intmix")
+    assert fmt_estimate(intmix.estimate) in text
+    for word in ("faster", "slower", "same", "inconclusive", "cv>10%", "throttled", "confounder"):
+        assert word in text
+    geo = analysis.summaries[0].geomean
+    geomean_line = next(line for line in text.splitlines() if "geomean" in line and "workloads" in line)
+    assert fmt_estimate(geo) in geomean_line
+    assert "noise floor" in text and "0.4%" in text
+
+
+def test_show_table_with_no_noise_floor_omits_it(analysis):
+    text = _render(show_table(dataclasses.replace(analysis, noise_floor=None)))
+    assert "noise floor" not in text
+
+
+def test_summary_sentence_names_winner_gap_and_counts(analysis):
+    sentence = summary_sentence(analysis, analysis.summaries[0])
+    geo = analysis.summaries[0].geomean
+    gap = (1 / geo.ratio - 1) * 100
+    assert sentence.startswith(f"amd64 userspace is {gap:.1f}% faster than i386 userspace")
+    assert f"{(1 / geo.high - 1) * 100:.1f}\u2013{(1 / geo.low - 1) * 100:.1f}%" in sentence
+    assert "geometric mean of 5 workloads" in sentence
+    assert "i386 userspace faster in 1" in sentence and "amd64 userspace faster in 2" in sentence
+
+
+def test_summary_sentence_for_same_and_inconclusive(analysis):
+    s = analysis.summaries[0]
+    same = dataclasses.replace(s, geomean=Estimate(1.002, 0.998, 1.006, 12, 0.95, "bootstrap"))
+    assert "perform the same within \u00b11%" in summary_sentence(analysis, same)
+    unsure = dataclasses.replace(s, geomean=Estimate(1.02, 0.97, 1.07, 12, 0.95, "bootstrap"))
+    assert summary_sentence(analysis, unsure).startswith("No clear winner")
+
+
+def test_fmt_change_signs():
+    assert fmt_change(1.07) == "+7.0%"
+    assert fmt_change(0.93) == "\u22127.0%"
+    assert fmt_change(0.99999) == "0.0%"
+
+
+def test_per_dollar_divides_speedup_by_price_ratio(analysis):
+    base, other = (c.name for c in analysis.configs)
+    rows = per_dollar(analysis, {base: 0.768, other: 0.408}, "$/h")
+    heads = [c for c in analysis.comparisons if c.headline]
+    assert len(rows) == len(heads) + 1
+    ratio = 0.408 / 0.768
+    for row in rows[:-1]:
+        comp = next(c for c in heads if c.workload == row["workload"])
+        assert row["perf_per_price"] == pytest.approx(comp.estimate.ratio / ratio)
+        assert row["ppp_low"] == pytest.approx(comp.estimate.low / ratio)
+        assert row["ppp_high"] == pytest.approx(comp.estimate.high / ratio)
+    geo = rows[-1]
+    assert geo["workload"] == "geomean"
+    assert geo["perf_per_price"] == pytest.approx(analysis.summaries[0].geomean.ratio / ratio)
+    # At about half the price, a configuration 4% slower is much better value.
+    assert geo["verdict"] == "faster"
+    same_price = per_dollar(analysis, {base: 1.0, other: 1.0}, "$")
+    assert same_price[-1]["verdict"] == "slower"
+
+
+def test_per_dollar_rejects_missing_or_bad_prices(analysis):
+    base, other = (c.name for c in analysis.configs)
+    with pytest.raises(UsageError, match="no price"):
+        per_dollar(analysis, {base: 1.0}, "$")
+    with pytest.raises(UsageError, match="positive"):
+        per_dollar(analysis, {base: 1.0, other: 0.0}, "$")
+
+
+@pytest.mark.parametrize("fmt, expected", [
+    ("html", {"report.html"}),
+    ("md", {"report.md", "summary.png"}),
+    ("png", {"summary.png"}),
+    ("svg", {"summary.svg"}),
+])
+def test_write_report_files(analysis, tmp_path, fmt, expected):
+    out = tmp_path / "out"
+    paths = write_report(analysis, out, fmt)
+    names = {p.name for p in paths}
+    assert expected <= names
+    assert all(p.exists() and p.stat().st_size > 0 for p in paths)
+    if fmt in ("md", "png", "svg"):
+        ext = "png" if fmt == "md" else fmt
+        assert {f"workload-{w.name}.{ext}" for w in analysis.workloads} <= names
+    if fmt == "md":
+        md = (out / "report.md").read_text()
+        assert all(f"]({p.name})" in md for p in paths if p.suffix == ".png")
+
+
+def test_write_report_errors_leave_nothing(analysis, tmp_path):
+    with pytest.raises(UsageError, match="unknown report format"):
+        write_report(analysis, tmp_path / "x", "pdf")
+    assert not (tmp_path / "x").exists()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(UsageError, match="cannot write"):
+        write_report(analysis, blocker / "sub", "html")

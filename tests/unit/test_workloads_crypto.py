@@ -1,0 +1,136 @@
+"""openssl speed output of several versions and architectures; hardware paths; sha1-sparse."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shootout.errors import WorkloadError
+from shootout.targets.process import ProcResult
+from shootout.workloads.crypto import OpensslSpeed, Sha1Sparse, zeros_sha1
+from shootout.workloads.base import Prepared
+from shootout.workloads.openssl_output import decode_caps, hw_paths, parse_speed
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "outputs"
+
+
+def text(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def result(stdout: str, status: int = 0) -> ProcResult:
+    return ProcResult(("sh",), status, stdout, "", 1.0, 1.0, 0.0, 1000, 1, 0.0)
+
+
+def test_table_from_openssl_3_amd64():
+    got = parse_speed(text("openssl-3.0-amd64-table.txt"))
+    assert got == {("1", "sha256"): {16: 68843.94, 64: 215524.80, 256: 401009.66, 1024: 635611.14,
+                                     8192: 749715.46, 16384: 774307.84}}
+
+
+def test_machine_readable_is_bytes_per_second_converted_to_kB():
+    got = parse_speed(text("openssl-3.0-amd64-mr.txt"))
+    assert got[("1", "sha256")][16384] == pytest.approx(777568.256)
+    assert got[("1", "sha256")][16] == pytest.approx(50119.3505)
+
+
+def test_multi_table_without_header_uses_the_standard_sizes():
+    got = parse_speed(text("openssl-3.0-amd64-multi-table.txt"))
+    assert got[("1", "aes-128-gcm")][16384] == pytest.approx(1304029.95)
+    assert sorted(got[("1", "aes-128-gcm")]) == [16, 64, 256, 1024, 8192, 16384]
+
+
+def test_openssl_1_1_armhf_table():
+    got = parse_speed(text("openssl-1.1.1-armhf-table.CRAFTED.txt"))
+    assert got[("1", "aes-128-cbc")][16384] == pytest.approx(101823.83)
+
+
+def test_openssl_1_values_without_k_are_bytes_per_second():
+    row = parse_speed(text("openssl-1.1.1-i386-small-values.CRAFTED.txt"))[("1", "bf-cbc")]
+    assert row[16] == pytest.approx(9.87654)
+    assert row[64] == pytest.approx(45678.91)
+
+
+def test_multi_mr_takes_the_parents_sum_not_a_child():
+    row = parse_speed(text("openssl-1.1.1-arm64-mr-multi.CRAFTED.txt"))[("1", "sha256")]
+    assert row[16384] == pytest.approx(6004744.53334)
+
+
+def test_openssl_1_0_multi_evp_row_and_five_sizes():
+    row = parse_speed(text("openssl-1.0.2-multi-evp.CRAFTED.txt"))[("1", "evp")]
+    assert row == {16: 2084.34, 64: 4364.84, 256: 5956.25, 1024: 6483.06, 8192: 6653.66}
+
+
+def test_recorded_trial_parses_to_the_recorded_values():
+    recorded = json.loads(text("openssl-speed-amd64-host.json"))
+    values = OpensslSpeed().parse(result(text("openssl-speed-amd64-host.txt")), recorded["params"])
+    assert values == pytest.approx(recorded["values"])
+    assert values["bf_cbc_16384_mt"] > 0 and values["aes_128_gcm_16_mt"] > 0
+    heads = [values[f"{a}_16384"] for a in ("md5", "aes_128_gcm", "bf_cbc")]
+    assert min(heads) < values["geomean_16384"] < max(heads)
+
+
+def test_sections_are_keyed_by_our_markers_and_merged_per_size():
+    out = "\n".join([
+        "run 1 sha1", "+DT:sha1:1:16", "+R:1:sha1:1.0", "+H:16", "+F:25:sha1:1000000.00",
+        "run 1 sha1", "+H:16384", "+F:25:sha1:2000000000.00",
+        "run mt sha1", "Got: +H:16384 from 0", "Got: +F:25:sha1:1.00 from 0", "+F:25:sha1:3000000000.00",
+    ])
+    assert parse_speed(out) == {("1", "sha1"): {16: 1000.0, 16384: 2000000.0}, ("mt", "sha1"): {16384: 3000000.0}}
+
+
+def test_no_numbers_is_a_workload_error():
+    params = OpensslSpeed.quick_params()
+    with pytest.raises(WorkloadError, match="no results"):
+        OpensslSpeed().parse(result("run 1 sha1\nspeed: Unknown algorithm sha1\n"), params)
+
+
+def test_argv_legacy_provider_only_for_openssl_3_and_bytes_for_size_subsets():
+    w = OpensslSpeed()
+    params = {**w.default_params(), "sizes": [16384], "multi": True, "threads": 4}
+    facts3 = {"openssl": "OpenSSL 3.0.19 27 Jan 2026", "algorithms": ["sha1", "bf-cbc"]}
+    script = w.argv(Prepared(facts=facts3), params)[2]
+    lines = script.splitlines()
+    bf = [ln for ln in lines if "-evp bf-cbc" in ln]
+    assert len(bf) == 2 and all("-provider legacy -provider default" in ln for ln in bf)
+    assert all("-provider" not in ln for ln in lines if "-evp sha1" in ln)
+    assert all("-bytes 16384" in ln for ln in lines if "-evp" in ln)
+    assert sum("-multi 4" in ln for ln in lines) == 2
+    facts1 = {"openssl": "OpenSSL 1.1.1w  11 Sep 2023", "algorithms": ["bf-cbc"]}
+    full = w.argv(Prepared(facts=facts1), {**params, "sizes": list(w.default_params()["sizes"])})[2]
+    assert "-provider" not in full and "-bytes" not in full
+
+
+def test_hw_paths_from_openssl_and_cpu_flags():
+    x86 = hw_paths(text("openssl-3.0-amd64-version-a.txt"), "flags\t: fpu sse aes avx2 sha_ni pclmulqdq\n",
+                   {"OPENSSL_ia32cap": "~0x200000000000000", "PATH": "/bin"})
+    assert {"aesni", "sha_ni", "pclmulqdq", "avx2"} <= set(x86["openssl_caps"])
+    assert x86["cpu_flags"] == ["aes", "avx2", "pclmulqdq", "sha_ni"]
+    assert x86["env"] == {"OPENSSL_ia32cap": "~0x200000000000000"}
+    arm = hw_paths(text("openssl-3.0-arm64-version-a.CRAFTED.txt"), "Features\t: fp asimd aes pmull sha1 sha2\n", {})
+    assert arm["openssl_caps"] == ["aes", "neon", "pmull", "sha1", "sha256"]
+    assert arm["cpu_flags"] == ["aes", "asimd", "pmull", "sha1", "sha2"]
+    pi4 = hw_paths(text("openssl-3.0-pi4-armhf-version-a.CRAFTED.txt"), "Features\t: half thumb neon vfpv4\n", {})
+    assert pi4["openssl_caps"] == ["neon"]  # generic AES: the confounder of the Pi 4 case
+    old = hw_paths("OpenSSL 1.1.1w  11 Sep 2023\n", "", {})
+    assert old["openssl_caps"] is None and old["openssl_cpuinfo"] is None
+
+
+def test_decode_caps_without_aes():
+    assert "aesni" not in decode_caps("CPUINFO: OPENSSL_ia32cap=0x0000000000000000:0x0")
+
+
+def test_sha1_sparse_parses_both_tools_and_checks_digests():
+    recorded = json.loads(text("sha1-sparse-amd64-host.json"))
+    values = Sha1Sparse().parse(result(text("sha1-sparse-amd64-host.txt")), recorded["params"])
+    assert values == pytest.approx(recorded["values"])
+    wrong = text("sha1-sparse-amd64-host.txt").replace(zeros_sha1(recorded["params"]["size"]), "0" * 40, 1)
+    with pytest.raises(WorkloadError, match="wrong digests"):
+        Sha1Sparse().parse(result(wrong), recorded["params"])
+
+
+def test_zeros_sha1_known_value():
+    assert zeros_sha1(0) == "da39a3ee5e6b4b0d3255bfef95601890afd80709"
+    assert zeros_sha1(3 << 20 | 5) != zeros_sha1(3 << 20)
