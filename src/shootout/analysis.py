@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from shootout.conditions.clock import clock_drop
+from shootout.conditions.monitor import monitor_flags, reference_mhz
 from shootout.model import Config, Run, Trial, WorkloadSpec
 from shootout.stats import Estimate, Verdict, geomean, geomean_by_category, paired_estimate, trial_flags, verdict
 from shootout.units import performance, unit
@@ -90,7 +92,12 @@ def _flatten(facts: Any, prefix: str = "") -> dict[str, Any]:
 # Facts that are confounders when they differ: versions of what ran, the compiler, the
 # libc, the input, hardware code paths. The ABI itself (ELF class, machine) is the point of
 # a 32/64-bit comparison, so it is not one of them.
-_CONFOUNDER_ENDINGS = ("version", "compiler", "libc", "hw_paths", "input_sha256")
+_CONFOUNDER_FACTS = {"compiler", "cc", "libc", "openssl", "hw_paths", "input_sha256"}
+
+
+def _is_confounder(key: str) -> bool:
+    last = key.rsplit(".", 1)[-1]
+    return last in _CONFOUNDER_FACTS or "version" in last or key.startswith("target.packages.")
 
 
 def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str) -> list[str]:
@@ -98,8 +105,7 @@ def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str)
 
     def relevant(facts: dict[str, Any]) -> dict[str, Any]:
         scoped = {"target": facts.get("target", {}), "workload": facts.get("workloads", {}).get(workload, {})}
-        return {k: v for k, v in _flatten(scoped).items()
-                if k.endswith(_CONFOUNDER_ENDINGS) or k.startswith("target.packages.")}
+        return {k: v for k, v in _flatten(scoped).items() if _is_confounder(k)}
 
     a, b = relevant(facts_a), relevant(facts_b)
     return [f"{key.split('.', 1)[1]}: {a.get(key)} vs {b.get(key)}"
@@ -108,6 +114,24 @@ def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str)
 
 def is_emulated(facts: dict[str, Any]) -> bool:
     return bool(facts.get("target", {}).get("emulated"))
+
+
+def drop_rounds(machine_facts: dict[str, Any]) -> set[int]:
+    """Rounds whose measured clock was more than 3% below the clock at the start of the run."""
+    clock = machine_facts.get("clock_mhz") or []
+    return {r for r, mhz in clock if clock and clock_drop(clock[0][1], mhz)}
+
+
+def condition_flags(run: Run, trials: Sequence[Trial], workload: str, configs: tuple[str, ...],
+                    rounds: Iterable[int]) -> list[str]:
+    """What the monitor and the clock loop saw during this metric's trials."""
+    machine = run.facts.get("machine", {})
+    windows = [t.monitor for t in trials if t.spec.workload == workload and t.spec.config in configs and t.monitor]
+    flags = monitor_flags(windows, reference_mhz(machine.get("monitor_samples", [])))
+    dropped = sorted(drop_rounds(machine) & set(rounds))
+    if dropped and "clock-drop" not in flags:
+        flags.append("clock-drop")
+    return flags
 
 
 def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None) -> Analysis:
@@ -135,6 +159,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                     [t.wall_s for t in measured
                      if t.spec.workload == spec.name and t.spec.config == config.name and t.wall_s > 0],
                 )
+                flags += condition_flags(run, measured, spec.name, (base, config.name), ratios)
                 emulated = is_emulated(cfg_facts) or is_emulated(base_facts)
                 if emulated:
                     flags.append("emulated")

@@ -15,6 +15,8 @@ from typing import Any
 
 from shootout import events as ev
 from shootout.analysis import metric_log_ratios
+from shootout.conditions.monitor import Monitor
+from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, UsageError, WorkloadError
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.plan import round_order
@@ -65,13 +67,15 @@ class Runner:
         journal: Journal,
         on_event: Callable[[ev.Event], None] = lambda e: None,
         target_factory: TargetFactory = make_target,
-        monitor: Any = None,
+        monitor: Monitor | None = None,
+        clock: Callable[[], float | None] | None = None,
     ) -> None:
         self.store = store
         self.journal = journal
         self.emit = on_event
         self.target_factory = target_factory
-        self.monitor = monitor  # optional: has window(t0, t1) -> dict (see conditions.monitor)
+        self.monitor = monitor  # tags every trial with what it saw (clock, temperature, steal)
+        self.clock = clock  # measures the effective MHz at the start of every round
 
     # -- entry points --------------------------------------------------------------
     def start(self, request: RunRequest, facts: dict[str, Any] | None = None) -> int:
@@ -119,9 +123,26 @@ class Runner:
         finally:
             for target in {id(t): t for t in live.targets.values()}.values():
                 target.close()
-            self.store.update_run(run.id, status=status, elapsed_s=live.elapsed())
+            self._record_conditions(live)
+            self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
             self.emit(ev.RunFinished(run.id, status))
         return run.id
+
+    def _record_conditions(self, live: _Live) -> None:
+        """Keep the monitor's samples (for the report's timeline) and kernel complaints."""
+        machine = live.run.facts.setdefault("machine", {})
+        if self.monitor is not None:
+            machine["monitor_samples"] = machine.get("monitor_samples", []) + self.monitor.samples()
+        events = kernel_events_since(live.run.created_at)
+        if events:
+            machine["kernel_events"] = events
+
+    def _measure_clock(self, live: _Live, round_index: int) -> None:
+        if self.clock is None:
+            return
+        mhz = self.clock()
+        if mhz is not None:
+            live.run.facts.setdefault("machine", {}).setdefault("clock_mhz", []).append([round_index, mhz])
 
     def _open_targets(self, live: _Live) -> None:
         for config in live.run.configs:
@@ -188,6 +209,8 @@ class Runner:
                 self.emit(ev.Stopped("every metric has a verdict or reached the target precision"))
                 return
             order = round_order(s.seed, r, active, configs)
+            if any((spec.round, spec.workload, spec.config) not in live.done for spec in order):
+                self._measure_clock(live, r)
             self.emit(ev.RoundStarted(r, active, self._eta(live, r, len(order))))
             for spec in order:
                 if (spec.round, spec.workload, spec.config) in live.done or spec.workload in live.failed:
@@ -204,7 +227,7 @@ class Runner:
                     live.failed.add(spec.workload)
                     self.emit(ev.WorkloadSkipped(spec.workload, f"{spec.config}: {trial.error}"))
                 self.emit(ev.TrialDone(trial, self._eta(live, r, 0)))
-            self.store.update_run(run.id, elapsed_s=live.elapsed())
+            self.store.update_run(run.id, elapsed_s=live.elapsed(), facts=run.facts)
         self.emit(ev.Stopped(f"maximum of {s.max_rounds} rounds reached"))
 
     def _eta(self, live: _Live, round_index: int, in_round: int) -> float | None:

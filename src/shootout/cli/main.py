@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -48,6 +49,10 @@ def run(
     seed: Annotated[Optional[int], typer.Option(help="seed of the shuffled order (default: random, stored)")] = None,
     aa: Annotated[bool, typer.Option("--aa", help="A/A: the first configuration against itself (noise floor)")] = False,
     resume: Annotated[Optional[str], typer.Option(help="continue an interrupted run (id or 'last')")] = None,
+    tune: Annotated[bool, typer.Option("--tune", help="set the performance governor for the run (restored afterwards)")] = False,
+    no_boost: Annotated[bool, typer.Option("--no-boost", help="with --tune: also disable turbo/boost")] = False,
+    load_wait: Annotated[str, typer.Option(help="wait up to this long for an idle machine", envvar="SHOOTOUT_LOAD_WAIT")] = "60s",
+    monitor: Annotated[bool, typer.Option(help="sample clock, temperature, load and steal during the run")] = True,
     db: DbOption = None,
 ) -> None:
     """Run workloads under every configuration in randomized interleaved rounds, then show the verdicts."""
@@ -58,6 +63,12 @@ def run(
     from shootout.model import RunSettings
     from shootout.request import Wish, build_request, workloads_of
     from shootout.runner import Runner
+    from shootout.cli.conditions import print_preflight
+    from shootout.conditions.clock import measure_mhz
+    from shootout.conditions.governor import tune as set_governor
+    from shootout.conditions.monitor import Monitor
+    from shootout.conditions.noise import aa_floor, save_noise_floor
+    from shootout.conditions.preflight import preflight
     from shootout.system.journal import journal, recover
 
     if min_rounds < 6:
@@ -69,13 +80,19 @@ def run(
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupt)
     notify = err_console.print
-    with journal() as j:
+    with journal() as j, Monitor() if monitor else nullcontext() as sampler:
+        pf = preflight(tune=tune, journal=j, load_wait_s=duration(load_wait, "--load-wait"))
+        print_preflight(pf, err_console)
+        if tune and no_boost:
+            for line in set_governor(j, disable_boost=True):
+                err_console.print(f"  {line}")
+        runner_args = {"monitor": sampler, "clock": measure_mhz}
         if resume:
             stored = store.get_run(resume)
             view = ProgressView(console, err_console, stored.settings.min_rounds)
             with view:
-                run_id = Runner(store, j, view).resume(stored, workloads_of([w.name for w in stored.workloads],
-                                                                            stored.user_workloads))
+                run_id = Runner(store, j, view, **runner_args).resume(
+                    stored, workloads_of([w.name for w in stored.workloads], stored.user_workloads))
         else:
             settings = RunSettings(
                 threshold=fraction(threshold, "--threshold"), precision=fraction(precision, "--precision"),
@@ -83,25 +100,37 @@ def run(
                 seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
             )
             request = build_request(Wish(config, workload, suite, file, settings), notify)
-            from shootout.facts import machine_facts
-
             view = ProgressView(console, err_console, settings.min_rounds)
             with view:
-                run_id = Runner(store, j, view).start(request, facts=machine_facts())
-    _show(store, str(run_id), as_json=False)
+                run_id = Runner(store, j, view, **runner_args).start(request, facts=pf.facts)
+    analysis = _show(store, str(run_id), as_json=False)
+    if aa:
+        floor = aa_floor(analysis)
+        if floor is not None:
+            save_noise_floor(store, analysis.facts["machine"], {"run": run_id, "halfwidth": floor})
+            console.print(f"noise floor of this machine: ±{floor:.2%} (stored; shown beside later verdicts)")
 
 
-def _show(store, ref: str, as_json: bool) -> None:
+def _analysis(store, stored):
     from shootout.analysis import analyze
+    from shootout.conditions.noise import load_noise_floor
+
+    floor = None
+    if not stored.settings.aa and stored.facts.get("machine", {}).get("machine_id"):
+        floor = (load_noise_floor(store, stored.facts["machine"]) or {}).get("halfwidth")
+    return analyze(stored, store.trials(stored.id), noise_floor=floor)
+
+
+def _show(store, ref: str, as_json: bool):
     from shootout.report.jsondata import show_rows
     from shootout.report.terminal import show_table
 
-    stored = store.get_run(ref)
-    analysis = analyze(stored, store.trials(stored.id))
+    analysis = _analysis(store, store.get_run(ref))
     if as_json:
         print(json.dumps(show_rows(analysis), indent=2))
     else:
         console.print(show_table(analysis))
+    return analysis
 
 
 @app.command()
@@ -148,6 +177,17 @@ def workloads() -> None:
 
 
 @app.command()
+def conditions(
+    wait: Annotated[float, typer.Option(help="seconds to wait for an idle machine")] = 5.0,
+    as_json: Annotated[bool, typer.Option("--json", help="print the facts and flags as JSON")] = False,
+) -> None:
+    """The machine's conditions now: load, governor, virtualization, steal, swap, sensors, throttling."""
+    from shootout.cli.conditions import conditions_command
+
+    conditions_command(wait, as_json)
+
+
+@app.command()
 def info(config: Annotated[list[str], typer.Option("--config", "-c", help="configuration to describe")] = []) -> None:
     """Facts of this machine and of each configuration."""
     from shootout.configs import abi_problem, parse_spec
@@ -155,6 +195,10 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
     from shootout.system.journal import journal
     from shootout.targets.factory import make_target
 
+    from shootout.cli.conditions import print_preflight
+    from shootout.conditions.preflight import preflight
+
+    print_preflight(preflight(tune=False, journal=None, load_wait_s=0))
     console.print_json(json.dumps({"machine": machine_facts()}, default=str))
     with journal() as j:
         for spec in config or ["host", "host+m32"]:
@@ -222,14 +266,12 @@ def report(refs: Annotated[list[str], typer.Argument(help="one run, or several t
            price_unit: Annotated[str, typer.Option(help="what a price is, e.g. '$/h' or '$'")] = "$/h",
            db: DbOption = None) -> None:
     """Write a report people would rather look at: charts with CI whiskers, HTML or Markdown."""
-    from shootout.analysis import analyze
     from shootout.crossrun import compare_runs
     from shootout.report.markdown import write_report
 
     store = _store(db)
     runs = [store.get_run(r) for r in refs]
-    trials = [store.trials(r.id) for r in runs]
-    analysis = analyze(runs[0], trials[0]) if len(runs) == 1 else compare_runs(runs, trials)
+    analysis = _analysis(store, runs[0]) if len(runs) == 1 else compare_runs(runs, [store.trials(r.id) for r in runs])
     prices = {}
     for item in price:
         name, _, value = item.rpartition("=")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -35,9 +35,9 @@ def _progress(title: str) -> Iterator[Callable[[str], None]]:
 def create(
     name: Annotated[str, typer.Argument(help="name of the new userspace, e.g. debian-bookworm-i386")],
     arch: Annotated[str, typer.Option("--arch", "-a", help="Debian architecture: amd64, i386, arm64, armhf, ...")],
-    release: Annotated[Optional[str], typer.Option(help="Debian release (default: the host's, else bookworm)")] = None,
-    mirror: Annotated[Optional[str], typer.Option(help="Debian mirror URL")] = None,
-    packages: Annotated[Optional[str], typer.Option(
+    release: Annotated[str | None, typer.Option(help="Debian release (default: the host's, else bookworm)")] = None,
+    mirror: Annotated[str | None, typer.Option(help="Debian mirror URL")] = None,
+    packages: Annotated[str | None, typer.Option(
         help="comma-separated packages to install instead of the workload set (workloads may then lack tools)")] = None,
 ) -> None:
     """Build a userspace with debootstrap (minbase) and install the workloads' packages in it."""
@@ -63,13 +63,16 @@ def list_() -> None:
     if not found:
         console.print("no userspaces yet (create one: shootout userspace create NAME --arch ARCH)")
         return
-    table = Table("name", "state", "release", "arch", "packages", "created", "path")
+    table = Table()
+    table.add_column("name", no_wrap=True)
+    for column in ("state", "release", "arch", "packages"):
+        table.add_column(column)
+    table.add_column("created", no_wrap=True)
     for u in found:
         created = u.meta.get("created_at")
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(created)) if created else "-"
         arch = u.arch + (" (emulated)" if u.arch in _known() and is_foreign(u.arch) else "")
-        table.add_row(u.name, u.state, u.release, arch, str(len(u.packages)) if u.packages else "-", when,
-                      str(u.path))
+        table.add_row(u.name, u.state, u.release, arch, str(len(u.packages)) if u.packages else "-", when)
     console.print(table)
 
 

@@ -6,9 +6,13 @@ find the floor and show it beside their verdicts; another machine never sees it.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import statistics
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shootout.errors import UsageError
+
+if TYPE_CHECKING:
+    from shootout.analysis import Analysis
 
 
 class SettingStore(Protocol):
@@ -34,3 +38,11 @@ def save_noise_floor(store: SettingStore, machine_facts: dict[str, Any], floor: 
 
 def load_noise_floor(store: SettingStore, machine_facts: dict[str, Any]) -> dict[str, Any] | None:
     return store.get_setting(noise_floor_key(machine_facts))
+
+
+def aa_floor(analysis: Analysis) -> float | None:
+    """The A/A noise floor: the median, over workloads, of how far the A/A interval reaches
+    from 1 (a configuration against itself): differences smaller than this are not resolvable."""
+    reach = sorted(max(c.estimate.high - 1.0, 1.0 - c.estimate.low)
+                   for c in analysis.comparisons if c.headline and c.estimate is not None)
+    return statistics.median(reach) if reach else None

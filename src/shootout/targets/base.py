@@ -73,5 +73,7 @@ class Target(ABC):
 
     # -- description -------------------------------------------------------------
     def facts(self) -> dict[str, Any]:
-        """Facts about this target's userspace (distro, libc, compiler); filled by facts.py."""
-        return {}
+        """Facts about this target's userspace (distro, libc, compiler, openssl)."""
+        from shootout.facts import target_facts
+
+        return target_facts(self)

@@ -27,7 +27,7 @@ from shootout.targets.process import ProcResult, run_process
 from shootout.userspace import registry
 from shootout.userspace.arches import is_foreign
 from shootout.userspace.binfmt import ensure_emulation
-from shootout.userspace.create import require_root
+from shootout.userspace.create import JOURNAL_LOCK, require_root
 from shootout.userspace.mounts import bind_private, make_dir, mount_fs
 from shootout.userspace.packages import WORKLOAD_PACKAGES
 from shootout.userspace.rootfs import resolve_in_root, which_in_root
@@ -64,11 +64,18 @@ class ChrootTarget(Target):
         if self._session is not None:
             return
         require_root(f"running userspace {self.userspace.name}")
-        j = self.journal
         tag = f"{os.getpid()}-{next(_sessions)}"
         session = sessions_dir() / f"{self.userspace.name}-{tag}"
         work = session / "tmp" / f"shootout-work-{tag}"
         try:
+            self._mount_all(session, work)
+        except BaseException:
+            self.close()
+            raise
+
+    def _mount_all(self, session: Path, work: Path) -> None:
+        j = self.journal
+        with JOURNAL_LOCK:  # creates in worker threads may share this journal
             if self.emulated:
                 # Left registered until the journal is undone: other targets may rely on it.
                 ensure_emulation(self.userspace.arch, j)
@@ -83,13 +90,11 @@ class ChrootTarget(Target):
             self._entries.append(make_dir(j, work))
             self._entries.append(mount_fs(j, "tmpfs", work, "mode=0755,nosuid,nodev", "a work directory"))
             self._workdir = work
-        except BaseException:
-            self.close()
-            raise
 
     def close(self) -> None:
-        for entry in reversed(self._entries):
-            self.close_errors += self.journal.undo_entry(entry)
+        with JOURNAL_LOCK:
+            for entry in reversed(self._entries):
+                self.close_errors += self.journal.undo_entry(entry)
         self._entries = []
         self._session = None
         self._workdir = None

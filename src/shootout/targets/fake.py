@@ -10,6 +10,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from shootout.model import Config
 from shootout.targets.base import Target
@@ -32,9 +33,13 @@ class FakeTarget(Target):
     def which(self, tool: str) -> str | None:
         return f"/fake/bin/{tool}"
 
+    def facts(self) -> dict[str, Any]:
+        return {"fake": True}
+
     def run(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
             cwd: str | None = None, timeout: float = 3600.0) -> ProcResult:
         script = SCRIPTS[self.config.option("script") or "default"]
         self.calls += 1
+        started = time.time()
         stdout = script(argv, self.config.name, self.calls)
-        return ProcResult(tuple(argv), 0, stdout, "", 0.001, 0.001, 0.0, 1000, 1, time.time())
+        return ProcResult(tuple(argv), 0, stdout, "", time.time() - started, 0.001, 0.0, 1000, 1, started)

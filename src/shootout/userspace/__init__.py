@@ -5,7 +5,11 @@ The chroot target that runs trials inside one is shootout.targets.chroot.ChrootT
 
 from shootout.userspace.abi import elf_identity, expected_abi, tool_elf, verify_abi
 from shootout.userspace.arches import ARCHES, COMPANION_32, host_arch, is_foreign
-from shootout.userspace.configs import headline_configs, named_userspace_config, userspace_config
+from shootout.userspace.configs import (
+    headline_configs,
+    named_userspace_config,
+    userspace_config,
+)
 from shootout.userspace.create import DEFAULT_MIRROR, create_userspace, host_release
 from shootout.userspace.packages import WORKLOAD_PACKAGES
 from shootout.userspace.registry import (

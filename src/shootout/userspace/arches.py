@@ -57,7 +57,7 @@ def arch(name: str) -> Arch:
 def host_arch() -> str:
     """This machine's Debian architecture (dpkg's answer, else from uname -m)."""
     if shutil.which("dpkg"):
-        done = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True)
+        done = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True, check=False)
         if done.returncode == 0 and done.stdout.strip():
             return done.stdout.strip()
     machine = platform.machine()

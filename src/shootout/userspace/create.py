@@ -48,16 +48,18 @@ _running: set[subprocess.Popen[str]] = set()
 _running_lock = threading.Lock()
 
 
-def host_release() -> str | None:
+def host_release(os_release: Path = Path("/etc/os-release")) -> str | None:
     """VERSION_CODENAME of the host when it is Debian, else None."""
     fields: dict[str, str] = {}
     try:
-        for line in Path("/etc/os-release").read_text().splitlines():
+        for line in os_release.read_text().splitlines():
             key, _, value = line.partition("=")
             fields[key.strip()] = value.strip().strip('"')
     except OSError:
         return None
-    return fields.get("VERSION_CODENAME") or None if fields.get("ID") == "debian" else None
+    if fields.get("ID") != "debian":
+        return None
+    return fields.get("VERSION_CODENAME") or None
 
 
 def require_root(what: str = "creating a userspace") -> None:
@@ -324,5 +326,5 @@ def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple
 
 
 def _debootstrap_version() -> str:
-    done = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "debootstrap"], capture_output=True, text=True)
+    done = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "debootstrap"], capture_output=True, text=True, check=False)
     return done.stdout.strip() if done.returncode == 0 else "?"

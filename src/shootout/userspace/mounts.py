@@ -75,7 +75,7 @@ def safe_rmtree(path: Path) -> None:
         raise TargetError(f"{path} is in use: {mounted[0]} is mounted",
                           "stop the run using it, or run `shootout doctor` to undo a killed run's mounts")
     # --one-file-system: a mount that appeared after the check is still not crossed.
-    done = subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)], capture_output=True, text=True)
+    done = subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         last = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
         raise TargetError(f"cannot delete {path}: {last[0]}", "check its permissions and what is mounted there")

@@ -39,7 +39,7 @@ def installed_versions(root: Path) -> dict[str, str]:
     try:
         done = subprocess.run(
             ["dpkg-query", f"--admindir={admindir}", "-W", "-f", "${db:Status-Abbrev}\t${Package}\t${Version}\n"],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True, text=True, timeout=120, check=False,
         )
     except FileNotFoundError:
         raise TargetError("dpkg-query is not available on this machine", "shootout userspaces need a Debian host") from None

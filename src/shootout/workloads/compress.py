@@ -56,7 +56,7 @@ class Compress(Workload):
 
     @classmethod
     def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "corpus_mib": 4}
+        return {**cls().default_params(), "corpus_mib": 2}
 
     def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
         self.check_tools(target)

@@ -229,7 +229,7 @@ _CODAS = ("", "", "", "n", "r", "s", "t", "l", "m", "nd", "st", "ng", "rk")
 _TYPES = ("int", "long", "unsigned", "size_t", "double", "char *", "struct node *", "uint32_t")
 
 
-def _vocabulary(seed: int, size: int = 4096) -> list[str]:
+def vocabulary(seed: int, size: int = 4096) -> list[str]:
     """`size` distinct pseudo-words of one to four syllables."""
     rng = Rng(seed, 1 << 40)
     words: list[str] = []
@@ -326,7 +326,7 @@ def _binary(rng: Rng) -> bytes:
 
 def write_corpus(path: Path, size_mib: int, seed: int = 1) -> None:
     """size_mib MiB of mixed data; chunk i depends only on (seed, i)."""
-    vocab = _vocabulary(seed)
+    vocab = vocabulary(seed)
     with open(path, "wb") as out:
         for i in range(size_mib):
             kind = _KINDS[i % len(_KINDS)]

@@ -51,6 +51,9 @@
 #endif
 
 #define INNER_BYTES ((size_t)32 << 20)
+/* Repeated passes over the same buffer look redundant to the compiler (read_words
+ * is pure, a second identical memset is dead): a memory clobber keeps each one. */
+#define BARRIER() __asm__ __volatile__("" : : : "memory")
 
 static volatile uint64_t g_sink;
 static const char *g_unit = "MiB";  /* how sizes are shown: MiB, or KiB with --kib */
@@ -220,21 +223,25 @@ int main(int argc, char **argv)
         int k;
 
         t[0] = now_seconds();
-        for (j = 0; j < inner; j++)
+        for (j = 0; j < inner; j++) {
+            BARRIER();
             write_words(a, n, v);
+        }
         t[1] = now_seconds();
         for (j = 0, sum = 0; j < inner; j++) {
-            /* a compiler barrier: read_words is pure, so without it the
-             * repeated calls would be merged into one */
-            __asm__ __volatile__("" : : : "memory");
+            BARRIER();
             sum = read_words(a, n);
         }
         t[2] = now_seconds();
-        for (j = 0; j < inner; j++)
+        for (j = 0; j < inner; j++) {
+            BARRIER();
             memcpy(b, a, bytes);
+        }
         t[3] = now_seconds();
-        for (j = 0; j < inner; j++)
+        for (j = 0; j < inner; j++) {
+            BARRIER();
             memset(a, fill, bytes);
+        }
         t[4] = now_seconds();
 
         if (sum != v * (uint64_t)n || b[n - 1] != v

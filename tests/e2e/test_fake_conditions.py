@@ -1,0 +1,61 @@
+"""A clock drop seen by the monitor during some trials flags exactly the metrics it touched."""
+
+from __future__ import annotations
+
+import time
+
+from shootout.analysis import analyze
+from shootout.conditions.monitor import Monitor
+from shootout.model import Config, RunSettings
+from shootout.runner import Runner, RunRequest
+from shootout.store import Store
+from shootout.system.journal import Journal
+from shootout.targets.fake import SCRIPTS
+from shootout.workloads.user import CommandWorkload
+
+
+def sample(mhz: float) -> dict:
+    return {"t": time.time(), "mhz_max": mhz, "temp_c": 50.0, "steal_pct": 0.0, "runq": 1}
+
+
+def test_clock_drop_mid_run_flags_only_the_affected_metric(tmp_path):
+    monitor = Monitor(interval_s=3600)  # never samples by itself: the script injects samples
+    rounds_seen = {"hot": 0}
+
+    def script(argv, config, n):
+        name = argv[-1]
+        monitor.add(sample(3000.0))
+        if name == "hot" and config == "B":
+            rounds_seen["hot"] += 1
+            if rounds_seen["hot"] == 4:  # the fourth trial of "hot" on B ran while throttled
+                monitor.add(sample(2500.0))
+        time.sleep(0.002)
+        monitor.add(sample(3000.0))
+        return "value: 100\n"
+
+    SCRIPTS["conditions"] = script
+    configs = [Config(name=n, target="fake", options=(("script", "conditions"),)) for n in ("A", "B")]
+    works = [CommandWorkload({"name": n, "command": ["run", n], "regex": r"value: ([0-9.]+)", "unit": "ops/s"})
+             for n in ("hot", "cool")]
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    clock = iter([3000.0] * 100)
+    run_id = Runner(store, Journal(tmp_path), monitor=monitor, clock=lambda: next(clock)).start(
+        RunRequest(configs, works, RunSettings(seed=1)))
+    run = store.get_run(run_id)
+    assert run.facts["machine"]["monitor_samples"]  # kept for the report's timeline
+    assert [r for r, _ in run.facts["machine"]["clock_mhz"]] == list(range(0, 7))
+    flags = {c.workload: c.flags for c in analyze(run, store.trials(run_id)).comparisons}
+    assert "clock-drop" in flags["hot"]
+    assert "clock-drop" not in flags["cool"]
+
+
+def test_clock_loop_drop_between_rounds_is_flagged(tmp_path):
+    SCRIPTS["flat"] = lambda argv, config, n: "value: 100\n"
+    configs = [Config(name=n, target="fake", options=(("script", "flat"),)) for n in ("A", "B")]
+    work = CommandWorkload({"name": "w", "command": ["w"], "regex": r"value: ([0-9.]+)", "unit": "ops/s"})
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    clock = iter([3000.0, 3000.0, 3000.0, 2990.0, 2800.0, 3000.0, 3000.0])  # round 4: 6.7% down
+    run_id = Runner(store, Journal(tmp_path), clock=lambda: next(clock)).start(
+        RunRequest(configs, [work], RunSettings(seed=1)))
+    (comp,) = analyze(store.get_run(run_id), store.trials(run_id)).comparisons
+    assert "clock-drop" in comp.flags

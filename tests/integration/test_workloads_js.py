@@ -1,0 +1,35 @@
+"""js: the pinned npm tools installed into the cache and run under the host's node."""
+
+from __future__ import annotations
+
+import pytest
+
+from shootout.model import Config
+from shootout.targets.host import HostTarget
+from shootout.workloads.js import PACKAGES, TASKS, JavaScript
+
+
+@pytest.fixture(scope="module")
+def host(request):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SHOOTOUT_HOME", str(request.config.cache.mkdir("shootout-home")))
+    target = HostTarget(Config(name="host"))
+    yield target
+    target.close()
+    mp.undo()
+
+
+def test_js_tools_run_and_agree_with_calibration(host):
+    w = JavaScript()
+    params = {**w.default_params(), "units": 10}
+    prepared = w.prepare(host, params)
+    assert prepared.facts["packages"] == PACKAGES and prepared.facts["node"].startswith("v")
+    params = w.calibrate(host, prepared, params)
+    assert set(params["runs"]) == set(TASKS) and all(n >= 1 for n in params["runs"].values())
+    result = host.run(w.argv(prepared, params), timeout=600)
+    assert result.exit_status == 0, result.stderr[-2000:]
+    values = w.parse(result, params)
+    assert set(values) == set(TASKS) | {"geomean"}
+    assert all(v > 0 for v in values.values())
+    # acorn only parses; minifying and type checking the same module cost more
+    assert values["acorn_parse"] > values["terser_minify"] and values["acorn_parse"] > values["tsc_check_emit"]
