@@ -148,6 +148,9 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                     t.values[metric.name] for t in measured
                     if t.spec.workload == spec.name and t.spec.config == config.name and t.ok and metric.name in t.values
                 ]
+            if not any(values[(spec.name, metric.name, c.name)] for c in run.configs) and not any(
+                    t.spec.workload == spec.name and not t.ok for t in trials):
+                continue  # a metric this run's parameters do not produce
             for config in run.configs[1:]:
                 ratios = metric_log_ratios(measured, spec, metric.name, base, config.name)
                 est = paired_estimate(list(ratios.values()), s.confidence)

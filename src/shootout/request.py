@@ -17,7 +17,7 @@ from shootout.errors import ShootoutError, UsageError
 from shootout.model import Config, RunSettings
 from shootout.runner import RunRequest
 from shootout.workloads.base import Workload
-from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, workload
+from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, suite_params, workload
 from shootout.workloads.user import CommandWorkload
 
 Notify = Callable[[str], None]
@@ -73,10 +73,11 @@ def build_request(wish: Wish, notify: Notify) -> RunRequest:
     if wish.settings.aa:
         configs = [configs[0], aa_copy(configs[0])]
     names = wish.workloads or list(file.run.get("workloads", []))
-    if not names:
-        names = suite(wish.suite or file.run.get("suite", DEFAULT_SUITE))
-    elif wish.suite:
-        names += suite(wish.suite)
+    suite_name = wish.suite or file.run.get("suite") or (None if names else DEFAULT_SUITE)
+    params = dict(wish.params)
+    if suite_name:
+        names += suite(suite_name)
+        params = {**suite_params(suite_name), **params}
     for name in names:
         if name not in REGISTRY and name not in file.workloads:
             raise UsageError(f"unknown workload {name!r}", "list them with: shootout workloads (or define it in shootout.toml)")
@@ -85,7 +86,7 @@ def build_request(wish: Wish, notify: Notify) -> RunRequest:
     workloads = [make_workload(n, file.workloads, where) for n in chosen]
     user_defs = {n: file.workloads[n] for n in chosen if n in file.workloads}
     return RunRequest(configs=configs, workloads=workloads, settings=wish.settings,
-                      user_workloads=user_defs, params=wish.params)
+                      user_workloads=user_defs, params=params)
 
 
 def workloads_of(names: list[str], user_defs: dict[str, dict[str, Any]]) -> list[Workload]:

@@ -190,6 +190,8 @@ class Runner:
             for metric in spec.metrics:
                 for config in live.run.configs[1:]:
                     ratios = metric_log_ratios(live.trials, spec, metric.name, live.run.configs[0].name, config.name)
+                    if not ratios and not any(metric.name in t.values for t in live.trials if t.spec.workload == name):
+                        continue  # a metric these parameters do not produce
                     if not decided(paired_estimate(list(ratios.values()), s.confidence), s.threshold, s.precision):
                         out.append(name)
                         break

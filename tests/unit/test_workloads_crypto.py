@@ -134,3 +134,11 @@ def test_sha1_sparse_parses_both_tools_and_checks_digests():
 def test_zeros_sha1_known_value():
     assert zeros_sha1(0) == "da39a3ee5e6b4b0d3255bfef95601890afd80709"
     assert zeros_sha1(3 << 20 | 5) != zeros_sha1(3 << 20)
+
+
+def test_geomean_only_over_every_requested_algorithm():
+    out = "run 1 sha1\n+H:16384\n+F:25:sha1:2000000000.00\n"
+    params = {**OpensslSpeed().default_params(), "algorithms": ["sha1", "bf-cbc"], "sizes": [16384], "multi": False}
+    values = OpensslSpeed().parse(result(out), params)
+    assert values == {"sha1_16384": 2000000.0}  # bf-cbc missing on this side: no headline mixing sets
+    assert OpensslSpeed().parse(result(out), {**params, "algorithms": ["sha1"]})["geomean_16384"] == pytest.approx(2e6)

@@ -6,7 +6,7 @@ import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 
-from shootout.errors import ShootoutError
+from shootout.errors import ShootoutError, TargetError
 from shootout.model import Config
 from shootout.system.journal import journal
 from shootout.targets.base import CLEAN_PATH
@@ -37,6 +37,10 @@ def userspace_config(release: str, arch_name: str, *, progress: Progress | None 
     name = registry.check_name(registry.default_name(release, arch_name))
     if not _ready(name):
         create_userspace(name, arch_name, release, progress=progress)
+    found = registry.get_ready(name)
+    if (found.arch, found.release) != (arch_name, release):
+        raise TargetError(f"userspace {name} holds {found.release} {found.arch}, not {release} {arch_name}",
+                          f"shootout userspace remove {name}, or use userspace:{name}")
     return _config(name, release, arch_name)
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from shootout.errors import ShootoutError, TargetError, ToolMissing, UsageError
 from shootout.paths import cache_dir, data_dir
-from shootout.system.journal import Journal, journal
+from shootout.system.journal import Journal, journal, recover
 from shootout.targets.base import CLEAN_PATH
 from shootout.userspace import registry
 from shootout.userspace.arches import arch as lookup_arch
@@ -265,6 +265,8 @@ def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple
            progress: Progress | None, j: Journal) -> registry.Userspace:
     base = registry.userspaces_dir()
     work = base / f"{registry.INCOMPLETE}{name}"
+    if mounts_under(work):
+        recover()  # a killed earlier attempt left its mounts: undo them from its journal
     safe_rmtree(work)  # a half-made one from an earlier attempt
     root = work / "root"
     root.mkdir(parents=True)

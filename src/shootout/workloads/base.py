@@ -45,6 +45,11 @@ class Workload(ABC):
         """Parameters that fix the work before calibration (sizes, counts)."""
         return {}
 
+    @classmethod
+    def quick_params(cls) -> dict[str, Any]:
+        """Reduced work for the quick suite; the full work unless a workload says otherwise."""
+        return cls().default_params()
+
     def check_tools(self, target: Target) -> None:
         for tool in self.tools:
             if target.which(tool.command) is None:

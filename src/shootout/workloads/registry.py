@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from shootout.errors import UsageError
-from shootout.workloads import cpu
+from shootout.workloads import compile as build_workload
+from shootout.workloads import compress, cpu, crypto, js, media, memory, sevenzip
 from shootout.workloads.base import Workload
 
-REGISTRY: dict[str, type[Workload]] = {cls.spec.name: cls for module in (cpu,) for cls in module.WORKLOADS}
+MODULES = (cpu, memory, crypto, media, compress, sevenzip, build_workload, js)
+REGISTRY: dict[str, type[Workload]] = {cls.spec.name: cls for module in MODULES for cls in module.WORKLOADS}
 
 # The default suite: the four native workloads of the headline comparison.
 DEFAULT_SUITE = "native"
+# Suites whose workloads run with their reduced quick_params().
+REDUCED_SUITES = {"quick"}
 
 
 def suites() -> dict[str, list[str]]:
     categories: dict[str, list[str]] = {}
     for name, cls in REGISTRY.items():
         categories.setdefault(cls.spec.category, []).append(name)
-    native = [n for n in ("intmix", "ptrtree", "membw", "sha1-sparse") if n in REGISTRY]
+    native = ["intmix", "ptrtree", "membw", "sha1-sparse"]
     return {"native": native, "quick": list(REGISTRY), "full": list(REGISTRY), **categories}
 
 
@@ -32,3 +38,10 @@ def suite(name: str) -> list[str]:
         return suites()[name]
     except KeyError:
         raise UsageError(f"unknown suite {name!r}", "use one of: " + ", ".join(suites())) from None
+
+
+def suite_params(name: str) -> dict[str, dict[str, Any]]:
+    """Per-workload parameter overrides a suite implies."""
+    if name not in REDUCED_SUITES:
+        return {}
+    return {w: REGISTRY[w].quick_params() for w in suite(name)}
