@@ -7,6 +7,7 @@ of a [[config]] table in shootout.toml.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 import shlex
 import subprocess
 import tempfile
@@ -31,7 +32,8 @@ class FileSettings:
     run: dict[str, Any] = field(default_factory=dict)  # defaults for `shootout run` options
 
 
-def parse_spec(spec: str, named: dict[str, Config] | None = None) -> Config:
+def parse_spec(spec: str, named: dict[str, Config] | None = None,
+               progress: Callable[[str], None] | None = None) -> Config:
     if named and spec in named:
         return named[spec]
     base, _, abi = spec.partition("+")
@@ -41,7 +43,7 @@ def parse_spec(spec: str, named: dict[str, Config] | None = None) -> Config:
         from shootout.userspace import userspace_config
 
         _, release, arch = spec.split(":")
-        return userspace_config(release, arch)
+        return userspace_config(release, arch, progress=progress)  # created on first use
     if spec.startswith("userspace:"):
         from shootout.userspace import named_userspace_config
 
@@ -133,8 +135,8 @@ def aa_copy(config: Config) -> Config:
     return dataclasses.replace(config, name=f"{config.name}~again", label=f"{config.display} (again)")
 
 
-def resolve(specs: list[str], named: dict[str, Config]) -> list[Config]:
-    configs = [parse_spec(s, named) for s in specs]
+def resolve(specs: list[str], named: dict[str, Config], progress: Callable[[str], None] | None = None) -> list[Config]:
+    configs = [parse_spec(s, named, progress) for s in specs]
     names = [c.name for c in configs]
     if len(set(names)) != len(names):
         raise UsageError("a configuration is named twice", "use --aa to compare a configuration with itself")

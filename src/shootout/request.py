@@ -68,7 +68,7 @@ def usable(configs: list[Config], notify: Notify) -> list[Config]:
 def build_request(wish: Wish, notify: Notify) -> RunRequest:
     file = load_file(wish.file) if wish.file else FileSettings()
     specs = wish.configs or list(file.run.get("configs", []))
-    configs = resolve(specs, file.configs) if specs else default_configs(notify)
+    configs = resolve(specs, file.configs, notify) if specs else default_configs(notify)
     configs = usable(configs, notify)
     if wish.settings.aa:
         configs = [configs[0], aa_copy(configs[0])]

@@ -25,6 +25,7 @@ from shootout.store import Store
 from shootout.system.journal import Journal
 from shootout.targets.base import Target, layout_padding
 from shootout.targets.factory import make_target
+from shootout.userspace.abi import tool_elf, verify_abi
 from shootout.workloads.base import Prepared, Workload
 
 TargetFactory = Callable[[Config, Journal], Target]
@@ -58,6 +59,17 @@ class _Live:
 
     def elapsed(self) -> float:
         return self.elapsed_before + time.monotonic() - self.session_start
+
+
+def verify_binaries(config: Config, target: Target, workload: Workload, prepared: Prepared) -> None:
+    """Record the ELF identity of every binary a workload runs and check it against the label:
+    a '32-bit' configuration that ran a 64-bit binary is an error, not a result."""
+    elves = {tool.command: tool_elf(target, tool.command) for tool in workload.tools}
+    if "binary" in prepared.facts:
+        elves["native kernel"] = prepared.facts["binary"]
+    for elf in elves.values():
+        verify_abi(config, elf)
+    prepared.facts["elf"] = {tool: {k: v for k, v in elf.items() if k != "path"} for tool, elf in elves.items() if elf}
 
 
 class Runner:
@@ -163,7 +175,9 @@ class Runner:
                 for config in run.configs:
                     self.emit(ev.Preparing(name, config.name))
                     target = live.targets[config.name]
-                    live.prepared[(name, config.name)] = workload.prepare(target, dict(run.params[name]))
+                    prepared = workload.prepare(target, dict(run.params[name]))
+                    verify_binaries(config, target, workload, prepared)
+                    live.prepared[(name, config.name)] = prepared
                 if not calibrated:
                     run.params[name] = workload.calibrate(live.targets[baseline], live.prepared[(name, baseline)],
                                                           dict(run.params[name]))

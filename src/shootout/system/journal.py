@@ -11,10 +11,12 @@ Undo steps are data, not closures, so another process can replay them:
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -72,15 +74,20 @@ class Entry:
 class Journal:
     """Append-only record of this process's changes; undo() reverts them newest first."""
 
+    _instances = itertools.count(1)
+
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = directory or journal_dir()
         pid = os.getpid()
-        self.path = self.directory / f"{pid}-{int((_process_start(pid) or time.time()) * 1000)}.jsonl"
+        started = int((_process_start(pid) or time.time()) * 1000)
+        # One file per journal (not per process): two journals alive at once never mix ids.
+        self.path = self.directory / f"{pid}-{started}-{next(self._instances)}.jsonl"
         self._entries: list[Entry] = []
         self._next_id = 1
+        self._lock = threading.RLock()  # userspaces are created by parallel threads
 
     def _append(self, record: dict[str, Any]) -> None:
-        with open(self.path, "a") as fh:
+        with self._lock, open(self.path, "a") as fh:
             fh.write(json.dumps(record) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
@@ -88,12 +95,13 @@ class Journal:
     def record(self, description: str, undo: Undo | list[Undo]) -> int:
         """Write an entry down before the change is made; returns its id."""
         steps = undo if isinstance(undo, list) else [undo]
-        entry = Entry(self._next_id, description, steps)
-        self._next_id += 1
-        self._append(
-            {"id": entry.id, "pid": os.getpid(), "description": description, "undo": steps, "at": time.time()}
-        )
-        self._entries.append(entry)
+        with self._lock:
+            entry = Entry(self._next_id, description, steps)
+            self._next_id += 1
+            self._append(
+                {"id": entry.id, "pid": os.getpid(), "description": description, "undo": steps, "at": time.time()}
+            )
+            self._entries.append(entry)
         return entry.id
 
     def change(self, description: str, undo: Undo | list[Undo], do: Callable[[], None]) -> int:
@@ -116,11 +124,14 @@ class Journal:
 
     def undo_entry(self, entry_id: int) -> list[str]:
         errors: list[str] = []
-        for entry in [e for e in self._entries if e.id == entry_id]:
+        with self._lock:
+            found = [e for e in self._entries if e.id == entry_id]
+            for entry in found:
+                self._entries.remove(entry)
+        for entry in found:
             for step in entry.undo:
                 if (err := _perform_undo(step)) is not None:
                     errors.append(f"{entry.description}: {err}")
-            self._entries.remove(entry)
             self._append({"undone": entry.id})
         return errors
 
@@ -170,9 +181,9 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 
 def _alive(path: Path) -> bool:
-    pid_text, _, started = path.stem.partition("-")
+    pid_text, started, *_ = path.stem.split("-") + ["0"]
     start = _process_start(int(pid_text))
-    return start is not None and abs(start * 1000 - int(started or 0)) < 2000
+    return start is not None and abs(start * 1000 - int(started)) < 2000
 
 
 def leftovers(directory: Path | None = None) -> list[LeftOver]:
