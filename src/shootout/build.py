@@ -1,7 +1,8 @@
 """Compile the native C kernels with each configuration's own compiler and ABI flags.
 
-Binaries are cached in the target's cache directory, keyed by the source, the compiler's
-identity, the flags and the target, so every configuration builds its own once.
+Binaries are cached in the target's cache directory, keyed by the sources (the kernel and
+the header the kernels share), the compiler's identity, the flags and the target, so every
+configuration builds its own once.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ ABI_FLAGS: dict[str | None, tuple[str, ...]] = {None: (), "m32": ("-m32",), "mx3
 BASE_FLAGS = ("-O2", "-std=gnu11")
 # Which Debian package makes `cc -<abi>` work on x86-64
 ABI_PACKAGES = {"m32": "gcc-multilib", "mx32": "gcc-multilib (and libc6-dev-x32)"}
+# Helpers every kernel #includes; it is copied next to the .c so the quoted include finds it
+KERNEL_HEADER = "kernel.h"
 
 
 @dataclass(frozen=True)
@@ -31,8 +34,10 @@ class Binary:
     facts: dict[str, Any]
 
 
-def kernel_source(kernel: str) -> bytes:
-    return (resources.files("shootout.workloads.native") / f"{kernel}.c").read_bytes()
+def kernel_sources(kernel: str) -> dict[str, bytes]:
+    """File name -> content of everything compiling this kernel reads: its .c and the shared header."""
+    package = resources.files("shootout.workloads.native")
+    return {name: (package / name).read_bytes() for name in (f"{kernel}.c", KERNEL_HEADER)}
 
 
 def compile_flags(config: Config) -> list[str]:
@@ -50,11 +55,11 @@ def compiler_version(target: Target, cc: str) -> str:
 
 def build_native(target: Target, kernel: str, config: Config) -> Binary:
     """Compile kernel.c for this configuration (cached) and return where it is and what it is."""
-    source = kernel_source(kernel)
+    sources = kernel_sources(kernel)
     flags = compile_flags(config)
     cc_version = compiler_version(target, config.cc)
     key = hashlib.sha256(
-        b"\0".join([source, config.cc.encode(), cc_version.encode(), " ".join(flags).encode(),
+        b"\0".join([*sources.values(), config.cc.encode(), cc_version.encode(), " ".join(flags).encode(),
                     f"{config.target}:{config.userspace}".encode()])
     ).hexdigest()[:16]
     build_dir = target.cachedir / "native" / f"{kernel}-{key}"
@@ -63,7 +68,8 @@ def build_native(target: Target, kernel: str, config: Config) -> Binary:
         tmp = build_dir.with_name(build_dir.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        (tmp / f"{kernel}.c").write_bytes(source)
+        for name, content in sources.items():
+            (tmp / name).write_bytes(content)
         argv = [config.cc, *flags, "-o", target.inside(tmp / kernel), target.inside(tmp / f"{kernel}.c"), "-lm"]
         result = target.run(argv, timeout=300)
         if result.exit_status != 0:

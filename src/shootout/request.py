@@ -41,10 +41,10 @@ def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = 
     return workload(name)
 
 
-def default_configs(notify: Notify) -> list[Config]:
+def default_configs(notify: Notify, progress: Notify) -> list[Config]:
     from shootout.userspace import headline_configs
 
-    configs, reason = headline_configs(progress=notify)
+    configs, reason = headline_configs(progress=progress)
     if configs:
         return configs
     notify(f"not comparing debootstrap userspaces: {reason}; comparing host with host+m32 instead")
@@ -65,10 +65,12 @@ def usable(configs: list[Config], notify: Notify) -> list[Config]:
     return kept
 
 
-def build_request(wish: Wish, notify: Notify) -> RunRequest:
+def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) -> RunRequest:
+    """notify: one-line messages the user must see; progress: passing status (userspace creation)."""
+    progress = progress or notify
     file = load_file(wish.file) if wish.file else FileSettings()
     specs = wish.configs or list(file.run.get("configs", []))
-    configs = resolve(specs, file.configs, notify) if specs else default_configs(notify)
+    configs = resolve(specs, file.configs, progress) if specs else default_configs(notify, progress)
     configs = usable(configs, notify)
     if wish.settings.aa:
         configs = [configs[0], aa_copy(configs[0])]

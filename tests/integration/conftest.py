@@ -6,9 +6,17 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
+
+if TYPE_CHECKING:
+    from shootout.targets.base import Target
+    from shootout.targets.host import HostTarget
+    from shootout.targets.process import ProcResult
+    from shootout.workloads.base import Prepared, Workload
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -44,3 +52,50 @@ def shootout(tmp_path: Path) -> Shootout:
 def require_root() -> None:
     if os.geteuid() != 0:
         pytest.fail("this test needs root (CI runs as root)")
+
+
+# --- workload tests on the host (test_workloads_host_*.py) ---
+
+
+@pytest.fixture(scope="module")
+def cached_home(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """SHOOTOUT_HOME in pytest's cache: inputs, npm packages and sources are kept between runs."""
+    home = request.config.cache.mkdir("shootout-home")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SHOOTOUT_HOME", str(home))
+    yield home
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def host(cached_home: Path) -> Iterator[HostTarget]:
+    """The plain host configuration (native ABI), shared by a module's tests."""
+    from shootout.model import Config
+    from shootout.targets.host import HostTarget
+
+    target = HostTarget(Config(name="host"))
+    yield target
+    target.close()
+
+
+class WorkloadRun(NamedTuple):
+    prepared: Prepared
+    params: dict[str, Any]  # as calibrated
+    values: dict[str, float]
+    result: ProcResult
+
+
+def _run_workload(target: Target, workload: Workload, params: dict[str, Any]) -> WorkloadRun:
+    prepared = workload.prepare(target, dict(params))
+    params = workload.calibrate(target, prepared, dict(params))
+    result = target.run(workload.argv(prepared, params), timeout=600)
+    assert result.exit_status == 0, result.stderr[-2000:]
+    values = workload.parse(result, params)
+    assert values and all(v > 0 for v in values.values()), values
+    return WorkloadRun(prepared, params, values, result)
+
+
+@pytest.fixture
+def run_workload() -> Callable[[Target, Workload, dict[str, Any]], WorkloadRun]:
+    """One trial as the runner does it: prepare, calibrate, run, parse; every value must be positive."""
+    return _run_workload

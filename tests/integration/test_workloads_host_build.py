@@ -9,30 +9,12 @@ from shootout.targets.host import HostTarget
 from shootout.workloads.compile import TARBALL_SHA256, Build
 
 
-@pytest.fixture(scope="module")
-def home(request):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("SHOOTOUT_HOME", str(request.config.cache.mkdir("shootout-home")))
-    yield
-    mp.undo()
-
-
-def run(target, workload, params):
-    prepared = workload.prepare(target, dict(params))
-    params = workload.calibrate(target, prepared, dict(params))
-    result = target.run(workload.argv(prepared, params), timeout=600)
-    assert result.exit_status == 0, result.stderr[-2000:]
-    values = workload.parse(result, params)
-    assert values and all(v > 0 for v in values.values()), values
-    return prepared, values, result
-
-
 @pytest.mark.parametrize("abi", [None, "m32"], ids=["native", "m32"])
-def test_build_pinned_lua(home, abi):
+def test_build_pinned_lua(cached_home, run_workload, abi):
     target = HostTarget(Config(name="host", abi=abi))
     try:
         w = Build()
-        prepared, values, result = run(target, w, w.quick_params())
+        prepared, _, values, result = run_workload(target, w, w.quick_params())
         assert prepared.facts["input_sha256"] == TARBALL_SHA256
         assert ("-m32" in prepared.facts["cc"]) == (abi == "m32")
         assert 1 < values["make_s"] < result.wall_s
@@ -41,7 +23,7 @@ def test_build_pinned_lua(home, abi):
         target.close()
 
 
-def test_build_user_directory_with_configure(home, tmp_path):
+def test_build_user_directory_with_configure(cached_home, run_workload, tmp_path):
     src = tmp_path / "proj"
     src.mkdir()
     for i in range(4):
@@ -54,7 +36,7 @@ def test_build_user_directory_with_configure(home, tmp_path):
     target = HostTarget(Config(name="host"))
     try:
         w = Build()
-        prepared, values, _ = run(target, w, {**w.default_params(), "source_dir": str(src)})
+        prepared, _, values, _ = run_workload(target, w, {**w.default_params(), "source_dir": str(src)})
         assert prepared.facts["source"] == str(src)
         assert (target.workdir / "build-src" / "Makefile").exists()
         assert values["make_s"] > 0

@@ -2,39 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
-
-from shootout.model import Config
-from shootout.targets.host import HostTarget
 from shootout.workloads.crypto import OpensslSpeed, Sha1Sparse
 
 
-@pytest.fixture(scope="module")
-def host(request):
-    # inputs, npm packages and sources are cached between runs of the suite
-    mp = pytest.MonkeyPatch()
-    mp.setenv("SHOOTOUT_HOME", str(request.config.cache.mkdir("shootout-home")))
-    target = HostTarget(Config(name="host"))
-    yield target
-    target.close()
-    mp.undo()
-
-
-def run(target, workload, params):
-    prepared = workload.prepare(target, dict(params))
-    params = workload.calibrate(target, prepared, dict(params))
-    result = target.run(workload.argv(prepared, params), timeout=600)
-    assert result.exit_status == 0, result.stderr[-2000:]
-    values = workload.parse(result, params)
-    assert values and all(v > 0 for v in values.values()), values
-    return prepared, params, values, result
-
-
-def test_openssl_speed_one_core_and_multi(host):
+def test_openssl_speed_one_core_and_multi(host, run_workload):
     w = OpensslSpeed()
     params = {**w.default_params(), "algorithms": ["sha1", "bf-cbc"], "sizes": [16, 16384],
               "multi": True, "threads": 2, "seconds": 1}
-    prepared, _, values, result = run(host, w, params)
+    prepared, _, values, result = run_workload(host, w, params)
     assert prepared.facts["openssl"].startswith("OpenSSL")
     assert prepared.facts["algorithms"] == ["sha1", "bf-cbc"]  # legacy provider found on OpenSSL 3
     assert prepared.facts["hw_paths"]["cpu_flags"] is not None
@@ -44,9 +19,9 @@ def test_openssl_speed_one_core_and_multi(host):
     assert 8 < result.wall_s < 60
 
 
-def test_sha1_sparse_hashes_with_both_tools(host):
+def test_sha1_sparse_hashes_with_both_tools(host, run_workload):
     w = Sha1Sparse()
-    prepared, _, values, result = run(host, w, {"size": 200_000_000})
+    prepared, _, values, result = run_workload(host, w, {"size": 200_000_000})
     assert prepared.facts["sha1sum"].startswith("sha1sum (GNU coreutils)")
     assert set(values) == {"sha1sum_mbps", "openssl_mbps"}
     # 200 MB in the wall time of the trial: neither rate can be slower than that

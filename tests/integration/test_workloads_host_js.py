@@ -2,21 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from shootout.model import Config
-from shootout.targets.host import HostTarget
 from shootout.workloads.js import PACKAGES, TASKS, JavaScript
-
-
-@pytest.fixture(scope="module")
-def host(request):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("SHOOTOUT_HOME", str(request.config.cache.mkdir("shootout-home")))
-    target = HostTarget(Config(name="host"))
-    yield target
-    target.close()
-    mp.undo()
 
 
 def test_js_tools_run_and_agree_with_calibration(host):

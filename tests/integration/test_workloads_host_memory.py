@@ -10,34 +10,21 @@ from shootout.workloads.memory import MaxAlloc, MemBandwidth, MemLatency
 
 
 @pytest.fixture(scope="module", params=[None, "m32"], ids=["native", "m32"])
-def target(request):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("SHOOTOUT_HOME", str(request.config.cache.mkdir("shootout-home")))
+def target(request, cached_home):
     abi = request.param
     t = HostTarget(Config(name="host" + (f"+{abi}" if abi else ""), abi=abi))
     yield t
     t.close()
-    mp.undo()
-
-
-def run(target, workload, params):
-    prepared = workload.prepare(target, dict(params))
-    params = workload.calibrate(target, prepared, dict(params))
-    result = target.run(workload.argv(prepared, params), timeout=600)
-    assert result.exit_status == 0, result.stderr[-2000:]
-    values = workload.parse(result, params)
-    assert values and all(v > 0 for v in values.values()), values
-    return prepared, params, values
 
 
 def elf_class(target) -> int:
     return 32 if target.config.abi == "m32" else 64
 
 
-def test_membw_cache_levels_and_far(target):
+def test_membw_cache_levels_and_far(target, run_workload):
     w = MemBandwidth()
     params = {**w.default_params(), "size_mib": 64, "reps": 2}
-    prepared, _, values = run(target, w, params)
+    prepared, _, values, _ = run_workload(target, w, params)
     assert prepared.facts["binary"]["elf_class"] == elf_class(target)
     assert {f"{op}_mbps" for op in ("read", "write", "copy", "fill")} <= set(values)
     assert {f"copy_{lvl}_mbps" for lvl in params["levels_kib"]} <= set(values)
@@ -45,16 +32,16 @@ def test_membw_cache_levels_and_far(target):
     assert values["copy_l1_mbps"] > values["copy_mbps"]
 
 
-def test_maxalloc_reaches_a_small_limit(target):
-    prepared, _, values = run(target, MaxAlloc(), {"limit_mib": 512, "step_mib": 64})
+def test_maxalloc_reaches_a_small_limit(target, run_workload):
+    prepared, _, values, _ = run_workload(target, MaxAlloc(), {"limit_mib": 512, "step_mib": 64})
     assert values == {"max_mib": 512.0}
     assert prepared.facts["binary"]["elf_class"] == elf_class(target)
 
 
-def test_memlat_calibrates_loads_and_sees_the_hierarchy(target):
+def test_memlat_calibrates_loads_and_sees_the_hierarchy(target, run_workload):
     w = MemLatency()
     params = {**w.default_params(), "sizes_kib": [4, 65536], "modes": ["nothp", "thp"]}
-    prepared, params, values = run(target, w, params)
+    prepared, params, values, _ = run_workload(target, w, params)
     assert set(params["loads"]) == {"4", "65536"} and params["loads"]["4"] > params["loads"]["65536"]
     assert values["largest_nothp"] == values["nothp_64m"] > 3 * values["nothp_4k"]
     assert "thp_64m" in values and prepared.facts["thp_effective"] in (True, False)

@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from shootout.errors import ShootoutError, UsageError
 
@@ -99,7 +100,9 @@ def run(
                 min_rounds=min_rounds, max_rounds=max(max_rounds, min_rounds), budget_s=duration(budget, "--budget"),
                 seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
             )
-            request = build_request(Wish(config, workload, suite, file, settings), notify)
+            with err_console.status("preparing configurations") as status:
+                request = build_request(Wish(config, workload, suite, file, settings), notify,
+                                        progress=lambda text: status.update(escape(text)))
             view = ProgressView(console, err_console, settings.min_rounds)
             with view:
                 run_id = Runner(store, j, view, **runner_args).start(request, facts=pf.facts)

@@ -30,13 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#if defined(__clang__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE __attribute__((noinline, noclone))
-#endif
+#define KERNEL_NAME "intmix"
+#define KERNEL_USAGE "ITERATIONS   (ITERATIONS: 1..4294967295)"
+#include "kernel.h"
 
 #define TEXT_LEN 30
 #define VEC_N 64
@@ -158,45 +155,6 @@ NOINLINE static void refresh_record(struct rec *r)
     }
 }
 
-static void usage(void)
-{
-    fprintf(stderr, "usage: intmix ITERATIONS   (ITERATIONS: 1..4294967295)\n");
-    exit(2);
-}
-
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    uint64_t v = 0;
-
-    if (*s == '\0')
-        return -1;
-    for (; *s; s++) {
-        unsigned d;
-
-        if (*s < '0' || *s > '9')
-            return -1;
-        d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    if (v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) {
-        perror("intmix: clock_gettime(CLOCK_MONOTONIC) failed");
-        exit(1);
-    }
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv)
 {
     uint64_t arg;
@@ -206,10 +164,8 @@ int main(int argc, char **argv)
 
     if (argc != 2)
         usage();
-    if (parse_u64(argv[1], 1, UINT32_MAX, &arg) != 0) {
-        fprintf(stderr, "intmix: bad ITERATIONS '%s'\n", argv[1]);
-        usage();
-    }
+    if (parse_u64(argv[1], 1, UINT32_MAX, &arg) != 0)
+        usage_error("bad ITERATIONS '%s'\n", argv[1]);
     iters = (uint32_t)arg;
 
     g_recs[0].link = &g_recs[1];
@@ -268,9 +224,7 @@ int main(int argc, char **argv)
     printf("seconds %.9g\n", secs);
     printf("iter_per_s %.9g\n", (double)iters / secs);
     printf("checksum %" PRIu32 "\n", check);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        perror("intmix: writing results to stdout failed");
+    if (flush_results() != 0)
         return 1;
-    }
     return 0;
 }

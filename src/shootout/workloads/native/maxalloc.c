@@ -41,38 +41,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#define KERNEL_NAME "maxalloc"
+#define KERNEL_USAGE "LIMIT_MIB [STEP_MIB]   " \
+                     "(LIMIT_MIB: >= 1, STEP_MIB: >= 1, default 64)"
+#include "kernel.h"
+
 #define CAP_IPC_LOCK_BIT 14
 
 static unsigned g_attempts;
-
-static void usage(void)
-{
-    fprintf(stderr, "usage: maxalloc LIMIT_MIB [STEP_MIB]   "
-                    "(LIMIT_MIB: >= 1, STEP_MIB: >= 1, default 64)\n");
-    exit(2);
-}
-
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    uint64_t v = 0;
-
-    if (*s == '\0')
-        return -1;
-    for (; *s; s++) {
-        unsigned d;
-
-        if (*s < '0' || *s > '9')
-            return -1;
-        d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    if (v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 /* Whether CAP_IPC_LOCK is in the effective set (Linux /proc). */
 static int has_cap_ipc_lock(void)
@@ -153,14 +129,10 @@ int main(int argc, char **argv)
 
     if (argc != 2 && argc != 3)
         usage();
-    if (parse_u64(argv[1], 1, UINT64_MAX >> 21, &limit) != 0) {
-        fprintf(stderr, "maxalloc: bad LIMIT_MIB '%s'\n", argv[1]);
-        usage();
-    }
-    if (argc == 3 && parse_u64(argv[2], 1, UINT64_MAX >> 21, &step) != 0) {
-        fprintf(stderr, "maxalloc: bad STEP_MIB '%s'\n", argv[2]);
-        usage();
-    }
+    if (parse_u64(argv[1], 1, UINT64_MAX >> 21, &limit) != 0)
+        usage_error("bad LIMIT_MIB '%s'\n", argv[1]);
+    if (argc == 3 && parse_u64(argv[2], 1, UINT64_MAX >> 21, &step) != 0)
+        usage_error("bad STEP_MIB '%s'\n", argv[2]);
     if (step > limit)
         step = limit;
 
@@ -202,9 +174,7 @@ int main(int argc, char **argv)
     printf("step_mib %" PRIu64 "\n", step);
     printf("attempts %u\n", g_attempts);
     printf("mlocked %d\n", use_mlock);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        perror("maxalloc: writing results to stdout failed");
+    if (flush_results() != 0)
         return 1;
-    }
     return 0;
 }

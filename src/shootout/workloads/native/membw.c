@@ -42,13 +42,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
-#if defined(__clang__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE __attribute__((noinline, noclone))
-#endif
+#define KERNEL_NAME "membw"
+#define KERNEL_USAGE "SIZE_MIB REPS [--no-mlock] [--kib]   " \
+                     "(SIZE_MIB: >= 1, in KiB with --kib; REPS: 1..1000000)"
+#include "kernel.h"
 
 #define INNER_BYTES ((size_t)32 << 20)
 /* Repeated passes over the same buffer look redundant to the compiler (read_words
@@ -57,55 +55,6 @@
 
 static volatile uint64_t g_sink;
 static const char *g_unit = "MiB";  /* how sizes are shown: MiB, or KiB with --kib */
-
-static void usage(void)
-{
-    fprintf(stderr, "usage: membw SIZE_MIB REPS [--no-mlock] [--kib]   "
-                    "(SIZE_MIB: >= 1, in KiB with --kib; REPS: 1..1000000)\n");
-    exit(2);
-}
-
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    uint64_t v = 0;
-
-    if (*s == '\0')
-        return -1;
-    for (; *s; s++) {
-        unsigned d;
-
-        if (*s < '0' || *s > '9')
-            return -1;
-        d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    if (v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) {
-        perror("membw: clock_gettime(CLOCK_MONOTONIC) failed");
-        exit(1);
-    }
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 /* The buffers come from mmap(), so the compiler must assume other code can
  * see them: these stores cannot be dropped. */
@@ -177,31 +126,23 @@ int main(int argc, char **argv)
             shift = 10;
             g_unit = "KiB";
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "membw: unknown option '%s'\n", argv[i]);
-            usage();
+            usage_error("unknown option '%s'\n", argv[i]);
         } else if (npos == 0) {
-            if (parse_u64(argv[i], 1, UINT64_MAX >> 20 << 10, &size_mib) != 0) {
-                fprintf(stderr, "membw: bad SIZE_MIB '%s'\n", argv[i]);
-                usage();
-            }
+            if (parse_u64(argv[i], 1, UINT64_MAX >> 20 << 10, &size_mib) != 0)
+                usage_error("bad SIZE_MIB '%s'\n", argv[i]);
             npos++;
         } else if (npos == 1) {
-            if (parse_u64(argv[i], 1, 1000000, &reps) != 0) {
-                fprintf(stderr, "membw: bad REPS '%s'\n", argv[i]);
-                usage();
-            }
+            if (parse_u64(argv[i], 1, 1000000, &reps) != 0)
+                usage_error("bad REPS '%s'\n", argv[i]);
             npos++;
         } else {
-            fprintf(stderr, "membw: too many arguments\n");
-            usage();
+            usage_error("too many arguments\n");
         }
     }
     if (npos != 2)
         usage();
-    if (shift == 20 && size_mib > UINT64_MAX >> 20) {
-        fprintf(stderr, "membw: bad SIZE_MIB '%" PRIu64 "'\n", size_mib);
-        usage();
-    }
+    if (shift == 20 && size_mib > UINT64_MAX >> 20)
+        usage_error("bad SIZE_MIB '%" PRIu64 "'\n", size_mib);
 
     a = map_buffer(size_mib, shift, "first");
     b = map_buffer(size_mib, shift, "second");
@@ -284,9 +225,7 @@ int main(int argc, char **argv)
     printf("fill_mbps %.9g\n", mbps[3]);
     /* 52 bits, so the value survives a round trip through a double. */
     printf("checksum %" PRIu64 "\n", check & (((uint64_t)1 << 52) - 1));
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        perror("membw: writing results to stdout failed");
+    if (flush_results() != 0)
         return 1;
-    }
     return 0;
 }

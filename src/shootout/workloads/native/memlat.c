@@ -42,7 +42,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
+
+#define KERNEL_NAME "memlat"
+#define KERNEL_USAGE "SIZE_KIB LOADS [--thp|--no-thp]   " \
+                     "(SIZE_KIB: 1..33554431, LOADS: >= 1)"
+#include "kernel.h"
 
 #define SLOT_BYTES 8u
 #define ALIGN_2M ((size_t)2 << 20)
@@ -55,55 +59,6 @@ union slot {
 enum thp_mode { THP_DEFAULT, THP_ON, THP_OFF };
 
 static void *volatile g_sink;
-
-static void usage(void)
-{
-    fprintf(stderr, "usage: memlat SIZE_KIB LOADS [--thp|--no-thp]   "
-                    "(SIZE_KIB: 1..33554431, LOADS: >= 1)\n");
-    exit(2);
-}
-
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    uint64_t v = 0;
-
-    if (*s == '\0')
-        return -1;
-    for (; *s; s++) {
-        unsigned d;
-
-        if (*s < '0' || *s > '9')
-            return -1;
-        d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    if (v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) {
-        perror("memlat: clock_gettime(CLOCK_MONOTONIC) failed");
-        exit(1);
-    }
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 /* Sum of AnonHugePages over the smaps entries that overlap [lo, hi), in
  * KiB; -1 if /proc/self/smaps cannot be read. */
@@ -150,30 +105,22 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--thp") == 0 || strcmp(argv[i], "--no-thp") == 0) {
             enum thp_mode m = argv[i][2] == 't' ? THP_ON : THP_OFF;
 
-            if (thp != THP_DEFAULT && thp != m) {
-                fprintf(stderr, "memlat: --thp and --no-thp exclude each other\n");
-                usage();
-            }
+            if (thp != THP_DEFAULT && thp != m)
+                usage_error("--thp and --no-thp exclude each other\n");
             thp = m;
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "memlat: unknown option '%s'\n", argv[i]);
-            usage();
+            usage_error("unknown option '%s'\n", argv[i]);
         } else if (npos == 0) {
             /* Slot indices must fit in 32 bits: below 2^32 slots. */
-            if (parse_u64(argv[i], 1, (UINT64_C(1) << 25) - 1, &size_kib) != 0) {
-                fprintf(stderr, "memlat: bad SIZE_KIB '%s'\n", argv[i]);
-                usage();
-            }
+            if (parse_u64(argv[i], 1, (UINT64_C(1) << 25) - 1, &size_kib) != 0)
+                usage_error("bad SIZE_KIB '%s'\n", argv[i]);
             npos++;
         } else if (npos == 1) {
-            if (parse_u64(argv[i], 1, UINT64_MAX, &loads) != 0) {
-                fprintf(stderr, "memlat: bad LOADS '%s'\n", argv[i]);
-                usage();
-            }
+            if (parse_u64(argv[i], 1, UINT64_MAX, &loads) != 0)
+                usage_error("bad LOADS '%s'\n", argv[i]);
             npos++;
         } else {
-            fprintf(stderr, "memlat: too many arguments\n");
-            usage();
+            usage_error("too many arguments\n");
         }
     }
     if (npos != 2)
@@ -282,10 +229,8 @@ int main(int argc, char **argv)
         printf("anon_huge_kib %ld\n", huge_kib);
     printf("checksum %" PRIu64 "\n",
            (uint64_t)(((char *)p - base) / SLOT_BYTES) + loads);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        perror("memlat: writing results to stdout failed");
+    if (flush_results() != 0)
         return 1;
-    }
     munmap(map, map_bytes);
     return 0;
 }

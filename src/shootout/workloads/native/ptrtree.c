@@ -37,7 +37,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#define KERNEL_NAME "ptrtree"
+#define KERNEL_USAGE "NODES LOOKUPS   " \
+                     "(NODES: 1..4294967294, LOOKUPS: >= 1)"
+#include "kernel.h"
 
 struct node {
     uint32_t key;
@@ -75,46 +79,6 @@ static inline uint32_t scale32(uint32_t r, uint32_t n)
     return (uint32_t)(((uint64_t)r * n) >> 32);
 }
 
-static void usage(void)
-{
-    fprintf(stderr, "usage: ptrtree NODES LOOKUPS   "
-                    "(NODES: 1..4294967294, LOOKUPS: >= 1)\n");
-    exit(2);
-}
-
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    uint64_t v = 0;
-
-    if (*s == '\0')
-        return -1;
-    for (; *s; s++) {
-        unsigned d;
-
-        if (*s < '0' || *s > '9')
-            return -1;
-        d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    if (v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) {
-        perror("ptrtree: clock_gettime(CLOCK_MONOTONIC) failed");
-        exit(1);
-    }
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv)
 {
     uint64_t nodes64, lookups, j, found = 0, depth_sum = 0, expect_found;
@@ -124,14 +88,10 @@ int main(int argc, char **argv)
 
     if (argc != 3)
         usage();
-    if (parse_u64(argv[1], 1, UINT32_MAX - 1, &nodes64) != 0) {
-        fprintf(stderr, "ptrtree: bad NODES '%s'\n", argv[1]);
-        usage();
-    }
-    if (parse_u64(argv[2], 1, UINT64_MAX, &lookups) != 0) {
-        fprintf(stderr, "ptrtree: bad LOOKUPS '%s'\n", argv[2]);
-        usage();
-    }
+    if (parse_u64(argv[1], 1, UINT32_MAX - 1, &nodes64) != 0)
+        usage_error("bad NODES '%s'\n", argv[1]);
+    if (parse_u64(argv[2], 1, UINT64_MAX, &lookups) != 0)
+        usage_error("bad LOOKUPS '%s'\n", argv[2]);
     nodes = (uint32_t)nodes64;
     absent_span = 0u - nodes;   /* 2^32 - nodes: count of indices >= nodes */
 
@@ -197,9 +157,7 @@ int main(int argc, char **argv)
     printf("lookups_per_s %.9g\n", (double)lookups / secs);
     printf("node_bytes %zu\n", sizeof(struct node));
     printf("checksum %" PRIu64 "\n", found + depth_sum);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        perror("ptrtree: writing results to stdout failed");
+    if (flush_results() != 0)
         return 1;
-    }
     return 0;
 }
