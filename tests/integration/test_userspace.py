@@ -421,3 +421,38 @@ def test_creating_twice_is_refused(spaces: Spaces) -> None:
     spaces.need(I386)
     with pytest.raises(UsageError, match="already exists"):
         create_userspace(I386, "i386", RELEASE)
+
+
+# -- the catalogue in a 32-bit userspace ---------------------------------------------------------
+
+
+def test_every_workload_runs_at_quick_size_in_the_i386_userspace(spaces: Spaces) -> None:
+    """Each workload prepares, calibrates and runs one real trial inside i386, with its
+    binaries verified 32-bit; a missing tool would fail here, naming its package."""
+    from shootout.runner import verify_binaries
+    from shootout.workloads.registry import REGISTRY
+
+    spaces.need(I386)
+    config = userspace_config(RELEASE, "i386")
+    failures: dict[str, str] = {}
+    with journal() as j:
+        target = ChrootTarget(config, j)
+        target.open()
+        try:
+            for name, cls in REGISTRY.items():
+                w = cls()
+                try:
+                    params = cls.quick_params()
+                    prepared = w.prepare(target, dict(params))
+                    verify_binaries(config, target, w, prepared)
+                    params = w.calibrate(target, prepared, dict(params))
+                    result = target.run(w.argv(prepared, params), timeout=600)
+                    assert result.exit_status == 0, result.stderr_tail(3)
+                    values = w.parse(result, params)
+                    assert values and all(v > 0 for v in values.values()), values
+                    assert all(e.get("elf_class") in (None, 32) for e in prepared.facts["elf"].values()), prepared.facts["elf"]
+                except (ShootoutError, AssertionError) as exc:
+                    failures[name] = str(exc)[:300]
+        finally:
+            target.close()
+    assert failures == {}
