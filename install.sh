@@ -14,9 +14,13 @@ packages=(
   python3 python3-venv python3-pip
   gcc gcc-multilib libc6-dev make
   debootstrap qemu-user-static binfmt-support util-linux procps
-  coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw nodejs npm
+  coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
 )
+# node and npm for the js workload: Debian's packages, unless a node (with its own npm,
+# which conflicts with Debian's) is installed already
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 extras=()
 if [ "${1:-}" = "--test" ]; then
   extras=(chromium hyperfine)
