@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from shootout.cli.userspace import app as userspace_app
 from shootout.errors import ShootoutError, UsageError
 
 app = typer.Typer(help="Compare machine configurations honestly: paired, interleaved rounds with confidence intervals.",
@@ -74,38 +75,38 @@ def run(
 
     if min_rounds < 6:
         raise UsageError(f"--min-rounds {min_rounds} is too few", "a 95% interval needs at least 6 rounds")
+    wait_s = duration(load_wait, "--load-wait")
     store = _store(db)
     undone, _ = recover()
     for what in undone:
-        err_console.print(f"undid a change left by a killed run: {what}")
+        err_console.print(f"undid a change left by a killed run: {escape(what)}")
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupt)
-    notify = err_console.print
+    # Everything the user typed is checked (and userspaces built) before the load gate.
+    if resume:
+        stored = store.get_run(resume)
+        resumed = workloads_of([w.name for w in stored.workloads], stored.user_workloads)
+        min_shown = stored.settings.min_rounds
+    else:
+        settings = RunSettings(
+            threshold=fraction(threshold, "--threshold"), precision=fraction(precision, "--precision"),
+            min_rounds=min_rounds, max_rounds=max(max_rounds, min_rounds), budget_s=duration(budget, "--budget"),
+            seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
+        )
+        with err_console.status("preparing configurations") as status:
+            request = build_request(Wish(config, workload, suite, file, settings),
+                                    lambda text: err_console.print(escape(text), soft_wrap=True),
+                                    progress=lambda text: status.update(escape(text)))
+        min_shown = settings.min_rounds
     with journal() as j, Monitor() if monitor else nullcontext() as sampler:
-        pf = preflight(tune=tune, journal=j, load_wait_s=duration(load_wait, "--load-wait"))
+        pf = preflight(tune=tune, journal=j, load_wait_s=wait_s)
         print_preflight(pf, err_console)
         if tune and no_boost:
             for line in set_governor(j, disable_boost=True):
-                err_console.print(f"  {line}")
-        runner_args = {"monitor": sampler, "clock": measure_mhz}
-        if resume:
-            stored = store.get_run(resume)
-            view = ProgressView(console, err_console, stored.settings.min_rounds)
-            with view:
-                run_id = Runner(store, j, view, **runner_args).resume(
-                    stored, workloads_of([w.name for w in stored.workloads], stored.user_workloads))
-        else:
-            settings = RunSettings(
-                threshold=fraction(threshold, "--threshold"), precision=fraction(precision, "--precision"),
-                min_rounds=min_rounds, max_rounds=max(max_rounds, min_rounds), budget_s=duration(budget, "--budget"),
-                seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
-            )
-            with err_console.status("preparing configurations") as status:
-                request = build_request(Wish(config, workload, suite, file, settings), notify,
-                                        progress=lambda text: status.update(escape(text)))
-            view = ProgressView(console, err_console, settings.min_rounds)
-            with view:
-                run_id = Runner(store, j, view, **runner_args).start(request, facts=pf.facts)
+                err_console.print(f"  {escape(line)}")
+        runner = Runner(store, j, ProgressView(console, err_console, min_shown), monitor=sampler, clock=measure_mhz)
+        with runner.emit:
+            run_id = runner.resume(stored, resumed) if resume else runner.start(request, facts=pf.facts)
     analysis = _show(store, str(run_id), as_json=False)
     if aa:
         floor = aa_floor(analysis)
@@ -208,7 +209,7 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
             cfg = parse_spec(spec)
             problem = abi_problem(cfg)
             if problem:
-                console.print(f"{cfg.name}: not usable here: {problem}")
+                console.print(f"{cfg.name}: not usable here: {escape(problem)}")
                 continue
             target = make_target(cfg, j)
             target.open()
@@ -298,9 +299,9 @@ def doctor() -> None:
 
     undone, errors = recover()
     for what in undone:
-        console.print(f"undid: {what}")
+        console.print(f"undid: {escape(what)}")
     for problem in errors:
-        err_console.print(f"[red]could not undo[/]: {problem}")
+        err_console.print(f"[red]could not undo[/]: {escape(problem)}")
     if not undone and not errors:
         console.print("no changes left behind by earlier runs")
     for line in tool_report():
@@ -309,22 +310,14 @@ def doctor() -> None:
         raise typer.Exit(1)
 
 
-def _mount_userspace_commands() -> None:
-    try:
-        from shootout.cli.userspace import app as userspace_app
-    except ImportError:
-        return
-    app.add_typer(userspace_app, name="userspace", help="Create, list, update and remove debootstrap userspaces.")
-
-
-_mount_userspace_commands()
+app.add_typer(userspace_app, name="userspace", help="Create, list, update and remove debootstrap userspaces.")
 
 
 def main() -> None:
     try:
         app()
     except ShootoutError as exc:
-        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:
         by = f" by {exc}" if str(exc) else ""

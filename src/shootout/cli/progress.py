@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from shootout import events as ev
@@ -45,7 +46,7 @@ class ProgressView:
             case ev.Preparing(workload=w, config=c):
                 self._update(description=f"preparing {w} on {c}")
             case ev.WorkloadSkipped(workload=w, reason=reason):
-                self.errors.print(f"[yellow]skipping {w}[/]: {reason}", highlight=False, soft_wrap=True)
+                self.errors.print(f"[yellow]skipping {w}[/]: {escape(reason)}", highlight=False, soft_wrap=True)
             case ev.RoundStarted(round=r, workloads=ws, eta_s=eta):
                 label = "warm-up" if r == 0 else f"round {r}"
                 self._update(description=f"{label} ({len(ws)} workloads)", eta=_fmt_eta(eta))
