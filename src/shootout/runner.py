@@ -7,6 +7,7 @@ run loses at most the trial in flight and `resume` continues exactly where it st
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterable
@@ -65,10 +66,14 @@ def verify_binaries(config: Config, target: Target, workload: Workload, prepared
     """Record the ELF identity of every binary a workload runs and check it against the label:
     a '32-bit' configuration that ran a 64-bit binary is an error, not a result."""
     elves = {tool.command: tool_elf(target, tool.command) for tool in workload.tools}
+    # External tools are the userspace's own: a compiler ABI option (host+m32) applies
+    # only to the native kernels built for it.
+    userspace_abi = dataclasses.replace(config, abi=None)
+    for elf in elves.values():
+        verify_abi(userspace_abi, elf)
     if "binary" in prepared.facts:
         elves["native kernel"] = prepared.facts["binary"]
-    for elf in elves.values():
-        verify_abi(config, elf)
+        verify_abi(config, prepared.facts["binary"])
     prepared.facts["elf"] = {tool: {k: v for k, v in elf.items() if k != "path"} for tool, elf in elves.items() if elf}
 
 
@@ -197,7 +202,7 @@ class Runner:
     def _undecided(self, live: _Live, names: list[str]) -> list[str]:
         s = live.run.settings
         if len(live.run.configs) < 2:
-            return names
+            return []  # nothing to compare: the minimum rounds describe one configuration
         out = []
         for name in names:
             spec = live.workloads[name].spec

@@ -92,3 +92,12 @@ def test_each_round_interleaves_configurations_in_seeded_order(tmp_path):
     orders = [[t.spec.config for t in trials if t.spec.round == r] for r in range(1, 7)]
     assert all(sorted(o) == ["A", "B"] for o in orders)
     assert len({tuple(o) for o in orders}) == 2  # shuffled: not always the same order
+
+
+def test_a_single_configuration_stops_after_the_minimum_rounds(tmp_path):
+    SCRIPTS["single"] = lambda argv, config, n: f"throughput: {1000 + n % 7}\n"
+    work = CommandWorkload({"name": "bench", "command": "bench", "regex": r"throughput: ([0-9.]+)", "unit": "ops/s"})
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    config = Config(name="A", target="fake", options=(("script", "single"),))
+    run_id = Runner(store, Journal(tmp_path)).start(RunRequest([config], [work], RunSettings(seed=1, max_rounds=20)))
+    assert max(t.spec.round for t in store.trials(run_id)) == 6
