@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -65,9 +66,11 @@ def build_native(target: Target, kernel: str, config: Config) -> Binary:
     build_dir = target.cachedir / "native" / f"{kernel}-{key}"
     binary = build_dir / kernel
     if not binary.exists():
-        tmp = build_dir.with_name(build_dir.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
+        shutil.rmtree(build_dir, ignore_errors=True)  # a directory left without its binary
+        build_dir.parent.mkdir(parents=True, exist_ok=True)
+        # A private directory per build: two shootout processes sharing the cache never
+        # delete each other's binary; the first rename wins and both use its result.
+        tmp = Path(tempfile.mkdtemp(prefix=f".{build_dir.name}-", dir=build_dir.parent))
         for name, content in sources.items():
             (tmp / name).write_bytes(content)
         argv = [config.cc, *flags, "-o", target.inside(tmp / kernel), target.inside(tmp / f"{kernel}.c"), "-lm"]
@@ -80,7 +83,9 @@ def build_native(target: Target, kernel: str, config: Config) -> Binary:
                 f"{result.stderr_tail(1) or 'exit ' + str(result.exit_status)}",
                 hint,
             )
-        shutil.rmtree(build_dir, ignore_errors=True)
-        tmp.rename(build_dir)  # atomic: a half-built binary is never picked up
+        try:
+            tmp.rename(build_dir)  # atomic: a half-built binary is never picked up
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)  # built meanwhile by another process
     facts = {"compiler": cc_version, "cc": config.cc, "flags": " ".join(flags), **elf_identity(binary)}
     return Binary(path=target.inside(binary), host_path=binary, facts=facts)
