@@ -43,7 +43,7 @@ def run(
     workload: Annotated[list[str], typer.Option("--workload", "-w", help="workload name (repeatable)")] = [],
     suite: Annotated[Optional[str], typer.Option(help="suite name: native, quick, full, or a category")] = None,
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help="shootout.toml with [[config]] and [[workload]] tables")] = None,
-    budget: Annotated[str, typer.Option(help="time budget, e.g. 10m")] = "10m",
+    budget: Annotated[str, typer.Option(help="time budget of the measuring, e.g. 10m")] = "4m",
     precision: Annotated[str, typer.Option(help="stop a workload once its CI half-width is under this")] = "1%",
     threshold: Annotated[str, typer.Option(help="practical threshold δ for faster/slower/same")] = "1%",
     min_rounds: Annotated[int, typer.Option(help="minimum measured rounds (6 is the least for a 95% CI)")] = 6,
