@@ -133,10 +133,14 @@ def test_sampler_thread_on_a_fake_tree(tmp_path: Path) -> None:
         time.sleep(0.1)
         assert mon._thread is not None and mon._thread.native_id is not None
         assert os.getpriority(os.PRIO_PROCESS, mon._thread.native_id) == 19
-        # 100 ticks pass: 80 busy, 10 idle, 10 stolen; it gets hot and throttles once
-        write(tmp_path, "/proc/stat", STAT.format(busy=80, idle=10, steal=10, running=4))
+        # 100 ticks pass: 80 busy, 10 idle, 10 stolen; it gets hot and throttles once.
+        # /proc/stat last: a sample that sees the new ticks sees the heat and throttling too.
         write(tmp_path, "/sys/class/thermal/thermal_zone0/temp", "85000\n")
         write(tmp_path, "/sys/devices/system/cpu/cpu0/thermal_throttle/core_throttle_count", "1\n")
+        write(tmp_path, "/proc/stat", STAT.format(busy=80, idle=10, steal=10, running=4))
+        deadline = time.monotonic() + 5  # a nice-19 thread on a busy machine may lag behind
+        while time.monotonic() < deadline and not any(s["steal_pct"] is not None for s in mon.samples()):
+            time.sleep(0.02)
         time.sleep(0.1)
     finally:
         mon.stop()

@@ -116,7 +116,12 @@ class Monitor:
             else None,
             "throttled_bits": get_throttled() if self._vcgencmd else None,
         }
-        self._prev_times, self._prev_throttle = times, throttle
+        # A reading that failed (a file caught mid-rewrite) keeps the last good one, so the
+        # next sample still counts the events since then instead of losing them.
+        if times is not None:
+            self._prev_times = times
+        if throttle is not None:
+            self._prev_throttle = throttle
         return sample
 
     def add(self, sample: dict[str, Any]) -> None:
