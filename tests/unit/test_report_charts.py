@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import re
-from pathlib import Path
 
 import matplotlib.image as mpimg
 import numpy as np
@@ -14,20 +12,6 @@ import pytest
 from shootout.errors import UsageError
 from shootout.report import charts
 from shootout.report.html import inline_svg
-
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "report"
-
-
-def _load_fixture():
-    spec = importlib.util.spec_from_file_location("shootout_report_fixture", FIXTURES / "fixture.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def analysis():
-    return _load_fixture().build()
 
 
 def _texts(svg: bytes) -> list[tuple[float, str]]:

@@ -5,14 +5,12 @@ Regenerate after an intended change with SHOOTOUT_UPDATE_GOLDEN=1 and review the
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pytest
 
 from shootout.report.charts import SUMMARY_KEY, chart_names
 from shootout.report.html import render_html
@@ -22,18 +20,6 @@ from shootout.report.markdown import render_markdown
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "report"
 GOLDEN = FIXTURES / "golden"
 UPDATE = os.environ.get("SHOOTOUT_UPDATE_GOLDEN") == "1"
-
-
-def _load_fixture():
-    spec = importlib.util.spec_from_file_location("shootout_report_fixture", FIXTURES / "fixture.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def analysis():
-    return _load_fixture().build()
 
 
 def check_golden(name: str, text: str) -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -15,20 +13,6 @@ from shootout.report.perdollar import per_dollar
 from shootout.report.terminal import show_table
 from shootout.report.text import fmt_change, fmt_estimate, summary_sentence
 from shootout.stats import Estimate
-
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "report"
-
-
-def _load_fixture():
-    spec = importlib.util.spec_from_file_location("shootout_report_fixture", FIXTURES / "fixture.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def analysis():
-    return _load_fixture().build()
 
 
 def _render(table) -> str:

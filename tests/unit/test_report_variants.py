@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -19,20 +17,11 @@ from shootout.report.perdollar import per_dollar
 from shootout.report.terminal import show_table
 from shootout.stats import Verdict
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "report"
-
-
-def _load_fixture():
-    spec = importlib.util.spec_from_file_location("shootout_report_fixture", FIXTURES / "fixture.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 @pytest.fixture(scope="module")
-def three_way():
+def three_way(analysis):
     """The fixture plus a third configuration whose comparisons are unpaired and partly unestimated."""
-    base = _load_fixture().build()
+    base = analysis
     m32 = Config(name="host+m32", label="-m32 build")
     extra = []
     for comp in base.comparisons:

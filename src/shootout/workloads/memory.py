@@ -15,11 +15,10 @@ from shootout.model import Metric, WorkloadSpec
 from shootout.targets.base import Target
 from shootout.targets.process import ProcResult
 from shootout.workloads.base import Prepared, Workload, parse_key_values, require
-from shootout.workloads.shell import q
+from shootout.workloads.shell import parse_sections, q
 
 OPS = ("read", "write", "copy", "fill")
 LEVELS = ("l1", "l2", "l3")
-_SECTION = re.compile(r"^section (\S+)$")
 
 
 def cache_sizes(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> dict[str, int]:
@@ -44,16 +43,8 @@ FALLBACK_CACHES = {"l1": 32, "l2": 1024}
 
 
 def sections(stdout: str) -> dict[str, dict[str, float]]:
-    """Split `section NAME` markers of a multi-run trial into the `name value` lines of each run."""
-    out: dict[str, list[str]] = {}
-    current = None
-    for line in stdout.splitlines():
-        if m := _SECTION.match(line.strip()):
-            current = m.group(1)
-            out[current] = []
-        elif current is not None:
-            out[current].append(line)
-    return {name: parse_key_values("\n".join(lines)) for name, lines in out.items()}
+    """The `name value` lines of each run of a multi-run trial, by section."""
+    return {name: parse_key_values(text) for name, text in parse_sections(stdout).items()}
 
 
 def _binary(target: Target, kernel: str) -> Prepared:

@@ -17,11 +17,10 @@ from shootout.model import Metric, WorkloadSpec
 from shootout.targets.base import Target
 from shootout.targets.process import ProcResult
 from shootout.workloads.base import Prepared, Workload
-from shootout.workloads.shell import q, tool_version
+from shootout.workloads.shell import parse_sections, q, tool_version
 
 COMMANDS = (("7zz", "7zip"), ("7z", "p7zip-full"), ("7za", "p7zip"))
 MODES = {"1t": "one thread (-mmt1)", "mt": "all threads"}
-_SECTION = re.compile(r"^section (\S+)$")
 _NUM = re.compile(r"^\d+$")
 
 
@@ -45,18 +44,6 @@ def parse_bench(text: str) -> dict[str, float]:
             if numbers:
                 out["total"] = float(numbers[-1])
     return out
-
-
-def parse_sections(stdout: str) -> dict[str, str]:
-    out: dict[str, list[str]] = {}
-    current = None
-    for line in stdout.splitlines():
-        if m := _SECTION.match(line.strip()):
-            current = m.group(1)
-            out[current] = []
-        elif current is not None:
-            out[current].append(line)
-    return {k: "\n".join(v) for k, v in out.items()}
 
 
 class SevenZip(Workload):

@@ -19,6 +19,7 @@ from shootout.targets.base import Target
 from shootout.targets.process import ProcResult
 
 _STEP = re.compile(r"^step ([a-z0-9_]+) (\d+\.\d+) (\d+\.\d+)$")
+_SECTION = re.compile(r"^section (\S+)$")
 
 
 def q(text: str) -> str:
@@ -93,3 +94,16 @@ def run_checked(target: Target, argv: Sequence[str], what: str, timeout: float =
                             f"{result.stderr_tail(1)[:200] or 'exit ' + str(result.exit_status)}",
                             "run the command by hand: " + " ".join(argv)[:200])
     return result
+
+
+def parse_sections(stdout: str) -> dict[str, str]:
+    """Split the output of a trial that ran several programs, each after `echo 'section NAME'`."""
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in stdout.splitlines():
+        if m := _SECTION.match(line.strip()):
+            current = m.group(1)
+            out[current] = []
+        elif current is not None:
+            out[current].append(line)
+    return {name: "\n".join(lines) for name, lines in out.items()}
