@@ -72,7 +72,12 @@ class SevenZip(Workload):
         self.check_tools(target)
         command, package = next((c, p) for c, p in COMMANDS if target.which(c))
         banner = tool_version(target, [command], r"7-Zip")
-        return Prepared(files={"7z": command}, facts={"7z": command, "package": package, "version": banner})
+        # The banner names the build's architecture ("(x64)", "(x86)"): that is the ABI being
+        # compared, not a version difference, so it is kept apart from the version.
+        arch = re.search(r"\((x64|x86|arm64|arm)\)", banner)
+        version = re.sub(r"\s*\((x64|x86|arm64|arm)\)", "", banner)
+        return Prepared(files={"7z": command}, facts={"7z": command, "package": package, "version": version,
+                                                        "build_arch": arch.group(1) if arch else None})
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         exe = q(prepared.files["7z"])

@@ -1,0 +1,13 @@
+from shootout.analysis import confounders
+
+
+def facts(openssl: str, elf_class: int, sha: str = "abc") -> dict:
+    return {"target": {"openssl": openssl, "distro": "Debian 12"},
+            "workloads": {"w": {"version": "1.0", "input_sha256": sha,
+                                "elf": {"openssl": {"elf_class": elf_class, "machine": "x86"}}}}}
+
+
+def test_versions_and_inputs_that_differ_are_confounders_the_abi_is_not():
+    assert confounders(facts("3.0.15", 64), facts("3.0.15", 32), "w") == []
+    found = confounders(facts("3.0.15", 64), facts("3.0.14", 32, sha="def"), "w")
+    assert found == ["openssl: 3.0.15 vs 3.0.14", "input_sha256: abc vs def"]
