@@ -13,9 +13,13 @@ from shootout.conditions.monitor import Monitor, monitor_flags, reference_mhz, s
 
 
 def write(root: Path, path: str, text: str) -> None:
+    """Replace the file atomically, as procfs and sysfs reads are: the sampler thread reads
+    these while the test rewrites them and must never see a half-written file."""
     p = root / path.lstrip("/")
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(p)
 
 
 def sample(t: float, **kw: Any) -> dict[str, Any]:
