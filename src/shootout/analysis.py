@@ -73,6 +73,13 @@ def _perf_by_round(trials: Iterable[Trial], spec: WorkloadSpec, metric: str, con
     }
 
 
+def metric_values(trials: Iterable[Trial], workload: str, metric: str, config: str) -> list[float]:
+    """The measured values of one metric under one configuration (warm-up and failures left out)."""
+    return [t.values[metric] for t in trials
+            if t.spec.round > 0 and t.ok and t.spec.workload == workload and t.spec.config == config
+            and metric in t.values]
+
+
 def metric_log_ratios(trials: Sequence[Trial], spec: WorkloadSpec, metric: str, baseline: str, config: str) -> dict[int, float]:
     """Per round: d_r = ln(perf_config / perf_baseline), over rounds where both trials succeeded."""
     base = _perf_by_round(trials, spec, metric, baseline)
@@ -144,10 +151,8 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
     for spec in run.workloads:
         for metric in spec.metrics:
             for config in run.configs:
-                values[(spec.name, metric.name, config.name)] = [
-                    t.values[metric.name] for t in measured
-                    if t.spec.workload == spec.name and t.spec.config == config.name and t.ok and metric.name in t.values
-                ]
+                values[(spec.name, metric.name, config.name)] = metric_values(measured, spec.name, metric.name,
+                                                                              config.name)
             if not any(values[(spec.name, metric.name, c.name)] for c in run.configs) and not any(
                     t.spec.workload == spec.name and not t.ok for t in trials):
                 continue  # a metric this run's parameters do not produce

@@ -130,9 +130,17 @@ def load_file(path: Path) -> FileSettings:
     return settings
 
 
+AA_SUFFIX = "~again"
+
+
+def aa_original(name: str) -> str:
+    """The configuration an A/A copy repeats (the name itself for any other configuration)."""
+    return name.removesuffix(AA_SUFFIX)
+
+
 def aa_copy(config: Config) -> Config:
     """The same configuration again, for an A/A run that measures the noise floor."""
-    return dataclasses.replace(config, name=f"{config.name}~again", label=f"{config.display} (again)")
+    return dataclasses.replace(config, name=f"{config.name}{AA_SUFFIX}", label=f"{config.display} (again)")
 
 
 def resolve(specs: list[str], named: dict[str, Config], progress: Callable[[str], None] | None = None) -> list[Config]:

@@ -12,17 +12,12 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from shootout.analysis import Analysis, Comparison, Summary, confounders
+from shootout.analysis import Analysis, Comparison, Summary, confounders, metric_values
 from shootout.model import Config, Run, Trial, WorkloadSpec
 from shootout.stats import Verdict, unpaired_estimate, unpaired_geomean, verdict
 from shootout.units import performance, unit
 
 UNPAIRED_NOTE = "unpaired comparison across runs: the differences include any drift between the runs"
-
-
-def _values(trials: Sequence[Trial], workload: str, metric: str, config: str) -> list[float]:
-    return [t.values[metric] for t in trials
-            if t.spec.round > 0 and t.ok and t.spec.workload == workload and t.spec.config == config and metric in t.values]
 
 
 def compare_runs(runs: Sequence[Run], trials: Sequence[Sequence[Trial]]) -> Analysis:
@@ -51,8 +46,8 @@ def compare_runs(runs: Sequence[Run], trials: Sequence[Sequence[Trial]]) -> Anal
             facts_a = base_run.facts.get(base_orig, {})
             facts_b = run.facts.get(orig, {})
             for metric in spec.metrics:
-                a = _values(base_trials, name, metric.name, base_orig)
-                b = _values(run_trials, name, metric.name, orig)
+                a = metric_values(base_trials, name, metric.name, base_orig)
+                b = metric_values(run_trials, name, metric.name, orig)
                 values[(name, metric.name, base_cfg.name)] = a
                 values[(name, metric.name, cfg.name)] = b
                 est = unpaired_estimate([math.log(performance(v, metric.unit)) for v in a],

@@ -16,6 +16,7 @@ from typing import Any
 
 from shootout import events as ev
 from shootout.analysis import metric_log_ratios
+from shootout.configs import aa_original
 from shootout.conditions.monitor import Monitor
 from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, UsageError, WorkloadError
@@ -164,7 +165,7 @@ class Runner:
     def _open_targets(self, live: _Live) -> None:
         for config in live.run.configs:
             # An A/A copy shares its original's target: same userspace, same mounts.
-            original = config.name.removesuffix("~again")
+            original = aa_original(config.name)
             if original in live.targets:
                 live.targets[config.name] = live.targets[original]
                 continue
