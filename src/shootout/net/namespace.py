@@ -1,0 +1,135 @@
+"""One network namespace, held by a process (holder.py), never pinned unless asked.
+
+Host-side commands (ip, ethtool, nft, tc: the machine's tools, which configure the kernel)
+run inside it with `nsenter --net=/proc/PID/ns/net`. Programs of a configuration's userspace
+enter it the same way from inside the target: see `enter()`.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from shootout.errors import TargetError, ToolMissing, UsageError
+from shootout.system.journal import Journal
+from shootout.targets.base import CLEAN_PATH
+
+HOLDER = Path(__file__).with_name("holder.py")
+PIN_DIR = Path("/run/netns")
+START_TIMEOUT_S = 10.0
+
+
+def host_tool(command: str, package: str) -> str:
+    """Path of a machine tool shootout runs itself; ToolMissing names the package."""
+    found = shutil.which(command, path=CLEAN_PATH)
+    if found is None:
+        raise ToolMissing(command, package)
+    return found
+
+
+def require_root(what: str) -> None:
+    if os.geteuid() != 0:
+        raise TargetError(f"{what} needs root", "run shootout as root (network namespaces, veth, nft, tc, XDP)")
+
+
+def enter(path: str) -> str:
+    """Shell prefix that runs a command of the target's userspace inside the namespace at path.
+
+    nsenter is the userspace's own (util-linux, Essential in Debian); /proc inside a chroot
+    target is the kernel's, so the holder's PID is visible there.
+    """
+    return f"nsenter --net={path} --"
+
+
+class NetNamespace:
+    def __init__(self, label: str) -> None:
+        self.label = label  # for messages: "tcp-veth a"
+        self._proc: subprocess.Popen[bytes] | None = None
+        self.inode = ""  # "net:[4026532178]": identifies it while it lives
+        self._pins: list[tuple[Journal, int]] = []
+
+    @property
+    def pid(self) -> int:
+        assert self._proc is not None, "namespace not started"
+        return self._proc.pid
+
+    @property
+    def path(self) -> str:
+        return f"/proc/{self.pid}/ns/net"
+
+    def start(self) -> NetNamespace:
+        require_root("creating a network namespace")
+        unshare = host_tool("unshare", "util-linux")
+        host_tool("nsenter", "util-linux")
+        # Its own session: Ctrl-C in the terminal must not reach it before shootout cleans up.
+        self._proc = subprocess.Popen([unshare, "--net", "--", sys.executable, "-I", "-S", str(HOLDER)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      start_new_session=True)
+        ready, _, _ = select.select([self._proc.stdout], [], [], START_TIMEOUT_S)
+        line = self._proc.stdout.readline().decode().split() if ready and self._proc.stdout else []
+        if not line or line[0] != "ready":
+            reason = self._failure()
+            self.close()
+            raise TargetError(f"cannot create the network namespace for {self.label}: {reason}",
+                              "check that this kernel has network namespaces (CONFIG_NET_NS)")
+        self.inode = line[1]
+        return self
+
+    def _failure(self) -> str:
+        proc = self._proc
+        if proc is None or proc.stderr is None or proc.poll() is None:
+            return "the holder process did not start in time"
+        lines = proc.stderr.read().decode(errors="replace").strip().splitlines()
+        return lines[-1] if lines else f"the holder exited with status {proc.returncode}"
+
+    def run(self, argv: Sequence[str], what: str, *, stdin: str | None = None, check: bool = True) -> str:
+        """Run a host tool inside the namespace; a failure is a one-line TargetError."""
+        command = ["nsenter", f"--net={self.path}", "--", *argv]
+        done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=120)
+        if check and done.returncode != 0:
+            reason = (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()[-1]
+            raise TargetError(f"{what} failed in the {self.label} namespace: {reason}",
+                              f"run by hand to see more: {' '.join(argv)}"[:240])
+        return done.stdout
+
+    def pin(self, name: str, journal: Journal) -> None:
+        """Name it under /run/netns (for `ip netns exec` while a run is on); undone via the journal."""
+        if (PIN_DIR / name).exists():
+            raise UsageError(f"a network namespace named {name!r} already exists",
+                             f"choose another pin name, or remove it: ip netns delete {name}")
+        ip = host_tool("ip", "iproute2")
+        try:
+            entry = journal.run(f"network namespace pinned as {name}", [ip, "netns", "attach", name, str(self.pid)],
+                                {"argv": [ip, "netns", "delete", name], "tolerate_failure": True})
+        except subprocess.CalledProcessError as exc:
+            raise TargetError(f"cannot pin the {self.label} namespace as {name}: {exc.stderr.strip()}",
+                              "check /run/netns") from None
+        self._pins.append((journal, entry))
+
+    def close(self) -> None:
+        """Close the holder's pipe: it kills what is left inside, exits, and the kernel frees the rest."""
+        for journal, entry in reversed(self._pins):
+            journal.undo_entry(entry)
+        self._pins = []
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.stdin:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream:
+                stream.close()
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None

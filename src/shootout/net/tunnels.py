@@ -1,0 +1,199 @@
+"""VPN tunnels between the two namespaces: WireGuard and OpenVPN, brought up inside a trial.
+
+The tunnel daemons are the configuration's own (wireguard-go, openvpn from its userspace)
+and run as children of the trial, so its rusage holds their CPU time: a VPN's cost is mostly
+theirs. Setting up (a TLS handshake for OpenVPN) is inside the trial too; it takes tens of
+milliseconds of CPU against seconds of transfer.
+
+    a: 192.0.2.1 (veth) -- tunnel 198.51.100.1/24  <==>  198.51.100.2/24 -- 192.0.2.2 (veth) :b
+Both tunnels carry an inner MTU of 1420 (WireGuard's default), so OpenVPN's outer packets
+are not fragmented on the 1500-byte veth either.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+from shootout.errors import TargetError, ToolMissing, WorkloadError
+from shootout.net import keys
+from shootout.net.script import wait_for
+from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology
+from shootout.targets.base import Target
+from shootout.workloads.base import Tool
+from shootout.workloads.shell import tool_version
+
+INNER_A, INNER_B, INNER_PREFIX = "198.51.100.1", "198.51.100.2", 24
+MTU = 1420
+WG_PORT, OVPN_PORT = 51820, 1194
+
+
+@dataclass
+class Plan:
+    """Files a trial needs (put into the target's work directory, the trial's cwd), and facts."""
+
+    files: dict[str, bytes]  # name (unique to the topology) -> content
+    facts: dict[str, str] = field(default_factory=dict)
+
+
+class Tunnel(ABC):
+    kind: str
+    tools: tuple[Tool, ...]
+
+    def __init__(self, topo: Topology) -> None:
+        self.topo = topo
+        self.if_a, self.if_b = topo.name("ta"), topo.name("tb")
+
+    def file(self, name: str) -> str:
+        """Name of one of this tunnel's files in the shared work directory."""
+        return f"{self.topo.tag}-{name}"
+
+    def check_tools(self, target: Target) -> None:
+        for tool in self.tools:
+            if target.which(tool.command) is None:
+                raise ToolMissing(tool.command, tool.package, where=target.config.display)
+
+    @abstractmethod
+    def plan(self, target: Target) -> Plan: ...
+
+    @abstractmethod
+    def up(self, a: Side, b: Side) -> list[str]:
+        """Shell lines that start the tunnel and wait until it carries traffic."""
+
+    def down(self) -> list[str]:
+        return ["kill -TERM $tun_a $tun_b 2>/dev/null; wait $tun_a; wait $tun_b"]
+
+    def report(self) -> list[str]:
+        """Shell lines that print what check_tunnel() verifies."""
+        return [f"echo 'section tunnel'; echo 'kind {self.kind}'"]
+
+
+class WireGuard(Tunnel):
+    kind = "wireguard"
+
+    def __init__(self, topo: Topology, implementation: str) -> None:
+        super().__init__(topo)
+        self.requested = implementation
+        self.implementation = "go"
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:  # type: ignore[override]
+        userspace = (Tool("wireguard-go", "wireguard-go"),) if self.implementation == "go" else ()
+        return (*userspace, Tool("wg", "wireguard-tools"), Tool("ip", "iproute2"))
+
+    def kernel_problem(self) -> str | None:
+        """Why the kernel's WireGuard cannot be used here (tried in namespace a), or None."""
+        a, _ = self.topo.sides
+        probe = self.topo.name("wp")
+        try:
+            a.ns.run(["ip", "link", "add", probe, "type", "wireguard"], "ip link add type wireguard")
+        except TargetError as exc:
+            return exc.message
+        a.ns.run(["ip", "link", "del", probe], "ip link del")
+        return None
+
+    def plan(self, target: Target) -> Plan:
+        problem = self.kernel_problem() if self.requested in ("auto", "kernel") else "not requested"
+        if self.requested == "kernel" and problem:
+            raise TargetError(f"this kernel has no WireGuard: {problem}", 'use vpn = { wireguard = "go" } (wireguard-go)')
+        self.implementation = "kernel" if problem is None else "go"
+        self.check_tools(target)
+        if self.implementation == "go":
+            version = tool_version(target, ["wireguard-go", "--version"], r"wireguard-go v")
+        else:
+            version = "kernel module " + (target.run(["cat", "/sys/module/wireguard/version"]).stdout.strip() or "?")
+        ka, kb = keys.wireguard_key(), keys.wireguard_key()
+        return Plan(files={self.file("wg-a.conf"): self._conf(ka.private, kb.public, ADDR_B, INNER_B).encode(),
+                           self.file("wg-b.conf"): self._conf(kb.private, ka.public, ADDR_A, INNER_A).encode()},
+                    facts={"implementation": self.implementation, "version": version,
+                           "kernel_module": "yes" if problem is None else f"no ({problem})"})
+
+    @staticmethod
+    def _conf(private: str, peer: str, endpoint: str, allowed: str) -> str:
+        return (f"[Interface]\nPrivateKey = {private}\nListenPort = {WG_PORT}\n\n"
+                f"[Peer]\nPublicKey = {peer}\nAllowedIPs = {allowed}/32\nEndpoint = {endpoint}:{WG_PORT}\n")
+
+    def up(self, a: Side, b: Side) -> list[str]:
+        lines = []
+        for side, dev, var in ((a, self.if_a, "tun_a"), (b, self.if_b, "tun_b")):
+            if self.implementation == "go":
+                lines += [f"{side.enter} wireguard-go -f {dev} >wg-{dev}.log 2>&1 & {var}=$!",
+                          wait_for(f"test -S /var/run/wireguard/{dev}.sock", f"wireguard-go {dev}")]
+            else:
+                lines += [f"{side.enter} ip link add {dev} type wireguard; {var}="]
+        for side, dev, conf, inner in ((a, self.if_a, "wg-a.conf", INNER_A), (b, self.if_b, "wg-b.conf", INNER_B)):
+            lines += [f"{side.enter} wg setconf {dev} {self.file(conf)} || exit 1",
+                      f"{side.enter} ip address add {inner}/{INNER_PREFIX} dev {dev} || exit 1",
+                      f"{side.enter} ip link set {dev} mtu {MTU} up || exit 1"]
+        return lines
+
+    def down(self) -> list[str]:
+        if self.implementation == "go":  # wireguard-go removes its socket on SIGTERM
+            return super().down()
+        return []  # kernel devices go with the namespaces
+
+
+class OpenVpn(Tunnel):
+    kind = "openvpn"
+    tools = (Tool("openvpn", "openvpn"),)
+
+    def __init__(self, topo: Topology, cipher: str) -> None:
+        super().__init__(topo)
+        self.cipher = cipher
+
+    def plan(self, target: Target) -> Plan:
+        self.check_tools(target)
+        version = tool_version(target, ["openvpn", "--version"], r"^OpenVPN ")
+        dco = tool_version(target, ["openvpn", "--version"], r"^DCO version")
+        files = {self.file(name): pem for name, pem in keys.openvpn_pki().items()}
+        a, b = self.topo.sides
+        files[self.file("server.conf")] = self._conf("server", b, a, (INNER_B, INNER_A), self.if_b).encode()
+        files[self.file("client.conf")] = self._conf("client", a, b, (INNER_A, INNER_B), self.if_a).encode()
+        return Plan(files=files, facts={"implementation": "openvpn", "version": version, "cipher": self.cipher,
+                                        "data_channel_offload": dco, "tls": "certificates (ECDSA P-256, throwaway CA)"})
+
+    def _conf(self, role: str, me: Side, peer: Side, inner: tuple[str, str], dev: str) -> str:
+        other = "client" if role == "server" else "server"
+        return "\n".join([
+            f"dev {dev}", "dev-type tun", "proto udp", f"local {me.addr}", f"lport {OVPN_PORT}",
+            f"remote {peer.addr} {OVPN_PORT}", f"ifconfig {inner[0]} {inner[1]}", f"tls-{role}", "dh none",
+            f"ca {self.file('ca.crt')}", f"cert {self.file(role + '.crt')}", f"key {self.file(role + '.key')}",
+            f"remote-cert-tls {other}",
+            # pinned: the only cipher offered, and the one used should negotiation be off
+            f"data-ciphers {self.cipher}", f"data-ciphers-fallback {self.cipher}",
+            f"tun-mtu {MTU}", "verb 3", "",
+        ])
+
+    def up(self, a: Side, b: Side) -> list[str]:
+        return [
+            f"{b.enter} openvpn --config {self.file('server.conf')} >ovpn-b.log 2>&1 & tun_b=$!",
+            f"{a.enter} openvpn --config {self.file('client.conf')} >ovpn-a.log 2>&1 & tun_a=$!",
+            wait_for("grep -q 'Initialization Sequence Completed' ovpn-a.log", "the OpenVPN client"),
+            wait_for("grep -q 'Initialization Sequence Completed' ovpn-b.log", "the OpenVPN server"),
+        ]
+
+    def report(self) -> list[str]:
+        return [f"echo 'section tunnel'; echo 'kind {self.kind}'; echo 'cipher {self.cipher}'",
+                "echo 'section openvpn-a'; cat ovpn-a.log", "echo 'section openvpn-b'; cat ovpn-b.log"]
+
+
+_DATA_CHANNEL = re.compile(r"Data Channel: cipher '([A-Z0-9-]+)'")
+
+
+def check_tunnel(sections: dict[str, str]) -> None:
+    """From a trial's output: an OpenVPN tunnel used exactly its pinned cipher on both ends."""
+    info = dict(line.split(" ", 1) for line in sections.get("tunnel", "").splitlines() if " " in line)
+    if "kind" not in info:
+        raise WorkloadError("the VPN trial did not get to report its tunnel", "see the trial's stderr")
+    if info["kind"] != "openvpn":
+        return
+    for side in ("a", "b"):
+        used = _DATA_CHANNEL.findall(sections.get(f"openvpn-{side}", ""))
+        if used != [info.get("cipher")]:
+            raise WorkloadError(f"OpenVPN ({side}) used data-channel cipher(s) {used or 'none'}, "
+                                f"not the pinned {info.get('cipher')}", "see the OpenVPN log in the trial's output")
+
+
+def tunnel(kind: str, topo: Topology, *, cipher: str, wireguard: str) -> Tunnel:
+    return WireGuard(topo, wireguard) if kind == "wireguard" else OpenVpn(topo, cipher)

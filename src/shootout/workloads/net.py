@@ -1,0 +1,207 @@
+"""Network workloads between two namespaces: TCP over veth, and the packet-drop ladder.
+
+Both build their namespaces once per run and configuration (net/part.py: the veth offloads
+and the drop rung are configuration settings); each trial is one sh script inside the target
+that starts the configuration's own programs (iperf3, trafgen, udpsink) in the namespaces,
+so both ends of the traffic are children of the trial and its rusage covers them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from shootout.build import build_native
+from shootout.errors import WorkloadError
+from shootout.model import Metric, WorkloadSpec
+from shootout.net import counters, iperf
+from shootout.net.part import NetOptions, NetSession, session_for
+from shootout.net.rungs import DROP_PORT, rung
+from shootout.net.script import script, section, wait_for
+from shootout.net.topology import ADDR_A, ADDR_B, Side
+from shootout.targets.base import Target
+from shootout.targets.process import ProcResult
+from shootout.workloads.base import Prepared, Tool, Workload
+from shootout.workloads.shell import parse_sections, q, tool_version
+
+NSENTER = Tool("nsenter", "util-linux")
+
+
+class NetWorkload(Workload):
+    """What the network workloads share: their configuration's session, and files in the target."""
+
+    # Debian packages needed inside a userspace (issue 10 installs them on first use)
+    packages: ClassVar[tuple[str, ...]] = ()
+
+    @staticmethod
+    def session(target: Target) -> NetSession:
+        return session_for(target.config, getattr(target, "journal", None))
+
+    @staticmethod
+    def put(target: Target, name: str, content: str | bytes) -> str:
+        """Write a file into the target's work directory; its path inside. (Target.put, once it exists.)"""
+        path = target.workdir / name
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        path.chmod(0o600)
+        return target.inside(path)
+
+    @staticmethod
+    def sides(prepared: Prepared) -> tuple[str, str]:
+        return prepared.files["enter_a"], prepared.files["enter_b"]
+
+    @staticmethod
+    def side_files(a: Side, b: Side) -> dict[str, str]:
+        return {"enter_a": a.enter, "enter_b": b.enter, "dev_a": a.dev, "dev_b": b.dev}
+
+
+def cpu_s_per_gib(result: ProcResult, gib: float) -> float:
+    """CPU time of the whole trial (every program it started, reaped by it) per GiB moved.
+
+    Softirq work the kernel defers to ksoftirqd is not in any trial's rusage."""
+    return (result.user_s + result.sys_s) / gib
+
+
+def tcp_metrics(result: ProcResult, runs: dict[str, iperf.IperfResult]) -> dict[str, float]:
+    """Throughput per phase, CPU per GiB over all phases, retransmits per GiB when there were any
+    (a trial without retransmits has no such value: a ratio to zero is undefined)."""
+    values = {f"mbit_s{'' if name == 'single' else '_' + name}": r.mbit_s for name, r in runs.items()}
+    gib = sum(r.gib for r in runs.values())
+    values["cpu_s_per_gib"] = cpu_s_per_gib(result, gib)
+    retransmits = sum(r.retransmits or 0 for r in runs.values())
+    if retransmits > 0:
+        values["retransmits_per_gib"] = retransmits / gib
+    return values
+
+
+TCP_METRICS = (
+    Metric("mbit_s", "Mbit/s", "TCP throughput of one stream, as received"),
+    Metric("mbit_s_parallel", "Mbit/s", "TCP throughput of `parallel` streams (iperf3 -P), as received"),
+    Metric("cpu_s_per_gib", "s/GiB", "CPU seconds (user+sys of the trial: both iperf3 ends) per GiB received"),
+    Metric("retransmits_per_gib", "retr/GiB", "TCP retransmits per GiB (only in trials that had any)"),
+)
+
+
+class TcpVeth(NetWorkload):
+    spec = WorkloadSpec(
+        name="tcp-veth",
+        category="net",
+        description="iperf3 TCP between two network namespaces over a veth pair, one stream and several; "
+                    "veth offloads as the configuration says (default off, as in the article)",
+        metrics=TCP_METRICS,
+        headline="mbit_s",
+        reproduces="A: iperf3 between two containers over veth, fake offloads off",
+    )
+    tools = (Tool("iperf3", "iperf3"), NSENTER)
+    packages = ("iperf3",)
+
+    def default_params(self) -> dict[str, Any]:
+        return {"seconds": 5, "parallel": 4}
+
+    @classmethod
+    def quick_params(cls) -> dict[str, Any]:
+        return {"seconds": 2, "parallel": 0}
+
+    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
+        self.check_tools(target)
+        session = self.session(target)
+        a, b = session.topology(self.spec.name).sides
+        facts = {"iperf3": tool_version(target, ["iperf3", "--version"]), "network": session.options.describe(),
+                 "in_force": session.readback()[self.spec.name]}
+        return Prepared(files=self.side_files(a, b), facts=facts)
+
+    def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        enter_a, enter_b = self.sides(prepared)
+        phases = [("single", 1)] + ([("parallel", int(params["parallel"]))] if params["parallel"] else [])
+        lines = []
+        for name, streams in phases:
+            lines += [section(f"iperf3-{name}"), iperf.exchange(enter_b, enter_a, ADDR_B, params["seconds"], streams)]
+        return script(*lines)
+
+    def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
+        sections = parse_sections(result.stdout)
+        names = ["single"] + (["parallel"] if params["parallel"] else [])
+        return tcp_metrics(result, {n: iperf.parse_iperf3(sections.get(f"iperf3-{n}", "")) for n in names})
+
+
+def trafgen_config(a: Side, b: Side) -> str:
+    """One 64-byte frame on the wire (60 bytes here, the FCS adds 4): UDP from a to port 9 on b.
+    trafgen fills in lengths and checksums; the destination MAC is b's, so b's stack takes it."""
+    return (f"/* shootout drop-rate: 64-byte frames incl. FCS */\n"
+            f"{{ eth(da={b.mac}, sa={a.mac}), ipv4(saddr={ADDR_A}, daddr={ADDR_B}, ttl=64), "
+            f"udp(sp=4000, dp={DROP_PORT}), fill(0, 18) }}\n")
+
+
+class DropRate(NetWorkload):
+    spec = WorkloadSpec(
+        name="drop-rate",
+        category="net",
+        description="64-byte UDP frames from trafgen (one CPU) into a drop point in the other namespace, "
+                    "counted at the receiver: the drop ladder, one rung per configuration (drop = ...)",
+        metrics=(
+            Metric("kpps", "kpps", "packets per second taken by the drop point, counted at the receiver"),
+            Metric("ns_per_packet", "ns/pkt", "nanoseconds per packet at that rate (1e9 / pps)"),
+        ),
+        headline="kpps",
+        reproduces="A: drop rate of 64-byte frames with a TC drop rule; the Cloudflare/XDP drop ladder",
+    )
+    tools = (Tool("trafgen", "netsniff-ng"), NSENTER)
+    packages = ("netsniff-ng",)
+
+    def default_params(self) -> dict[str, Any]:
+        return {"seconds": 3.0, "warmup_s": 0.5}
+
+    @classmethod
+    def quick_params(cls) -> dict[str, Any]:
+        return {"seconds": 1.0, "warmup_s": 0.3}
+
+    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
+        self.check_tools(target)
+        drop = rung(NetOptions.of(target.config).drop)
+        session = self.session(target)
+        topo = session.topology(self.spec.name, drop=True)
+        a, b = topo.sides
+        files = {**self.side_files(a, b), "rung": drop.name, "layer": drop.layer,
+                 "trafgen_cfg": self.put(target, f"trafgen-{topo.tag}.cfg", trafgen_config(a, b))}
+        facts: dict[str, Any] = {"trafgen": tool_version(target, ["trafgen", "--version"]),
+                                 "network": session.options.describe(), "in_force": session.readback()[self.spec.name]}
+        if drop.name == "socket":
+            sink = build_native(target, "udpsink", target.config)
+            files["sink"], facts["binary"] = sink.path, sink.facts
+        return Prepared(files=files, facts=facts)
+
+    def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        f = prepared.files
+        enter_a, enter_b = self.sides(prepared)
+        lines = [f'snap() {{ echo "section $1"; date +%s.%N; {enter_b} cat /proc/net/dev /proc/net/snmp; }}',
+                 section("drop"), f"echo 'rung {f['rung']}'; echo 'layer {f['layer']}'; echo 'dev {f['dev_b']}'"]
+        if "sink" in f:
+            lines += [f"{enter_b} {q(f['sink'])} {DROP_PORT} >udpsink.out 2>&1 & sink=$!",
+                      wait_for("grep -q ready udpsink.out", "the UDP sink")]
+        # timeout: trafgen forks its sender, and only a signal to the whole group stops both;
+        # timeout signals its group, and bounds the sender's life if this script dies.
+        # --no-sock-mem: trafgen would otherwise rewrite net.core.[rw]mem_* (global on older kernels)
+        limit = params["warmup_s"] + params["seconds"] + 30
+        lines += [f"{enter_a} timeout -s INT {limit:g} trafgen --dev {f['dev_a']} --conf {q(f['trafgen_cfg'])} "
+                  f"--cpus 1 --no-sock-mem --notouch-irq >trafgen.out 2>&1 & gen=$!",
+                  f"sleep {params['warmup_s']:g}", "snap before", f"sleep {params['seconds']:g}", "snap after",
+                  "kill -INT $gen 2>/dev/null; wait $gen; status=$?"]
+        if "sink" in f:
+            lines += ["kill -INT $sink 2>/dev/null; wait $sink", section("udpsink"), "cat udpsink.out"]
+        lines += [section("trafgen"), "cat trafgen.out", 'echo "exit status $status"']
+        return script(*lines)
+
+    def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
+        sections = parse_sections(result.stdout)
+        info = dict(line.split(" ", 1) for line in sections.get("drop", "").splitlines() if " " in line)
+        if set(info) != {"rung", "layer", "dev"}:
+            raise WorkloadError("the drop-rate trial printed no drop section", "the trial script did not start")
+        try:
+            before = counters.parse_snapshot(sections.get("before", ""), info["dev"])
+            after = counters.parse_snapshot(sections.get("after", ""), info["dev"])
+            taken = counters.count(before, after, info["layer"])
+        except WorkloadError as exc:
+            said = " / ".join((sections.get("trafgen", "").strip().splitlines() or ["nothing"])[-2:])
+            raise WorkloadError(f"{info['rung']} rung: {exc.message}", f"trafgen said: {said}"[:300]) from None
+        return {"kpps": taken.pps / 1e3, "ns_per_packet": 1e9 / taken.pps}
+
+
+WORKLOADS = (TcpVeth, DropRate)
