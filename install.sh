@@ -16,6 +16,8 @@ packages=(
   debootstrap qemu-user-static binfmt-support util-linux procps
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
+  # network workloads: the programs measured, and the host's tools that build topologies
+  iperf3 netsniff-ng wireguard-go wireguard-tools openvpn nftables clang
 )
 # node and npm for the js workload: Debian's packages, unless a node (with its own npm,
 # which conflicts with Debian's) is installed already

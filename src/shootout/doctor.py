@@ -5,6 +5,9 @@ from __future__ import annotations
 import shutil
 
 from shootout.configs import abi_problem, parse_spec
+from shootout.net import HOST_TOOLS as NET_HOST_TOOLS
+from shootout.net.rungs import RUNGS
+from shootout.net.rungs import problem as rung_problem
 from shootout.workloads.base import Tool
 from shootout.workloads.registry import REGISTRY
 
@@ -20,7 +23,7 @@ CORE_TOOLS = (
 
 def tool_report() -> list[str]:
     """One line per tool: present, or missing with the Debian package that provides it."""
-    tools = {t.command: t for t in CORE_TOOLS}
+    tools = {t.command: t for t in (*CORE_TOOLS, *NET_HOST_TOOLS)}
     users: dict[str, list[str]] = {}
     for name, cls in REGISTRY.items():
         for tool in cls.tools:
@@ -36,4 +39,7 @@ def tool_report() -> list[str]:
     for spec in ("host+m32", "host+mx32"):
         problem = abi_problem(parse_spec(spec))
         lines.append(f"ok       {spec}" if problem is None else f"unusable {spec}: {problem}")
+    for rung in RUNGS:  # tried for real in a throwaway pair of namespaces
+        problem = rung_problem(rung)
+        lines.append(f"ok       drop = {rung}" if problem is None else f"unusable drop = {rung}: {problem}")
     return lines

@@ -168,11 +168,19 @@ class NetSession:
         """What is in force now: offloads of both peers and the attached drop point, per workload."""
         found: dict[str, Any] = {}
         for purpose, (topo, rung) in self._topologies.items():
-            entry: dict[str, Any] = {"offloads": {s.dev: offloads.read(s.ns, s.dev) for s in topo.sides}}
+            a, _ = topo.sides
+            entry: dict[str, Any] = {"offloads": {s.dev: offloads.read(s.ns, s.dev) for s in topo.sides},
+                                     "tcp_congestion_control": a.ns.run(
+                                         ["sysctl", "-n", "net.ipv4.tcp_congestion_control"], "sysctl").strip()}
             if rung is not None:
                 entry["drop"] = {"rung": rung.name, "layer": rung.layer, **rung.readback(topo)}
             found[purpose] = entry
         return found
+
+    @property
+    def inodes(self) -> set[str]:
+        """Namespaces of this session, as /proc/PID/ns/net names them ("net:[4026532178]")."""
+        return {inode for topo, _ in self._topologies.values() for inode in topo.inodes}
 
     def close(self) -> None:
         for topo, _ in self._topologies.values():

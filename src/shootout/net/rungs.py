@@ -99,9 +99,8 @@ class TcRung(Rung):
 
     def readback(self, topo: Topology) -> dict[str, Any]:
         _, b = topo.sides
-        filters = json.loads(b.ns.run(["tc", "-j", "filter", "show", "dev", b.dev, "ingress"], "tc filter show"))
-        progs = [f["options"]["prog"] for f in filters if f.get("kind") == "bpf" and "options" in f]
-        return {"tc_filter": [{"name": p.get("name"), "jited": bool(p.get("jited"))} for p in progs]}
+        return {"tc_filter": tc_filter_summary(json.loads(
+            b.ns.run(["tc", "-j", "filter", "show", "dev", b.dev, "ingress"], "tc filter show")))}
 
 
 class XdpRung(Rung):
@@ -116,11 +115,7 @@ class XdpRung(Rung):
 
     def readback(self, topo: Topology) -> dict[str, Any]:
         _, b = topo.sides
-        link = json.loads(b.ns.run(["ip", "-j", "link", "show", "dev", b.dev], "ip link show"))[0]
-        xdp = link.get("xdp", {})
-        modes = {mode: name for name, (_, mode) in self.MODES.items()}
-        return {"xdp": {"mode": modes.get(xdp.get("mode"), "none"), "prog": xdp.get("prog", {}).get("name"),
-                        "jited": bool(xdp.get("prog", {}).get("jited"))}}
+        return {"xdp": xdp_summary(json.loads(b.ns.run(["ip", "-j", "link", "show", "dev", b.dev], "ip link show")))}
 
 
 RUNGS: dict[str, Rung] = {
@@ -139,6 +134,22 @@ def rung(name: str) -> Rung:
         return RUNGS[name]
     except KeyError:
         raise UsageError(f"unknown drop rung {name!r}", "use one of: " + ", ".join(RUNGS)) from None
+
+
+# -- read-backs: the tools' JSON reduced to what a trial records ------------------------------
+
+def tc_filter_summary(filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`tc -j filter show DEV ingress` -> the BPF programs attached, by name, and whether JIT-compiled."""
+    progs = [f["options"]["prog"] for f in filters if f.get("kind") == "bpf" and "prog" in f.get("options", {})]
+    return [{"name": p.get("name"), "jited": bool(p.get("jited"))} for p in progs]
+
+
+def xdp_summary(links: list[dict[str, Any]]) -> dict[str, Any]:
+    """`ip -j link show dev DEV` -> the XDP mode (as a rung name) and program attached."""
+    xdp = links[0].get("xdp", {}) if links else {}
+    modes = {mode: name for name, (_, mode) in XdpRung.MODES.items()}
+    prog = xdp.get("prog", {})
+    return {"mode": modes.get(xdp.get("mode"), "none"), "prog": prog.get("name"), "jited": bool(prog.get("jited"))}
 
 
 def nft_rule_summary(listing: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,167 @@
+"""Network parsers on outputs recorded from the real tools (iperf3 3.12, trafgen 0.6.8, ethtool,
+nft 1.0.6, iproute2 6.1, OpenVPN 2.6.14, wireguard-go 0.0.20220316), and what they refuse."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shootout.errors import WorkloadError
+from shootout.net import counters, iperf, offloads, rungs
+from shootout.net.tunnels import check_tunnel
+from shootout.targets.process import ProcResult
+from shootout.workloads.net import DropRate, TcpVeth
+from shootout.workloads.shell import parse_sections
+from shootout.workloads.vpn import Vpn
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "outputs"
+RUNGS = ("socket", "nft", "tc", "xdp-generic", "xdp-native")
+VPNS = ("wireguard-go", "openvpn-aes-256-gcm", "openvpn-chacha20-poly1305")
+
+
+def text(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def recorded(stem: str) -> tuple[ProcResult, dict]:
+    meta = json.loads(text(f"{stem}.json"))
+    return ProcResult(("sh",), 0, text(f"{stem}.txt"), "", 5.0, meta["user_s"], meta["sys_s"], 1000, 1, 0.0), meta
+
+
+# -- iperf3 -----------------------------------------------------------------------------------
+
+def test_iperf3_json_of_one_and_four_streams() -> None:
+    sections = parse_sections(text("tcp-veth-amd64-host.txt"))
+    single = iperf.parse_iperf3(sections["iperf3-single"])
+    four = iperf.parse_iperf3(sections["iperf3-parallel"])
+    assert (single.streams, four.streams) == (1, 4)
+    assert single.protocol == "TCP" and single.version == "iperf 3.12"
+    assert single.seconds == pytest.approx(2.0, abs=0.1)
+    assert single.mbit_s == pytest.approx(single.bytes * 8 / single.seconds / 1e6)
+    assert single.retransmits is not None and single.congestion == "bbr"  # this machine's default
+
+
+def test_iperf3_error_and_garbage_are_one_line_errors() -> None:
+    with pytest.raises(WorkloadError, match="iperf3: unable to connect to server: Connection refused"):
+        iperf.parse_iperf3(text("iperf3-3.12-refused.json"))
+    with pytest.raises(WorkloadError, match="printed no JSON"):
+        iperf.parse_iperf3("iperf3: error - unable to connect\n")
+    with pytest.raises(WorkloadError, match="lacks"):
+        iperf.parse_iperf3('{"start": {}, "end": {}}')
+
+
+@pytest.mark.parametrize(("stem", "workload"), [("tcp-veth-amd64-host", TcpVeth)]
+                         + [(f"vpn-{v}-amd64-host", Vpn) for v in VPNS])
+def test_tcp_workloads_parse_recorded_trials_again(stem: str, workload: type) -> None:
+    result, meta = recorded(stem)
+    values = workload().parse(result, meta["params"])
+    assert values == pytest.approx(meta["values"])
+    gib = sum(iperf.parse_iperf3(s).gib for n, s in parse_sections(result.stdout).items() if n.startswith("iperf3"))
+    assert values["cpu_s_per_gib"] == pytest.approx((meta["user_s"] + meta["sys_s"]) / gib)
+
+
+def test_no_retransmits_means_no_retransmit_value() -> None:
+    result, meta = recorded("tcp-veth-amd64-host")
+    quiet = result.stdout.replace('"retransmits":', '"retransmits_was":')  # as a 3.x build without them
+    values = TcpVeth().parse(ProcResult(("sh",), 0, quiet, "", 5.0, 1.0, 1.0, 1, 1, 0.0), meta["params"])
+    assert "retransmits_per_gib" not in values and values["mbit_s"] > 0
+
+
+# -- the drop ladder ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rung", RUNGS)
+def test_drop_rate_parses_recorded_trials_again(rung: str) -> None:
+    result, meta = recorded(f"drop-rate-{rung}-amd64-host")
+    values = DropRate().parse(result, meta["params"])
+    assert values == pytest.approx(meta["values"])
+    assert values["ns_per_packet"] == pytest.approx(1e6 / values["kpps"])
+
+
+def _relabel(stem: str, layer: str) -> ProcResult:
+    result, _ = recorded(stem)
+    old = next(line for line in result.stdout.splitlines() if line.startswith("layer "))
+    return ProcResult(("sh",), 0, result.stdout.replace(old, f"layer {layer}"), "", 1.0, 1.0, 0.0, 1, 1, 0.0)
+
+
+def test_a_rung_that_lets_packets_through_is_an_error() -> None:
+    # the nft trial's packets reached IP: as a link-layer rung (tc, XDP) that is a leak
+    with pytest.raises(WorkloadError, match="got past the drop point to IP"):
+        DropRate().parse(_relabel("drop-rate-nft-amd64-host", "link"), {})
+    # the socket trial's packets reached UDP: as an nft rung that is a leak
+    with pytest.raises(WorkloadError, match="got past the drop point to UDP"):
+        DropRate().parse(_relabel("drop-rate-socket-amd64-host", "ip"), {})
+    # the tc trial's packets never reached IP: counted at IP there is nothing
+    with pytest.raises(WorkloadError, match="no packet reached the drop point"):
+        DropRate().parse(_relabel("drop-rate-tc-amd64-host", "ip"), {})
+
+
+def test_drop_rate_without_its_sections_says_so() -> None:
+    with pytest.raises(WorkloadError, match="no drop section"):
+        DropRate().parse(ProcResult(("sh",), 1, "", "boom", 0.1, 0, 0, 1, 1, 0.0), {})
+    result, _ = recorded("drop-rate-tc-amd64-host")
+    cut = result.stdout.split("section after")[0] + "section trafgen\ntrafgen: device not found\n"
+    with pytest.raises(WorkloadError, match="no timestamp") as err:
+        DropRate().parse(ProcResult(("sh",), 0, cut, "", 1.0, 1.0, 0.0, 1, 1, 0.0), {})
+    assert "device not found" in str(err.value)
+
+
+def test_counters_count_at_the_layer_of_the_rung() -> None:
+    def snap(at: str, rx: int, ip: int, udp: int) -> counters.Snapshot:
+        return counters.Snapshot(counters.Decimal(at), rx, 0, {"InReceives": ip},
+                                 {"InDatagrams": udp, "NoPorts": 0, "InErrors": 0})
+
+    before, after = snap("10.0", 100, 50, 10), snap("12.5", 1100, 950, 10)
+    assert counters.count(before, after, "ip").pps == pytest.approx(900 / 2.5)
+    with pytest.raises(WorkloadError, match="900 of 1000 packets got past the drop point to IP"):
+        counters.count(before, after, "link")
+    tolerated = snap("12.5", 1100, 59, 10)  # 9 of 1000 reached IP: within the 1% tolerance
+    assert counters.count(before, tolerated, "link").leaked == 9
+    with pytest.raises(WorkloadError, match="window lasted"):
+        counters.count(after, snap("12.5", 2000, 950, 10), "link")
+
+
+def test_proc_net_parsers() -> None:
+    result, _ = recorded("drop-rate-nft-amd64-host")
+    sections = parse_sections(result.stdout)
+    dev = sections["drop"].split("dev ")[1].strip()
+    snap = counters.parse_snapshot(sections["after"], dev)
+    assert snap.rx_packets > 0 and snap.ip["InReceives"] > 0 and "RcvbufErrors" in snap.udp
+    with pytest.raises(WorkloadError, match="not in /proc/net/dev"):
+        counters.parse_snapshot(sections["after"], "nosuchdev")
+    assert counters.trafgen_sent(sections["trafgen"]) > 0
+    assert counters.trafgen_sent("trafgen: no such device") is None
+
+
+# -- read-backs ---------------------------------------------------------------------------------
+
+def test_ethtool_features_on_and_off() -> None:
+    off = offloads.parse_features(text("ethtool-6.1-k-veth-off.txt"))
+    on = offloads.parse_features(text("ethtool-6.1-k-veth-on.txt"))
+    assert offloads.mismatches("off", off) == [] and offloads.mismatches("on", on) == []
+    assert offloads.mismatches("on", off) == [f"{name}=off" for name in offloads.FEATURES.values()]
+    assert off["large-receive-offload"] == "off [fixed]"
+
+
+def test_rung_read_backs_from_the_tools_json() -> None:
+    nft = rungs.nft_rule_summary(json.loads(text("nft-1.0.6-list-table-drop.json")))
+    assert nft == {"hook": "prerouting", "prio": -300, "packets": 0}
+    assert rungs.tc_filter_summary(json.loads(text("tc-6.1-filter-show-bpf.json"))) == [
+        {"name": "tc_drop", "jited": True}]
+    assert rungs.xdp_summary(json.loads(text("ip-6.1-link-xdpgeneric.json"))) == {
+        "mode": "xdp-generic", "prog": "xdp_drop", "jited": True}
+    assert rungs.xdp_summary([{"ifname": "x"}])["mode"] == "none"
+    assert rungs.nft_rule_summary({"nftables": []}) == {}
+
+
+# -- tunnels ------------------------------------------------------------------------------------
+
+def test_openvpn_must_use_the_pinned_cipher() -> None:
+    result, _ = recorded("vpn-openvpn-aes-256-gcm-amd64-host")
+    check_tunnel(parse_sections(result.stdout))
+    swapped = result.stdout.replace("Data Channel: cipher 'AES-256-GCM'", "Data Channel: cipher 'BF-CBC'", 1)
+    with pytest.raises(WorkloadError, match=r"used data-channel cipher\(s\) \['BF-CBC'\], not the pinned AES-256-GCM"):
+        Vpn().parse(ProcResult(("sh",), 0, swapped, "", 1.0, 1.0, 0.0, 1, 1, 0.0), {"seconds": 2})
+    with pytest.raises(WorkloadError, match="did not get to report its tunnel"):
+        check_tunnel({})
