@@ -303,6 +303,7 @@ def test_kernel_wireguard_asked_for_but_absent(sessions: None) -> None:
         with pytest.raises(TargetError, match="this kernel has no WireGuard: .*Unknown device type") as err:
             Vpn().prepare(target, {"seconds": 1})
         assert "wireguard-go" in err.value.hint
+        assert NetworkPart.problem(NetOptions.of(target.config)).startswith("kernel WireGuard: ip link add type")
         seen = session_for(target.config).inodes
     finally:
         close_sessions()

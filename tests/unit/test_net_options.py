@@ -1,4 +1,5 @@
-"""The network part of a configuration (parsing and checking, no kernel), and the tunnels' keys."""
+"""The network part of a configuration (parsing and checking, no kernel), the tunnels' keys, and
+the network workloads' declarations."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import x25519
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from shootout.errors import UsageError
+from shootout.errors import ToolMissing, UsageError
 from shootout.model import Config
 from shootout.net import keys
 from shootout.net.part import NetOptions, NetworkPart
+from shootout.targets.host import HostTarget
+from shootout.units import UNITS
+from shootout.workloads.net import DropRate, TcpVeth
+from shootout.workloads.vpn import Vpn
 
 
 def test_defaults_are_the_articles_setting() -> None:
@@ -67,3 +72,31 @@ def test_wireguard_public_key_belongs_to_the_private_one() -> None:
     private = x25519.X25519PrivateKey.from_private_bytes(base64.b64decode(key.private))
     assert base64.b64encode(private.public_key().public_bytes_raw()).decode() == key.public
     assert len(base64.b64decode(key.public)) == 32 and key != keys.wireguard_key()
+
+
+@pytest.mark.parametrize("cls", [TcpVeth, DropRate, Vpn], ids=lambda c: c.spec.name)
+def test_network_workloads_declare_themselves(cls: type) -> None:
+    spec = cls.spec
+    names = [m.name for m in spec.metrics]
+    assert spec.headline in names and len(set(names)) == len(names)
+    assert all(m.unit in UNITS and m.description for m in spec.metrics)
+    assert spec.category in {"net", "vpn"} and spec.reproduces.startswith("A:")
+    assert set(cls.quick_params()) == set(cls().default_params())
+    assert cls.packages and all(t.package in cls.packages or t.package == "util-linux" for t in cls.tools)
+
+
+@pytest.mark.parametrize(("cls", "tool", "package"), [
+    (TcpVeth, "iperf3", "iperf3"), (DropRate, "trafgen", "netsniff-ng"), (Vpn, "iperf3", "iperf3"),
+    (TcpVeth, "nsenter", "util-linux"),
+])
+def test_missing_programs_name_their_package_before_anything_is_made(
+        cls: type, tool: str, package: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    present = HostTarget.which
+    monkeypatch.setattr(HostTarget, "which", lambda self, name: None if name == tool else present(self, name))
+    target = HostTarget(Config(name="bare"))
+    try:
+        with pytest.raises(ToolMissing) as err:
+            cls().prepare(target, cls.quick_params())  # no namespace is made: no root needed
+        assert err.value.package == package and "\n" not in str(err.value)
+    finally:
+        target.close()

@@ -89,7 +89,7 @@ class NetNamespace:
 
     def run(self, argv: Sequence[str], what: str, *, stdin: str | None = None, check: bool = True) -> str:
         """Run a host tool inside the namespace; a failure is a one-line TargetError."""
-        command = ["nsenter", f"--net={self.path}", "--", *argv]
+        command = [host_tool("nsenter", "util-linux"), f"--net={self.path}", "--", *argv]
         done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=120)
         if check and done.returncode != 0:
             reason = (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()[-1]
@@ -129,7 +129,3 @@ class NetNamespace:
         for stream in (proc.stdout, proc.stderr):
             if stream:
                 stream.close()
-
-    @property
-    def alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None

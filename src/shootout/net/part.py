@@ -33,6 +33,7 @@ from shootout.errors import UsageError
 from shootout.model import Config
 from shootout.net import offloads, rungs
 from shootout.net.topology import Topology
+from shootout.net.tunnels import kernel_wireguard_problem
 from shootout.system.journal import Journal
 
 VPN_KINDS = ("wireguard", "openvpn")
@@ -117,9 +118,12 @@ class NetworkPart:
 
     @staticmethod
     def problem(options: NetOptions) -> str | None:
-        """Why this configuration cannot run here: only the drop rung depends on the kernel."""
-        reason = rungs.problem(options.drop)
-        return f"drop rung {options.drop}: {reason}" if reason else None
+        """Why this configuration cannot run here (what depends on the kernel is tried for real)."""
+        if reason := rungs.problem(options.drop):
+            return f"drop rung {options.drop}: {reason}"
+        if options.vpn == "wireguard" and options.wireguard == "kernel" and (reason := kernel_wireguard_problem()):
+            return f"kernel WireGuard: {reason}"
+        return None
 
     @staticmethod
     def open(options: NetOptions, journal: Journal | None = None) -> NetSession:

@@ -15,9 +15,11 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import cache
 
 from shootout.errors import TargetError, ToolMissing, WorkloadError
 from shootout.net import keys
+from shootout.net.namespace import NetNamespace
 from shootout.net.script import wait_for
 from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology
 from shootout.targets.base import Target
@@ -35,6 +37,20 @@ class Plan:
 
     files: dict[str, bytes]  # name (unique to the topology) -> content
     facts: dict[str, str] = field(default_factory=dict)
+
+
+@cache
+def kernel_wireguard_problem() -> str | None:
+    """Why this kernel cannot make a WireGuard device (tried in a throwaway namespace), or None."""
+    ns = NetNamespace("wireguard probe")
+    try:
+        ns.start()
+        ns.run(["ip", "link", "add", "wgprobe", "type", "wireguard"], "ip link add type wireguard")
+    except TargetError as exc:
+        return exc.message
+    finally:
+        ns.close()  # the device goes with the namespace
+    return None
 
 
 class Tunnel(ABC):
@@ -82,19 +98,8 @@ class WireGuard(Tunnel):
         userspace = (Tool("wireguard-go", "wireguard-go"),) if self.implementation == "go" else ()
         return (*userspace, Tool("wg", "wireguard-tools"), Tool("ip", "iproute2"))
 
-    def kernel_problem(self) -> str | None:
-        """Why the kernel's WireGuard cannot be used here (tried in namespace a), or None."""
-        a, _ = self.topo.sides
-        probe = self.topo.name("wp")
-        try:
-            a.ns.run(["ip", "link", "add", probe, "type", "wireguard"], "ip link add type wireguard")
-        except TargetError as exc:
-            return exc.message
-        a.ns.run(["ip", "link", "del", probe], "ip link del")
-        return None
-
     def plan(self, target: Target) -> Plan:
-        problem = self.kernel_problem() if self.requested in ("auto", "kernel") else "not requested"
+        problem = kernel_wireguard_problem() if self.requested != "go" else "not tried (wireguard = go)"
         if self.requested == "kernel" and problem:
             raise TargetError(f"this kernel has no WireGuard: {problem}", 'use vpn = { wireguard = "go" } (wireguard-go)')
         self.implementation = "kernel" if problem is None else "go"
