@@ -99,3 +99,38 @@ def _run_workload(target: Target, workload: Workload, params: dict[str, Any]) ->
 def run_workload() -> Callable[[Target, Workload, dict[str, Any]], WorkloadRun]:
     """One trial as the runner does it: prepare, calibrate, run, parse; every value must be positive."""
     return _run_workload
+
+
+# --- STOPGAP until issue 10 installs a workload's declared `packages` into a userspace on first
+# use (the coordinator replaces this): install them into a test userspace once, with apt inside.
+
+
+def _install_declared_packages(name: str) -> None:
+    from shootout.model import Config
+    from shootout.system.journal import journal
+    from shootout.targets.chroot import ChrootTarget
+    from shootout.userspace.packages import installed_versions
+    from shootout.userspace.registry import get_ready
+    from shootout.userspace.update import _copy_resolv_conf
+    from shootout.workloads.registry import REGISTRY
+
+    found = get_ready(name)
+    declared = {p for cls in REGISTRY.values() for p in getattr(cls, "packages", ())}
+    wanted = sorted(declared - set(installed_versions(found.root)))
+    if not wanted:
+        return
+    with journal() as j:
+        target = ChrootTarget(Config(name="install", target="chroot", userspace=name), j)
+        try:
+            _copy_resolv_conf(found.root)
+            env = {"DEBIAN_FRONTEND": "noninteractive"}
+            for argv in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", *wanted]):
+                done = target.run(argv, env=env, timeout=1800)
+                assert done.exit_status == 0, done.stderr[-2000:]
+        finally:
+            target.close()
+
+
+@pytest.fixture(scope="session")
+def install_declared_packages() -> Callable[[str], None]:
+    return _install_declared_packages

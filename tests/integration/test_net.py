@@ -29,14 +29,11 @@ from shootout.system.journal import journal
 from shootout.targets.chroot import ChrootTarget
 from shootout.targets.host import HostTarget
 from shootout.userspace import userspace_config
-from shootout.userspace.packages import installed_versions
-from shootout.userspace.registry import get_ready
 from shootout.workloads.net import DropRate, TcpVeth
 from shootout.workloads.vpn import Vpn
 
 pytestmark = pytest.mark.root
 SRC = Path(__file__).resolve().parents[2] / "src"
-NET_PACKAGES = sorted({p for cls in (TcpVeth, DropRate, Vpn) for p in cls.packages})
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -114,32 +111,11 @@ def sessions() -> Iterator[None]:
     close_sessions()
 
 
-def install_into_userspace(name: str, packages: list[str]) -> None:
-    """STOPGAP until issue 10's install-on-first-use of the workloads' declared `packages`
-    (the coordinator replaces this): apt-get install them into the test userspace, once."""
-    from shootout.userspace.update import _copy_resolv_conf
-
-    found = get_ready(name)
-    wanted = [p for p in packages if p not in installed_versions(found.root)]
-    if not wanted:
-        return
-    with journal() as j:
-        target = ChrootTarget(Config(name="install", target="chroot", userspace=name), j)
-        try:
-            _copy_resolv_conf(found.root)
-            env = {"DEBIAN_FRONTEND": "noninteractive"}
-            for argv in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", *wanted]):
-                done = target.run(argv, env=env, timeout=1800)
-                assert done.exit_status == 0, done.stderr[-2000:]
-        finally:
-            target.close()
-
-
 @pytest.fixture(scope="module")
-def userspace() -> Iterator[ChrootTarget]:
+def userspace(install_declared_packages) -> Iterator[ChrootTarget]:
     """The amd64 test userspace with the network packages, as a chroot target."""
     base = userspace_config("bookworm", "amd64")
-    install_into_userspace(base.userspace or "", NET_PACKAGES)
+    install_declared_packages(base.userspace or "")
     with journal() as j:
         target = ChrootTarget(base, j)
         target.open()

@@ -426,7 +426,7 @@ def test_creating_twice_is_refused(spaces: Spaces) -> None:
 # -- the catalogue in a 32-bit userspace ---------------------------------------------------------
 
 
-def test_every_workload_runs_at_quick_size_in_the_i386_userspace(spaces: Spaces) -> None:
+def test_every_workload_runs_at_quick_size_in_the_i386_userspace(spaces: Spaces, install_declared_packages) -> None:
     """Each workload prepares, calibrates and runs one real trial inside i386, with its
     binaries verified 32-bit; a missing tool would fail here, naming its package."""
     from shootout.runner import verify_binaries
@@ -434,6 +434,7 @@ def test_every_workload_runs_at_quick_size_in_the_i386_userspace(spaces: Spaces)
 
     spaces.need(I386)
     config = userspace_config(RELEASE, "i386")
+    install_declared_packages(I386)  # STOPGAP: issue 10 installs them on first use
     failures: dict[str, str] = {}
     with journal() as j:
         target = ChrootTarget(config, j)

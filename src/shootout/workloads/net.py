@@ -53,19 +53,13 @@ class NetWorkload(Workload):
         return {"enter_a": a.enter, "enter_b": b.enter, "dev_a": a.dev, "dev_b": b.dev}
 
 
-def cpu_s_per_gib(result: ProcResult, gib: float) -> float:
-    """CPU time of the whole trial (every program it started, reaped by it) per GiB moved.
-
-    Softirq work the kernel defers to ksoftirqd is not in any trial's rusage."""
-    return (result.user_s + result.sys_s) / gib
-
-
 def tcp_metrics(result: ProcResult, runs: dict[str, iperf.IperfResult]) -> dict[str, float]:
-    """Throughput per phase, CPU per GiB over all phases, retransmits per GiB when there were any
-    (a trial without retransmits has no such value: a ratio to zero is undefined)."""
+    """Throughput per phase; CPU per GiB over all phases, from the trial's rusage (every program
+    it started and reaped; softirq work the kernel defers to ksoftirqd is in no trial's rusage);
+    retransmits per GiB when there were any (a trial without has no value: a ratio to 0 is undefined)."""
     values = {f"mbit_s{'' if name == 'single' else '_' + name}": r.mbit_s for name, r in runs.items()}
     gib = sum(r.gib for r in runs.values())
-    values["cpu_s_per_gib"] = cpu_s_per_gib(result, gib)
+    values["cpu_s_per_gib"] = (result.user_s + result.sys_s) / gib
     retransmits = sum(r.retransmits or 0 for r in runs.values())
     if retransmits > 0:
         values["retransmits_per_gib"] = retransmits / gib
@@ -75,7 +69,7 @@ def tcp_metrics(result: ProcResult, runs: dict[str, iperf.IperfResult]) -> dict[
 TCP_METRICS = (
     Metric("mbit_s", "Mbit/s", "TCP throughput of one stream, as received"),
     Metric("mbit_s_parallel", "Mbit/s", "TCP throughput of `parallel` streams (iperf3 -P), as received"),
-    Metric("cpu_s_per_gib", "s/GiB", "CPU seconds (user+sys of the trial: both iperf3 ends) per GiB received"),
+    Metric("cpu_s_per_gib", "s/GiB", "CPU seconds of the trial (both iperf3 ends, tunnel daemons) per GiB received"),
     Metric("retransmits_per_gib", "retr/GiB", "TCP retransmits per GiB (only in trials that had any)"),
 )
 
