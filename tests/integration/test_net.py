@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -94,7 +95,7 @@ def assert_nothing_left(inodes: set[str], pins: tuple[str, ...] = ()) -> None:
     assert inodes and in_namespaces(inodes) == []
     assert [p for p in pins if Path("/run/netns", p).exists()] == []
     # devices are only ever made inside the namespaces; none of ours appears in the host's
-    assert [name for name in root_links() if name.startswith("so") and len(name) == 9] == []
+    assert [name for name in root_links() if re.fullmatch(r"so[0-9a-f]{6}(a|b|ta|tb)", name)] == []
     tables = json.loads(subprocess.check_output(["nft", "-j", "list", "tables"]))["nftables"]
     assert rungs.NFT_TABLE not in [t["table"]["name"] for t in tables if "table" in t]
 

@@ -4,6 +4,7 @@ the network workloads' declarations."""
 from __future__ import annotations
 
 import base64
+import shutil
 
 import pytest
 from cryptography import x509
@@ -12,8 +13,9 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from shootout.errors import ToolMissing, UsageError
 from shootout.model import Config
-from shootout.net import keys
+from shootout.net import keys, namespace, offloads, rungs
 from shootout.net.part import NetOptions, NetworkPart
+from shootout.net.topology import Topology
 from shootout.targets.host import HostTarget
 from shootout.units import UNITS
 from shootout.workloads.net import DropRate, TcpVeth
@@ -100,3 +102,19 @@ def test_missing_programs_name_their_package_before_anything_is_made(
         assert err.value.package == package and "\n" not in str(err.value)
     finally:
         target.close()
+
+
+@pytest.mark.parametrize(("tool", "package", "action"), [
+    ("nft", "nftables", lambda: rungs.RUNGS["nft"].install(None)),
+    ("tc", "iproute2", lambda: rungs.RUNGS["tc"].install(None)),
+    ("clang", "clang", rungs.drop_object),
+    ("ip", "iproute2", lambda: Topology("t").open()),
+    ("ethtool", "ethtool", lambda: offloads.read(None, "veth0")),
+])
+def test_missing_host_tools_name_their_package_before_anything_is_made(
+        tool: str, package: str, action, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = shutil.which
+    monkeypatch.setattr(namespace.shutil, "which", lambda name, path=None: None if name == tool else real(name, path=path))
+    with pytest.raises(ToolMissing) as err:
+        action()
+    assert err.value.package == package and f"apt-get install {package}" in str(err.value)
