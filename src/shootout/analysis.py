@@ -11,8 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shootout.conditions.clock import clock_drop
-from shootout.conditions.monitor import monitor_flags, reference_mhz
+from shootout.conditions.flags import clock_drop, monitor_flags, reference_mhz
 from shootout.model import Config, Run, Trial, WorkloadSpec
 from shootout.stats import Estimate, Verdict, geomean, geomean_by_category, paired_estimate, trial_flags, verdict
 from shootout.units import performance, unit

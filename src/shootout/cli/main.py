@@ -271,7 +271,7 @@ def report(refs: Annotated[list[str], typer.Argument(help="one run, or several t
            db: DbOption = None) -> None:
     """Write a report people would rather look at: charts with CI whiskers, HTML or Markdown."""
     from shootout.crossrun import compare_runs
-    from shootout.report.markdown import write_report
+    from shootout.report.files import write_report
 
     store = _store(db)
     runs = [store.get_run(r) for r in refs]
