@@ -195,7 +195,7 @@ def conditions(
 def info(config: Annotated[list[str], typer.Option("--config", "-c", help="configuration to describe")] = []) -> None:
     """Facts of this machine and of each configuration."""
     from shootout.configs import abi_problem, parse_spec
-    from shootout.facts import machine_facts, target_facts
+    from shootout.facts import machine_facts
     from shootout.system.journal import journal
     from shootout.targets.factory import make_target
 
@@ -214,7 +214,7 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
             target = make_target(cfg, j)
             target.open()
             try:
-                console.print_json(json.dumps({cfg.name: target_facts(target)}, default=str))
+                console.print_json(json.dumps({cfg.name: target.facts()}, default=str))
             finally:
                 target.close()
 
