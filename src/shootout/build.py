@@ -49,10 +49,16 @@ def compile_flags(config: Config) -> list[str]:
     return [*BASE_FLAGS, *ABI_FLAGS[config.abi], *config.cflags]
 
 
-def compiler_version(target: Target, cc: str) -> str:
+def require_compiler(target: Target, cc: str | None = None) -> str:
+    """The C compiler (default: the configuration's); ToolMissing naming gcc when it is absent."""
+    cc = cc or target.config.cc
     if target.which(cc) is None:
         raise ToolMissing(cc, "gcc", where=target.config.display)
-    result = target.run([cc, "--version"], timeout=60)
+    return cc
+
+
+def compiler_version(target: Target, cc: str) -> str:
+    result = target.run([require_compiler(target, cc), "--version"], timeout=60)
     return (result.stdout.splitlines() or ["?"])[0].strip()
 
 

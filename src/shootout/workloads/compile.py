@@ -21,7 +21,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from shootout.errors import ToolMissing, UsageError, WorkloadError
+from shootout.build import ABI_FLAGS, require_compiler
+from shootout.errors import UsageError, WorkloadError
 from shootout.model import Metric, WorkloadSpec
 from shootout.paths import cache_dir
 from shootout.targets.base import Target
@@ -34,7 +35,6 @@ PACKAGE, VERSION = "lua5.4", "5.4.4-3+deb12u1"
 TARBALL = "lua5.4_5.4.4.orig.tar.gz"
 TARBALL_SHA256 = "164c7849653b80ae67bec4b7473b884bf5cc8d2dca05653475ec2ed27b9ebf61"
 POOL_URL = f"http://deb.debian.org/debian/pool/main/l/lua5.4/{TARBALL}"
-ABI_FLAGS = {None: "", "m32": " -m32", "mx32": " -mx32"}
 
 
 def _sha256(path: Path) -> str:
@@ -89,13 +89,11 @@ class Build(Workload):
 
     def check_tools(self, target: Target) -> None:
         super().check_tools(target)
-        cc = target.config.cc
-        if target.which(cc) is None:
-            raise ToolMissing(cc, "gcc", where=target.config.display)
+        require_compiler(target)
 
     def _cc(self, target: Target) -> str:
         config = target.config
-        return " ".join([config.cc + ABI_FLAGS.get(config.abi, ""), *config.cflags])
+        return " ".join([config.cc, *ABI_FLAGS.get(config.abi, ()), *config.cflags])
 
     def prepare(self, ctx: Context) -> Prepared:
         target, params = ctx.target, ctx.params

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from shootout.build import build_native
-from shootout.errors import ToolMissing, WorkloadError
+from shootout.build import build_native, require_compiler
+from shootout.errors import WorkloadError
 from shootout.targets.base import Target
 from shootout.targets.process import ProcResult
 from shootout.workloads.base import (
@@ -26,9 +26,7 @@ class CompiledWorkload(Workload):
     packages = ("gcc", "libc6-dev")  # the configuration's cc, checked by check_tools
 
     def check_tools(self, target: Target) -> None:
-        cc = target.config.cc
-        if target.which(cc) is None:
-            raise ToolMissing(cc, "gcc", where=target.config.display)
+        require_compiler(target)
 
     def prepare(self, ctx: Context) -> Prepared:
         binary = build_native(ctx.target, self.kernel)
