@@ -11,8 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shootout.conditions.clock import clock_drop
-from shootout.conditions.monitor import monitor_flags, reference_mhz
+from shootout.conditions.flags import clock_drop, monitor_flags, reference_mhz
 from shootout.model import Config, Run, Trial, WorkloadSpec
 from shootout.stats import Estimate, Verdict, geomean, geomean_by_category, paired_estimate, trial_flags, verdict
 from shootout.units import performance, unit
@@ -96,15 +95,16 @@ def _flatten(facts: Any, prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-# Facts that are confounders when they differ: versions of what ran, the compiler, the
-# libc, the input, hardware code paths. The ABI itself (ELF class, machine) is the point of
-# a 32/64-bit comparison, so it is not one of them.
+# Facts that are confounders when they differ: versions of what ran (every tool a workload
+# declares in Prepared.versions), the compiler, the libc, the input, hardware code paths.
+# The ABI itself (ELF class, machine) is the point of a 32/64-bit comparison, so it is not.
 _CONFOUNDER_FACTS = {"compiler", "cc", "libc", "openssl", "hw_paths", "input_sha256"}
 
 
 def _is_confounder(key: str) -> bool:
     last = key.rsplit(".", 1)[-1]
-    return last in _CONFOUNDER_FACTS or "version" in last or key.startswith("target.packages.")
+    return (last in _CONFOUNDER_FACTS or "version" in last or key.startswith("target.packages.")
+            or key.startswith("workload.versions."))
 
 
 def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str) -> list[str]:

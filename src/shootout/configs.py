@@ -9,16 +9,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 import shlex
-import subprocess
-import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shootout.build import ABI_FLAGS, ABI_PACKAGES
-from shootout.errors import UsageError
+from shootout.build import ABI_FLAGS, ABI_PACKAGES, compile_c
+from shootout.errors import TargetError, ToolMissing, UsageError
 from shootout.model import Config
+from shootout.targets.host import HostTarget
 
 HOST_LABELS = {None: "host", "m32": "host -m32", "mx32": "host -mx32"}
 _CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace"}
@@ -40,12 +39,12 @@ def parse_spec(spec: str, named: dict[str, Config] | None = None,
     if base == "host" and (abi or None) in ABI_FLAGS:
         return Config(name=spec, target="host", label=HOST_LABELS[abi or None], abi=abi or None)
     if spec.startswith("debian:") and spec.count(":") == 2:
-        from shootout.userspace import userspace_config
+        from shootout.userspace.configs import userspace_config
 
         _, release, arch = spec.split(":")
         return userspace_config(release, arch, progress=progress)  # created on first use
     if spec.startswith("userspace:"):
-        from shootout.userspace import named_userspace_config
+        from shootout.userspace.configs import named_userspace_config
 
         return named_userspace_config(spec.removeprefix("userspace:"))
     raise UsageError(
@@ -54,26 +53,30 @@ def parse_spec(spec: str, named: dict[str, Config] | None = None,
     )
 
 
+_ABI_PROBE = b'#include <stdio.h>\nint main(void) { puts("ok"); return 0; }\n'
+
+
 def abi_problem(config: Config) -> str | None:
     """Why a host configuration's compiler ABI cannot build and run here, or None."""
     if config.target != "host" or config.abi is None:
         return None
     flags = list(ABI_FLAGS[config.abi])
-    with tempfile.TemporaryDirectory(prefix="shootout-abi-") as tmp:
-        src, exe = Path(tmp) / "t.c", Path(tmp) / "t"
-        src.write_text("#include <stdio.h>\nint main(void) { puts(\"ok\"); return 0; }\n")
-        try:
-            built = subprocess.run([config.cc, *flags, "-o", str(exe), str(src)], capture_output=True, text=True)
-        except FileNotFoundError:
-            return f"{config.cc} not found (install gcc)"
-        if built.returncode != 0:
-            return f"{config.cc} {' '.join(flags)} cannot build programs here (install {ABI_PACKAGES[config.abi]})"
-        try:
-            ran = subprocess.run([str(exe)], capture_output=True, text=True)
-        except OSError as exc:
-            return f"this kernel cannot run {config.abi} programs ({exc.strerror}; no {config.abi} ABI support)"
-        if ran.returncode != 0:
-            return f"this kernel cannot run {config.abi} programs (exit {ran.returncode})"
+    target = HostTarget(config)
+    try:
+        # Built fresh in the work directory, not cached: the answer must be about now.
+        binary = compile_c(target, "abiprobe", {"abiprobe.c": _ABI_PROBE}, flags, cc=config.cc,
+                           into=target.workdir())
+        ran = target.run([binary.path], timeout=60)
+    except ToolMissing:
+        return f"{config.cc} not found (install gcc)"
+    except TargetError:
+        return f"{config.cc} {' '.join(flags)} cannot build programs here (install {ABI_PACKAGES[config.abi]})"
+    except OSError as exc:
+        return f"this kernel cannot run {config.abi} programs ({exc.strerror}; no {config.abi} ABI support)"
+    finally:
+        target.close()
+    if ran.exit_status != 0:
+        return f"this kernel cannot run {config.abi} programs (exit {ran.exit_status})"
     return None
 
 

@@ -42,7 +42,7 @@ def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = 
 
 
 def default_configs(notify: Notify, progress: Notify) -> list[Config]:
-    from shootout.userspace import headline_configs
+    from shootout.userspace.configs import headline_configs
 
     configs, reason = headline_configs(progress=progress)
     if configs:

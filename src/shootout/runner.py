@@ -28,7 +28,7 @@ from shootout.system.journal import Journal
 from shootout.targets.base import Target, layout_padding
 from shootout.targets.factory import make_target
 from shootout.userspace.abi import tool_elf, verify_abi
-from shootout.workloads.base import Prepared, Workload
+from shootout.workloads.base import Context, Prepared, Workload
 
 TargetFactory = Callable[[Config, Journal], Target]
 
@@ -55,6 +55,7 @@ class _Live:
     done: set[tuple[int, str, str]]
     trials: list[Trial]
     failed: set[str] = field(default_factory=set)
+    contexts: dict[tuple[str, str], Context] = field(default_factory=dict)  # (workload, config)
     session_start: float = field(default_factory=time.monotonic)
     elapsed_before: float = 0.0
     trial_seconds: list[float] = field(default_factory=list)
@@ -101,7 +102,8 @@ class Runner:
             raise UsageError("no usable configuration left", "run `shootout info` to see why each was skipped")
         if not request.workloads:
             raise UsageError("no workload selected", "list them with: shootout workloads")
-        params = {w.spec.name: {**w.default_params(), **request.params.get(w.spec.name, {})} for w in request.workloads}
+        # The overrides; the defaults come from the baseline target's facts once it is open.
+        params = {w.spec.name: dict(request.params.get(w.spec.name, {})) for w in request.workloads}
         run = Run(
             id=0, created_at=time.time(), status="running", settings=request.settings,
             configs=list(request.configs), workloads=[w.spec for w in request.workloads],
@@ -139,6 +141,8 @@ class Runner:
             status = "interrupted"
             raise
         finally:
+            for name in list(live.workloads):
+                self._cleanup(live, name)
             for target in {id(t): t for t in live.targets.values()}.values():
                 target.close()
             self._record_conditions(live)
@@ -178,24 +182,43 @@ class Runner:
         baseline = run.configs[0].name
         for name, workload in list(live.workloads.items()):
             try:
+                if not calibrated:  # the work is sized by the baseline target's own facts
+                    facts = live.targets[baseline].probe()
+                    run.params[name] = {**workload.default_params(facts), **run.params.get(name, {})}
                 for config in run.configs:
                     self.emit(ev.Preparing(name, config.name))
                     target = live.targets[config.name]
-                    prepared = workload.prepare(target, dict(run.params[name]))
+                    target.provide(workload.required_packages(target), workload.components)
+                    workload.check_tools(target)
+                    ctx = live.contexts[(name, config.name)] = Context(target, name, dict(run.params[name]),
+                                                                       self.journal)
+                    prepared = workload.prepare(ctx)
                     verify_binaries(config, target, workload, prepared)
                     live.prepared[(name, config.name)] = prepared
                 if not calibrated:
-                    run.params[name] = workload.calibrate(live.targets[baseline], live.prepared[(name, baseline)],
-                                                          dict(run.params[name]))
+                    run.params[name] = workload.calibrate(live.contexts[(name, baseline)],
+                                                          live.prepared[(name, baseline)])
             except ShootoutError as exc:
                 self.emit(ev.WorkloadSkipped(name, str(exc)))
                 live.failed.add(name)
+                self._cleanup(live, name)
                 continue
         for config in run.configs:
             facts = run.facts.setdefault(config.name, {})
             facts["target"] = live.targets[config.name].facts()
-            facts["workloads"] = {w: p.facts for (w, c), p in live.prepared.items() if c == config.name}
+            facts["workloads"] = {w: {**p.facts, "versions": p.versions}
+                                  for (w, c), p in live.prepared.items() if c == config.name}
         self.store.update_run(run.id, params=run.params, facts=run.facts)
+
+    def _cleanup(self, live: _Live, name: str) -> None:
+        """The workload's cleanup on every configuration it was prepared on (once)."""
+        workload = live.workloads[name]
+        for key in [k for k in live.contexts if k[0] == name]:
+            ctx = live.contexts.pop(key)
+            try:
+                workload.cleanup(ctx, live.prepared.get(key))
+            except ShootoutError as exc:  # kept with the run; the work directory goes with the target
+                live.run.facts.setdefault(key[1], {}).setdefault("cleanup_errors", []).append(f"{name}: {exc}")
 
     def _active(self, live: _Live) -> list[str]:
         return [w for w in live.workloads if w not in live.failed]

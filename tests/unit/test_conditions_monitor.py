@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from shootout.conditions.monitor import Monitor, monitor_flags, reference_mhz, summarize
+from shootout.conditions.flags import monitor_flags, reference_mhz
+from shootout.conditions.monitor import Monitor, summarize
 
 
 def write(root: Path, path: str, text: str) -> None:

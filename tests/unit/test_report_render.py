@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from shootout.errors import UsageError
-from shootout.report.markdown import write_report
+from shootout.report.files import write_report
 from shootout.report.perdollar import per_dollar
 from shootout.report.terminal import show_table
 from shootout.report.text import fmt_change, fmt_estimate, summary_sentence

@@ -69,6 +69,18 @@ def test_remove_deletes_ready_and_incomplete(home: Path) -> None:
         registry.remove_userspace("gone")
 
 
+def test_a_userspace_a_run_is_using_is_never_removed(home: Path) -> None:
+    fake_userspace("busy", "amd64", {})
+    claim = registry.claim("busy")  # what an open chroot target holds
+    try:
+        with pytest.raises(TargetError, match="in use by a running shootout"):
+            registry.remove_userspace("busy")
+        assert [u.state for u in registry.find("busy")] == ["ready"]
+    finally:
+        claim.close()
+    assert registry.remove_userspace("busy") and registry.find("busy") == []
+
+
 def test_lock_refuses_a_second_holder(home: Path) -> None:
     with registry.locked("busy", wait=False), pytest.raises(TargetError, match="another shootout process"), \
             registry.locked("busy", wait=False):

@@ -195,7 +195,7 @@ def conditions(
 def info(config: Annotated[list[str], typer.Option("--config", "-c", help="configuration to describe")] = []) -> None:
     """Facts of this machine and of each configuration."""
     from shootout.configs import abi_problem, parse_spec
-    from shootout.facts import machine_facts, target_facts
+    from shootout.facts import machine_facts
     from shootout.system.journal import journal
     from shootout.targets.factory import make_target
 
@@ -214,7 +214,7 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
             target = make_target(cfg, j)
             target.open()
             try:
-                console.print_json(json.dumps({cfg.name: target_facts(target)}, default=str))
+                console.print_json(json.dumps({cfg.name: target.facts()}, default=str))
             finally:
                 target.close()
 
@@ -271,7 +271,7 @@ def report(refs: Annotated[list[str], typer.Argument(help="one run, or several t
            db: DbOption = None) -> None:
     """Write a report people would rather look at: charts with CI whiskers, HTML or Markdown."""
     from shootout.crossrun import compare_runs
-    from shootout.report.markdown import write_report
+    from shootout.report.files import write_report
 
     store = _store(db)
     runs = [store.get_run(r) for r in refs]

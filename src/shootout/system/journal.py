@@ -86,6 +86,12 @@ class Journal:
         self._next_id = 1
         self._lock = threading.RLock()  # userspaces are created by parallel threads
 
+    @property
+    def lock(self) -> threading.RLock:
+        """Hold it across several changes that belong together (the mounts of one chroot
+        session), so a thread creating a userspace in parallel never interleaves its own."""
+        return self._lock
+
     def _append(self, record: dict[str, Any]) -> None:
         with self._lock, open(self.path, "a") as fh:
             fh.write(json.dumps(record) + "\n")

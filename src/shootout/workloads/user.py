@@ -86,8 +86,8 @@ class CommandWorkload(Workload):
             return {metric: result.wall_s}
         found = self.regex.findall(result.stdout) or self.regex.findall(result.stderr)
         if not found:
-            last = (result.stdout.strip().splitlines() or ["<no output>"])[-1][:100]
-            raise WorkloadError(f"{self.spec.name} printed no number matching {self.regex.pattern!r} (last line: {last!r})",
+            raise WorkloadError(f"{self.spec.name} printed no number matching {self.regex.pattern!r} "
+                                f"(last line: {result.last_line(100)!r})",
                                 "check the command and the regex")
         text = found[-1][0] if isinstance(found[-1], tuple) else found[-1]
         try:
