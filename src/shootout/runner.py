@@ -21,10 +21,12 @@ from shootout.conditions.monitor import Monitor
 from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, UsageError, WorkloadError
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.parts import RunParts
 from shootout.plan import round_order
 from shootout.stats import decided, paired_estimate
 from shootout.store import Store
 from shootout.system.journal import Journal
+from shootout.system.scratch import open_scratch
 from shootout.targets.base import Target, layout_padding
 from shootout.targets.factory import make_target
 from shootout.userspace.abi import tool_elf, verify_abi
@@ -55,6 +57,7 @@ class _Live:
     done: set[tuple[int, str, str]]
     trials: list[Trial]
     failed: set[str] = field(default_factory=set)
+    parts: RunParts | None = None  # settings, scratch, ...: applied before every trial
     session_start: float = field(default_factory=time.monotonic)
     elapsed_before: float = 0.0
     trial_seconds: list[float] = field(default_factory=list)
@@ -130,6 +133,7 @@ class Runner:
         status = "failed"
         try:
             self._open_targets(live)
+            live.parts = RunParts(run.configs, self.journal)
             self._prepare(live, calibrated)
             self._rounds(live)
             if not self._active(live):
@@ -139,8 +143,11 @@ class Runner:
             status = "interrupted"
             raise
         finally:
+            self._record_parts(live)
             for target in {id(t): t for t in live.targets.values()}.values():
                 target.close()
+            if live.parts is not None:
+                live.parts.close()
             self._record_conditions(live)
             self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
             self.emit(ev.RunFinished(run.id, status))
@@ -154,6 +161,12 @@ class Runner:
         events = kernel_events_since(live.run.created_at)
         if events:
             machine["kernel_events"] = events
+
+    def _record_parts(self, live: _Live) -> None:
+        """Facts of each configuration's parts, e.g. the device under its scratch."""
+        for config in live.run.configs:
+            if live.parts is not None and (found := live.parts.facts(config)):
+                live.run.facts.setdefault(config.name, {}).update(found)
 
     def _measure_clock(self, live: _Live, round_index: int) -> None:
         if self.clock is None:
@@ -182,6 +195,8 @@ class Runner:
                     self.emit(ev.Preparing(name, config.name))
                     target = live.targets[config.name]
                     prepared = workload.prepare(target, dict(run.params[name]))
+                    if getattr(workload, "scratch", None) == "disk":  # a [[workload]] with scratch = "disk"
+                        prepared.files["scratch"] = target.inside(open_scratch(target.config, self.journal).host_path)
                     verify_binaries(config, target, workload, prepared)
                     live.prepared[(name, config.name)] = prepared
                 if not calibrated:
@@ -195,6 +210,7 @@ class Runner:
             facts = run.facts.setdefault(config.name, {})
             facts["target"] = live.targets[config.name].facts()
             facts["workloads"] = {w: p.facts for (w, c), p in live.prepared.items() if c == config.name}
+        self._record_parts(live)
         self.store.update_run(run.id, params=run.params, facts=run.facts)
 
     def _active(self, live: _Live) -> list[str]:
@@ -269,10 +285,13 @@ class Runner:
         target = live.targets[spec.config]
         argv = workload.argv(prepared, params)
         t0 = time.time()
+        in_force: dict[str, Any] = {}
         try:
+            if live.parts is not None:
+                in_force = live.parts.before_trial(next(c for c in live.run.configs if c.name == spec.config))
             result = target.run(argv, env=layout_padding(), timeout=float(params.get("timeout_s", 1800)))
         except ShootoutError as exc:
-            return Trial(spec, {}, 0, 0, 0, 0, 0, -1, "", t0, error=str(exc))
+            return Trial(spec, {}, 0, 0, 0, 0, 0, -1, "", t0, error=str(exc), in_force=in_force)
         error = None
         values: dict[str, float] = {}
         if result.timed_out:
@@ -290,5 +309,5 @@ class Runner:
         monitor = self.monitor.window(result.started_at, result.started_at + result.wall_s) if self.monitor else {}
         return Trial(spec, values, result.wall_s, result.user_s, result.sys_s, result.max_rss_kb,
                      result.ctx_switches, result.exit_status, result.stderr_tail(), result.started_at,
-                     monitor=monitor, error=error)
+                     monitor=monitor, error=error, in_force=in_force)
 

@@ -6,6 +6,7 @@
     metric = "wall"                     # or: regex = 'throughput: ([0-9.]+)'
     unit = "s"                          # a unit from shootout.units, or any unit plus
     direction = "lower"                 #   direction = "higher" | "lower"
+    scratch = "disk"                    # optional: $SHOOTOUT_SCRATCH is the configuration's scratch
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ class CommandWorkload(Workload):
             self.regex = None
             unit = definition.get("unit", "s")
         _register_unit(unit, definition.get("direction"), where)
+        self.scratch = definition.get("scratch")
+        if self.scratch not in (None, "disk"):
+            raise UsageError(f"{where}: scratch must be \"disk\"", "leave it out for a command that needs no disk")
         self.definition = dict(definition)
         self.spec = WorkloadSpec(  # type: ignore[misc]  # per-instance spec for user workloads
             name=name,
@@ -78,6 +82,8 @@ class CommandWorkload(Workload):
         )
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        if "scratch" in prepared.files:
+            return ["env", f"SHOOTOUT_SCRATCH={prepared.files['scratch']}", *self.command]
         return list(self.command)
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
