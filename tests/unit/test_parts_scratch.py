@@ -106,3 +106,13 @@ def test_storage_facts_of_this_machine_name_a_filesystem(tmp_path):
     found = storage_facts(tmp_path)
     assert found["filesystem"] and found["mount_options"]
     assert found["path"] == str(tmp_path)
+
+
+def test_a_missing_mkfs_names_the_debian_package(tmp_path, monkeypatch):
+    if os.geteuid() != 0:
+        pytest.fail("this test needs root (CI runs as root)")
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda cmd, **kw: None if cmd == "mkfs.btrfs" else real_which(cmd, **kw))
+    problem = scratch_problem({"fs": "btrfs", "mount": "", "size": 2**20, "in": str(tmp_path)})
+    assert problem == ("mkfs.btrfs is not installed on this machine "
+                       "(install the Debian package btrfs-progs: apt-get install btrfs-progs)")
