@@ -195,7 +195,7 @@ class Runner:
                     self.emit(ev.Preparing(name, config.name))
                     target = live.targets[config.name]
                     prepared = workload.prepare(target, dict(run.params[name]))
-                    if getattr(workload, "scratch", None) == "disk":  # a [[workload]] with scratch = "disk"
+                    if getattr(workload, "scratch", None) == "disk":  # [[workload]] scratch = "disk": $SHOOTOUT_SCRATCH
                         prepared.files["scratch"] = target.inside(open_scratch(target.config, self.journal).host_path)
                     verify_binaries(config, target, workload, prepared)
                     live.prepared[(name, config.name)] = prepared

@@ -20,7 +20,7 @@ from shootout.model import Config
 from shootout.parts.base import Part, PartSession
 from shootout.system.blockdev import mount_of
 from shootout.system.journal import Journal
-from shootout.system.scratch import DEFAULT_BASE, MKFS, opened_scratch, scratch_problem
+from shootout.system.scratch import DEFAULT_BASE, MKFS, ScratchArea, opened_scratch, scratch_problem
 from shootout.units import byte_size
 
 DEFAULT_SIZE = "2G"
@@ -70,13 +70,11 @@ class ScratchPart(Part):
 class _Session(PartSession):
     """Nothing to switch: each configuration has its own area, made on first use."""
 
-    part_name = ScratchPart.name
-
     def __init__(self, journal: Journal, configs: list[Config]) -> None:
         self.journal = journal
         self.configs = configs
 
-    def _area(self, config: Config):  # an A/A copy uses its original's area
+    def _area(self, config: Config) -> ScratchArea | None:  # an A/A copy uses its original's area
         from shootout.configs import aa_original
 
         by_name = {c.name: c for c in self.configs}
@@ -86,7 +84,7 @@ class _Session(PartSession):
         pass
 
     def in_force(self, config: Config) -> dict[str, Any]:
-        area, spec = self._area(config), config.parts.get(self.part_name, {})
+        area, spec = self._area(config), config.parts.get(ScratchPart.name, {})
         if area is None or "fs" not in spec:
             return {}  # a directory's mount is the machine's, recorded once in the facts
         mount = mount_of(area.host_path) or {}
