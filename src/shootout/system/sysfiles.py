@@ -174,6 +174,9 @@ class SettingSwitch:
         except OSError as exc:
             raise TargetError(f"cannot set {target.name} = {value}: {exc.strerror or exc}",
                               "something else may be changing it; see `shootout doctor`") from None
+        if not same(taken := _read(target, self.root), value):  # measured under the wrong value otherwise
+            raise TargetError(f"the kernel kept {taken!r} after {value!r} was written to {target.name}",
+                              "something else may be changing it; see `shootout doctor`")
 
     def in_force(self) -> dict[str, str]:
         """Every switched file as read back now, by the name the user gave."""
