@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shootout.conditions.flags import clock_drop, monitor_flags, reference_mhz
+from shootout.inforce import compared_notes
 from shootout.model import Config, Run, Trial, WorkloadSpec
 from shootout.stats import Estimate, Verdict, geomean, geomean_by_category, paired_estimate, trial_flags, verdict
 from shootout.units import performance, unit
@@ -189,7 +190,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
     return Analysis(
         runs=(run,), configs=tuple(run.configs), workloads=tuple(run.workloads),
         comparisons=tuple(comparisons), summaries=summarize(comparisons, run.configs, s.confidence, s.seed),
-        values=values, threshold=s.threshold, noise_floor=noise_floor,
+        values=values, threshold=s.threshold, noise_floor=noise_floor, notes=tuple(compared_notes(run, trials)),
         facts={"machine": run.facts.get("machine", {}), **{c.name: run.facts.get(c.name, {}) for c in run.configs}},
     )
 

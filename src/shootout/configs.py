@@ -17,10 +17,11 @@ from typing import Any
 from shootout.build import ABI_FLAGS, ABI_PACKAGES, compile_c
 from shootout.errors import TargetError, ToolMissing, UsageError
 from shootout.model import Config
+from shootout.parts import config_keys, parse_parts
 from shootout.targets.host import HostTarget
 
 HOST_LABELS = {None: "host", "m32": "host -m32", "mx32": "host -mx32"}
-_CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace"}
+_CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace", "options"}
 
 
 @dataclass
@@ -81,9 +82,10 @@ def abi_problem(config: Config) -> str | None:
 
 
 def _config_from_table(table: dict[str, Any], where: str) -> Config:
-    unknown = set(table) - _CONFIG_KEYS
+    allowed = _CONFIG_KEYS | config_keys()
+    unknown = set(table) - allowed
     if unknown:
-        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}", "allowed: " + ", ".join(sorted(_CONFIG_KEYS)))
+        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}", "allowed: " + ", ".join(sorted(allowed)))
     name = table.get("name")
     if not isinstance(name, str) or not name:
         raise UsageError(f"{where}: a [[config]] needs a name", 'add name = "..."')
@@ -91,9 +93,11 @@ def _config_from_table(table: dict[str, Any], where: str) -> Config:
     cflags = table.get("cflags", ())
     if isinstance(cflags, str):
         cflags = shlex.split(cflags)
-    env = table.get("env", {})
+    env, options = table.get("env", {}), table.get("options", {})
     if not isinstance(env, dict):
         raise UsageError(f"{where}: env must be a table", 'env = { NAME = "value" }')
+    if not isinstance(options, dict):
+        raise UsageError(f"{where}: options must be a table", 'options = { NAME = "value" }')
     abi = table.get("abi", base.abi)
     if abi not in ABI_FLAGS:
         raise UsageError(f"{where}: unknown abi {abi!r}", "use m32 or mx32, or leave it out")
@@ -107,6 +111,8 @@ def _config_from_table(table: dict[str, Any], where: str) -> Config:
         cflags=(*base.cflags, *cflags),
         env=(*base.env, *((str(k), str(v)) for k, v in env.items())),
         userspace=table.get("userspace", base.userspace),
+        options=tuple({**dict(base.options), **{str(k): str(v) for k, v in options.items()}}.items()),
+        parts={**base.parts, **parse_parts(table, where)},
     )
 
 

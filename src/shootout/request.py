@@ -15,6 +15,7 @@ from typing import Any
 from shootout.configs import FileSettings, aa_copy, abi_problem, load_file, parse_spec, resolve
 from shootout.errors import ShootoutError, UsageError
 from shootout.model import Config, RunSettings
+from shootout.parts import parts_problem
 from shootout.runner import RunRequest
 from shootout.workloads.base import Workload
 from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, suite_params, workload
@@ -55,7 +56,7 @@ def usable(configs: list[Config], notify: Notify) -> list[Config]:
     """Drop configurations that cannot run here, saying why in one line each."""
     kept = []
     for config in configs:
-        problem = abi_problem(config)
+        problem = abi_problem(config) or parts_problem(config)
         if problem:
             notify(f"skipping configuration {config.name}: {problem}")
         else:

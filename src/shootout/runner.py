@@ -21,6 +21,7 @@ from shootout.conditions.monitor import Monitor
 from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, UsageError, WorkloadError
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.parts import RunParts
 from shootout.plan import round_order
 from shootout.stats import decided, paired_estimate
 from shootout.store import Store
@@ -56,6 +57,7 @@ class _Live:
     trials: list[Trial]
     failed: set[str] = field(default_factory=set)
     contexts: dict[tuple[str, str], Context] = field(default_factory=dict)  # (workload, config)
+    parts: RunParts | None = None  # settings, scratch, ...: applied before every trial
     session_start: float = field(default_factory=time.monotonic)
     elapsed_before: float = 0.0
     trial_seconds: list[float] = field(default_factory=list)
@@ -132,6 +134,7 @@ class Runner:
         status = "failed"
         try:
             self._open_targets(live)
+            live.parts = RunParts(run.configs, self.journal)
             self._prepare(live, calibrated)
             self._rounds(live)
             if not self._active(live):
@@ -143,8 +146,11 @@ class Runner:
         finally:
             for name in list(live.workloads):
                 self._cleanup(live, name)
+            self._record_parts(live)
             for target in {id(t): t for t in live.targets.values()}.values():
                 target.close()
+            if live.parts is not None:
+                live.parts.close()
             self._record_conditions(live)
             self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
             self.emit(ev.RunFinished(run.id, status))
@@ -158,6 +164,12 @@ class Runner:
         events = kernel_events_since(live.run.created_at)
         if events:
             machine["kernel_events"] = events
+
+    def _record_parts(self, live: _Live) -> None:
+        """Facts of each configuration's parts, e.g. the device under its scratch."""
+        for config in live.run.configs:
+            if live.parts is not None and (found := live.parts.facts(config)):
+                live.run.facts.setdefault(config.name, {}).update(found)
 
     def _measure_clock(self, live: _Live, round_index: int) -> None:
         if self.clock is None:
@@ -208,6 +220,7 @@ class Runner:
             facts["target"] = live.targets[config.name].facts()
             facts["workloads"] = {w: {**p.facts, "versions": p.versions}
                                   for (w, c), p in live.prepared.items() if c == config.name}
+        self._record_parts(live)
         self.store.update_run(run.id, params=run.params, facts=run.facts)
 
     def _cleanup(self, live: _Live, name: str) -> None:
@@ -292,10 +305,13 @@ class Runner:
         target = live.targets[spec.config]
         argv = workload.argv(prepared, params)
         t0 = time.time()
+        in_force: dict[str, Any] = {}
         try:
+            if live.parts is not None:
+                in_force = live.parts.before_trial(next(c for c in live.run.configs if c.name == spec.config))
             result = target.run(argv, env=layout_padding(), timeout=float(params.get("timeout_s", 1800)))
         except ShootoutError as exc:
-            return Trial(spec, {}, 0, 0, 0, 0, 0, -1, "", t0, error=str(exc))
+            return Trial(spec, {}, 0, 0, 0, 0, 0, -1, "", t0, error=str(exc), in_force=in_force)
         error = None
         values: dict[str, float] = {}
         if result.timed_out:
@@ -313,5 +329,5 @@ class Runner:
         monitor = self.monitor.window(result.started_at, result.started_at + result.wall_s) if self.monitor else {}
         return Trial(spec, values, result.wall_s, result.user_s, result.sys_s, result.max_rss_kb,
                      result.ctx_switches, result.exit_status, result.stderr_tail(), result.started_at,
-                     monitor=monitor, error=error)
+                     monitor=monitor, error=error, in_force=in_force)
 
