@@ -50,6 +50,7 @@ VERDICT_COLOR = {
     Verdict.SLOWER: "#c0392b",
     Verdict.SAME: "#2c7fb8",
     Verdict.INCONCLUSIVE: "#9a9a9a",
+    Verdict.ESTIMATE: "#6b6b6b",
 }
 CONFIG_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3")
 FORMATS = ("svg", "png")
