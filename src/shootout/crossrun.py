@@ -149,11 +149,16 @@ def compare_members(members: Sequence[Member]) -> Analysis:
                          "give runs of two configurations, e.g. shootout compare 3 5 vs 7 9")
     base, others = members[0], members[1:]
     settings = base.parts[0].run.settings
+    names = {w.name for w in base.parts[0].run.workloads}
+    strangers = sorted({p.run.id for m in others for p in m.parts if not names & {w.name for w in p.run.workloads}})
+    if strangers:
+        raise UsageError(f"run {', '.join(map(str, strangers))} and run {base.parts[0].run.id} share no workload",
+                         "compare runs of the same workloads: shootout runs lists what each run measured")
     notes: list[str] = []
     per_member = {o.config.name: _matched(base, o, notes) for o in others}
     if not any(per_member.values()):
         raise UsageError("these runs share no workload run with the same parameters",
-                         "compare runs of the same workloads: shootout runs lists what each run measured")
+                         "compare runs of the same workloads with the same parameters")
     family = sum(len(specs) for specs in per_member.values())
     designs = {True: Design(settings.confidence, family), False: Design(settings.confidence)}
     comparisons: list[Comparison] = []
