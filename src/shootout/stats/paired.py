@@ -49,12 +49,13 @@ def hodges_lehmann(d: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.nd
 
     The simulation tests call this on thousands of rows at once, the runner on one.
     """
-    n = d.shape[-1]
-    i, j = np.triu_indices(n)
-    walsh = np.sort((d[..., i] + d[..., j]) / 2.0, axis=-1)  # numpy's sort beats partition here
-    size = walsh.shape[-1]
-    centre = (walsh[..., (size - 1) // 2] + walsh[..., size // 2]) / 2.0
-    return centre, walsh[..., k - 1], walsh[..., size - k]
+    i, j = np.triu_indices(d.shape[-1])
+    sums = np.take(d, i, axis=-1)
+    sums += np.take(d, j, axis=-1)
+    sums.sort(axis=-1)  # numpy's sort beats partition here; halving after sorting keeps the order
+    size = sums.shape[-1]
+    centre = (sums[..., (size - 1) // 2] + sums[..., size // 2]) / 4.0
+    return centre, sums[..., k - 1] / 2.0, sums[..., size - k] / 2.0
 
 
 def paired_estimate(log_ratios: Sequence[float], confidence: float = 0.95) -> Estimate | None:
