@@ -109,7 +109,8 @@ def members_by_label(runs: Sequence[Run], trials: Sequence[Sequence[Trial]]) -> 
 def _estimate(base: Member, other: Member, spec: WorkloadSpec, metric: str, symbol: str, design: Design,
               headline: bool) -> tuple[Estimate | None, dict[int, float], tuple[str, ...]]:
     """(interval, paired log-ratios if any, flags) of `other` against `base` for one metric."""
-    shared = [(b, o) for b in base.parts for o in other.parts if b.run.id == o.run.id]
+    shared = [(b, o) for b in base.parts for o in other.parts
+              if b.run.id == o.run.id and b.run.settings.interleaved]
     if len(shared) == len(base.parts) == len(other.parts):  # measured side by side in every run
         if len(shared) == 1:
             (b, o), = shared
@@ -212,8 +213,7 @@ def _summary(base: Member, other: Member, comparisons: Sequence[Comparison],
     if all(c.log_ratios for c in heads):  # one shared run: the paired summary
         return summarize(heads, [base.config, other.config], confidence)[0]
     counts = {v: sum(1 for c in heads if c.verdict == v) for v in Verdict}
-    runs = {p.run.id for p in base.parts} | {p.run.id for p in other.parts}
-    if len(base.parts) == 1 and len(other.parts) == 1 and len(runs) == 2:
+    if len(base.parts) == 1 and len(other.parts) == 1:
         samples = {c.workload: (log_perf(values[(c.workload, c.metric, c.baseline)], c.unit),
                                 log_perf(values[(c.workload, c.metric, c.config)], c.unit)) for c in heads}
         est, note = unpaired_geomean(samples, confidence), WITHIN_RUN
@@ -255,7 +255,3 @@ def _rules(headline: Design) -> tuple[str, ...]:
                    "together (Bonferroni); sub-metrics are estimates with intervals and get no verdict.")
     return tuple(out)
 
-
-def compare_runs(runs: Sequence[Run], trials: Sequence[Sequence[Trial]]) -> Analysis:
-    """Every configuration of every run as its own member (one run each)."""
-    return compare_members(members_by_run(runs, trials))

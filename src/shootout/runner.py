@@ -265,12 +265,13 @@ class Runner:
         return self.monitor.quiet() if self.monitor is not None else nullcontext()
 
     def _eta(self, live: _Live, round_index: int, in_round: int) -> float | None:
-        """Seconds left until the minimum rounds are done (more rounds may follow if undecided)."""
+        """Seconds left until the first round that can decide (more rounds may follow if undecided)."""
         if not live.trial_seconds:
             return None
         per_trial = sum(live.trial_seconds[-50:]) / len(live.trial_seconds[-50:])
         pairs = len(self._active(live)) * len(live.run.configs)
-        rounds_left = max(0, live.run.settings.min_rounds - round_index)
+        first = max(live.run.settings.min_rounds, run_design(live.run, headline=True).first_look() or 0)
+        rounds_left = max(0, first - round_index)
         left = (rounds_left * pairs + in_round) * per_trial
         return min(left, max(0.0, live.run.settings.budget_s - live.elapsed()))
 

@@ -75,3 +75,13 @@ def test_runs_sharing_no_workload_are_refused():
     with pytest.raises(UsageError, match="share no workload") as err:
         compare_members(members_by_run([a, b], [ta, tb]))
     assert err.value.hint
+
+
+def test_two_configurations_of_one_sequential_import_are_unpaired():
+    rng = np.random.default_rng(6)
+    run, trials = make_run(9, {"A": 100.0, "B": 120.0}, rng)
+    run.settings = RunSettings(interleaved=False)  # e.g. hyperfine: all of A, then all of B
+    analysis = compare_members(members_by_run([run], [trials]))
+    head = next(c for c in analysis.comparisons if c.headline)
+    assert not head.paired and head.estimate.method.startswith("mann-whitney") and WITHIN_RUN in head.flags
+    assert analysis.summaries[0].geomean is not None and analysis.summaries[0].note == WITHIN_RUN

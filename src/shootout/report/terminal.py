@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from shootout.analysis import Analysis
+from shootout.analysis import WITHIN_RUN, Analysis
 from shootout.report.text import (
     all_notes,
     baseline,
@@ -108,7 +108,8 @@ def show_table(analysis: Analysis, all_metrics: bool = False) -> Table:
     if analysis.noise_floor is not None:
         caption.append(f"noise floor on this machine (A/A): \u00b1{analysis.noise_floor * 100:.1f}%")
     caption += all_notes(analysis)
-    if any(not c.paired for c in analysis.comparisons) and not any("unpaired" in n for n in analysis.notes):
+    if any(not c.paired for c in analysis.comparisons) and not any(
+            "unpaired" in n or WITHIN_RUN in n for n in analysis.notes):
         caption.append("unpaired comparison: intervals include drift between the runs")
     table.caption = "\n".join(caption)
     return table
