@@ -203,7 +203,7 @@ def compare_members(members: Sequence[Member]) -> Analysis:
         runs=runs, configs=tuple(m.config for m in members),
         workloads=tuple({w.name: w for specs in per_member.values() for w in specs}.values()),
         comparisons=tuple(comparisons), summaries=summaries, values=values, threshold=settings.threshold,
-        notes=tuple(notes), facts=facts, rules=_rules(designs[True]),
+        notes=tuple(dict.fromkeys(notes)), facts=facts, rules=_rules(designs[True]),
     )
 
 

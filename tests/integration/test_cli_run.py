@@ -13,7 +13,7 @@ import pytest
 
 def test_ptrtree_is_faster_at_m32_with_a_ci_that_excludes_one(shootout):
     done = shootout("run", "-c", "host", "-c", "host+m32", "-w", "ptrtree", "-w", "intmix",
-                    "--seed", "3", "--budget", "5m", "--max-rounds", "10", "--db", shootout.db)
+                    "--seed", "3", "--budget", "5m", "--max-rounds", "20", "--db", shootout.db)
     assert done.returncode == 0, done.stderr
     rows = {(r["workload"], r["config"]): r for r in shootout.rows()}
     tree = rows[("ptrtree", "host+m32")]
