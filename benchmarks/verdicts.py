@@ -47,8 +47,9 @@ def shootout_run(home: Path, toml: Path, seed: int) -> dict:
         raise SystemExit(f"shootout run failed: {done.stderr.strip()}")
     rows = json.loads(shootout("show", "last", "--json", home=home).stdout)
     row = next(r for r in rows if r["workload"] == "work" and r["config"] == "B")
+    resolves = (row.get("resolution") or {}).get("resolves")
     return {"verdict": row["verdict"], "low": row["ci_low"], "high": row["ci_high"], "rounds": row["rounds"],
-            "seconds": seconds}
+            "resolves": resolves, "seconds": seconds}
 
 
 def welch_run(binary: Path, iterations: int, extra: float, out: Path) -> dict:

@@ -32,6 +32,9 @@ def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
 
     speedup/ci_low/ci_high are ratios of performance (>1: `config` is faster than
     `baseline`) whatever the metric's direction; null when there were too few rounds.
+    rule names how the interval keeps its confidence over the run's looks and headline
+    comparisons; verdict is "estimate" for sub-metrics (no verdict); resolution, for an
+    inconclusive headline, what the run could resolve and what would settle it.
     Per configuration the suite geomean row has workload "geomean" (metric "headline");
     per-category geomeans follow with workload "geomean:<category>".
     """
