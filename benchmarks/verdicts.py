@@ -64,7 +64,7 @@ def welch_run(binary: Path, iterations: int, extra: float, out: Path) -> dict:
     ratio = mean_a / statistics.fmean(b)
     low, high = mean_a / (mean_a + ci.high), mean_a / (mean_a + ci.low)
     verdict = "none" if test.pvalue >= 0.05 else ("faster" if ratio > 1 else "slower")
-    return {"verdict": verdict, "ratio": ratio, "low": low, "high": high, "p": float(test.pvalue),
+    return {"verdict": verdict, "ratio": ratio, "low": float(low), "high": float(high), "p": float(test.pvalue),
             "rounds": len(a), "seconds": seconds}
 
 
@@ -87,7 +87,7 @@ def summarise(results: list[dict]) -> dict:
         "wrong": sum(wrong(r["extra"], r["verdict"]) for r in results),
         "correct": len(ok),
         "verdicts": {v: sum(r["verdict"] == v for r in results) for v in sorted({r["verdict"] for r in results})},
-        "ci_covers_truth": sum(r["low"] is not None and r["low"] <= truth <= r["high"] for r in results),
+        "ci_covers_truth": sum(bool(r["low"] is not None and r["low"] <= truth <= r["high"]) for r in results),
         "median_rounds": statistics.median(r["rounds"] for r in results),
         "median_seconds": statistics.median(seconds),
         "seconds_per_correct": sum(seconds) / len(ok) if ok else math.inf,
