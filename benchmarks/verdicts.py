@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import time
 from contextlib import nullcontext
@@ -90,7 +89,7 @@ def summarise(results: list[dict]) -> dict:
         "ci_covers_truth": sum(bool(r["low"] is not None and r["low"] <= truth <= r["high"]) for r in results),
         "median_rounds": statistics.median(r["rounds"] for r in results),
         "median_seconds": statistics.median(seconds),
-        "seconds_per_correct": sum(seconds) / len(ok) if ok else math.inf,
+        "seconds_per_correct": sum(seconds) / len(ok) if ok else None,  # None: no correct verdict
     }
 
 
@@ -127,7 +126,9 @@ def main() -> None:
         for key, s in summary.items():
             print(f"{key:32} wrong {s['wrong']}/{s['runs']}  correct {s['correct']}  {s['verdicts']}  "
                   f"CI covers {s['ci_covers_truth']}  median rounds {s['median_rounds']}  "
-                  f"median {s['median_seconds']:.1f} s/run  {s['seconds_per_correct']:.1f} s per correct verdict")
+                  f"median {s['median_seconds']:.1f} s/run  "
+                  + (f"{s['seconds_per_correct']:.1f} s per correct verdict" if s["seconds_per_correct"] else
+                     "no correct verdict"))
         if args.json:
             args.json.write_text(json.dumps({"iterations": iterations, "runs": results, "summary": summary}, indent=1))
 
