@@ -97,13 +97,17 @@ class RunSettings:
     """What the user asked for; stored with the run so --resume continues the same run."""
 
     threshold: float = 0.01
-    precision: float = 0.01
+    precision: float = 0.005  # half the threshold, so that "same" stays reachable
     min_rounds: int = 6
     max_rounds: int = 50
     budget_s: float = 600.0
     seed: int = 0
     aa: bool = False
     confidence: float = 0.95
+    # True: measured by shootout in interleaved rounds, looked at after every round from
+    # min_rounds to max_rounds (paired, sequential intervals). False: values of imported runs
+    # whose configurations ran one after another (unpaired, one look).
+    interleaved: bool = True
 
 
 @dataclass

@@ -7,16 +7,19 @@ host+m32; when -m32 does not work either, host alone.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shootout.conditions.noise import resolvable_threshold
 from shootout.configs import FileSettings, aa_copy, abi_problem, load_file, parse_spec, resolve
 from shootout.errors import ShootoutError, UsageError
 from shootout.model import Config, RunSettings
 from shootout.parts import parts_problem
 from shootout.runner import RunRequest
+from shootout.stats import Design
 from shootout.workloads.base import Workload
 from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, suite_params, workload
 from shootout.workloads.user import CommandWorkload
@@ -98,3 +101,24 @@ def workloads_of(names: list[str], user_defs: dict[str, dict[str, Any]]) -> list
         return [make_workload(n, user_defs, "the stored run") for n in names]
     except ShootoutError as exc:
         raise UsageError(f"cannot resume: {exc.message}", "this shootout version lacks a workload of that run") from None
+
+
+def check_settings(request: RunRequest, floor: dict[str, Any] | None) -> None:
+    """Refuse a run that cannot keep its promise: no round would allow a verdict, or the
+    threshold is below what this machine's A/A noise floor lets max_rounds rounds resolve."""
+    s = request.settings
+    if len(request.configs) < 2:
+        return
+    design = Design(s.confidence, len(request.workloads) * (len(request.configs) - 1), (s.min_rounds, s.max_rounds))
+    first = design.first_look()
+    if first is None or first > s.max_rounds:
+        raise UsageError(f"--max-rounds {s.max_rounds} is too few: a {s.confidence:.0%} verdict on "
+                         f"{design.family} headline comparisons needs more rounds than that",
+                         "raise --max-rounds (50 is the default) or run fewer workloads")
+    limit = None if floor is None or s.aa else resolvable_threshold(floor, s.max_rounds, design)
+    if limit is not None and s.threshold < limit:
+        rounds = math.ceil(s.max_rounds * (limit / s.threshold) ** 2)
+        raise UsageError(f"--threshold {s.threshold:.2%} is below what this machine can resolve in {s.max_rounds} "
+                         f"rounds (\u00b1{limit:.2%}, from its A/A noise floor, run {floor.get('run', '?')})",
+                         f"use --threshold {math.ceil(limit * 1e4) / 100:g}% or more, raise --max-rounds to about "
+                         f"{rounds}, or measure the floor again with: shootout run --aa")

@@ -11,11 +11,12 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 from shootout import events as ev
-from shootout.analysis import metric_log_ratios
+from shootout.analysis import metric_log_ratios, run_design
 from shootout.configs import aa_original
 from shootout.conditions.monitor import Monitor
 from shootout.conditions.throttling import kernel_events_since
@@ -23,7 +24,7 @@ from shootout.errors import ShootoutError, UsageError, WorkloadError
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.parts import RunParts
 from shootout.plan import round_order
-from shootout.stats import decided, paired_estimate
+from shootout.stats import decided
 from shootout.store import Store
 from shootout.system.journal import Journal
 from shootout.targets.base import Target, layout_padding
@@ -237,23 +238,27 @@ class Runner:
         return [w for w in live.workloads if w not in live.failed]
 
     def _undecided(self, live: _Live, names: list[str]) -> list[str]:
+        """Workloads whose headline metric is not decided yet against some configuration.
+
+        Decided: a verdict under the run's sequential rule, or an interval already narrower
+        than the precision (see stats.design for why stopping on either keeps its promise).
+        Sub-metrics do not keep a workload running: they get no verdict.
+        """
         s = live.run.settings
         if len(live.run.configs) < 2:
             return []  # nothing to compare: the minimum rounds describe one configuration
+        design = run_design(live.run, headline=True)
+        base = live.run.configs[0].name
         out = []
         for name in names:
             spec = live.workloads[name].spec
-            for metric in spec.metrics:
-                for config in live.run.configs[1:]:
-                    ratios = metric_log_ratios(live.trials, spec, metric.name, live.run.configs[0].name, config.name)
-                    if not ratios and not any(metric.name in t.values for t in live.trials if t.spec.workload == name):
-                        continue  # a metric these parameters do not produce
-                    if not decided(paired_estimate(list(ratios.values()), s.confidence), s.threshold, s.precision):
-                        out.append(name)
-                        break
-                else:
-                    continue
-                break
+            for config in live.run.configs[1:]:
+                ratios = metric_log_ratios(live.trials, spec, spec.headline, base, config.name)
+                if not ratios and not any(spec.headline in t.values for t in live.trials if t.spec.workload == name):
+                    continue  # a headline these parameters do not produce
+                if not decided(design.estimate(list(ratios.values())), s.threshold, s.precision):
+                    out.append(name)
+                    break
         return out
 
     def _rounds(self, live: _Live) -> None:
@@ -264,7 +269,7 @@ class Runner:
             if r > s.min_rounds:
                 active = self._undecided(live, active)
             if not active:
-                self.emit(ev.Stopped("every metric has a verdict or reached the target precision"))
+                self.emit(ev.Stopped("every headline metric has a verdict or reached the target precision"))
                 return
             order = round_order(s.seed, r, active, configs)
             if any((spec.round, spec.workload, spec.config) not in live.done for spec in order):
@@ -276,7 +281,8 @@ class Runner:
                 if live.elapsed() > s.budget_s:
                     self.emit(ev.Stopped(f"time budget of {s.budget_s:.0f} s spent"))
                     return
-                trial = self._trial(live, spec)
+                with self._quiet():
+                    trial = self._trial(live, spec)
                 self.store.add_trial(run.id, trial)
                 live.done.add((spec.round, spec.workload, spec.config))
                 live.trials.append(trial)
@@ -288,13 +294,20 @@ class Runner:
             self.store.update_run(run.id, elapsed_s=live.elapsed(), facts=run.facts)
         self.emit(ev.Stopped(f"maximum of {s.max_rounds} rounds reached"))
 
+    def _quiet(self) -> AbstractContextManager[object]:
+        """While a trial runs, the parent does nothing that competes for the CPUs: the monitor
+        pauses (it samples right before and right after instead), and nothing is written until
+        the trial has ended."""
+        return self.monitor.quiet() if self.monitor is not None else nullcontext()
+
     def _eta(self, live: _Live, round_index: int, in_round: int) -> float | None:
-        """Seconds left until the minimum rounds are done (more rounds may follow if undecided)."""
+        """Seconds left until the first round that can decide (more rounds may follow if undecided)."""
         if not live.trial_seconds:
             return None
         per_trial = sum(live.trial_seconds[-50:]) / len(live.trial_seconds[-50:])
         pairs = len(self._active(live)) * len(live.run.configs)
-        rounds_left = max(0, live.run.settings.min_rounds - round_index)
+        first = max(live.run.settings.min_rounds, run_design(live.run, headline=True).first_look() or 0)
+        rounds_left = max(0, first - round_index)
         left = (rounds_left * pairs + in_round) * per_trial
         return min(left, max(0.0, live.run.settings.budget_s - live.elapsed()))
 

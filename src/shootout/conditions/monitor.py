@@ -15,7 +15,8 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,8 @@ class Monitor:
         self.cpu_s = 0.0  # CPU time the sampler thread used, to show its cost
         self._samples: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._reading = threading.Lock()  # one sample at a time: sample() advances the counters
+        self._paused = threading.Event()  # set while a trial runs (see quiet())
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._prev_times: sensors.CpuTimes | None = None
@@ -81,13 +84,36 @@ class Monitor:
         _nice_this_thread()
         next_at = time.monotonic() + self.interval_s
         while not self._stop.wait(max(0.0, next_at - time.monotonic())):
+            next_at += self.interval_s
+            if self._paused.is_set():
+                continue
             c0 = time.thread_time()
             try:
-                self.add(self.sample())
+                self._take()
             except Exception:  # a sensor failing must not end monitoring of the run
                 log.exception("monitor sample failed")
             self.cpu_s += time.thread_time() - c0
-            next_at += self.interval_s
+
+    def _take(self) -> None:
+        with self._reading:
+            self.add(self.sample())
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """Around a trial: no sampling while it runs, one sample right before and right after.
+
+        The sampler would otherwise wake up during the trial and compete for a CPU (on a
+        2-core machine that shows in the trial's time). The sample taken right after the trial
+        counts steal and throttle events since the one right before, so the trial's window
+        (window()) still covers exactly its run.
+        """
+        self._paused.set()
+        self._take()
+        try:
+            yield
+        finally:
+            self._take()
+            self._paused.clear()
 
     # -- samples -----------------------------------------------------------------
     def sample(self) -> dict[str, Any]:
