@@ -52,9 +52,17 @@ def tuned(original: tuple[str, str]) -> tuple[str, str]:
     return ("7" if original[0] != "7" else "8"), ("15" if original[1] != "15" else "16")
 
 
-def mounts_under(path: Path) -> list[str]:
-    points = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
-    return [p for p in points if p.startswith(str(path))]
+def mounts_under(path: Path, pid: int | None = None) -> list[str]:
+    """Mount points under path as this process sees them, or as any thread of process pid does
+    (a run mounts in a private mount namespace of its own, invisible from here)."""
+    tables = [Path("/proc/self/mountinfo")] if pid is None else list(Path(f"/proc/{pid}/task").glob("*/mountinfo"))
+    points = []
+    for table in tables:
+        try:
+            points += [line.split()[4] for line in table.read_text().splitlines()]
+        except OSError:  # a thread that just ended
+            continue
+    return sorted({p for p in points if p.startswith(str(path))})
 
 
 def loops_under(path: Path) -> list[str]:
@@ -129,7 +137,7 @@ def start_and_wait_for_tuned(shootout, tmp_path, original, scratch_in):
     toml = write_toml(tmp_path, original, scratch_in, disk=True, sleep=0.4)
     child = shootout.popen("run", "-f", str(toml), "-c", "plain", "-c", "tuned", "-w", "readback", "--db", shootout.db)
     deadline = time.time() + 120
-    while machine() != tuned(original) or not mounts_under(scratch_in):
+    while machine() != tuned(original) or not mounts_under(scratch_in, child.pid):
         assert time.time() < deadline and child.poll() is None, "the run never switched to the tuned settings"
         time.sleep(0.02)
     assert loops_under(scratch_in)  # the scratch is really a loop-mounted filesystem now
