@@ -84,6 +84,7 @@ class Analysis:
     notes: tuple[str, ...] = ()  # e.g. "unpaired: includes drift between the runs"
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)  # "machine" and config -> facts
     rules: tuple[str, ...] = ()  # the statistical rules used, in words, for the report's method section
+    explanation: tuple[str, ...] = ()  # a named experiment's results beside its write-up's (experiments/)
 
 
 def _perf_by_round(trials: Iterable[Trial], spec: WorkloadSpec, metric: str, config: str) -> dict[int, float]:

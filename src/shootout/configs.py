@@ -30,6 +30,7 @@ class FileSettings:
     configs: dict[str, Config] = field(default_factory=dict)
     workloads: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> [[workload]] table
     run: dict[str, Any] = field(default_factory=dict)  # defaults for `shootout run` options
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # workload -> parameter overrides
 
 
 def parse_spec(spec: str, named: dict[str, Config] | None = None,
@@ -118,24 +119,38 @@ def _config_from_table(table: dict[str, Any], where: str) -> Config:
 
 def load_file(path: Path) -> FileSettings:
     try:
-        data = tomllib.loads(path.read_text())
+        text = path.read_text()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file", "pass --file with an existing shootout.toml") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: malformed TOML: {exc}", "fix the file at that line") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read: {exc}", "check the path and its permissions") from None
-    settings = FileSettings(path=path, run=dict(data.get("run", {})))
+    settings = load_text(text, str(path))
+    settings.path = path
+    return settings
+
+
+def load_text(text: str, where: str) -> FileSettings:
+    """[run], [[config]], [[workload]] and [params.WORKLOAD] tables from TOML text."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{where}: malformed TOML: {exc}", "fix the file at that line") from None
+    settings = FileSettings(run=dict(data.get("run", {})))
     for i, table in enumerate(data.get("config", []), 1):
-        config = _config_from_table(table, f"{path}: [[config]] #{i}")
+        config = _config_from_table(table, f"{where}: [[config]] #{i}")
         settings.configs[config.name] = config
     for i, table in enumerate(data.get("workload", []), 1):
         if not isinstance(table, dict) or "name" not in table:
-            raise UsageError(f"{path}: [[workload]] #{i} needs a name", 'add name = "..."')
+            raise UsageError(f"{where}: [[workload]] #{i} needs a name", 'add name = "..."')
         settings.workloads[table["name"]] = dict(table)
-    unknown = set(data) - {"run", "config", "workload"}
+    for name, table in data.get("params", {}).items():
+        if not isinstance(table, dict):
+            raise UsageError(f"{where}: [params.{name}] must be a table", f"[params.{name}]\nNAME = VALUE")
+        settings.params[name] = dict(table)
+    unknown = set(data) - {"run", "config", "workload", "params"}
     if unknown:
-        raise UsageError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}", "use [run], [[config]] and [[workload]]")
+        raise UsageError(f"{where}: unknown section(s) {', '.join(sorted(unknown))}",
+                         "use [run], [[config]], [[workload]] and [params.WORKLOAD]")
     return settings
 
 

@@ -108,6 +108,7 @@ class RunSettings:
     # min_rounds to max_rounds (paired, sequential intervals). False: values of imported runs
     # whose configurations ran one after another (unpaired, one look).
     interleaved: bool = True
+    experiment: str = ""  # the named experiment this run reproduces (shootout.experiments), if any
 
 
 @dataclass

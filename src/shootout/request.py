@@ -35,6 +35,7 @@ class Wish:
     workloads: list[str] = field(default_factory=list)
     suite: str | None = None
     file: Path | None = None
+    experiment: str | None = None
     settings: RunSettings = field(default_factory=RunSettings)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -69,10 +70,21 @@ def usable(configs: list[Config], notify: Notify) -> list[Config]:
     return kept
 
 
+def _file_settings(wish: Wish) -> FileSettings:
+    """The tables of --file, or of the named experiment (which is one such file)."""
+    if wish.file and wish.experiment:
+        raise UsageError("--file and --experiment both name what to run", "give one of them")
+    if wish.experiment:
+        from shootout.experiments import experiment
+
+        return experiment(wish.experiment).settings()
+    return load_file(wish.file) if wish.file else FileSettings()
+
+
 def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) -> RunRequest:
     """notify: one-line messages the user must see; progress: passing status (userspace creation)."""
     progress = progress or notify
-    file = load_file(wish.file) if wish.file else FileSettings()
+    file = _file_settings(wish)
     specs = wish.configs or list(file.run.get("configs", []))
     configs = resolve(specs, file.configs, progress) if specs else default_configs(notify, progress)
     configs = usable(configs, notify)
@@ -80,7 +92,7 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
         configs = [configs[0], aa_copy(configs[0])]
     names = wish.workloads or list(file.run.get("workloads", []))
     suite_name = wish.suite or file.run.get("suite") or (None if names else DEFAULT_SUITE)
-    params = dict(wish.params)
+    params = {**file.params, **wish.params}
     if suite_name:
         names += suite(suite_name)
         params = {**suite_params(suite_name), **params}
@@ -88,6 +100,9 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
         if name not in REGISTRY and name not in file.workloads:
             raise UsageError(f"unknown workload {name!r}", "list them with: shootout workloads (or define it in shootout.toml)")
     chosen = list(dict.fromkeys(names))  # keep order, drop repeats
+    if stray := sorted(set(file.params) - set(chosen)):
+        raise UsageError(f"[params.{stray[0]}] names a workload this run does not select",
+                         "select it with -w or in [run] workloads, or drop the table")
     where = str(wish.file or "shootout.toml")
     workloads = [make_workload(n, file.workloads, where) for n in chosen]
     user_defs = {n: file.workloads[n] for n in chosen if n in file.workloads}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import sys
@@ -43,6 +44,7 @@ def run(
     workload: Annotated[list[str], typer.Option("--workload", "-w", help="workload name (repeatable)")] = [],
     suite: Annotated[Optional[str], typer.Option(help="suite name: native, quick, full, or a category")] = None,
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help="shootout.toml with [[config]] and [[workload]] tables")] = None,
+    experiment: Annotated[Optional[str], typer.Option("--experiment", "-e", help="a named experiment that reproduces a published comparison (see: shootout experiments)")] = None,
     budget: Annotated[str, typer.Option(help="time budget of the measuring, e.g. 10m")] = "4m",
     precision: Annotated[Optional[str], typer.Option(help="stop a workload once its CI half-width is under this (default: half the threshold)")] = None,
     threshold: Annotated[str, typer.Option(help="practical threshold δ for faster/slower/same (0.1% or more)")] = "1%",
@@ -96,10 +98,10 @@ def run(
             min_rounds=min_rounds, max_rounds=max(max_rounds, min_rounds),
             budget_s=options.duration(budget, "--budget"),
             seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
-            confidence=options.confidence(confidence),
+            confidence=options.confidence(confidence), experiment=experiment or "",
         )
         with err_console.status("preparing configurations") as status:
-            request = build_request(Wish(config, workload, suite, file, settings),
+            request = build_request(Wish(config, workload, suite, file, experiment, settings),
                                     lambda text: err_console.print(escape(text), soft_wrap=True),
                                     progress=lambda text: status.update(escape(text)))
         check_settings(request, load_noise_floor(store, {"machine_id": machine_id(), "hostname": hostname()}))
@@ -129,7 +131,13 @@ def _analysis(store, stored):
     floor = None
     if not stored.settings.aa and stored.facts.get("machine", {}).get("machine_id"):
         floor = (load_noise_floor(store, stored.facts["machine"]) or {}).get("halfwidth")
-    return analyze(stored, store.trials(stored.id), noise_floor=floor)
+    analysis = analyze(stored, store.trials(stored.id), noise_floor=floor)
+    if stored.settings.experiment:
+        from shootout.experiments import EXPERIMENTS
+
+        if (named := EXPERIMENTS.get(stored.settings.experiment)) is not None:
+            analysis = dataclasses.replace(analysis, explanation=tuple(named.explain(analysis)))
+    return analysis
 
 
 def _show(store, ref: str, as_json: bool, all_metrics: bool = False):
@@ -141,6 +149,8 @@ def _show(store, ref: str, as_json: bool, all_metrics: bool = False):
         print(json.dumps(show_rows(analysis), indent=2))
     else:
         console.print(show_table(analysis, all_metrics=all_metrics))
+        for line in analysis.explanation:
+            console.print(escape(line), soft_wrap=True, highlight=False)
     return analysis
 
 
@@ -186,6 +196,16 @@ def workloads() -> None:
     console.print("* headline metric (counted in the suite geomean)")
     for name, members in suites().items():
         console.print(f"suite {name}: {', '.join(members)}")
+
+
+@app.command()
+def experiments() -> None:
+    """The named experiments: each reproduces a published comparison with one command."""
+    from shootout.experiments import EXPERIMENTS
+
+    for name, item in EXPERIMENTS.items():
+        console.print(f"{name}: {escape(item.description)}\n  reproduces {escape(item.reproduces)}\n"
+                      f"  run: shootout run --experiment {name}", soft_wrap=True, highlight=False)
 
 
 @app.command()

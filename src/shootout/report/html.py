@@ -253,6 +253,7 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
         subtitle=subtitle(analysis),
         sentences=[summary_sentence(analysis, s) for s in iter_summaries(analysis)],
         notes=all_notes(analysis),
+        explanation=analysis.explanation,
         summary_svg=summary_svg,
         baseline=baseline(analysis).display,
         confidence=conf,

@@ -122,6 +122,8 @@ def render_markdown(
     lines = [f"# shootout: {' vs '.join(c.display for c in analysis.configs)}", "", f"*{subtitle(analysis)}*", ""]
     lines += [f"**{summary_sentence(analysis, s)}**" for s in iter_summaries(analysis)]
     lines += [f"> {note}" for note in all_notes(analysis)]
+    if analysis.explanation:
+        lines += ["", "## Beside the write-up", "", *(f"- {line}" for line in analysis.explanation)]
     if charts.SUMMARY_KEY in chart_names:
         lines += ["", (f"![Speed-up over {base.display} of every workload, log scale, 95% CI]"
                       f"({chart_names[charts.SUMMARY_KEY]})")]
