@@ -86,6 +86,7 @@ class Trial:
     monitor: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     in_force: dict[str, Any] = field(default_factory=dict)  # part name -> machine state read back before the trial
+    observed: dict[str, Any] = field(default_factory=dict)  # part name -> what it saw during the trial (counters)
 
     @property
     def ok(self) -> bool:

@@ -318,13 +318,21 @@ class Runner:
         target = live.targets[spec.config]
         argv = workload.argv(prepared, params)
         t0 = time.time()
+        config = next(c for c in live.run.configs if c.name == spec.config)
         in_force: dict[str, Any] = {}
+        observed: dict[str, Any] = {}
         try:
+            wrap: list[str] = []
             if live.parts is not None:
-                in_force = live.parts.before_trial(next(c for c in live.run.configs if c.name == spec.config))
-            result = target.run(argv, env=layout_padding(), timeout=float(params.get("timeout_s", 1800)))
+                in_force = live.parts.before_trial(config)
+                wrap = live.parts.wrap(config)
+            try:
+                result = target.run(argv, env=layout_padding(), timeout=float(params.get("timeout_s", 1800)), wrap=wrap)
+            finally:  # also after a failed start: a part may have made something for this trial
+                if live.parts is not None:
+                    observed = live.parts.after_trial(config)
         except ShootoutError as exc:
-            return Trial(spec, {}, 0, 0, 0, 0, 0, -1, "", t0, error=str(exc), in_force=in_force)
+            return Trial(spec, {}, 0, 0, 0, 0, 0, -1, "", t0, error=str(exc), in_force=in_force, observed=observed)
         error = None
         values: dict[str, float] = {}
         if result.timed_out:
@@ -342,5 +350,5 @@ class Runner:
         monitor = self.monitor.window(result.started_at, result.started_at + result.wall_s) if self.monitor else {}
         return Trial(spec, values, result.wall_s, result.user_s, result.sys_s, result.max_rss_kb,
                      result.ctx_switches, result.exit_status, result.stderr_tail(), result.started_at,
-                     monitor=monitor, error=error, in_force=in_force)
+                     monitor=monitor, error=error, in_force=in_force, observed=observed)
 

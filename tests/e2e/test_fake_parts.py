@@ -65,3 +65,48 @@ def test_ctrl_c_puts_the_original_back(tmp_path, tree):
         start(tmp_path, tree, interrupt=True)
     assert (tree / "proc/sys/vm/dirty_ratio").read_text().strip() == "20"
     assert Store(f"sqlite:///{tmp_path / 'r.db'}").get_run("last").status == "interrupted"
+
+
+class _Counting(parts.PartSession):
+    """A part that wraps each trial in `env TRIAL=n` and reports n after it."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def apply(self, config: Config) -> None:
+        self.n += 1
+
+    def wrap(self, config: Config) -> list[str]:
+        return ["env", f"TRIAL={self.n}"] if config.name == "wrapped" else []
+
+    def after_trial(self, config: Config) -> dict[str, int]:
+        return {"trial": self.n}
+
+    def close(self) -> list[str]:
+        return []
+
+
+class _CountingPart(parts.Part):
+    name = "counting"
+    keys = ("counting",)
+
+    def parse(self, table, where):
+        return table["counting"]
+
+    def open(self, configs, journal):
+        return _Counting()
+
+
+def test_parts_wrap_the_trial_command_and_record_what_they_saw(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path / "home"))
+    monkeypatch.setitem(parts.PARTS, "counting", _CountingPart())
+    configs = [Config(name="plain", parts={"counting": True}), Config(name="wrapped", parts={"counting": True})]
+    work = CommandWorkload({"name": "seen", "command": "echo value: ${TRIAL:-1000}", "regex": r"value: (\d+)",
+                            "unit": "score"})
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    Runner(store, Journal(tmp_path)).start(RunRequest(configs, [work], RunSettings(seed=1, max_rounds=6)))
+    trials = store.trials(store.get_run("last").id, include_warmup=True)
+    for t in trials:
+        # the wrapper ran around the command of its configuration's trials only
+        assert t.values["value"] == (t.observed["counting"]["trial"] if t.spec.config == "wrapped" else 1000)
+    assert sorted(t.observed["counting"]["trial"] for t in trials) == list(range(1, len(trials) + 1))

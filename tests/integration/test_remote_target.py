@@ -89,8 +89,9 @@ class PrivateRootTarget(Target):
         assert result.exit_status == 0, result.stderr
 
     def run(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-            timeout: float = 3600.0, stdin: Stdin = None) -> ProcResult:
-        return run_process(self._command(argv, cwd), env=self.environment(env), timeout=timeout, stdin=stdin)
+            timeout: float = 3600.0, stdin: Stdin = None, wrap: Sequence[str] = ()) -> ProcResult:
+        return run_process([*wrap, *self._command(argv, cwd)], env=self.environment(env), timeout=timeout,
+                           stdin=stdin)
 
     def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
               cwd: str | None = None) -> Background:

@@ -35,9 +35,9 @@ class CommandsOnly(Target):
         super().close()
 
     def run(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-            timeout: float = 3600.0, stdin: Stdin = None) -> ProcResult:
+            timeout: float = 3600.0, stdin: Stdin = None, wrap: Sequence[str] = ()) -> ProcResult:
         self.commands.append(argv[0])
-        return run_process(argv, env=self.environment(env), cwd=cwd or self.dir, timeout=timeout, stdin=stdin)
+        return run_process([*wrap, *argv], env=self.environment(env), cwd=cwd or self.dir, timeout=timeout, stdin=stdin)
 
     def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
               cwd: str | None = None) -> Background:

@@ -22,7 +22,8 @@ class ScriptedTarget(Target):
         return "/nonexistent"
 
     def run(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-            cwd: str | None = None, timeout: float = 3600.0, stdin: Stdin = None) -> ProcResult:
+            cwd: str | None = None, timeout: float = 3600.0, stdin: Stdin = None,
+            wrap: Sequence[str] = ()) -> ProcResult:
         key = " ".join(argv)
         if key not in self.answers:
             raise ToolMissing(argv[0], argv[0])

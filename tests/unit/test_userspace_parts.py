@@ -187,7 +187,9 @@ def test_symlinks_resolve_against_the_root(tmp_path: Path) -> None:
 
 
 def test_mountinfo_unescape() -> None:
-    assert mounts._unescape(r"/a\040b\011c\134d") == "/a b\tc\\d"
+    from shootout.conditions.fsread import unescape
+
+    assert unescape(r"/a\040b\011c\134d") == "/a b\tc\\d"
 
 
 def test_safe_rmtree_refuses_a_tree_with_a_mount(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -81,6 +81,14 @@ class RunParts:
             session.apply(config)
         return {name: state for name, s in self.sessions.items() if (state := s.in_force(config))}
 
+    def wrap(self, config: Config) -> list[str]:
+        """The parts' command prefixes for this trial, in apply order (each execs the next)."""
+        return [arg for session in self.sessions.values() for arg in session.wrap(config)]
+
+    def after_trial(self, config: Config) -> dict[str, Any]:
+        """What each part saw during the trial that just ended."""
+        return {name: seen for name, s in self.sessions.items() if (seen := s.after_trial(config))}
+
     def facts(self, config: Config) -> dict[str, Any]:
         return {name: found for name, s in self.sessions.items() if (found := s.facts(config))}
 

@@ -12,6 +12,9 @@ Its life in a run, driven by RunParts:
   session.apply(config)   before each trial: put the configuration's state in force where it
                           is not (switching between interleaved configurations)
   session.in_force(config)  the state in force now, read back; stored with the trial
+  session.wrap(config)    a command prefix around the trial's command (e.g. entering a cgroup
+                          made for it), run on the machine outside the target's userspace
+  session.after_trial(config)  what the part saw during the trial (counters), stored with it
   session.facts(config)   facts of the run about this part (e.g. the scratch's device)
   session.close()         undo what the session did; the journal undoes it too after a kill
 """
@@ -31,6 +34,12 @@ class PartSession(ABC):
     def apply(self, config: Config) -> None: ...
 
     def in_force(self, config: Config) -> dict[str, Any]:
+        return {}
+
+    def wrap(self, config: Config) -> list[str]:
+        return []
+
+    def after_trial(self, config: Config) -> dict[str, Any]:
         return {}
 
     def facts(self, config: Config) -> dict[str, Any]:

@@ -94,9 +94,15 @@ def _v2_trial_in_force(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE trials ADD COLUMN in_force JSON NOT NULL DEFAULT '{}'"))
 
 
+def _v3_trial_observed(conn: Connection) -> None:
+    """What each configuration part saw during the trial (e.g. swap and pressure counters)."""
+    conn.execute(text("ALTER TABLE trials ADD COLUMN observed JSON NOT NULL DEFAULT '{}'"))
+
+
 MIGRATIONS: list[Migration] = [
     _v1_create_tables,
     _v2_trial_in_force,
+    _v3_trial_observed,
 ]
 
 

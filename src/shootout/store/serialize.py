@@ -150,7 +150,7 @@ def trial_from_dict(data: Any) -> Trial:
             raise _bad(where, f"value of {name!r} should be a number, got {value!r}")
     kw["spec"] = spec
     kw["values"] = {str(name): float(value) for name, value in values.items()}
-    for key in ("monitor", "in_force"):
+    for key in ("monitor", "in_force", "observed"):
         if key in kw:
             kw[key] = _dict(kw[key], f"{where} {key}")
     return Trial(**kw)

@@ -85,8 +85,13 @@ class Target(ABC):
         cwd: str | None = None,
         timeout: float = 3600.0,
         stdin: Stdin = None,
+        wrap: Sequence[str] = (),
     ) -> ProcResult:
-        """Run argv in the target (cwd: its work directory) and return output and resource usage."""
+        """Run argv in the target (cwd: its work directory) and return output and resource usage.
+
+        wrap: a command prefix that runs on the target's machine *outside* its userspace and
+        execs the rest (e.g. entering a cgroup a configuration part made for the trial), so
+        that the whole trial, the target's own machinery included, runs inside it."""
 
     @abstractmethod
     def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,

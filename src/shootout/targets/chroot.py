@@ -157,8 +157,9 @@ class ChrootTarget(LocalFiles):
         cwd: str | None = None,
         timeout: float = 3600.0,
         stdin: Stdin = None,
+        wrap: Sequence[str] = (),
     ) -> ProcResult:
-        return run_process(self._command(argv, cwd), env=self.environment(env), cwd="/", timeout=timeout,
+        return run_process([*wrap, *self._command(argv, cwd)], env=self.environment(env), cwd="/", timeout=timeout,
                            stdin=stdin, missing_package="util-linux")
 
     def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,

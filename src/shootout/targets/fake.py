@@ -53,7 +53,8 @@ class FakeTarget(LocalFiles):
         return {"fake": True}
 
     def run(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-            cwd: str | None = None, timeout: float = 3600.0, stdin: Stdin = None) -> ProcResult:
+            cwd: str | None = None, timeout: float = 3600.0, stdin: Stdin = None,
+            wrap: Sequence[str] = ()) -> ProcResult:
         script = SCRIPTS[self.config.option("script") or "default"]
         self.calls += 1
         started = time.time()

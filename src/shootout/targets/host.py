@@ -61,8 +61,10 @@ class HostTarget(LocalFiles):
         cwd: str | None = None,
         timeout: float = 3600.0,
         stdin: Stdin = None,
+        wrap: Sequence[str] = (),
     ) -> ProcResult:
-        return run_process(argv, env=self.environment(env), cwd=cwd or self.workdir(), timeout=timeout, stdin=stdin)
+        return run_process([*wrap, *argv], env=self.environment(env), cwd=cwd or self.workdir(), timeout=timeout,
+                           stdin=stdin)
 
     def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
               cwd: str | None = None) -> Background:

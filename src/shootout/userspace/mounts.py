@@ -8,10 +8,10 @@ mounted, lazily, so replaying it after a kill is safe.
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
+from shootout.conditions.fsread import unescape
 from shootout.errors import TargetError
 from shootout.system.journal import Journal, Undo
 from shootout.system.namespace import private_mounts
@@ -24,17 +24,12 @@ def umount_undo(path: Path) -> Undo:
     return {"argv": ["sh", "-c", _UMOUNT_IF_MOUNTED, "shootout-umount", str(path)]}
 
 
-def _unescape(field: str) -> str:
-    """mountinfo escapes space, tab, newline and backslash as \\ooo (octal)."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
 def mounts_under(path: Path) -> list[str]:
     """Mount points at or below path, as the kernel lists them for the calling thread's namespace."""
     base = str(path.resolve()) if path.exists() else str(path)
     found = []
     for line in Path("/proc/thread-self/mountinfo").read_text().splitlines():
-        point = _unescape(line.split()[4])
+        point = unescape(line.split()[4])
         if point == base or point.startswith(base.rstrip("/") + "/"):
             found.append(point)
     return found
