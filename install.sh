@@ -16,6 +16,7 @@ packages=(
   debootstrap qemu-user-static binfmt-support util-linux procps
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
+  e2fsprogs btrfs-progs xfsprogs  # filesystems for scratch = { fs = ... }
   # network workloads: the programs measured, and the host's tools that build topologies
   iperf3 netsniff-ng wireguard-go wireguard-tools openvpn nftables clang
 )

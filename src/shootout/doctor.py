@@ -8,6 +8,7 @@ from shootout.configs import abi_problem, parse_spec
 from shootout.net import HOST_TOOLS as NET_HOST_TOOLS
 from shootout.net.rungs import RUNGS
 from shootout.net.rungs import problem as rung_problem
+from shootout.system.scratch import MKFS
 from shootout.workloads.base import Tool
 from shootout.workloads.registry import REGISTRY
 
@@ -18,6 +19,8 @@ CORE_TOOLS = (
     Tool("chroot", "coreutils"),
     Tool("findmnt", "util-linux"),
     Tool("qemu-arm-static", "qemu-user-static"),
+    Tool("losetup", "util-linux"),
+    *(Tool(command[0], package) for command, package in MKFS.values()),  # scratch = { fs = ... }
 )
 
 
