@@ -34,7 +34,8 @@ class FileSettings:
 
 
 def parse_spec(spec: str, named: dict[str, Config] | None = None,
-               progress: Callable[[str], None] | None = None) -> Config:
+               progress: Callable[[str], None] | None = None, *, create: bool = True) -> Config:
+    """create=False: a debian:RELEASE:ARCH userspace is only named, made when a run uses it."""
     if named and spec in named:
         return named[spec]
     base, _, abi = spec.partition("+")
@@ -44,7 +45,7 @@ def parse_spec(spec: str, named: dict[str, Config] | None = None,
         from shootout.userspace.configs import userspace_config
 
         _, release, arch = spec.split(":")
-        return userspace_config(release, arch, progress=progress)  # created on first use
+        return userspace_config(release, arch, progress=progress, create=create)  # created on first use
     if spec.startswith("userspace:"):
         from shootout.userspace.configs import named_userspace_config
 
@@ -90,7 +91,8 @@ def _config_from_table(table: dict[str, Any], where: str) -> Config:
     name = table.get("name")
     if not isinstance(name, str) or not name:
         raise UsageError(f"{where}: a [[config]] needs a name", 'add name = "..."')
-    base = parse_spec(table["spec"]) if "spec" in table else Config(name=name)
+    # a file only names its userspaces (reading it, e.g. a named experiment's, makes nothing)
+    base = parse_spec(table["spec"], create=False) if "spec" in table else Config(name=name)
     cflags = table.get("cflags", ())
     if isinstance(cflags, str):
         cflags = shlex.split(cflags)

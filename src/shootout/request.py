@@ -87,6 +87,10 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     file = _file_settings(wish)
     specs = wish.configs or list(file.run.get("configs", []))
     configs = resolve(specs, file.configs, progress) if specs else default_configs(notify, progress)
+    if specs:
+        from shootout.userspace.configs import made_on_first_use
+
+        configs = [made_on_first_use(c, progress) for c in configs]
     configs = usable(configs, notify)
     if wish.settings.aa:
         configs = [configs[0], aa_copy(configs[0])]

@@ -204,7 +204,7 @@ class Runner:
                     target.provide(workload.required_packages(target), workload.components)
                     workload.check_tools(target)
                     ctx = live.contexts[(name, config.name)] = Context(target, name, dict(run.params[name]),
-                                                                       self.journal)
+                                                                       self.journal, live.parts)
                     prepared = workload.prepare(ctx)
                     verify_binaries(config, target, workload, prepared)
                     live.prepared[(name, config.name)] = prepared

@@ -12,24 +12,29 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
 import pytest
+from shared_spaces import AMD64, Spaces
 
 from shootout.errors import TargetError, ToolMissing, UsageError
 from shootout.model import Config
 from shootout.net import rungs
-from shootout.net.part import NetOptions, NetworkPart, close_sessions, session_for
+from shootout.parts import RunParts
+from shootout.parts.network import NetSession, NetworkPart
 from shootout.system.journal import journal
+from shootout.targets.base import Target
 from shootout.targets.chroot import ChrootTarget
 from shootout.targets.host import HostTarget
-from shootout.userspace import userspace_config
+from shootout.userspace.configs import named_userspace_config
+from shootout.workloads.base import Context, Prepared, Workload
 from shootout.workloads.net import DropRate, TcpVeth
 from shootout.workloads.vpn import Vpn
 
@@ -100,103 +105,126 @@ def assert_nothing_left(inodes: set[str], pins: tuple[str, ...] = ()) -> None:
     assert rungs.NFT_TABLE not in [t["table"]["name"] for t in tables if "table" in t]
 
 
-# -- targets ------------------------------------------------------------------------------------
+# -- a run's network part, as the runner drives it ----------------------------------------------
 
 def config(base: Config, name: str, **options: str) -> Config:
-    return dataclasses.replace(base, name=name, options=NetOptions(**options).flat())
+    return dataclasses.replace(base, name=name, label=name, parts={"network": options})
 
 
-@pytest.fixture
-def sessions() -> Iterator[None]:
-    yield
-    close_sessions()
+@contextmanager
+def run_parts(*configs: Config) -> Iterator[RunParts]:
+    """The run's parts over these configurations; on leaving, closed and checked: nothing of
+    what they made is left (the normal exit)."""
+    with journal() as j:
+        parts = RunParts(list(configs), j)
+        try:
+            yield parts
+        finally:
+            seen = holders(os.getpid())
+            assert parts.close() == []
+    if seen:  # (a test of refusals may have made none)
+        assert_nothing_left(seen)
+
+
+def trial(parts: RunParts, target: Target, workload: Workload, params: dict) -> tuple[dict, dict, Prepared]:
+    """One trial as the runner runs it (packages on first use, tools, prepare, apply and read back,
+    run, parse); returns (values, what the network part read back, prepared)."""
+    target.provide(workload.required_packages(target), workload.components)
+    workload.check_tools(target)
+    ctx = Context(target, workload.spec.name, {**workload.default_params(target.probe()), **params},
+                  parts.sessions["network"].journal, parts)
+    prepared = workload.prepare(ctx)
+    in_force = parts.before_trial(target.config)["network"]
+    result = target.run(workload.argv(prepared, ctx.params), timeout=300)
+    assert result.exit_status == 0, (result.stdout[-1500:], result.stderr[-1500:])
+    values = workload.parse(result, ctx.params)
+    assert values and all(v > 0 for v in values.values()), values
+    workload.cleanup(ctx, prepared)
+    return values, in_force, prepared
 
 
 @pytest.fixture(scope="module")
-def userspace(install_declared_packages) -> Iterator[ChrootTarget]:
-    """The amd64 test userspace with the network packages, as a chroot target."""
-    base = userspace_config("bookworm", "amd64")
-    install_declared_packages(base.userspace or "")
+def userspace(spaces: Spaces) -> Iterator[ChrootTarget]:
+    """The amd64 test userspace as a chroot target; the workloads' packages come on first use."""
+    spaces.need(AMD64)
     with journal() as j:
-        target = ChrootTarget(base, j)
-        target.open()
+        target = ChrootTarget(named_userspace_config(AMD64), j)
         yield target
         target.close()
 
 
-def trial(target, workload, params: dict) -> tuple[dict, dict]:
-    """One trial as the runner runs it; returns (values, prepared facts)."""
-    prepared = workload.prepare(target, params)
-    result = target.run(workload.argv(prepared, params), timeout=300)
-    assert result.exit_status == 0, (result.stdout[-1500:], result.stderr[-1500:])
-    values = workload.parse(result, params)
-    assert values and all(v > 0 for v in values.values()), values
-    return values, prepared.facts
+def chroot(base: ChrootTarget, name: str, **options: str) -> ChrootTarget:
+    return ChrootTarget(config(base.config, name, **options), base.journal)
 
 
 # -- the workloads ------------------------------------------------------------------------------
 
-def test_tcp_veth_with_offloads_off_and_on_read_back(sessions: None) -> None:
-    for state in ("off", "on"):
-        target = HostTarget(config(Config(name="host"), f"host-{state}", offloads=state))
-        try:
-            values, facts = trial(target, TcpVeth(), {"seconds": 1, "parallel": 2})
-            peers = facts["in_force"]["offloads"]
-            assert len(peers) == 2
-            assert all(v == state for features in peers.values() for v in features.values()), peers
-            assert {"mbit_s", "mbit_s_parallel", "cpu_s_per_gib"} <= set(values)
-        finally:
+def test_tcp_veth_with_offloads_off_and_on_read_back() -> None:
+    configs = [config(Config(name="host"), f"host-{state}", offloads=state) for state in ("off", "on")]
+    with run_parts(*configs) as parts:
+        for cfg in configs:
+            target = HostTarget(cfg)
+            try:
+                values, in_force, _ = trial(parts, target, TcpVeth(), {"seconds": 1, "parallel": 2})
+                assert in_force["offloads"] == {"a": cfg.name[5:], "b": cfg.name[5:]}, in_force
+                assert in_force["tcp_congestion_control"]
+                assert {"mbit_s", "mbit_s_parallel", "cpu_s_per_gib"} <= set(values)
+            finally:
+                target.close()
+
+
+def test_the_userspaces_own_iperf3_wireguard_go_and_openvpn(userspace: ChrootTarget) -> None:
+    cfgs = {"wg": {"vpn": "wireguard"}, "aes": {"vpn": "openvpn", "cipher": "AES-256-GCM"},
+            "chacha": {"vpn": "openvpn", "cipher": "CHACHA20-POLY1305"}}
+    targets = [chroot(userspace, name, **options) for name, options in cfgs.items()]
+    try:
+        with run_parts(*(t.config for t in targets)) as parts:
+            values, _, prepared = trial(parts, targets[0], TcpVeth(), {"seconds": 1, "parallel": 0})
+            assert prepared.versions["iperf3"].startswith("iperf 3.")
+            for target in targets:
+                values, in_force, prepared = trial(parts, target, Vpn(), {"seconds": 1})
+                tunnel = prepared.facts["tunnel"]
+                if target.config.name == "wg":
+                    assert in_force["vpn"] == {"kind": "wireguard", "implementation": "go"}  # no kernel module here
+                    assert prepared.versions["wireguard-go"].startswith("wireguard-go v")
+                    assert tunnel["kernel_module"].startswith("no")
+                else:
+                    assert in_force["vpn"] == {"kind": "openvpn", "cipher": cfgs[target.config.name]["cipher"]}
+                    assert prepared.versions["openvpn"].startswith("OpenVPN 2.")
+                    assert tunnel["data_channel_offload"]  # "N/A" here: the kernel has no ovpn-dco
+                assert values["cpu_s_per_gib"] > 0
+    finally:
+        for target in targets:
             target.close()
 
 
-def test_the_userspaces_own_iperf3_wireguard_go_and_openvpn(userspace: ChrootTarget, sessions: None) -> None:
-    base = userspace.config
-    values, facts = trial(userspace, TcpVeth(), {"seconds": 1, "parallel": 0})
-    assert facts["iperf3"].startswith("iperf 3.")
-    for cfg in (config(base, "wg", vpn="wireguard"), config(base, "aes", vpn="openvpn", cipher="AES-256-GCM"),
-                config(base, "chacha", vpn="openvpn", cipher="CHACHA20-POLY1305")):
-        target = ChrootTarget(cfg, userspace.journal)
-        try:
-            values, facts = trial(target, Vpn(), {"seconds": 1})
-            tunnel = facts["tunnel"]
-            if cfg.name == "wg":
-                assert tunnel["implementation"] == "go" and tunnel["version"].startswith("wireguard-go v")
-                assert tunnel["kernel_module"].startswith("no")  # this kernel has none
-            else:
-                assert tunnel["cipher"] == NetOptions.of(cfg).cipher and "OpenVPN 2." in tunnel["version"]
-                assert tunnel["data_channel_offload"].startswith("DCO version")
-            assert values["cpu_s_per_gib"] > 0
-        finally:
-            target.close()
-
-
-def test_the_drop_ladder(userspace: ChrootTarget, sessions: None) -> None:
+def test_the_drop_ladder(userspace: ChrootTarget) -> None:
     possible = {r: rungs.problem(r) for r in rungs.RUNGS}
     assert possible["socket"] is None and possible["nft"] is None, possible
-    for rung, problem in possible.items():
-        if problem is not None:
-            continue
-        target = HostTarget(config(Config(name="host"), f"host-{rung}", drop=rung))
-        try:
-            values, facts = trial(target, DropRate(), {"seconds": 0.5, "warmup_s": 0.2})
-            drop = facts["in_force"]["drop"]
-            assert drop["rung"] == rung
-            if rung == "nft":
-                assert drop["nft_rule"]["hook"] == "prerouting"
-            if rung.startswith("xdp"):
-                assert drop["xdp"]["mode"] == rung
-        finally:
-            target.close()
-    # the socket rung from a userspace: its trafgen, and the sink built by its gcc
-    target = ChrootTarget(config(userspace.config, "us-socket", drop="socket"), userspace.journal)
+    configs = [config(Config(name="host"), f"host-{rung}", drop=rung) for rung, why in possible.items() if why is None]
+    socket = chroot(userspace, "us-socket", drop="socket")
     try:
-        values, facts = trial(target, DropRate(), {"seconds": 0.5, "warmup_s": 0.2})
-        assert facts["binary"]["elf_class"] == 64 and facts["trafgen"].startswith("trafgen 0.6")
+        with run_parts(*configs, socket.config) as parts:
+            for cfg in configs:
+                target = HostTarget(cfg)
+                try:
+                    values, in_force, _ = trial(parts, target, DropRate(), {"seconds": 0.5, "warmup_s": 0.2})
+                    rung = cfg.name[5:]
+                    assert in_force["drop"]["rung"] == rung and values["kpps"] > 0
+                    if rung == "nft":
+                        assert in_force["drop"]["attached"].startswith("nft prerouting priority -300")
+                    if rung.startswith("xdp"):
+                        assert in_force["drop"]["attached"].startswith(rungs.XdpRung.MODES[rung][0])
+                finally:
+                    target.close()
+            # the socket rung from a userspace: its trafgen, and the sink built by its gcc
+            values, _, prepared = trial(parts, socket, DropRate(), {"seconds": 0.5, "warmup_s": 0.2})
+            assert prepared.facts["binary"]["elf_class"] == 64 and prepared.versions["trafgen"].startswith("trafgen 0.6")
     finally:
-        target.close()
+        socket.close()
 
 
-# -- nothing left behind ------------------------------------------------------------------------
+# -- nothing left behind after SIGKILL + doctor --------------------------------------------------
 
 def _watch(child: subprocess.Popen, until) -> set[str]:
     seen: set[str] = set()
@@ -207,40 +235,33 @@ def _watch(child: subprocess.Popen, until) -> set[str]:
     return seen
 
 
-def test_a_run_through_the_cli_leaves_nothing(shootout) -> None:
-    child = shootout.popen("run", "-c", "host", "-w", "drop-rate", "--budget", "6s", "--db", shootout.db)
-    seen = _watch(child, lambda seen: False)
-    out, err = child.communicate(timeout=120)
-    assert child.returncode == 0, err
-    with sqlite3.connect(shootout.home / "results.db") as db:
-        trials = db.execute("select round, workload, error from trials").fetchall()
-    assert (1, "drop-rate", None) in trials, trials  # a measured trial, not only the warm-up
-    assert_nothing_left(seen)
-
-
-DRIVER = """
-import sys
-from shootout.model import Config, RunSettings
-from shootout.net.part import NetOptions
-from shootout.runner import Runner, RunRequest
-from shootout.store import Store
-from shootout.system.journal import journal
-from shootout.workloads.registry import workload
-
-pin, db = sys.argv[1:]
-configs = [Config(name="nft", options=NetOptions(drop="nft", pin=pin + "n").flat()),
-           Config(name="ovpn", options=NetOptions(vpn="openvpn", pin=pin + "o").flat())]
-params = {"drop-rate": {"seconds": 60.0, "warmup_s": 0.2}, "vpn": {"seconds": 60}}
-with journal() as j:
-    Runner(Store(db), j).start(RunRequest(configs, [workload("drop-rate"), workload("vpn")], RunSettings(), params=params))
+RUN = """
+[run]
+configs = ["nft", "ovpn"]
+workloads = ["drop-rate", "vpn"]
+[[config]]
+name = "nft"
+spec = "host"
+drop = "nft"
+net = {{ pin = "{pin}n" }}
+[[config]]
+name = "ovpn"
+spec = "host"
+vpn = "openvpn"
+net = {{ pin = "{pin}o" }}
+[params.drop-rate]
+seconds = 60.0
+warmup_s = 0.2
+[params.vpn]
+seconds = 60
 """
 
 
-def test_sigkill_then_doctor_leaves_nothing(shootout) -> None:
+def test_sigkill_then_doctor_leaves_nothing(shootout, tmp_path: Path) -> None:
     pin = f"sotest{os.getpid()}"
     pins = tuple(f"{pin}{c}-{w}-{s}" for c in "no" for w in ("drop-rate", "vpn") for s in "ab")
-    child = subprocess.Popen([sys.executable, "-c", DRIVER, pin, shootout.db], env=shootout.env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    (tmp_path / "net.toml").write_text(RUN.format(pin=pin))
+    child = shootout.popen("run", "--file", str(tmp_path / "net.toml"), "--db", shootout.db)
     # kill mid-trial: once all four topologies exist and the generator runs inside one of them
     seen = _watch(child, lambda seen: len(seen) == 8 and running_in(seen, "trafgen"))
     assert child.poll() is None, child.communicate()[1][-2000:]
@@ -251,41 +272,50 @@ def test_sigkill_then_doctor_leaves_nothing(shootout) -> None:
         time.sleep(0.1)
     assert in_namespaces(seen) == []  # the holders emptied their namespaces by themselves
     assert all(Path("/run/netns", p).exists() for p in pins)  # but pins keep them: the journal's job
+    kept = subprocess.run(["ip", "netns", "exec", f"{pin}n-drop-rate-b", "nft", "list", "table", "ip", rungs.NFT_TABLE],
+                          capture_output=True, text=True)
+    assert "drop" in kept.stdout, kept.stderr  # a pinned namespace keeps its nft rule until doctor
     done = shootout("doctor")
     assert done.returncode == 0, done.stderr
-    assert "network namespace pinned as" in done.stdout
+    for made in ("network namespace pinned as", "creating the veth pair", "adding the nft drop rule"):
+        assert made in done.stdout
     assert_nothing_left(seen, pins)
 
 
 # -- bad input ----------------------------------------------------------------------------------
 
-def test_a_taken_namespace_name_is_refused_and_nothing_is_left(sessions: None) -> None:
+def test_a_taken_namespace_name_is_refused_and_nothing_is_left() -> None:
     pin = f"sotaken{os.getpid()}"
     taken = f"{pin}-tcp-veth-a"
     subprocess.run(["ip", "netns", "add", taken], check=True)
     try:
-        session = session_for(config(Config(name="host"), "pinned", pin=pin))
-        with pytest.raises(UsageError, match=f"a network namespace named '{taken}' already exists") as err:
-            session.topology("tcp-veth")
-        assert "\n" not in str(err.value)
-        assert holders(os.getpid()) == set()  # the namespace made before the refusal is gone
+        cfg = config(Config(name="host"), "pinned", pin=pin)
+        assert NetworkPart().problem(cfg.parts["network"]) == \
+            f"a network namespace named {taken!r} already exists (choose another net.pin)"
+        with run_parts(cfg) as parts:  # taken after the check: the topology refuses too
+            session = parts.sessions["network"]
+            assert isinstance(session, NetSession)
+            with pytest.raises(UsageError, match=f"a network namespace named '{taken}' already exists") as err:
+                session.topology(cfg, "tcp-veth")
+            assert "\n" not in str(err.value)
+            assert holders(os.getpid()) == set()  # the namespace made before the refusal is gone
         assert Path("/run/netns", taken).exists()  # someone else's: untouched
     finally:
         subprocess.run(["ip", "netns", "delete", taken], check=True)
 
 
-def test_kernel_wireguard_asked_for_but_absent(sessions: None) -> None:
-    target = HostTarget(config(Config(name="host"), "wg-kernel", vpn="wireguard", wireguard="kernel"))
+def test_kernel_wireguard_asked_for_but_absent() -> None:
+    cfg = config(Config(name="host"), "wg-kernel", vpn="wireguard", wireguard="kernel")
+    assert NetworkPart().problem(cfg.parts["network"]).startswith("kernel WireGuard: ip link add type wireguard")
+    target = HostTarget(cfg)
     try:
-        with pytest.raises(TargetError, match="this kernel has no WireGuard: .*Unknown device type") as err:
-            Vpn().prepare(target, {"seconds": 1})
-        assert "wireguard-go" in err.value.hint
-        assert NetworkPart.problem(NetOptions.of(target.config)).startswith("kernel WireGuard: ip link add type")
-        seen = session_for(target.config).inodes
+        with run_parts(cfg) as parts:
+            ctx = Context(target, "vpn", {"seconds": 1}, parts.sessions["network"].journal, parts)
+            with pytest.raises(TargetError, match="this kernel has no WireGuard: .*Unknown device type") as err:
+                Vpn().prepare(ctx)
+            assert "wireguard-go" in (err.value.hint or "")
     finally:
-        close_sessions()
         target.close()
-    assert_nothing_left(seen)
 
 
 def test_a_rung_the_kernel_refuses_says_why_and_leaves_nothing(monkeypatch: pytest.MonkeyPatch,
@@ -298,34 +328,36 @@ def test_a_rung_the_kernel_refuses_says_why_and_leaves_nothing(monkeypatch: pyte
         reason = rungs.problem("xdp-native")
         assert reason is not None and reason.startswith("attaching the XDP drop program (xdpdrv) failed")
         assert "\n" not in reason
-        assert NetworkPart.problem(NetOptions(drop="xdp-native")) == f"drop rung xdp-native: {reason}"
+        assert NetworkPart().problem({"drop": "xdp-native"}) == f"drop rung xdp-native: {reason}"
     finally:
         rungs.problem.cache_clear()
     assert holders(os.getpid()) == set()
 
 
-def test_missing_tools_name_their_package(userspace: ChrootTarget, sessions: None) -> None:
-    class Without(ChrootTarget):
-        def which(self, tool: str) -> str | None:
-            return None if tool in ("openvpn", "trafgen") else super().which(tool)
-
-    target = Without(config(userspace.config, "no-openvpn", vpn="openvpn"), userspace.journal)
+def test_a_host_without_the_tools_is_told_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    present = HostTarget.which
+    monkeypatch.setattr(HostTarget, "which", lambda self, tool: None if tool in ("openvpn", "trafgen")
+                        else present(self, tool))
+    target = HostTarget(Config(name="host"))
     try:
+        assert target.provide(Vpn().required_packages(target)) == []  # the host is never changed
         with pytest.raises(ToolMissing, match=r"openvpn is not installed .*apt-get install openvpn"):
-            Vpn().prepare(target, {"seconds": 1})
+            Vpn().check_tools(target)
         with pytest.raises(ToolMissing, match=r"trafgen is not installed .*apt-get install netsniff-ng"):
-            DropRate().prepare(target, {"seconds": 1.0, "warmup_s": 0.2})
+            DropRate().check_tools(target)
     finally:
         target.close()
 
 
-def test_not_root_is_one_line(tmp_path: Path) -> None:
+def test_not_root_is_one_line() -> None:
     code = ("from shootout.net.topology import Topology\n"
             "from shootout.errors import ShootoutError\n"
-            "try:\n    Topology('t').open()\nexcept ShootoutError as exc:\n    print(exc)\n")
-    tmp_path.chmod(0o777)
-    done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SRC),
-                                                                "SHOOTOUT_HOME": str(tmp_path)})
+            "from shootout.system.journal import Journal\n"
+            "try:\n    Topology('t', Journal()).open()\nexcept ShootoutError as exc:\n    print(exc)\n")
+    with tempfile.TemporaryDirectory(prefix="shootout-nobody-") as home:  # under /tmp: nobody can enter it
+        os.chmod(home, 0o777)
+        done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+                               code], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(SRC), "SHOOTOUT_HOME": home})
     assert done.stdout.strip() == "creating a network namespace needs root (run shootout as root " \
                                   "(network namespaces, veth, nft, tc, XDP))", (done.stdout, done.stderr)

@@ -11,51 +11,74 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import x25519
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from shootout.errors import ToolMissing, UsageError
+from shootout.configs import load_file
+from shootout.errors import ToolMissing, UsageError, WorkloadError
+from shootout.experiments import EXPERIMENTS
 from shootout.model import Config
 from shootout.net import keys, namespace, offloads, rungs
-from shootout.net.part import NetOptions, NetworkPart
+from shootout.net.options import NetOptions, net_options
 from shootout.net.topology import Topology
+from shootout.parts import parse_parts
+from shootout.parts.network import NetworkPart
+from shootout.system.journal import Journal
 from shootout.targets.host import HostTarget
+from shootout.userspace import configs as userspace_configs
 from shootout.units import UNITS
+from shootout.workloads.base import Context
 from shootout.workloads.net import DropRate, TcpVeth
 from shootout.workloads.vpn import Vpn
+
+
+PART = NetworkPart()
 
 
 def test_defaults_are_the_articles_setting() -> None:
     options = NetOptions()
     assert (options.offloads, options.drop, options.vpn, options.cipher) == ("off", "tc", "wireguard", "AES-256-GCM")
-    assert NetworkPart.parse({"name": "plain"}, "f.toml") is None
+    assert net_options(Config(name="plain")) == options
+    assert parse_parts({"name": "plain"}, "f.toml") == {}
 
 
-def test_tables_and_short_forms() -> None:
-    parsed = NetworkPart.parse({"veth": {"offloads": "on"}, "drop": "xdp-native",
-                                "vpn": {"kind": "openvpn", "cipher": "CHACHA20-POLY1305"}}, "f.toml")
-    assert parsed == NetOptions(offloads="on", drop="xdp-native", vpn="openvpn", cipher="CHACHA20-POLY1305")
-    assert NetworkPart.parse({"vpn": "openvpn"}, "f") == NetOptions(vpn="openvpn")
-    assert NetworkPart.parse({"drop": {"rung": "nft"}, "net": {"pin": "mine"}}, "f") == NetOptions(drop="nft", pin="mine")
+def test_tables_and_short_forms_from_a_config_table(tmp_path) -> None:
+    parsed = PART.parse({"veth": {"offloads": "on"}, "drop": "xdp-native",
+                         "vpn": {"kind": "openvpn", "cipher": "CHACHA20-POLY1305"}}, "f.toml")
+    assert NetOptions(**parsed) == NetOptions(offloads="on", drop="xdp-native", vpn="openvpn",
+                                              cipher="CHACHA20-POLY1305")
+    assert PART.parse({"vpn": "openvpn"}, "f") == {"vpn": "openvpn"}
+    assert PART.parse({"drop": {"rung": "nft"}, "net": {"pin": "mine"}}, "f") == {"drop": "nft", "pin": "mine"}
+    f = tmp_path / "shootout.toml"
+    f.write_text('[[config]]\nname = "wg"\nspec = "host"\nvpn = { kind = "wireguard", wireguard = "go" }\n')
+    assert net_options(load_file(f).configs["wg"]) == NetOptions(vpn="wireguard", wireguard="go")
 
 
 @pytest.mark.parametrize(("table", "message"), [
     ({"veth": {"offloads": "maybe"}}, r"f.toml: veth.offloads = 'maybe' is not a choice"),
-    ({"drop": "iptables"}, r"drop = 'iptables' is not a choice \(use one of: socket, nft, tc, xdp-generic"),
+    ({"drop": "iptables"}, r"drop.rung = 'iptables' is not a choice \(use one of: socket, nft, tc, xdp-generic"),
     ({"vpn": {"kind": "ipsec"}}, r"vpn.kind = 'ipsec'"),
     ({"vpn": {"kind": "openvpn", "cipher": "BF-CBC"}}, r"vpn.cipher = 'BF-CBC'"),
     ({"vpn": {"kind": "wireguard", "wireguard": "rust"}}, r"vpn.wireguard = 'rust'"),
+    ({"vpn": {"kind": "openvpn", "wireguard": "go"}}, r"vpn.wireguard applies to kind = \"wireguard\" only"),
+    ({"vpn": {"cipher": "AES-256-GCM"}}, r"vpn.cipher applies to kind = \"openvpn\" only"),
     ({"veth": {"offload": "off"}}, r"unknown key\(s\) in veth: offload \(allowed: offloads\)"),
     ({"veth": ["off"]}, r"veth must be a table or a string"),
+    ({"net": {"pin": "Bad Name"}}, r"net.pin = 'Bad Name' is not a usable name"),
 ])
 def test_bad_settings_are_one_line_errors(table: dict, message: str) -> None:
     with pytest.raises(UsageError, match=message) as err:
-        NetworkPart.parse(table, "f.toml")
+        PART.parse(table, "f.toml")
     assert "\n" not in str(err.value)
 
 
-def test_options_travel_in_config_options_until_config_has_parts() -> None:
-    options = NetOptions(offloads="on", drop="nft", vpn="openvpn", cipher="CHACHA20-POLY1305", pin="x")
-    config = Config(name="c", options=options.flat())
-    assert NetOptions.of(config) == options
-    assert NetOptions().flat() == () and NetOptions.of(Config(name="plain")) == NetOptions()
+def test_two_configurations_may_not_pin_the_same_name() -> None:
+    configs = [Config(name=n, parts={"network": {"pin": "same"}}) for n in ("a", "b")]
+    with pytest.raises(UsageError, match="two configurations of this run set the same net.pin"):
+        PART.open(configs, Journal())
+
+
+def test_a_workload_without_the_part_is_told_so() -> None:
+    ctx = Context(HostTarget(Config(name="host")), "tcp-veth", {})
+    with pytest.raises(WorkloadError, match="tcp-veth needs the run's network part, which is not open"):
+        ctx.part("network")
 
 
 def test_openvpn_certificates_chain_to_their_ca() -> None:
@@ -83,22 +106,23 @@ def test_network_workloads_declare_themselves(cls: type) -> None:
     assert spec.headline in names and len(set(names)) == len(names)
     assert all(m.unit in UNITS and m.description for m in spec.metrics)
     assert spec.category in {"net", "vpn"} and spec.reproduces.startswith("A:")
-    assert set(cls.quick_params()) == set(cls().default_params())
-    assert cls.packages and all(t.package in cls.packages or t.package == "util-linux" for t in cls.tools)
+    assert set(cls.quick) == set(cls().default_params(None))
+    assert not cls.preinstalled  # installed into a userspace on first use, never at creation
 
 
 @pytest.mark.parametrize(("cls", "tool", "package"), [
     (TcpVeth, "iperf3", "iperf3"), (DropRate, "trafgen", "netsniff-ng"), (Vpn, "iperf3", "iperf3"),
     (TcpVeth, "nsenter", "util-linux"),
 ])
-def test_missing_programs_name_their_package_before_anything_is_made(
-        cls: type, tool: str, package: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_programs_name_their_package(cls: type, tool: str, package: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     present = HostTarget.which
     monkeypatch.setattr(HostTarget, "which", lambda self, name: None if name == tool else present(self, name))
     target = HostTarget(Config(name="bare"))
     try:
+        assert package in cls().required_packages(target)  # what a userspace is given on first use
         with pytest.raises(ToolMissing) as err:
-            cls().prepare(target, cls.quick_params())  # no namespace is made: no root needed
+            cls().check_tools(target)  # what the runner checks before prepare() makes anything
         assert err.value.package == package and "\n" not in str(err.value)
     finally:
         target.close()
@@ -108,7 +132,7 @@ def test_missing_programs_name_their_package_before_anything_is_made(
     ("nft", "nftables", lambda: rungs.RUNGS["nft"].install(None)),
     ("tc", "iproute2", lambda: rungs.RUNGS["tc"].install(None)),
     ("clang", "clang", rungs.drop_object),
-    ("ip", "iproute2", lambda: Topology("t").open()),
+    ("ip", "iproute2", lambda: Topology("t", Journal()).open()),
     ("ethtool", "ethtool", lambda: offloads.read(None, "veth0")),
 ])
 def test_missing_host_tools_name_their_package_before_anything_is_made(
@@ -118,3 +142,25 @@ def test_missing_host_tools_name_their_package_before_anything_is_made(
     with pytest.raises(ToolMissing) as err:
         action()
     assert err.value.package == package and f"apt-get install {package}" in str(err.value)
+
+
+def test_the_network_experiments_carry_the_part_on_each_configuration() -> None:
+    rpi = EXPERIMENTS["rpi-network"].settings().configs
+    assert {name: (c.userspace is not None, net_options(c).vpn, net_options(c).drop) for name, c in rpi.items()} == {
+        "amd64-wireguard": (True, "wireguard", "tc"), "i386-wireguard": (True, "wireguard", "tc"),
+        "amd64-openvpn": (True, "openvpn", "tc"), "i386-openvpn": (True, "openvpn", "tc")}
+    ladder = EXPERIMENTS["drop-ladder"].settings()
+    assert [net_options(ladder.configs[n]).drop for n in ladder.run["configs"]] == list(rungs.RUNGS)
+    offloads_ = EXPERIMENTS["veth-offloads"].settings().configs
+    assert {n: net_options(c).offloads for n, c in offloads_.items()} == {"offloads-off": "off", "offloads-on": "on"}
+
+
+def test_a_files_userspace_is_made_only_when_a_run_uses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[tuple[str, str, str]] = []
+    monkeypatch.setattr(userspace_configs, "create_userspace",
+                        lambda name, arch, release, progress=None: made.append((name, arch, release)))
+    monkeypatch.setattr(userspace_configs, "_ready", lambda name: False)
+    config = EXPERIMENTS["rpi-network"].settings().configs["i386-openvpn"]
+    assert made == []  # reading the experiment makes nothing
+    assert userspace_configs.made_on_first_use(config) is config
+    assert made == [("debian-bookworm-i386", "i386", "bookworm")]

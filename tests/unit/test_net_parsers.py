@@ -13,12 +13,15 @@ from shootout.net import counters, iperf, offloads, rungs
 from shootout.net.tunnels import check_tunnel
 from shootout.targets.process import ProcResult
 from shootout.workloads.net import DropRate, TcpVeth
-from shootout.workloads.shell import parse_sections
 from shootout.workloads.vpn import Vpn
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "outputs"
 RUNGS = ("socket", "nft", "tc", "xdp-generic", "xdp-native")
 VPNS = ("wireguard-go", "openvpn-aes-256-gcm", "openvpn-chacha20-poly1305")
+
+
+def parse_sections(stdout: str) -> dict[str, str]:
+    return ProcResult(("sh",), 0, stdout, "", 0.0, 0.0, 0.0, 0, 0, 0.0).sections()
 
 
 def text(name: str) -> str:

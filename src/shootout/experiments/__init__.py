@@ -8,11 +8,15 @@ report can put each measured result beside it. Register a new one with one line 
 from __future__ import annotations
 
 from shootout.errors import UsageError
-from shootout.experiments import rpi64
+from shootout.experiments import drop_ladder, rpi64, rpi_network, veth_offloads, vpn
 from shootout.experiments.base import Experiment
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     rpi64.EXPERIMENT,
+    rpi_network.EXPERIMENT,
+    veth_offloads.EXPERIMENT,
+    drop_ladder.EXPERIMENT,
+    vpn.EXPERIMENT,
 )}
 
 

@@ -1,7 +1,8 @@
 """Network topologies for the net and vpn workloads, built and removed by shootout itself.
 
 Data flow, top to bottom:
-    part.py       the configuration's network settings (offloads, drop rung, VPN) and its session
+    options.py    a configuration's network options, as parts/network.py (the network part:
+                  parsing, checking, and the run's session of namespaces) parsed them
     topology.py   two namespaces (namespace.py, each held by holder.py) joined by a veth pair
     offloads.py   ethtool -K / -k on both peers;  rungs.py  the drop points (nft, tc, XDP; drop.bpf.c)
     tunnels.py    WireGuard / OpenVPN inside a trial (keys.py makes their keys and certificates)

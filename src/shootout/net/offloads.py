@@ -40,6 +40,14 @@ def mismatches(wanted: str, features: Mapping[str, str]) -> list[str]:
             if features.get(name, "").split(" ")[0] != wanted]
 
 
+def summary(features: Mapping[str, str]) -> str:
+    """The five features in one word when they agree ("off"), else each one."""
+    states = {features.get(name, "absent").split(" ")[0] for name in FEATURES.values()}
+    if len(states) == 1:
+        return states.pop()
+    return ", ".join(f"{name}={features.get(name, 'absent')}" for name in FEATURES.values())
+
+
 def read(ns: NetNamespace, dev: str) -> dict[str, str]:
     """The five features as the kernel reports them now."""
     host_tool("ethtool", "ethtool")

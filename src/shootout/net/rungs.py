@@ -31,6 +31,7 @@ from shootout.errors import ShootoutError, TargetError, UsageError
 from shootout.net.namespace import host_tool
 from shootout.net.topology import Topology
 from shootout.paths import cache_dir
+from shootout.system.journal import journal
 
 DROP_PORT = 9
 NFT_TABLE = "shootout_drop"
@@ -69,9 +70,14 @@ class Rung:
     def install(self, topo: Topology) -> None:
         """Put the drop point in namespace b (the socket rung's sink is started by the trial)."""
 
-    def readback(self, topo: Topology) -> dict[str, Any]:
-        """What is attached now, as the kernel reports it."""
-        return {}
+    def readback(self, topo: Topology) -> str:
+        """What is attached now, as the kernel reports it, in one line; TargetError when the
+        drop point is gone (a trial must not measure without it)."""
+        return "nothing attached (the trial's UDP socket reads the port)"
+
+    def _gone(self, what: str) -> TargetError:
+        return TargetError(f"the {self.name} drop point is no longer attached: {what}",
+                           "something removed it during the run; run again")
 
 
 class NftRung(Rung):
@@ -80,12 +86,16 @@ class NftRung(Rung):
         _, b = topo.sides
         rules = (f"table ip {NFT_TABLE} {{ chain pre {{ type filter hook prerouting priority raw; policy accept; "
                  f"udp dport {DROP_PORT} counter drop; }}; }}")
-        b.ns.run(["nft", "-f", "-"], "adding the nft drop rule", stdin=rules)
+        b.ns.change(["nft", "-f", "-"], ["nft", "delete", "table", "ip", NFT_TABLE], "adding the nft drop rule",
+                    stdin=rules)
 
-    def readback(self, topo: Topology) -> dict[str, Any]:
+    def readback(self, topo: Topology) -> str:
         _, b = topo.sides
-        listing = json.loads(b.ns.run(["nft", "-j", "list", "table", "ip", NFT_TABLE], "nft list table"))
-        return {"nft_rule": nft_rule_summary(listing)}
+        rule = nft_rule_summary(json.loads(b.ns.run(["nft", "-j", "list", "table", "ip", NFT_TABLE],
+                                                    "nft list table")))
+        if not rule:
+            raise self._gone(f"table {NFT_TABLE} has no drop rule")
+        return f"nft {rule['hook']} priority {rule['prio']}: udp dport {DROP_PORT} drop"
 
 
 class TcRung(Rung):
@@ -93,14 +103,18 @@ class TcRung(Rung):
         host_tool("tc", "iproute2")
         obj = drop_object()
         _, b = topo.sides
-        b.ns.run(["tc", "qdisc", "add", "dev", b.dev, "clsact"], "adding the clsact qdisc")
+        b.ns.change(["tc", "qdisc", "add", "dev", b.dev, "clsact"], ["tc", "qdisc", "delete", "dev", b.dev, "clsact"],
+                    "adding the clsact qdisc")  # its filters go with it
         b.ns.run(["tc", "filter", "add", "dev", b.dev, "ingress", "bpf", "direct-action", "obj", str(obj),
                   "sec", "tc"], "attaching the tc drop program")
 
-    def readback(self, topo: Topology) -> dict[str, Any]:
+    def readback(self, topo: Topology) -> str:
         _, b = topo.sides
-        return {"tc_filter": tc_filter_summary(json.loads(
-            b.ns.run(["tc", "-j", "filter", "show", "dev", b.dev, "ingress"], "tc filter show")))}
+        progs = tc_filter_summary(json.loads(b.ns.run(["tc", "-j", "filter", "show", "dev", b.dev, "ingress"],
+                                                      "tc filter show")))
+        if not progs:
+            raise self._gone("no BPF filter at tc ingress")
+        return "tc ingress " + ", ".join(f"bpf {p['name']}{' (jited)' if p['jited'] else ''}" for p in progs)
 
 
 class XdpRung(Rung):
@@ -110,12 +124,15 @@ class XdpRung(Rung):
         keyword, _ = self.MODES[self.name]
         obj = drop_object()
         _, b = topo.sides
-        b.ns.run(["ip", "link", "set", "dev", b.dev, keyword, "obj", str(obj), "sec", "xdp"],
-                 f"attaching the XDP drop program ({keyword})")
+        b.ns.change(["ip", "link", "set", "dev", b.dev, keyword, "obj", str(obj), "sec", "xdp"],
+                    ["ip", "link", "set", "dev", b.dev, keyword, "off"], f"attaching the XDP drop program ({keyword})")
 
-    def readback(self, topo: Topology) -> dict[str, Any]:
+    def readback(self, topo: Topology) -> str:
         _, b = topo.sides
-        return {"xdp": xdp_summary(json.loads(b.ns.run(["ip", "-j", "link", "show", "dev", b.dev], "ip link show")))}
+        xdp = xdp_summary(json.loads(b.ns.run(["ip", "-j", "link", "show", "dev", b.dev], "ip link show")))
+        if xdp["mode"] != self.name:
+            raise self._gone(f"XDP mode is {xdp['mode']}")
+        return f"{self.MODES[self.name][0]} {xdp['prog']}{' (jited)' if xdp['jited'] else ''}"
 
 
 RUNGS: dict[str, Rung] = {
@@ -153,7 +170,7 @@ def xdp_summary(links: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def nft_rule_summary(listing: dict[str, Any]) -> dict[str, Any]:
-    """The drop rule of `nft -j list table`: its hook, priority and counter."""
+    """The drop rule of `nft -j list table`: its hook, priority and counter ({} when there is none)."""
     chain = next((i["chain"] for i in listing.get("nftables", []) if "chain" in i), {})
     for item in listing.get("nftables", []):
         exprs = item.get("rule", {}).get("expr", [])
@@ -167,13 +184,14 @@ def nft_rule_summary(listing: dict[str, Any]) -> dict[str, Any]:
 def problem(name: str) -> str | None:
     """Why this kernel or machine cannot do the rung (tried in a throwaway topology), or None."""
     r = rung(name)
-    topo = Topology(f"probe {name}")
-    try:
-        topo.open()
-        r.install(topo)
-        r.readback(topo)
-    except ShootoutError as exc:
-        return exc.message
-    finally:
-        topo.close()
+    with journal() as j:  # of its own: the probe leaves nothing, even if killed
+        topo = Topology(f"probe {name}", j)
+        try:
+            topo.open()
+            r.install(topo)
+            r.readback(topo)
+        except ShootoutError as exc:
+            return exc.message
+        finally:
+            topo.close()
     return None

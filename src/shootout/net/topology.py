@@ -12,7 +12,6 @@ leak checks can tell theirs apart.
 
 from __future__ import annotations
 
-import atexit
 import json
 import secrets
 from dataclasses import dataclass
@@ -38,12 +37,12 @@ class Side:
 
 
 class Topology:
-    def __init__(self, purpose: str, *, tag: str | None = None) -> None:
+    def __init__(self, purpose: str, journal: Journal, *, tag: str | None = None) -> None:
         self.purpose = purpose
         self.tag = tag or secrets.token_hex(3)
         self.dev_a, self.dev_b = f"so{self.tag}a", f"so{self.tag}b"
-        self._ns_a = NetNamespace(f"{purpose} a")
-        self._ns_b = NetNamespace(f"{purpose} b")
+        self._ns_a = NetNamespace(f"{purpose} a", journal)
+        self._ns_b = NetNamespace(f"{purpose} b", journal)
         self.a: Side | None = None
         self.b: Side | None = None
 
@@ -53,20 +52,20 @@ class Topology:
         assert len(name) <= IFNAME_MAX, name
         return name
 
-    def open(self, *, pin: str | None = None, journal: Journal | None = None) -> Topology:
+    def open(self, *, pin: str | None = None) -> Topology:
         host_tool("ip", "iproute2")
         host_tool("sysctl", "procps")
-        atexit.register(self.close)  # until the runner calls the workloads' cleanup
         try:
             for ns, side in ((self._ns_a, "a"), (self._ns_b, "b")):
                 ns.start()
-                if pin and journal:
-                    ns.pin(f"{pin}-{side}", journal)
+                if pin:
+                    ns.pin(f"{pin}-{side}")
                 ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
                         "net.ipv6.conf.default.disable_ipv6=1"], "turning IPv6 off")
                 ns.run(["ip", "link", "set", "lo", "up"], "ip link set lo up")
-            self._ns_a.run(["ip", "link", "add", self.dev_a, "type", "veth", "peer", "name", self.dev_b,
-                            "netns", str(self._ns_b.pid)], "creating the veth pair")
+            self._ns_a.change(["ip", "link", "add", self.dev_a, "type", "veth", "peer", "name", self.dev_b,
+                               "netns", str(self._ns_b.pid)], ["ip", "link", "delete", "dev", self.dev_a],
+                              f"creating the veth pair {self.dev_a}/{self.dev_b}")
             self.a = self._configure(self._ns_a, self.dev_a, ADDR_A)
             self.b = self._configure(self._ns_b, self.dev_b, ADDR_B)
         except BaseException:
@@ -90,8 +89,8 @@ class Topology:
     def inodes(self) -> list[str]:
         return [ns.inode for ns in (self._ns_a, self._ns_b) if ns.inode]
 
-    def close(self) -> None:
-        atexit.unregister(self.close)
-        for ns in (self._ns_b, self._ns_a):
-            ns.close()
+    def close(self) -> list[str]:
+        """Remove both namespaces (and with them everything made inside); what could not be undone."""
+        errors = [error for ns in (self._ns_b, self._ns_a) for error in ns.close()]
         self.a = self.b = None
+        return errors

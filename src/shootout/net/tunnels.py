@@ -17,58 +17,73 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import cache
 
-from shootout.errors import TargetError, ToolMissing, WorkloadError
+from shootout.errors import TargetError, WorkloadError
 from shootout.net import keys
 from shootout.net.namespace import NetNamespace
+from shootout.net.options import NetOptions
 from shootout.net.script import wait_for
 from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology
+from shootout.system.journal import journal
 from shootout.targets.base import Target
-from shootout.workloads.base import Tool
 from shootout.workloads.shell import tool_version
 
 INNER_A, INNER_B, INNER_PREFIX = "198.51.100.1", "198.51.100.2", 24
 MTU = 1420
 WG_PORT, OVPN_PORT = 51820, 1194
+VPN_KINDS = ("wireguard", "openvpn")
+CIPHERS = ("AES-256-GCM", "CHACHA20-POLY1305", "AES-128-GCM")
+WIREGUARD_IMPLEMENTATIONS = ("auto", "kernel", "go")
 
 
 @dataclass
 class Plan:
-    """Files a trial needs (put into the target's work directory, the trial's cwd), and facts."""
+    """Files a trial needs (put into the workload's directory, the trial's cwd), facts, and the
+    versions of the tunnel's programs."""
 
-    files: dict[str, bytes]  # name (unique to the topology) -> content
+    files: dict[str, bytes]  # name -> content
     facts: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
 
 
 @cache
 def kernel_wireguard_problem() -> str | None:
     """Why this kernel cannot make a WireGuard device (tried in a throwaway namespace), or None."""
-    ns = NetNamespace("wireguard probe")
-    try:
-        ns.start()
-        ns.run(["ip", "link", "add", "wgprobe", "type", "wireguard"], "ip link add type wireguard")
-    except TargetError as exc:
-        return exc.message
-    finally:
-        ns.close()  # the device goes with the namespace
+    with journal() as j:  # of its own: the probe leaves nothing, even if killed
+        ns = NetNamespace("wireguard probe", j)
+        try:
+            ns.start()
+            ns.change(["ip", "link", "add", "wgprobe", "type", "wireguard"], ["ip", "link", "delete", "wgprobe"],
+                      "ip link add type wireguard")
+        except TargetError as exc:
+            return exc.message
+        finally:
+            ns.close()
     return None
+
+
+def wireguard_implementation(requested: str) -> str:
+    """"kernel" or "go": the kernel's module when asked for or present, else wireguard-go."""
+    if requested == "go":
+        return "go"
+    problem = kernel_wireguard_problem()
+    if requested == "kernel" and problem:
+        raise TargetError(f"this kernel has no WireGuard: {problem}", 'use vpn = { wireguard = "go" } (wireguard-go)')
+    return "kernel" if problem is None else "go"
+
+
+def tunnel_setting(options: NetOptions) -> dict[str, str]:
+    """The tunnel a configuration's trials bring up: what its comparison is about."""
+    if options.vpn == "openvpn":
+        return {"kind": "openvpn", "cipher": options.cipher}
+    return {"kind": "wireguard", "implementation": wireguard_implementation(options.wireguard)}
 
 
 class Tunnel(ABC):
     kind: str
-    tools: tuple[Tool, ...]
 
     def __init__(self, topo: Topology) -> None:
         self.topo = topo
         self.if_a, self.if_b = topo.name("ta"), topo.name("tb")
-
-    def file(self, name: str) -> str:
-        """Name of one of this tunnel's files in the shared work directory."""
-        return f"{self.topo.tag}-{name}"
-
-    def check_tools(self, target: Target) -> None:
-        for tool in self.tools:
-            if target.which(tool.command) is None:
-                raise ToolMissing(tool.command, tool.package, where=target.config.display)
 
     @abstractmethod
     def plan(self, target: Target) -> Plan: ...
@@ -88,31 +103,23 @@ class Tunnel(ABC):
 class WireGuard(Tunnel):
     kind = "wireguard"
 
-    def __init__(self, topo: Topology, implementation: str) -> None:
+    def __init__(self, topo: Topology, requested: str) -> None:
         super().__init__(topo)
-        self.requested = implementation
-        self.implementation = "go"
-
-    @property
-    def tools(self) -> tuple[Tool, ...]:  # type: ignore[override]
-        userspace = (Tool("wireguard-go", "wireguard-go"),) if self.implementation == "go" else ()
-        return (*userspace, Tool("wg", "wireguard-tools"), Tool("ip", "iproute2"))
+        self.implementation = wireguard_implementation(requested)
 
     def plan(self, target: Target) -> Plan:
-        problem = kernel_wireguard_problem() if self.requested != "go" else "not tried (wireguard = go)"
-        if self.requested == "kernel" and problem:
-            raise TargetError(f"this kernel has no WireGuard: {problem}", 'use vpn = { wireguard = "go" } (wireguard-go)')
-        self.implementation = "kernel" if problem is None else "go"
-        self.check_tools(target)
+        versions = {"wg": tool_version(target, ["wg", "--version"], r"wireguard-tools v")}
         if self.implementation == "go":
-            version = tool_version(target, ["wireguard-go", "--version"], r"wireguard-go v")
+            versions["wireguard-go"] = tool_version(target, ["wireguard-go", "--version"], r"wireguard-go v")
         else:
-            version = "kernel module " + (target.run(["cat", "/sys/module/wireguard/version"]).stdout.strip() or "?")
+            versions["wireguard (kernel)"] = target.run(["cat", "/sys/module/wireguard/version"]).stdout.strip() or "?"
+        problem = kernel_wireguard_problem()
         ka, kb = keys.wireguard_key(), keys.wireguard_key()
-        return Plan(files={self.file("wg-a.conf"): self._conf(ka.private, kb.public, ADDR_B, INNER_B).encode(),
-                           self.file("wg-b.conf"): self._conf(kb.private, ka.public, ADDR_A, INNER_A).encode()},
-                    facts={"implementation": self.implementation, "version": version,
-                           "kernel_module": "yes" if problem is None else f"no ({problem})"})
+        return Plan(files={"wg-a.conf": self._conf(ka.private, kb.public, ADDR_B, INNER_B).encode(),
+                           "wg-b.conf": self._conf(kb.private, ka.public, ADDR_A, INNER_A).encode()},
+                    facts={"implementation": self.implementation,
+                           "kernel_module": "yes" if problem is None else f"no ({problem})"},
+                    versions=versions)
 
     @staticmethod
     def _conf(private: str, peer: str, endpoint: str, allowed: str) -> str:
@@ -128,7 +135,7 @@ class WireGuard(Tunnel):
             else:
                 lines += [f"{side.enter} ip link add {dev} type wireguard; {var}="]
         for side, dev, conf, inner in ((a, self.if_a, "wg-a.conf", INNER_A), (b, self.if_b, "wg-b.conf", INNER_B)):
-            lines += [f"{side.enter} wg setconf {dev} {self.file(conf)} || exit 1",
+            lines += [f"{side.enter} wg setconf {dev} {conf} || exit 1",
                       f"{side.enter} ip address add {inner}/{INNER_PREFIX} dev {dev} || exit 1",
                       f"{side.enter} ip link set {dev} mtu {MTU} up || exit 1"]
         return lines
@@ -141,29 +148,31 @@ class WireGuard(Tunnel):
 
 class OpenVpn(Tunnel):
     kind = "openvpn"
-    tools = (Tool("openvpn", "openvpn"),)
 
     def __init__(self, topo: Topology, cipher: str) -> None:
         super().__init__(topo)
         self.cipher = cipher
 
     def plan(self, target: Target) -> Plan:
-        self.check_tools(target)
-        version = tool_version(target, ["openvpn", "--version"], r"^OpenVPN ")
-        dco = tool_version(target, ["openvpn", "--version"], r"^DCO version")
-        files = {self.file(name): pem for name, pem in keys.openvpn_pki().items()}
+        banner = target.run(["openvpn", "--version"], timeout=60).stdout
+        version = next((line for line in banner.splitlines() if line.startswith("OpenVPN ")), "unknown")
+        # "DCO version: N/A" unless the kernel has ovpn-dco; said by the same banner
+        dco = next((line.split(":", 1)[1].strip() for line in banner.splitlines() if line.startswith("DCO version")),
+                   "not reported")
+        files = dict(keys.openvpn_pki())
         a, b = self.topo.sides
-        files[self.file("server.conf")] = self._conf("server", b, a, (INNER_B, INNER_A), self.if_b).encode()
-        files[self.file("client.conf")] = self._conf("client", a, b, (INNER_A, INNER_B), self.if_a).encode()
-        return Plan(files=files, facts={"implementation": "openvpn", "version": version, "cipher": self.cipher,
-                                        "data_channel_offload": dco, "tls": "certificates (ECDSA P-256, throwaway CA)"})
+        files["server.conf"] = self._conf("server", b, a, (INNER_B, INNER_A), self.if_b).encode()
+        files["client.conf"] = self._conf("client", a, b, (INNER_A, INNER_B), self.if_a).encode()
+        return Plan(files=files, facts={"cipher": self.cipher, "data_channel_offload": dco,
+                                        "tls": "certificates (ECDSA P-256, throwaway CA)"},
+                    versions={"openvpn": " ".join(version.split()[:2])})
 
     def _conf(self, role: str, me: Side, peer: Side, inner: tuple[str, str], dev: str) -> str:
         other = "client" if role == "server" else "server"
         return "\n".join([
             f"dev {dev}", "dev-type tun", "proto udp", f"local {me.addr}", f"lport {OVPN_PORT}",
             f"remote {peer.addr} {OVPN_PORT}", f"ifconfig {inner[0]} {inner[1]}", f"tls-{role}", "dh none",
-            f"ca {self.file('ca.crt')}", f"cert {self.file(role + '.crt')}", f"key {self.file(role + '.key')}",
+            "ca ca.crt", f"cert {role}.crt", f"key {role}.key",
             f"remote-cert-tls {other}",
             # pinned: the only cipher offered, and the one used should negotiation be off
             f"data-ciphers {self.cipher}", f"data-ciphers-fallback {self.cipher}",
@@ -172,8 +181,8 @@ class OpenVpn(Tunnel):
 
     def up(self, a: Side, b: Side) -> list[str]:
         return [
-            f"{b.enter} openvpn --config {self.file('server.conf')} >ovpn-b.log 2>&1 & tun_b=$!",
-            f"{a.enter} openvpn --config {self.file('client.conf')} >ovpn-a.log 2>&1 & tun_a=$!",
+            f"{b.enter} openvpn --config server.conf >ovpn-b.log 2>&1 & tun_b=$!",
+            f"{a.enter} openvpn --config client.conf >ovpn-a.log 2>&1 & tun_a=$!",
             wait_for("grep -q 'Initialization Sequence Completed' ovpn-a.log", "the OpenVPN client"),
             wait_for("grep -q 'Initialization Sequence Completed' ovpn-b.log", "the OpenVPN server"),
         ]
@@ -200,5 +209,5 @@ def check_tunnel(sections: dict[str, str]) -> None:
                                 f"not the pinned {info.get('cipher')}", "see the OpenVPN log in the trial's output")
 
 
-def tunnel(kind: str, topo: Topology, *, cipher: str, wireguard: str) -> Tunnel:
-    return WireGuard(topo, wireguard) if kind == "wireguard" else OpenVpn(topo, cipher)
+def tunnel(options: NetOptions, topo: Topology) -> Tunnel:
+    return WireGuard(topo, options.wireguard) if options.vpn == "wireguard" else OpenVpn(topo, options.cipher)

@@ -14,6 +14,7 @@ from typing import Any
 
 from shootout.model import Config
 from shootout.parts.base import Part, PartSession
+from shootout.parts.network import NetworkPart
 from shootout.parts.scratch import ScratchPart
 from shootout.parts.settings import SettingsPart
 from shootout.system.journal import Journal
@@ -21,6 +22,7 @@ from shootout.system.journal import Journal
 PARTS: dict[str, Part] = {p.name: p for p in (
     SettingsPart(),
     ScratchPart(),
+    NetworkPart(),
 )}
 
 
@@ -91,6 +93,11 @@ class RunParts:
 
     def facts(self, config: Config) -> dict[str, Any]:
         return {name: found for name, s in self.sessions.items() if (found := s.facts(config))}
+
+    def session(self, name: str) -> PartSession | None:
+        """The session of one part (a workload that uses a part's state asks for it: the network
+        workloads for their configuration's namespaces)."""
+        return self.sessions.get(name)
 
     def close(self) -> list[str]:
         errors: list[str] = []

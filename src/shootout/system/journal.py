@@ -4,7 +4,8 @@ Each shootout process keeps one journal file (JSON lines) under the data directo
 entry is flushed to disk *before* the change is made, so a process killed at any point
 leaves a record from which `shootout doctor` (or the next start) undoes what it did.
 Undo steps are data, not closures, so another process can replay them:
-  {"argv": [...]}                       run a command (e.g. umount)
+  {"argv": [...]}                       run a command (e.g. umount); with "host_mounts": true, in
+                                        the mount namespace the process started in (system.namespace)
   {"write": path, "content": text}      write a sysfs/procfs file back to its old value
   {"rmtree": path} / {"remove": path}   delete what was created
   {"detach_loops": path}                detach the loop devices backed by a file shootout made
@@ -28,6 +29,7 @@ from typing import Any
 import psutil
 
 from shootout.paths import data_dir
+from shootout.system.namespace import in_host_mounts
 
 Undo = dict[str, Any]
 
@@ -62,7 +64,10 @@ def _perform_undo(undo: Undo) -> str | None:
     """Carry out one undo step; return an error text or None."""
     try:
         if "argv" in undo:
-            done = subprocess.run(undo["argv"], capture_output=True, text=True, timeout=60)
+            def command() -> subprocess.CompletedProcess[str]:
+                return subprocess.run(undo["argv"], capture_output=True, text=True, timeout=60)
+
+            done = in_host_mounts(command) if undo.get("host_mounts") else command()
             if done.returncode != 0 and not undo.get("tolerate_failure"):
                 return f"{' '.join(undo['argv'])}: {done.stderr.strip() or done.returncode}"
         elif "write" in undo:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 from shootout.errors import TargetError
 
@@ -29,6 +31,8 @@ MS_SLAVE = 1 << 19
 _lock = threading.Lock()
 _namespace: str | None = None  # "mnt:[inode]" of the namespace this process made
 _fd: int | None = None  # keeps it open for threads that join later
+_host_fd: int | None = None  # the mount namespace this process started in, kept before leaving it
+T = TypeVar("T")
 
 
 def _current() -> str:
@@ -50,12 +54,13 @@ def private_mounts() -> str:
     Returns the namespace id ("mnt:[...]"). Idempotent; a thread started before the first
     call joins the namespace when it calls this itself.
     """
-    global _namespace, _fd
+    global _namespace, _fd, _host_fd
     with _lock:
         if _namespace is not None and _current() == _namespace:
             return _namespace
         libc = _libc()
         if _namespace is None:
+            _host_fd = os.open("/proc/thread-self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
             if libc.unshare(CLONE_NEWNS) != 0:
                 raise _fail("make a private mount namespace")
             # Without this, mounts under a shared mount would still propagate to the host.
@@ -74,3 +79,28 @@ def private_mounts() -> str:
 def in_private_mounts() -> bool:
     """True when the calling thread is in this process's private mount namespace."""
     return _namespace is not None and _current() == _namespace
+
+
+def in_host_mounts(action: Callable[[], T]) -> T:
+    """Run action, and the processes it starts, in the mount namespace this process started in:
+    for the few mounts that must be seen outside shootout (a network namespace named under
+    /run/netns). A thread of its own enters that namespace and ends with the action."""
+    if _host_fd is None:
+        return action()  # never left it
+    outcome: dict[str, object] = {}
+
+    def enter_and_act() -> None:
+        libc = _libc()
+        try:
+            if libc.unshare(CLONE_FS) != 0 or libc.setns(_host_fd, CLONE_NEWNS) != 0:
+                raise _fail("enter the mount namespace shootout started in")
+            outcome["value"] = action()
+        except BaseException as exc:  # noqa: BLE001 (raised again in the caller's thread)
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=enter_and_act, name="host-mounts")
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]

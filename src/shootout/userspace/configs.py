@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 
@@ -32,17 +33,29 @@ def _ready(name: str) -> bool:
     return any(u.state == "ready" for u in registry.find(name))
 
 
-def userspace_config(release: str, arch_name: str, *, progress: Progress | None = None) -> Config:
-    """debian:RELEASE:ARCH: the userspace debian-RELEASE-ARCH, created on first use."""
+def userspace_config(release: str, arch_name: str, *, progress: Progress | None = None,
+                     create: bool = True) -> Config:
+    """debian:RELEASE:ARCH: the userspace debian-RELEASE-ARCH, created on first use (create=False:
+    only named; made_on_first_use() creates it when a run is about to use it)."""
     arch(arch_name)
     name = registry.check_name(registry.default_name(release, arch_name))
     if not _ready(name):
+        if not create:
+            return _config(name, release, arch_name)
         create_userspace(name, arch_name, release, progress=progress)
     found = registry.get_ready(name)
     if (found.arch, found.release) != (arch_name, release):
         raise TargetError(f"userspace {name} holds {found.release} {found.arch}, not {release} {arch_name}",
                           f"shootout userspace remove {name}, or use userspace:{name}")
     return _config(name, release, arch_name)
+
+
+def made_on_first_use(config: Config, progress: Progress | None = None) -> Config:
+    """A configuration of a file that names debian:RELEASE:ARCH: its userspace, created now if missing."""
+    if config.target == "chroot" and config.userspace and not _ready(config.userspace):
+        if found := re.fullmatch(r"debian-(\w+)-(\w+)", config.userspace):
+            create_userspace(config.userspace, found[2], found[1], progress=progress)
+    return config
 
 
 def named_userspace_config(name: str) -> Config:

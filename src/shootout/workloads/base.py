@@ -21,7 +21,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from shootout.errors import ToolMissing, WorkloadError
 from shootout.model import Config, WorkloadSpec
@@ -29,6 +29,10 @@ from shootout.system.journal import Journal
 from shootout.targets.base import Target
 from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
+
+if TYPE_CHECKING:
+    from shootout.parts import RunParts
+    from shootout.parts.base import PartSession
 
 # A trial should last at least this long so timer resolution and start-up do not dominate.
 MIN_TRIAL_S = 0.3
@@ -57,6 +61,7 @@ class Context:
     name: str  # the workload's
     params: dict[str, Any]
     journal: Journal | None = None
+    parts: RunParts | None = None  # the run's configuration parts (the runner's), for a workload that uses one
     _dir: str | None = field(default=None, init=False)
 
     @property
@@ -66,6 +71,14 @@ class Context:
     @property
     def facts(self) -> TargetFacts:
         return self.target.probe()
+
+    def part(self, name: str) -> PartSession:
+        """The run's session of a configuration part, e.g. "network" (the namespaces it made)."""
+        session = self.parts.session(name) if self.parts is not None else None
+        if session is None:
+            raise WorkloadError(f"{self.name} needs the run's {name} part, which is not open",
+                                "run it with `shootout run` (a test passes RunParts to its Context)")
+        return session
 
     def workdir(self) -> str:
         """The workload's own directory in the target's tmpfs work directory (made on first use)."""

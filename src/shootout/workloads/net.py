@@ -1,9 +1,10 @@
 """Network workloads between two namespaces: TCP over veth, and the packet-drop ladder.
 
-Both build their namespaces once per run and configuration (net/part.py: the veth offloads
-and the drop rung are configuration settings); each trial is one sh script inside the target
-that starts the configuration's own programs (iperf3, trafgen, udpsink) in the namespaces,
-so both ends of the traffic are children of the trial and its rusage covers them.
+Both ask the run's network part (parts/network.py) for their configuration's namespaces in
+prepare(): the veth offloads and the drop rung are configuration settings, applied and read
+back before each trial. Each trial is one sh script inside the target that starts the
+configuration's own programs (iperf3, trafgen, udpsink) in the namespaces, so both ends of
+the traffic are children of the trial and its rusage covers them.
 """
 
 from __future__ import annotations
@@ -14,43 +15,34 @@ from shootout.build import build_native
 from shootout.errors import WorkloadError
 from shootout.model import Metric, WorkloadSpec
 from shootout.net import counters, iperf
-from shootout.net.part import NetOptions, NetSession, session_for
+from shootout.net.options import PART, net_options
 from shootout.net.rungs import DROP_PORT, rung
 from shootout.net.script import script, section, wait_for
-from shootout.net.topology import ADDR_A, ADDR_B, Side
-from shootout.targets.base import Target
+from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology
+from shootout.parts.network import NetSession
+from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
-from shootout.workloads.base import Prepared, Tool, Workload
-from shootout.workloads.shell import parse_sections, q, tool_version
+from shootout.workloads.base import Context, Prepared, Tool, Workload
+from shootout.workloads.shell import q, tool_version
 
 NSENTER = Tool("nsenter", "util-linux")
+IPERF3 = Tool("iperf3", "iperf3")
 
 
 class NetWorkload(Workload):
-    """What the network workloads share: their configuration's session, and files in the target."""
+    """What the network workloads share: root, the run's network session, files in their directory."""
 
-    # Debian packages needed inside a userspace (issue 10 installs them on first use)
-    packages: ClassVar[tuple[str, ...]] = ()
+    preinstalled: ClassVar[bool] = False  # their programs come into a userspace on first use
 
-    @staticmethod
-    def session(target: Target) -> NetSession:
-        return session_for(target.config, getattr(target, "journal", None))
-
-    @staticmethod
-    def put(target: Target, name: str, content: str | bytes) -> str:
-        """Write a file into the target's work directory; its path inside. (Target.put, once it exists.)"""
-        path = target.workdir / name
-        path.write_bytes(content.encode() if isinstance(content, str) else content)
-        path.chmod(0o600)
-        return target.inside(path)
+    def topology(self, ctx: Context, *, drop: bool = False, vpn: bool = False) -> Topology:
+        session = ctx.part(PART)
+        assert isinstance(session, NetSession)
+        return session.topology(ctx.config, self.spec.name, drop=drop, vpn=vpn)
 
     @staticmethod
-    def sides(prepared: Prepared) -> tuple[str, str]:
-        return prepared.files["enter_a"], prepared.files["enter_b"]
-
-    @staticmethod
-    def side_files(a: Side, b: Side) -> dict[str, str]:
-        return {"enter_a": a.enter, "enter_b": b.enter, "dev_a": a.dev, "dev_b": b.dev}
+    def side_files(ctx: Context, a: Side, b: Side) -> dict[str, str]:
+        """The trial's directory (its cwd) and the sides' enter prefixes, for argv()."""
+        return {"dir": ctx.workdir(), "enter_a": a.enter, "enter_b": b.enter, "dev_a": a.dev, "dev_b": b.dev}
 
 
 def tcp_metrics(result: ProcResult, runs: dict[str, iperf.IperfResult]) -> dict[str, float]:
@@ -84,35 +76,29 @@ class TcpVeth(NetWorkload):
         headline="mbit_s",
         reproduces="A: iperf3 between two containers over veth, fake offloads off",
     )
-    tools = (Tool("iperf3", "iperf3"), NSENTER)
-    packages = ("iperf3",)
+    tools = (IPERF3, NSENTER)
+    quick = {"seconds": 1, "parallel": 0}
 
-    def default_params(self) -> dict[str, Any]:
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"seconds": 5, "parallel": 4}
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {"seconds": 2, "parallel": 0}
-
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
-        session = self.session(target)
-        a, b = session.topology(self.spec.name).sides
-        facts = {"iperf3": tool_version(target, ["iperf3", "--version"]), "network": session.options.describe(),
-                 "in_force": session.readback()[self.spec.name]}
-        return Prepared(files=self.side_files(a, b), facts=facts)
+    def prepare(self, ctx: Context) -> Prepared:
+        a, b = self.topology(ctx).sides
+        return Prepared(files=self.side_files(ctx, a, b),
+                        versions={"iperf3": tool_version(ctx.target, ["iperf3", "--version"])})
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
-        enter_a, enter_b = self.sides(prepared)
+        f = prepared.files
         phases = [("single", 1)] + ([("parallel", int(params["parallel"]))] if params["parallel"] else [])
-        lines = []
+        lines = [f"cd {q(f['dir'])} || exit 1"]
         for name, streams in phases:
-            lines += [section(f"iperf3-{name}"), iperf.exchange(enter_b, enter_a, ADDR_B, params["seconds"], streams)]
+            lines += [section(f"iperf3-{name}"),
+                      iperf.exchange(f["enter_b"], f["enter_a"], ADDR_B, iperf.whole_seconds(params["seconds"]), streams)]
         return script(*lines)
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
-        sections = parse_sections(result.stdout)
-        names = ["single"] + (["parallel"] if params["parallel"] else [])
+        sections = result.sections()
+        names = ["single"] + (["parallel"] if params.get("parallel") else [])
         return tcp_metrics(result, {n: iperf.parse_iperf3(sections.get(f"iperf3-{n}", "")) for n in names})
 
 
@@ -137,35 +123,29 @@ class DropRate(NetWorkload):
         headline="kpps",
         reproduces="A: drop rate of 64-byte frames with a TC drop rule; the Cloudflare/XDP drop ladder",
     )
-    tools = (Tool("trafgen", "netsniff-ng"), NSENTER)
-    packages = ("netsniff-ng",)
+    tools = (Tool("trafgen", "netsniff-ng"), NSENTER, Tool("timeout", "coreutils"))
+    quick = {"seconds": 0.5, "warmup_s": 0.2}
 
-    def default_params(self) -> dict[str, Any]:
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"seconds": 3.0, "warmup_s": 0.5}
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {"seconds": 1.0, "warmup_s": 0.3}
-
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
-        drop = rung(NetOptions.of(target.config).drop)
-        session = self.session(target)
-        topo = session.topology(self.spec.name, drop=True)
-        a, b = topo.sides
-        files = {**self.side_files(a, b), "rung": drop.name, "layer": drop.layer,
-                 "trafgen_cfg": self.put(target, f"trafgen-{topo.tag}.cfg", trafgen_config(a, b))}
-        facts: dict[str, Any] = {"trafgen": tool_version(target, ["trafgen", "--version"]),
-                                 "network": session.options.describe(), "in_force": session.readback()[self.spec.name]}
+    def prepare(self, ctx: Context) -> Prepared:
+        drop = rung(net_options(ctx.config).drop)
+        a, b = self.topology(ctx, drop=True).sides
+        files = {**self.side_files(ctx, a, b), "rung": drop.name, "layer": drop.layer,
+                 "trafgen_cfg": ctx.target.put(trafgen_config(a, b).encode(), f"{ctx.workdir()}/trafgen.cfg")}
+        facts: dict[str, Any] = {}
         if drop.name == "socket":
-            sink = build_native(target, "udpsink", target.config)
+            sink = build_native(ctx.target, "udpsink")
             files["sink"], facts["binary"] = sink.path, sink.facts
-        return Prepared(files=files, facts=facts)
+        return Prepared(files=files, facts=facts,
+                        versions={"trafgen": tool_version(ctx.target, ["trafgen", "--version"])})
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         f = prepared.files
-        enter_a, enter_b = self.sides(prepared)
-        lines = [f'snap() {{ echo "section $1"; date +%s.%N; {enter_b} cat /proc/net/dev /proc/net/snmp; }}',
+        enter_a, enter_b = f["enter_a"], f["enter_b"]
+        lines = [f"cd {q(f['dir'])} || exit 1",
+                 f'snap() {{ echo "section $1"; date +%s.%N; {enter_b} cat /proc/net/dev /proc/net/snmp; }}',
                  section("drop"), f"echo 'rung {f['rung']}'; echo 'layer {f['layer']}'; echo 'dev {f['dev_b']}'"]
         if "sink" in f:
             lines += [f"{enter_b} {q(f['sink'])} {DROP_PORT} >udpsink.out 2>&1 & sink=$!",
@@ -184,7 +164,7 @@ class DropRate(NetWorkload):
         return script(*lines)
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
-        sections = parse_sections(result.stdout)
+        sections = result.sections()
         info = dict(line.split(" ", 1) for line in sections.get("drop", "").splitlines() if " " in line)
         if set(info) != {"rung", "layer", "dev"}:
             raise WorkloadError("the drop-rate trial printed no drop section", "the trial script did not start")

@@ -1,7 +1,8 @@
 """VPN throughput: iperf3 TCP through a WireGuard or OpenVPN tunnel between two namespaces.
 
 The tunnel is a configuration setting (vpn = { kind = ..., cipher = ... }), so "WireGuard vs
-OpenVPN" is one run with two configurations, and "OpenVPN on i386 vs amd64" is another.
+OpenVPN" is one run with two configurations, and "OpenVPN on i386 vs amd64" is another; the
+tunnel each configuration brings up is recorded with its trials as what is compared.
 Each trial brings the tunnel up with the configuration's own daemons, moves data through it
 and takes it down; its rusage covers the daemons, whose CPU time is most of a VPN's cost.
 """
@@ -12,14 +13,14 @@ from typing import Any
 
 from shootout.model import Metric, WorkloadSpec
 from shootout.net import iperf
-from shootout.net.part import NetOptions
+from shootout.net.options import net_options
 from shootout.net.script import script_text, section
 from shootout.net.tunnels import INNER_B, check_tunnel, tunnel
-from shootout.targets.base import Target
+from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
-from shootout.workloads.base import Prepared, Tool
-from shootout.workloads.net import NSENTER, TCP_METRICS, NetWorkload, tcp_metrics
-from shootout.workloads.shell import parse_sections, tool_version
+from shootout.workloads.base import Context, Prepared, Tool
+from shootout.workloads.net import IPERF3, NSENTER, TCP_METRICS, NetWorkload, tcp_metrics
+from shootout.workloads.shell import q, tool_version
 
 
 class Vpn(NetWorkload):
@@ -32,38 +33,35 @@ class Vpn(NetWorkload):
         headline="mbit_s",
         reproduces="A: OpenVPN and WireGuard throughput between two containers",
     )
-    tools = (Tool("iperf3", "iperf3"), NSENTER)
-    packages = ("iperf3", "iproute2", "wireguard-go", "wireguard-tools", "openvpn")
+    # both kinds' programs: a run may compare them, and every one of them is verified
+    tools = (IPERF3, NSENTER, Tool("ip", "iproute2"), Tool("wireguard-go", "wireguard-go"),
+             Tool("wg", "wireguard-tools"), Tool("openvpn", "openvpn"))
+    quick = {"seconds": 1}
 
-    def default_params(self) -> dict[str, Any]:
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"seconds": 5}
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {"seconds": 2}
-
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
-        options = NetOptions.of(target.config)
-        session = self.session(target)
-        topo = session.topology(self.spec.name)
-        tun = tunnel(options.vpn, topo, cipher=options.cipher, wireguard=options.wireguard)
-        plan = tun.plan(target)
+    def prepare(self, ctx: Context) -> Prepared:
+        topo = self.topology(ctx, vpn=True)
+        tun = tunnel(net_options(ctx.config), topo)
+        plan = tun.plan(ctx.target)
         for name, content in plan.files.items():
-            self.put(target, name, content)
+            ctx.target.put(content, f"{ctx.workdir()}/{name}")
         a, b = topo.sides
-        # The trial's script is a file: it depends on the tunnel, which argv() does not see.
-        body = script_text(*tun.up(a, b), section("iperf3-single"),
-                           iperf.exchange(b.enter, a.enter, INNER_B, params["seconds"], 1), *tun.down(), *tun.report())
-        facts = {"iperf3": tool_version(target, ["iperf3", "--version"]), "tunnel": {"kind": tun.kind, **plan.facts},
-                 "network": options.describe(), "in_force": session.readback()[self.spec.name]}
-        return Prepared(files={"script": self.put(target, f"{topo.tag}-vpn.sh", body)}, facts=facts)
+        # The trial's script is a file (it depends on the tunnel, which argv() does not see); its
+        # argument is the transfer's duration.
+        body = script_text(f"cd {q(ctx.workdir())} || exit 1", *tun.up(a, b), section("iperf3-single"),
+                           iperf.exchange(b.enter, a.enter, INNER_B, '"$1"', 1),
+                           *tun.down(), *tun.report())
+        return Prepared(files={"script": ctx.target.put(body.encode(), f"{ctx.workdir()}/trial.sh")},
+                        facts={"tunnel": {"kind": tun.kind, **plan.facts}},
+                        versions={"iperf3": tool_version(ctx.target, ["iperf3", "--version"]), **plan.versions})
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
-        return ["sh", prepared.files["script"]]
+        return ["sh", prepared.files["script"], iperf.whole_seconds(params["seconds"])]
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
-        sections = parse_sections(result.stdout)
+        sections = result.sections()
         check_tunnel(sections)
         return tcp_metrics(result, {"single": iperf.parse_iperf3(sections.get("iperf3-single", ""))})
 

@@ -1,0 +1,20 @@
+"""The packet-drop ladder (Cloudflare's "How to drop 10 million packets per second", and the
+XDP paper's): where a 64-byte UDP frame dies in the receiving namespace, one rung per
+configuration, counted at the receiver. `shootout doctor` lists the rungs this kernel can do;
+a configuration whose rung it cannot do is skipped with the reason."""
+
+from shootout.experiments.base import Experiment
+
+RUNGS = ("socket", "nft", "tc", "xdp-generic", "xdp-native")
+
+EXPERIMENT = Experiment(
+    name="drop-ladder",
+    description="64-byte UDP frames dropped at a socket, an nft rule, tc (cls_bpf), XDP generic and XDP native",
+    reproduces="A's TC drop rule, extended to the whole ladder of drop points",
+    toml=f'''
+[run]
+configs = [{", ".join(f'"{r}"' for r in RUNGS)}]
+workloads = ["drop-rate"]
+''' + "".join(f'\n[[config]]\nname = "{r}"\nspec = "host"\ndrop = "{r}"\n' for r in RUNGS),
+    found={"drop-rate": "each rung nearer the wire drops more packets per second than the one above it"},
+)

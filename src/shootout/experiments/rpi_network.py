@@ -1,0 +1,43 @@
+"""EXPERIMENTS.md A, the network part: "Run a 64-bit OS on your Raspberry Pi 4".
+
+The write-up ran iperf3 between two containers over a veth pair with the fake offloads off,
+the drop rate of 64-byte frames against a TC drop rule, and WireGuard against OpenVPN between
+containers. Here the containers are network namespaces shootout makes and removes, and the
+two sides are a 64-bit and a 32-bit userspace of the same Debian release on this machine's
+kernel (amd64/i386 on a PC; on a Pi 4 use the same file with debian:bookworm:arm64/armhf).
+tcp-veth and drop-rate do not depend on the VPN, so the two configurations of one userspace
+are an A/A pair for them: their spread is the noise floor beside the 64-vs-32 verdicts.
+"""
+
+from shootout.experiments.base import Experiment
+
+
+def _config(name: str, arch: str, vpn: str) -> str:
+    return f'''
+[[config]]
+name = "{name}"
+spec = "debian:bookworm:{arch}"
+veth = {{ offloads = "off" }}
+drop = "tc"
+vpn = {vpn}
+'''
+
+
+EXPERIMENT = Experiment(
+    name="rpi-network",
+    description="64-bit vs 32-bit userspace: iperf3 over veth (offloads off), 64-byte drop rate at a tc "
+                "drop rule, WireGuard and OpenVPN between namespaces (the network half of the write-up)",
+    reproduces="A, 'Run a 64-bit OS on your Raspberry Pi 4', network section (iperf3, TC drop, WireGuard/OpenVPN)",
+    toml='''
+[run]
+configs = ["amd64-wireguard", "i386-wireguard", "amd64-openvpn", "i386-openvpn"]
+workloads = ["tcp-veth", "drop-rate", "vpn"]
+''' + "".join(_config(f"{arch}-{kind}", arch, vpn) for kind, vpn in (
+        ("wireguard", '{ kind = "wireguard" }'),  # the kernel's if it has one, else wireguard-go
+        ("openvpn", '{ kind = "openvpn", cipher = "AES-256-GCM" }')) for arch in ("amd64", "i386")),
+    found={
+        "tcp-veth": "iperf3 between containers over veth, offloads off: 64-bit faster",
+        "drop-rate": "64-byte frames dropped by a TC rule: 64-bit drops more per second",
+        "vpn": "WireGuard faster than OpenVPN; 64-bit faster for both",
+    },
+)
