@@ -253,7 +253,7 @@ net = {{ pin = "{pin}o" }}
 seconds = 60.0
 warmup_s = 0.2
 [params.vpn]
-seconds = 60
+seconds = 1
 """
 
 
@@ -265,6 +265,7 @@ def test_sigkill_then_doctor_leaves_nothing(shootout, tmp_path: Path) -> None:
     # kill mid-trial: once all four topologies exist and the generator runs inside one of them
     seen = _watch(child, lambda seen: len(seen) == 8 and running_in(seen, "trafgen"))
     assert child.poll() is None, child.communicate()[1][-2000:]
+    assert running_in(seen, "trafgen"), "no drop-rate trial was running when the watch gave up"
     child.send_signal(signal.SIGKILL)
     child.wait()
     deadline = time.monotonic() + 10
