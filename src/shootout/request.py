@@ -65,6 +65,17 @@ def usable(configs: list[Config], notify: Notify) -> list[Config]:
     return kept
 
 
+def default_workloads(file: FileSettings, where: str, notify: Notify) -> tuple[list[str], str | None]:
+    """Nothing selected: the workloads the file defines, else the default suite."""
+    if not file.workloads:
+        return [], DEFAULT_SUITE
+    defined = list(file.workloads)
+    notify(f"running the {len(defined)} workload{'s' if len(defined) > 1 else ''} defined in {where} "
+           f"({', '.join(defined)}): none was selected (-w NAME, --suite, or workloads = [...] in [run] "
+           "choose others)")
+    return defined, None
+
+
 def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) -> RunRequest:
     """notify: one-line messages the user must see; progress: passing status (userspace creation)."""
     progress = progress or notify
@@ -75,7 +86,9 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     if wish.settings.aa:
         configs = [configs[0], aa_copy(configs[0])]
     names = wish.workloads or list(file.run.get("workloads", []))
-    suite_name = wish.suite or file.run.get("suite") or (None if names else DEFAULT_SUITE)
+    suite_name = wish.suite or file.run.get("suite")
+    if not names and not suite_name:
+        names, suite_name = default_workloads(file, str(wish.file), notify)
     params = dict(wish.params)
     if suite_name:
         names += suite(suite_name)

@@ -39,10 +39,10 @@ def _interrupt(signum: int, frame: object) -> None:
 
 @app.command()
 def run(
-    config: Annotated[list[str], typer.Option("--config", "-c", help="configuration: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, or a [[config]] name")] = [],
+    config: Annotated[list[str], typer.Option("--config", "-c", help=escape("configuration: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, or a [[config]] name"))] = [],
     workload: Annotated[list[str], typer.Option("--workload", "-w", help="workload name (repeatable)")] = [],
     suite: Annotated[Optional[str], typer.Option(help="suite name: native, quick, full, or a category")] = None,
-    file: Annotated[Optional[Path], typer.Option("--file", "-f", help="shootout.toml with [[config]] and [[workload]] tables")] = None,
+    file: Annotated[Optional[Path], typer.Option("--file", "-f", help=escape("shootout.toml with [[config]] and [[workload]] tables; without -w or --suite, its workloads run"))] = None,
     budget: Annotated[str, typer.Option(help="time budget of the measuring, e.g. 10m")] = "4m",
     precision: Annotated[str, typer.Option(help="stop a workload once its CI half-width is under this")] = "1%",
     threshold: Annotated[str, typer.Option(help="practical threshold δ for faster/slower/same")] = "1%",
@@ -264,7 +264,7 @@ def compare(refs: Annotated[list[str], typer.Argument(help="two or more runs")],
 
 @app.command()
 def report(refs: Annotated[list[str], typer.Argument(help="one run, or several to compare")] = ["last"],
-           format: Annotated[str, typer.Option("--format", help="html, md, png or svg")] = "html",
+           format: Annotated[str, typer.Option("--format", help="html, md (or markdown), png or svg")] = "html",
            out: Annotated[Path, typer.Option("--out", help="directory to write into")] = Path("shootout-report"),
            price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE for performance per dollar (repeatable)")] = [],
            price_unit: Annotated[str, typer.Option(help="what a price is, e.g. '$/h' or '$'")] = "$/h",
