@@ -199,7 +199,8 @@ def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], conf
     out = []
     for config in configs[1:]:
         heads = [c for c in comparisons if c.config == config.name and c.headline and c.log_ratios]
-        ratios = {c.workload: c.log_ratios for c in heads}
+        # No workload has an interval yet (too few rounds): a suite verdict would claim what none can.
+        ratios = {c.workload: c.log_ratios for c in heads} if any(c.estimate for c in heads) else {}
         categories = {c.workload: c.category for c in heads}
         counts = {v: sum(1 for c in heads if c.verdict == v) for v in Verdict}
         out.append(Summary(

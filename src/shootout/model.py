@@ -97,6 +97,7 @@ class RunSettings:
     seed: int = 0
     aa: bool = False
     confidence: float = 0.95
+    partial: bool = False  # measure even when the budget cannot reach min_rounds (no verdicts then)
 
 
 @dataclass

@@ -43,7 +43,8 @@ def run(
     workload: Annotated[list[str], typer.Option("--workload", "-w", help="workload name (repeatable)")] = [],
     suite: Annotated[Optional[str], typer.Option(help="suite name: native, quick, full, or a category")] = None,
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help=escape("shootout.toml with [[config]] and [[workload]] tables; without -w or --suite, its workloads run"))] = None,
-    budget: Annotated[str, typer.Option(help="time budget of the measuring, e.g. 10m")] = "4m",
+    budget: Annotated[str, typer.Option(help="time budget of the measuring, e.g. 10m; checked after the warm-up round")] = "4m",
+    partial: Annotated[bool, typer.Option("--partial", help="measure even when the budget cannot reach the minimum rounds (no verdicts then)")] = False,
     precision: Annotated[str, typer.Option(help="stop a workload once its CI half-width is under this")] = "1%",
     threshold: Annotated[str, typer.Option(help="practical threshold δ for faster/slower/same")] = "1%",
     min_rounds: Annotated[int, typer.Option(help="minimum measured rounds (6 is the least for a 95% CI)")] = 6,
@@ -91,7 +92,7 @@ def run(
         settings = RunSettings(
             threshold=fraction(threshold, "--threshold"), precision=fraction(precision, "--precision"),
             min_rounds=min_rounds, max_rounds=max(max_rounds, min_rounds), budget_s=duration(budget, "--budget"),
-            seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
+            seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa, partial=partial,
         )
         with err_console.status("preparing configurations") as status:
             request = build_request(Wish(config, workload, suite, file, settings),
