@@ -11,8 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shootout.conditions.clock import clock_drop
-from shootout.conditions.monitor import monitor_flags, reference_mhz
+from shootout.conditions.runflags import RunConditions
 from shootout.model import Config, Run, Trial, WorkloadSpec
 from shootout.stats import Estimate, Verdict, geomean, geomean_by_category, paired_estimate, trial_flags, verdict
 from shootout.units import performance, unit
@@ -61,6 +60,7 @@ class Analysis:
     threshold: float
     noise_floor: float | None = None  # relative half-width seen in A/A runs on this machine
     notes: tuple[str, ...] = ()  # e.g. "unpaired: includes drift between the runs"
+    conditions: tuple[str, ...] = ()  # machine-wide conditions during the run, said once
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)  # "machine" and config -> facts
 
 
@@ -123,29 +123,12 @@ def is_emulated(facts: dict[str, Any]) -> bool:
     return bool(facts.get("target", {}).get("emulated"))
 
 
-def drop_rounds(machine_facts: dict[str, Any]) -> set[int]:
-    """Rounds whose measured clock was more than 3% below the clock at the start of the run."""
-    clock = machine_facts.get("clock_mhz") or []
-    return {r for r, mhz in clock if clock and clock_drop(clock[0][1], mhz)}
-
-
-def condition_flags(run: Run, trials: Sequence[Trial], workload: str, configs: tuple[str, ...],
-                    rounds: Iterable[int]) -> list[str]:
-    """What the monitor and the clock loop saw during this metric's trials."""
-    machine = run.facts.get("machine", {})
-    windows = [t.monitor for t in trials if t.spec.workload == workload and t.spec.config in configs and t.monitor]
-    flags = monitor_flags(windows, reference_mhz(machine.get("monitor_samples", [])))
-    dropped = sorted(drop_rounds(machine) & set(rounds))
-    if dropped and "clock-drop" not in flags:
-        flags.append("clock-drop")
-    return flags
-
-
 def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None) -> Analysis:
     """Compare every configuration of one run with its baseline (paired by round)."""
     s = run.settings
     base = run.configs[0].name
     measured = [t for t in trials if t.spec.round > 0]
+    conditions = RunConditions(measured, run.facts.get("machine", {}))
     comparisons: list[Comparison] = []
     values: dict[tuple[str, str, str], list[float]] = {}
     for spec in run.workloads:
@@ -167,7 +150,8 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                     [t.wall_s for t in measured
                      if t.spec.workload == spec.name and t.spec.config == config.name and t.wall_s > 0],
                 )
-                flags += condition_flags(run, measured, spec.name, (base, config.name), ratios)
+                flags += conditions.flags(t for t in measured if t.spec.workload == spec.name
+                                          and t.spec.config in (base, config.name))
                 emulated = is_emulated(cfg_facts) or is_emulated(base_facts)
                 if emulated:
                     flags.append("emulated")
@@ -189,7 +173,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
     return Analysis(
         runs=(run,), configs=tuple(run.configs), workloads=tuple(run.workloads),
         comparisons=tuple(comparisons), summaries=summarize(comparisons, run.configs, s.confidence, s.seed),
-        values=values, threshold=s.threshold, noise_floor=noise_floor,
+        values=values, threshold=s.threshold, noise_floor=noise_floor, conditions=tuple(conditions.lines),
         facts={"machine": run.facts.get("machine", {}), **{c.name: run.facts.get(c.name, {}) for c in run.configs}},
     )
 
