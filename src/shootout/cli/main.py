@@ -126,23 +126,28 @@ def _analysis(store, stored):
     return analyze(stored, store.trials(stored.id), noise_floor=floor)
 
 
-def _show(store, ref: str, as_json: bool):
+def _show(store, ref: str, as_json: bool, all_metrics: bool = False):
     from shootout.report.jsondata import show_rows
-    from shootout.report.terminal import show_table
+    from shootout.report.terminal import show
 
     analysis = _analysis(store, store.get_run(ref))
     if as_json:
         print(json.dumps(show_rows(analysis), indent=2))
     else:
-        console.print(show_table(analysis))
+        show(analysis, console, all_metrics)
     return analysis
 
 
-@app.command()
-def show(ref: RunArg = "last", json_out: Annotated[bool, typer.Option("--json", help="print the rows as JSON")] = False,
-         db: DbOption = None) -> None:
-    """Per metric: medians, speed-up over the baseline with its 95% CI, verdict, flags; then the geomean."""
-    _show(_store(db), ref, json_out)
+@app.command("show")
+def show_run(ref: RunArg = "last", json_out: Annotated[bool, typer.Option("--json", help="print the rows as JSON")] = False,
+             all_metrics: Annotated[bool, typer.Option("--all", help="every metric, not only each workload's headline")] = False,
+             db: DbOption = None) -> None:
+    """Verdicts per workload: speed-up over the baseline with its 95% CI, verdict, flags; then the geomean.
+
+    Fits the terminal (80 columns: speed-ups and verdicts; wider: medians too); written to a
+    file or a pipe, plain lines with every cell whole.
+    """
+    _show(_store(db), ref, json_out, all_metrics)
 
 
 @app.command()
@@ -251,16 +256,18 @@ def import_run(path: Annotated[Path, typer.Argument(help="shootout JSON, Phoroni
 
 
 @app.command()
-def compare(refs: Annotated[list[str], typer.Argument(help="two or more runs")], db: DbOption = None) -> None:
+def compare(refs: Annotated[list[str], typer.Argument(help="two or more runs")],
+            all_metrics: Annotated[bool, typer.Option("--all", help="every metric, not only each workload's headline")] = False,
+            db: DbOption = None) -> None:
     """Compare stored runs (unpaired: the difference includes drift between the runs)."""
     from shootout.crossrun import compare_runs
-    from shootout.report.terminal import show_table
+    from shootout.report.terminal import show
 
     if len(refs) < 2:
         raise UsageError("compare needs at least two runs", "e.g. shootout compare 3 7")
     store = _store(db)
     runs = [store.get_run(r) for r in refs]
-    console.print(show_table(compare_runs(runs, [store.trials(r.id) for r in runs])))
+    show(compare_runs(runs, [store.trials(r.id) for r in runs]), console, all_metrics)
 
 
 @app.command()

@@ -10,6 +10,8 @@ from shootout import events as ev
 
 
 def fmt_duration(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.1f}s"
     minutes, secs = divmod(int(round(seconds)), 60)
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 

@@ -71,7 +71,8 @@ def _results(analysis: Analysis) -> list[str]:
         notes: list[str] = []
         for cfg in rest:
             found = by_config.get(cfg.name)
-            row.append(f"{fmt_estimate(found.estimate)} **{found.verdict}**" if found else "\u2014")
+            verdict_md = f" **{found.verdict}**" if found and found.verdict is not None else ""
+            row.append(f"{fmt_estimate(found.estimate)}{verdict_md}" if found else "\u2014")
             if found:
                 notes += [n for n in notes_of(found) if n not in notes]
         row.append("; ".join(f"\u26a0 {n}" for n in notes))
@@ -138,6 +139,7 @@ def render_markdown(
     base = baseline(analysis)
     lines = [f"# shootout: {' vs '.join(c.display for c in analysis.configs)}", "", f"*{subtitle(analysis)}*", ""]
     lines += [f"**{summary_sentence(analysis, s)}**" for s in iter_summaries(analysis)]
+    lines += [f"> During the run: {line}" for line in analysis.conditions]
     lines += [f"> {note}" for note in all_notes(analysis)]
     if charts.SUMMARY_KEY in chart_names:
         lines += ["", (f"![Speed-up over {base.display} of every workload, log scale, 95% CI]"

@@ -200,6 +200,9 @@ def change_phrase(comp: Comparison, analysis: Analysis) -> str:
     if est is None:
         return f"{other} against {base}: not enough rounds for an interval"
     conf = round(est.confidence * 100)
+    if comp.verdict is None:  # an estimate without a verdict (a sub-metric)
+        return (f"{other}/{base} = {fmt_ratio(est.ratio)} ({conf}% CI "
+                f"{fmt_ratio(est.low)}{EN_DASH}{fmt_ratio(est.high)}; an estimate, no verdict)")
     if comp.verdict is Verdict.SAME:
         return f"{other} and {base}: no difference beyond \u00b1{analysis.threshold * 100:g}%"
     if comp.verdict is Verdict.FASTER:
