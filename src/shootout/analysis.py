@@ -99,7 +99,7 @@ def _flatten(facts: Any, prefix: str = "") -> dict[str, Any]:
 # Facts that are confounders when they differ: versions of what ran, the compiler, the
 # libc, the input, hardware code paths. The ABI itself (ELF class, machine) is the point of
 # a 32/64-bit comparison, so it is not one of them.
-_CONFOUNDER_FACTS = {"compiler", "cc", "libc", "openssl", "hw_paths", "input_sha256"}
+_CONFOUNDER_FACTS = {"compiler", "cc", "libc", "openssl", "hw_paths", "input_sha256", "code_path"}
 
 
 def _is_confounder(key: str) -> bool:
@@ -107,11 +107,20 @@ def _is_confounder(key: str) -> bool:
     return last in _CONFOUNDER_FACTS or "version" in last or key.startswith("target.packages.")
 
 
-def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str) -> list[str]:
-    """Facts of the two configurations that differ and could explain a difference."""
+def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str,
+                metric: str | None = None) -> list[str]:
+    """Facts of the two configurations that differ and could explain a difference.
+
+    A workload's `code_paths` ({metric: path}) concern one metric each: only that metric's
+    path is compared.
+    """
 
     def relevant(facts: dict[str, Any]) -> dict[str, Any]:
-        scoped = {"target": facts.get("target", {}), "workload": facts.get("workloads", {}).get(workload, {})}
+        mine = dict(facts.get("workloads", {}).get(workload, {}))
+        paths = mine.pop("code_paths", None) or {}
+        if metric in paths:
+            mine["code_path"] = paths[metric]
+        scoped = {"target": facts.get("target", {}), "workload": mine}
         return {k: v for k, v in _flatten(scoped).items() if _is_confounder(k)}
 
     a, b = relevant(facts_a), relevant(facts_b)
@@ -168,7 +177,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                     log_ratios=ratios, estimate=est,
                     verdict=Verdict.INCONCLUSIVE if emulated else verdict(est, s.threshold),
                     flags=tuple(flags),
-                    confounders=tuple(confounders(base_facts, cfg_facts, spec.name)),
+                    confounders=tuple(confounders(base_facts, cfg_facts, spec.name, metric.name)),
                 ))
     return Analysis(
         runs=(run,), configs=tuple(run.configs), workloads=tuple(run.workloads),

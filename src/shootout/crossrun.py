@@ -58,7 +58,7 @@ def compare_runs(runs: Sequence[Run], trials: Sequence[Sequence[Trial]]) -> Anal
                     baseline=base_cfg.name, config=cfg.name,
                     medians={k: statistics.median(v) for k, v in ((base_cfg.name, a), (cfg.name, b)) if v},
                     log_ratios={}, estimate=est, verdict=verdict(est, threshold), paired=False,
-                    confounders=tuple(confounders(facts_a, facts_b, name)),
+                    confounders=tuple(confounders(facts_a, facts_b, name, metric.name)),
                 ))
     summaries = []
     for cfg, *_ in members[1:]:

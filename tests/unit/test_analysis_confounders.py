@@ -11,3 +11,15 @@ def test_versions_and_inputs_that_differ_are_confounders_the_abi_is_not():
     assert confounders(facts("3.0.15", 64), facts("3.0.15", 32), "w") == []
     found = confounders(facts("3.0.15", 64), facts("3.0.14", 32, sha="def"), "w")
     assert found == ["openssl: 3.0.15 vs 3.0.14", "input_sha256: abc vs def"]
+
+
+def membw_facts(copy: str, fill: str) -> dict:
+    return {"target": {}, "workloads": {"membw": {"code_paths": {"copy_mbps": copy, "fill_mbps": fill}}}}
+
+
+def test_a_code_path_is_a_confounder_of_its_own_metric_only():
+    cached, bypass = "memcpy of 256 MiB through the cache", "memcpy of 256 MiB bypasses the cache (non-temporal stores)"
+    a, b = membw_facts(cached, "memset through the cache"), membw_facts(bypass, "memset through the cache")
+    assert confounders(a, b, "membw", "copy_mbps") == [f"code_path: {cached} vs {bypass}"]
+    assert confounders(a, b, "membw", "fill_mbps") == []
+    assert confounders(a, b, "membw", "writeread_mbps") == []  # the headline does not call memcpy
