@@ -230,6 +230,7 @@ def export_run(ref: RunArg, format: Annotated[str, typer.Option("--format", help
                out: Annotated[Optional[Path], typer.Option("--out", "-o", help="file to write (default: stdout)")] = None,
                db: DbOption = None) -> None:
     """Write a run with every raw trial, its plan, seed and facts (JSON), or one row per value (CSV)."""
+    format = format.strip().lower()
     store = _store(db)
     run_id = store.get_run(ref).id
     if format == "json":
