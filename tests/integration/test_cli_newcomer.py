@@ -10,7 +10,6 @@ import re
 import struct
 import subprocess
 import termios
-from pathlib import Path
 
 import pytest
 

@@ -7,8 +7,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from shootout.conditions.monitor import Monitor, reference_mhz, summarize
 
 
