@@ -91,3 +91,12 @@ def test_markdown_and_html_say_the_machine_wide_conditions_once(analysis):
     extra = dataclasses.replace(analysis, conditions=(line,))
     assert render_markdown(extra, {}).count(line) == 1
     assert render_html(extra).count(line) == 1
+
+
+def test_names_too_long_for_80_columns_break_rather_than_lose_their_end(analysis):
+    long = "a-very-long-user-workload-name-that-goes-on"
+    comps = tuple(dataclasses.replace(c, workload=long) if c.workload == "xz" else c for c in analysis.comparisons)
+    specs = tuple(dataclasses.replace(w, name=long) if w.name == "xz" else w for w in analysis.workloads)
+    text = render(dataclasses.replace(analysis, comparisons=comps, workloads=specs), width=60)
+    assert ELLIPSIS not in text and all(len(line) <= 60 for line in text.splitlines())
+    assert f"{long} wall: cv>10%" in " ".join(text.split())  # whole in its note

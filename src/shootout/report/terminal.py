@@ -145,8 +145,9 @@ def compact_table(analysis: Analysis, rows: list[MetricRow], configs: list[Confi
     """Speed-up and verdict only, for 80 columns; flags become numbered notes (returned)."""
     base = baseline(analysis)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("workload", no_wrap=True)
-    table.add_column("metric", no_wrap=True)
+    # Names break over lines rather than lose their end when even this does not fit.
+    table.add_column("workload", overflow="fold")
+    table.add_column("metric", overflow="fold")
     for cfg in configs:
         table.add_column(f"{cfg.display}\nvs {base.display}", justify="right", no_wrap=True)
         table.add_column("verdict", no_wrap=True)
