@@ -31,7 +31,7 @@ RARE_SHARE = 0.10  # affected trials this rare in the run single out the metrics
 class Condition:
     flag: str
     limit: float  # a trial beyond this was affected at all
-    margin: float  # and beyond the typical trial by this much, more than the typical trial
+    margin: float  # beyond the typical trial by more than this, a trial was worse off than it
     excess: Callable[[float, float], str]  # (metric median, typical) -> "+2.1 pts"
     worst: Callable[[float], str]  # the worst affected trial -> "up to 12%"
     typical: Callable[[float], str]  # the machine-wide line, from the typical trial's value
