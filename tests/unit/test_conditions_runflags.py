@@ -42,7 +42,7 @@ def flags(all_trials: list[Trial], machine: dict[str, Any] = MACHINE) -> dict[st
 @pytest.mark.parametrize(("changed", "flag"), [
     ({"throttled": True}, "throttled in 1 of 12 trials"),
     ({"min_mhz": 1200.0}, "clock-drop \u221220% in 1 of 12 trials"),
-    ({"max_steal_pct": 7.5}, "steal up to 8% in 1 of 12 trials"),
+    ({"max_steal_pct": 7.5}, "steal up to 7.5% in 1 of 12 trials"),
     ({"max_temp_c": 86.0}, "hot up to 86 \u00b0C in 1 of 12 trials"),
     ({"max_runq": 5}, "busy +3 tasks in 1 of 12 trials"),
 ])

@@ -39,7 +39,7 @@ class Condition:
 
 CONDITIONS = (
     Condition("steal", STEAL_LIMIT_PCT, STEAL_LIMIT_PCT, lambda m, t: f"+{m - t:.1f} pts",
-              lambda w: f"up to {w:.0f}%", lambda t: f"steal: the hypervisor took {t:.1f}% of the CPU "
+              lambda w: f"up to {w:.1f}%", lambda t: f"steal: the hypervisor took {t:.1f}% of the CPU "
               "in the typical trial"),
     Condition("clock-drop", DROP_LIMIT * 100, DROP_LIMIT * 100, lambda m, t: f"\u2212{m - t:.1f}%",
               lambda w: f"\u2212{w:.0f}%", lambda t: f"clock: {t:.1f}% below its best in the typical trial"),
