@@ -45,7 +45,7 @@ def user_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Shootout, subpro
     toml = home / "shootout.toml"
     toml.write_text(TOML)
     sh = Shootout(home)
-    done = sh("run", "--file", str(toml), "--max-rounds", "7", "--precision", "50%", "--seed", "5", "--db", sh.db)
+    done = sh("run", "--file", str(toml), "--max-rounds", "7", "--seed", "5", "--db", sh.db)
     return sh, done
 
 
