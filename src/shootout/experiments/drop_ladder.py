@@ -16,5 +16,6 @@ EXPERIMENT = Experiment(
 configs = [{", ".join(f'"{r}"' for r in RUNGS)}]
 workloads = ["drop-rate"]
 ''' + "".join(f'\n[[config]]\nname = "{r}"\nspec = "host"\ndrop = "{r}"\n' for r in RUNGS),
-    found={"drop-rate": "each rung nearer the wire drops more packets per second than the one above it"},
+    found={"drop-rate": "Cloudflare: in-application drop ~171 kpps vs XDP ~10 Mpps on one CPU; the XDP paper: "
+                        "XDP_DROP ~24 Mpps vs iptables raw ~4.8 Mpps per core"},
 )
