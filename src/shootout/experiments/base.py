@@ -41,3 +41,12 @@ class Experiment:
             measured = f"{by_id[comp.config]} vs {by_id[comp.baseline]}: {fmt_estimate(comp.estimate)}, {comp.verdict}"
             lines.append(f"{comp.workload}: {measured}" + (f"; the write-up: {found}" if found else ""))
         return lines
+
+
+def host_ladder(workloads: list[str], settings: dict[str, str]) -> str:
+    """The TOML of a run on the host whose configurations differ in one setting each:
+    configuration name -> its setting line (e.g. 'drop = "nft"'), the first the baseline."""
+    names = ", ".join(f'"{name}"' for name in settings)
+    chosen = ", ".join(f'"{w}"' for w in workloads)
+    return f"[run]\nconfigs = [{names}]\nworkloads = [{chosen}]\n" + "".join(
+        f'\n[[config]]\nname = "{name}"\nspec = "host"\n{line}\n' for name, line in settings.items())

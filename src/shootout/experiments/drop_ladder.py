@@ -3,19 +3,14 @@ XDP paper's): where a 64-byte UDP frame dies in the receiving namespace, one run
 configuration, counted at the receiver. `shootout doctor` lists the rungs this kernel can do;
 a configuration whose rung it cannot do is skipped with the reason."""
 
-from shootout.experiments.base import Experiment
-
-RUNGS = ("socket", "nft", "tc", "xdp-generic", "xdp-native")
+from shootout.experiments.base import Experiment, host_ladder
+from shootout.net.rungs import RUNGS
 
 EXPERIMENT = Experiment(
     name="drop-ladder",
     description="64-byte UDP frames dropped at a socket, an nft rule, tc (cls_bpf), XDP generic and XDP native",
     reproduces="A's TC drop rule, extended to the whole ladder of drop points",
-    toml=f'''
-[run]
-configs = [{", ".join(f'"{r}"' for r in RUNGS)}]
-workloads = ["drop-rate"]
-''' + "".join(f'\n[[config]]\nname = "{r}"\nspec = "host"\ndrop = "{r}"\n' for r in RUNGS),
+    toml=host_ladder(["drop-rate"], {rung: f'drop = "{rung}"' for rung in RUNGS}),
     found={"drop-rate": "Cloudflare: in-application drop ~171 kpps vs XDP ~10 Mpps on one CPU; the XDP paper: "
                         "XDP_DROP ~24 Mpps vs iptables raw ~4.8 Mpps per core"},
 )

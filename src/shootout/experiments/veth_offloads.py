@@ -1,26 +1,13 @@
 """TCP between two namespaces over veth with the fake offloads off (the write-up's setting:
 `ethtool -K veth0 tx off rx off tso off gro off gso off`) against on (the kernel's default)."""
 
-from shootout.experiments.base import Experiment
+from shootout.experiments.base import Experiment, host_ladder
 
 EXPERIMENT = Experiment(
     name="veth-offloads",
     description="iperf3 over veth with the offloads on vs off (the write-up turned them off)",
     reproduces="A's iperf3 over veth with the fake offloads off; here against them on",
-    toml='''
-[run]
-configs = ["offloads-off", "offloads-on"]
-workloads = ["tcp-veth"]
-
-[[config]]
-name = "offloads-off"
-spec = "host"
-veth = { offloads = "off" }
-
-[[config]]
-name = "offloads-on"
-spec = "host"
-veth = { offloads = "on" }
-''',
+    toml=host_ladder(["tcp-veth"], {"offloads-off": 'veth = { offloads = "off" }',
+                                    "offloads-on": 'veth = { offloads = "on" }'}),
     found={"tcp-veth": "by hand on this machine: about 25 Gbit/s with the offloads on, 5.5 off"},
 )
