@@ -33,6 +33,7 @@ class Wish:
     file: Path | None = None
     settings: RunSettings = field(default_factory=RunSettings)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    emulate: bool = False  # VMs under TCG where KVM is not hardware-backed: function only, no verdicts
 
 
 def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = "shootout.toml") -> Workload:
@@ -72,6 +73,10 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     specs = wish.configs or list(file.run.get("configs", []))
     configs = resolve(specs, file.configs, progress) if specs else default_configs(notify, progress)
     configs = usable(configs, notify)
+    if wish.emulate:
+        from shootout.targets.vm import emulated
+
+        configs = [emulated(c) for c in configs]
     if wish.settings.aa:
         configs = [configs[0], aa_copy(configs[0])]
     names = wish.workloads or list(file.run.get("workloads", []))

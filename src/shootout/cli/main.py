@@ -39,7 +39,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 @app.command()
 def run(
-    config: Annotated[list[str], typer.Option("--config", "-c", help="configuration: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, or a [[config]] name")] = [],
+    config: Annotated[list[str], typer.Option("--config", "-c", help="configuration: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, ssh:[USER@]HOST[:PORT], vm:debian:RELEASE:ARCH:KERNEL, kernel:RELEASE, or a [[config]] name")] = [],
     workload: Annotated[list[str], typer.Option("--workload", "-w", help="workload name (repeatable)")] = [],
     suite: Annotated[Optional[str], typer.Option(help="suite name: native, quick, full, or a category")] = None,
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help="shootout.toml with [[config]] and [[workload]] tables")] = None,
@@ -55,6 +55,9 @@ def run(
     no_boost: Annotated[bool, typer.Option("--no-boost", help="with --tune: also disable turbo/boost")] = False,
     load_wait: Annotated[str, typer.Option(help="wait up to this long for an idle machine", envvar="SHOOTOUT_LOAD_WAIT")] = "60s",
     monitor: Annotated[bool, typer.Option(help="sample clock, temperature, load and steal during the run")] = True,
+    across_boots: Annotated[bool, typer.Option("--across-boots", help="the configurations are kernels (kernel:RELEASE): measure one block of rounds per boot, A B B A …, and say which kernel to boot next")] = False,
+    boots: Annotated[int, typer.Option(help="with --across-boots: how many boots (blocks) in all, a multiple of twice the kernels")] = 4,
+    emulate: Annotated[bool, typer.Option("--emulate", help="run vm: configurations under TCG where KVM is not hardware-backed (function only: results marked emulated, no verdicts)")] = False,
     db: DbOption = None,
 ) -> None:
     """Run workloads under every configuration in randomized interleaved rounds, then show the verdicts."""
@@ -75,6 +78,8 @@ def run(
 
     if min_rounds < 6:
         raise UsageError(f"--min-rounds {min_rounds} is too few", "a 95% interval needs at least 6 rounds")
+    if across_boots and aa:
+        raise UsageError("--aa and --across-boots do not combine", "for a noise floor, run --aa under one kernel")
     wait_s = duration(load_wait, "--load-wait")
     store = _store(db)
     undone, _ = recover()
@@ -94,7 +99,7 @@ def run(
             seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
         )
         with err_console.status("preparing configurations") as status:
-            request = build_request(Wish(config, workload, suite, file, settings),
+            request = build_request(Wish(config, workload, suite, file, settings, emulate=emulate),
                                     lambda text: err_console.print(escape(text), soft_wrap=True),
                                     progress=lambda text: status.update(escape(text)))
         min_shown = settings.min_rounds
@@ -106,13 +111,30 @@ def run(
                 err_console.print(f"  {escape(line)}")
         runner = Runner(store, j, ProgressView(console, err_console, min_shown), monitor=sampler, clock=measure_mhz)
         with runner.emit:
-            run_id = runner.resume(stored, resumed) if resume else runner.start(request, facts=pf.facts)
+            block = _boot_block(runner, request if not resume else None, stored if resume else None, boots, pf.facts) \
+                if across_boots or resume else None
+            run_id = block.run_id if block else runner.resume(stored, resumed) if resume else runner.start(request, facts=pf.facts)
     analysis = _show(store, str(run_id), as_json=False)
+    if block:
+        console.print(escape(block.message()))
     if aa:
         floor = aa_floor(analysis)
         if floor is not None:
             save_noise_floor(store, analysis.facts["machine"], {"run": run_id, "halfwidth": floor})
             console.print(f"noise floor of this machine: ±{floor:.2%} (stored; shown beside later verdicts)")
+
+
+def _boot_block(runner, request, stored, boots: int, machine: dict):
+    """A block of a run across boots (a new one, or the next after a reboot); None for other runs."""
+    from shootout.boots import campaign
+    from shootout.request import workloads_of
+
+    if stored is None:
+        return campaign.start(runner, request, boots, machine)
+    if campaign.campaign_of(stored) is None:
+        return None
+    return campaign.resume(runner, stored, lambda r: workloads_of([w.name for w in r.workloads], r.user_workloads),
+                           machine)
 
 
 def _analysis(store, stored):

@@ -17,8 +17,16 @@ def make_target(config: Config, journal: Journal) -> Target:
         from shootout.targets.chroot import ChrootTarget
 
         return ChrootTarget(config, journal)
+    if config.target == "ssh":
+        from shootout.targets.ssh import SshTarget
+
+        return SshTarget(config, journal)
+    if config.target == "vm":
+        from shootout.targets.vm import VmTarget
+
+        return VmTarget(config, journal)
     if config.target == "fake":
         from shootout.targets.fake import FakeTarget
 
         return FakeTarget(config)
-    raise UsageError(f"unknown target {config.target!r} in configuration {config.name}", "use host or chroot")
+    raise UsageError(f"unknown target {config.target!r} in configuration {config.name}", "use host, chroot, ssh or vm")

@@ -1,0 +1,242 @@
+"""The ssh target against a real local sshd (see sshd.py): host keys, trials, rusage, cleanup.
+
+Needs root (a private mount namespace for the server, FUSE for the sshfs bridge); fails,
+never skips, without it or without openssh-server and sshfs.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from shootout.errors import TargetError
+from shootout.model import Config, RunSettings
+from shootout.remote.probe import RemoteMonitor
+from shootout.runner import Runner, RunRequest
+from shootout.store import Store
+from shootout.system.journal import Journal, journal, leftovers, recover
+from shootout.targets.ssh import SshTarget
+from shootout.workloads.registry import suite, workload
+
+sys.path.insert(0, str(Path(__file__).parent))
+from sshd import LocalSshd, start_sshd  # noqa: E402
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+# Small work per trial: this checks the channel, not the machine.
+NATIVE_PARAMS = {"ptrtree": {"nodes": 200_000, "lookups": 100_000}, "sha1-sparse": {"size": 200_000_000},
+                 "membw": {"reps": 2}}
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSshd]:
+    if os.geteuid() != 0:
+        pytest.fail("the ssh target tests need root (CI runs as root)")
+    server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def target(sshd: LocalSshd, tmp_path: Path) -> Iterator[SshTarget]:
+    j = Journal(tmp_path)
+    t = SshTarget(sshd.config(), j)
+    t.open()
+    yield t
+    t.close()
+    assert j.pending == []
+
+
+def _sshfs_mounts() -> list[str]:
+    out = subprocess.run(["findmnt", "-rn", "-o", "TARGET,FSTYPE"], capture_output=True, text=True, check=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.endswith("fuse.sshfs")]
+
+
+def _remote_pids(target: SshTarget, marker: str) -> list[str]:
+    # "[s]leep" matches the sleeps but not this pgrep's own command line (nor its helper's)
+    done = target.run(["pgrep", "-f", f"[{marker[0]}]{marker[1:]}"])
+    return done.stdout.split()
+
+
+def test_native_suite_runs_through_ssh_with_remote_rusage(sshd: LocalSshd, tmp_path: Path) -> None:
+    names = suite("native")
+    settings = RunSettings(seed=3, min_rounds=6, max_rounds=6, budget_s=900)
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    remote = sshd.config()
+    request = RunRequest([Config(name="host"), remote], [workload(n) for n in names], settings,
+                         params={n: p for n, p in NATIVE_PARAMS.items() if n in names})
+    run_id = Runner(store, Journal(tmp_path)).start(request)
+    run = store.get_run(run_id)
+    trials = store.trials(run_id)
+    assert run.status == "complete", [t.error for t in trials if not t.ok]
+    by_config = {c: [t for t in trials if t.spec.config == c] for c in ("host", remote.name)}
+    assert {t.spec.workload for t in by_config[remote.name]} == set(names)
+    for trial in by_config[remote.name]:
+        assert trial.ok, trial.error
+        assert trial.user_s + trial.sys_s > 0.05 and trial.max_rss_kb > 0, trial
+    ptrtree = [t for t in by_config[remote.name] if t.spec.workload == "ptrtree"]
+    assert all(t.max_rss_kb > 200_000 * 16 / 1024 for t in ptrtree)  # the tree's nodes, on the remote
+    facts = run.facts[remote.name]["target"]
+    assert facts["channel"] == "ssh" and facts["machine"]["cores"] and facts["boot"]["boot_id"]
+    assert facts["libc"].startswith("glibc")
+    # The binaries were built and kept on the server's side only (a tmpfs the host cannot see).
+    assert list(sshd.remote_cache.iterdir()) == []
+    assert _sshfs_mounts() == [] or not any("shootout-sshfs" in m for m in _sshfs_mounts())
+
+
+def test_rusage_is_the_remote_programs_not_the_ssh_clients(target: SshTarget) -> None:
+    loop = ["sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = target.run(loop)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    client_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert done.exit_status == 0 and done.user_s > 0.1
+    assert done.user_s + done.sys_s > 5 * client_cpu, (done, client_cpu)
+    assert done.wall_s >= done.user_s * 0.5  # measured around the program, on the remote
+
+
+def test_stdin_files_and_probe(target: SshTarget) -> None:
+    assert target.run(["cat"], stdin=b"through stdin\n").stdout == "through stdin\n"
+    path = f"{target.remote_workdir}/sub/file.bin"
+    data = os.urandom(100_000)
+    assert target.put(data, path) == path
+    assert target.exists(path) and not target.exists(path + ".nope")
+    assert target.read(path) == data
+    assert (target.workdir / "sub/file.bin").read_bytes() == data  # the bridge sees the same file
+    assert target.which("sha1sum") == "/usr/bin/sha1sum" and target.which("no-such-tool-here") is None
+    failed = target.run(["sh", "-c", "echo out; echo oops >&2; exit 7"])
+    assert (failed.exit_status, failed.stdout, failed.stderr) == (7, "out\n", "oops\n")
+
+
+def test_timeout_kills_the_remote_process_group(target: SshTarget) -> None:
+    marker = f"sleep 3{os.getpid() % 1000}.5"
+    t0 = time.monotonic()
+    done = target.run(["sh", "-c", f"{marker} & {marker}"], timeout=1.0)
+    assert done.timed_out and done.exit_status == -signal.SIGKILL
+    assert time.monotonic() - t0 < 10
+    assert _remote_pids(target, marker) == []
+
+
+def test_a_lost_channel_kills_the_remote_command(target: SshTarget) -> None:
+    from shootout.remote import helper
+
+    marker = f"sleep 4{os.getpid() % 1000}.5"
+    command = helper.run_command(target.helper, ["sh", "-c", f"{marker} & {marker}"], env={"PATH": "/usr/bin:/bin"},
+                                 cwd="/", timeout=600, token=helper.new_token())
+    client = target.channel.popen(command)
+    deadline = time.monotonic() + 10
+    while not _remote_pids(target, marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _remote_pids(target, marker), "the remote command did not start"
+    client.kill()  # like a shootout killed mid-trial: the channel closes, sshd sends no signal
+    client.wait()
+    deadline = time.monotonic() + 10
+    while _remote_pids(target, marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _remote_pids(target, marker) == []
+
+
+def test_remote_monitor_samples_the_remote(target: SshTarget) -> None:
+    assert target.probe is not None
+    monitor = RemoteMonitor(target.probe, interval_s=0.5)
+    with monitor:
+        time.sleep(2.5)
+    samples = monitor.samples()
+    assert len(samples) >= 3
+    assert all(s["load1"] is not None for s in samples)
+    assert any(s["steal_pct"] is not None for s in samples)
+    window = monitor.window(samples[0]["t"], samples[-1]["t"])
+    assert window["samples"] >= 3 and window["cpus"] == os.cpu_count()
+
+
+@pytest.mark.parametrize("case", ["changed", "unknown"])
+def test_a_wrong_or_unknown_host_key_is_refused(sshd: LocalSshd, tmp_path: Path, case: str) -> None:
+    known = tmp_path / "known_hosts"
+    if case == "changed":
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
+        key = (tmp_path / "other.pub").read_text().split()
+        known.write_text(f"[127.0.0.1]:{sshd.port} {key[0]} {key[1]}\n")
+    else:
+        known.write_text("")
+    config_file = tmp_path / "ssh_config"
+    config_file.write_text(sshd.ssh_config.read_text().replace(str(sshd.known_hosts), str(known)))
+    j = Journal(tmp_path)
+    target = SshTarget(sshd.config(ssh_config=str(config_file)), j)
+    with pytest.raises(TargetError) as err:
+        target.open()
+    message = str(err.value)
+    assert "\n" not in message
+    assert ("does not match known_hosts" if case == "changed" else "is not in known_hosts") in message
+    assert j.pending == [] and known.read_text().count("\n") <= 1  # nothing added to known_hosts
+
+
+def test_an_unreachable_host_is_one_line(sshd: LocalSshd, tmp_path: Path) -> None:
+    with socket_port() as port:
+        config = Config(name="ssh:x", target="ssh", options=(("destination", "root@127.0.0.1"), ("port", str(port)),
+                                                               ("known_hosts", str(sshd.known_hosts))))
+        j = Journal(tmp_path)
+        with pytest.raises(TargetError, match=r"cannot reach root@127.0.0.1: .*Connection refused") as err:
+            SshTarget(config, j).open()
+    assert "\n" not in str(err.value) and j.pending == []
+
+
+class socket_port:
+    """A port nothing listens on (bound, not listening, while the test runs)."""
+
+    def __enter__(self) -> int:
+        import socket
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        return int(self.sock.getsockname()[1])
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+
+def test_sigkill_leaves_nothing_after_doctor(sshd: LocalSshd, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from sshd import LocalSshd
+        from shootout.model import Config
+        from shootout.system.journal import Journal
+        from shootout.targets.ssh import SshTarget
+        config = Config(name="s", target="ssh", options={sshd.config().options!r})
+        t = SshTarget(config, Journal())
+        t.open()
+        print(t.remote_workdir, t.workdir, flush=True)
+        time.sleep(600)
+    """)
+    env = {**os.environ, "SHOOTOUT_HOME": str(home), "PYTHONPATH": str(SRC)}
+    child = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    remote_dir, mount = child.stdout.readline().split()
+    assert mount in _sshfs_mounts()
+    masters = [p for p in psutil.Process(child.pid).children() if p.name() == "ssh"]
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    os.environ["SHOOTOUT_HOME"], saved = str(home), os.environ.get("SHOOTOUT_HOME")
+    try:
+        assert leftovers()
+        undone, errors = recover()
+    finally:
+        os.environ.pop("SHOOTOUT_HOME") if saved is None else os.environ.__setitem__("SHOOTOUT_HOME", saved)
+    assert errors == [] and undone
+    assert mount not in _sshfs_mounts() and not Path(mount).exists()
+    assert all(not p.is_running() or p.status() == psutil.STATUS_ZOMBIE for p in masters)
+    with journal() as j:
+        check = SshTarget(sshd.config(), j)
+        check.open()
+        assert not check.exists(remote_dir)
+        check.close()
