@@ -16,6 +16,7 @@ packages=(
   debootstrap qemu-user-static binfmt-support util-linux procps
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
+  openssh-client sshfs fuse3 qemu-system-x86 e2fsprogs
 )
 # node and npm for the js workload: Debian's packages, unless a node (with its own npm,
 # which conflicts with Debian's) is installed already
@@ -23,7 +24,7 @@ command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
 extras=()
 if [ "${1:-}" = "--test" ]; then
-  extras=(chromium hyperfine)
+  extras=(chromium hyperfine openssh-server)
 fi
 
 export DEBIAN_FRONTEND=noninteractive

@@ -95,6 +95,7 @@ def start(runner: Runner, request: RunRequest, boots: int, machine: dict[str, An
     campaign = Campaign(secrets.token_hex(6), block_schedule(names, boots), {c.name: c for c in request.configs})
     block = replace(request, configs=[campaign.configs[first]])
     run_id = runner.start(block, facts=_facts(machine, campaign, 0, boot))
+    runner.store.update_run(run_id, note=f"{COMPARISON_LABEL}: block 1 of {len(campaign.schedule)}")
     return BlockOutcome(run_id, 0, campaign, next_block(campaign.schedule, blocks_of(runner.store, campaign)))
 
 

@@ -1,0 +1,123 @@
+"""A run across boots end to end, through the fake target and faked boots (boot id, release).
+
+Two kernels over four boots (A B B A), resumed between them as a user would after each
+reboot; resumes under the wrong kernel or in the same boot are refused in one line.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from shootout.boots import campaign
+from shootout.errors import TargetError, UsageError
+from shootout.model import Config, Run, RunSettings
+from shootout.request import workloads_of
+from shootout.runner import Runner, RunRequest
+from shootout.store import Store
+from shootout.system.journal import Journal
+from shootout.targets.fake import SCRIPTS
+from shootout.workloads.user import CommandWorkload
+
+K64, K32 = "6.1.0-28-amd64", "6.1.0-28-686-pae"
+BENCH = {"name": "bench", "command": "bench", "regex": r"throughput: ([0-9.]+)", "unit": "ops/s"}
+
+
+def fake_boot(base: Path, boot_id: str, release: str) -> Path:
+    root = base / boot_id
+    for path, text in {"proc/sys/kernel/random/boot_id": boot_id, "proc/sys/kernel/osrelease": release,
+                       "proc/sys/kernel/arch": "x86_64", "proc/cmdline": f"BOOT_IMAGE=/vmlinuz-{release} ro"}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text + "\n")
+    return root
+
+
+def script(argv: Sequence[str], config: str, n: int) -> str:
+    """The 64-bit kernel is 5% faster; 1% noise."""
+    rng = random.Random(f"{config}:{n}")
+    return f"throughput: {1000.0 * (1.05 if config == 'k64' else 1.0) * math.exp(rng.gauss(0, 0.01)):.4f}\n"
+
+
+def rebuild(run: Run) -> list:
+    return workloads_of([w.name for w in run.workloads], run.user_workloads)
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Runner, RunRequest]:
+    SCRIPTS["boots"] = script
+    configs = [Config(name=name, target="fake", options=(("script", "boots"), ("kernel", release)))
+               for name, release in (("k64", K64), ("k32", K32))]
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    request = RunRequest(configs, [CommandWorkload(BENCH)], RunSettings(seed=5, min_rounds=6, max_rounds=6),
+                         user_workloads={"bench": BENCH})
+    return Runner(store, Journal(tmp_path)), request
+
+
+def test_two_kernels_over_four_faked_boots(setup: tuple[Runner, RunRequest], tmp_path: Path) -> None:
+    runner, request = setup
+    store = runner.store
+    lines = []
+    # Boot 1 runs the 32-bit kernel: the schedule starts with it.
+    first = campaign.start(runner, request, 4, {"hostname": "pi"}, root=fake_boot(tmp_path, "boot-1", K32))
+    assert first.campaign.schedule == ["k32", "k64", "k64", "k32"]
+    lines.append(first.message())
+    assert lines[-1].endswith("next: block 2 of 4, k64: boot kernel 6.1.0-28-amd64, then run: shootout run --resume last")
+
+    # The user forgot to switch kernels: refused, nothing stored.
+    runs_before = len(store.list_runs())
+    with pytest.raises(TargetError, match=r"this boot runs kernel 6.1.0-28-686-pae .* block 2 of 4 is scheduled for k64"):
+        campaign.resume(runner, store.get_run("last"), rebuild, {}, root=fake_boot(tmp_path, "boot-2a", K32))
+    assert len(store.list_runs()) == runs_before
+
+    second = campaign.resume(runner, store.get_run("last"), rebuild, {}, root=fake_boot(tmp_path, "boot-2", K64))
+    lines.append(second.message())
+    assert "reboot (same kernel, a fresh boot)" in lines[-1]
+    # Not rebooted: block 3 is the same kernel but must be a fresh boot.
+    with pytest.raises(TargetError, match="this boot \\(boot-2\\) already measured block 2; block 3 of 4 needs a fresh boot"):
+        campaign.resume(runner, store.get_run("last"), rebuild, {}, root=fake_boot(tmp_path, "boot-2", K64))
+    third = campaign.resume(runner, store.get_run("last"), rebuild, {}, root=fake_boot(tmp_path, "boot-3", K64))
+    lines.append(third.message())
+    fourth = campaign.resume(runner, store.get_run("last"), rebuild, {}, root=fake_boot(tmp_path, "boot-4", K32))
+    lines.append(fourth.message())
+    assert lines[-1].endswith("all 4 blocks are measured")
+    with pytest.raises(UsageError, match="all 4 blocks of this run across boots are measured"):
+        campaign.resume(runner, store.get_run("last"), rebuild, {}, root=fake_boot(tmp_path, "boot-5", K32))
+
+    sides = campaign.groups(store, first.campaign)
+    assert sides == {"k32": [first.run_id, fourth.run_id], "k64": [second.run_id, third.run_id]}
+    runs = [store.get_run(r) for r in (first.run_id, second.run_id, third.run_id, fourth.run_id)]
+    assert all(r.status == "complete" and len(r.configs) == 1 for r in runs)
+    assert [r.configs[0].name for r in runs] == ["k32", "k64", "k64", "k32"]
+    assert len({r.facts["machine"]["boot"]["boot_id"] for r in runs}) == 4
+    assert all(r.params == runs[0].params for r in runs)  # the same work in every block
+    means = {side: statistics.mean(statistics.median(t.values["value"] for t in store.trials(r))
+                                   for r in ids) for side, ids in sides.items()}
+    assert means["k64"] / means["k32"] == pytest.approx(1.05, rel=0.01)
+    print("\n".join(lines + [campaign.compare_hint(store, first.campaign), f"block medians per side: {means}"]))
+
+
+def test_a_block_killed_mid_way_continues_in_the_same_boot(setup: tuple[Runner, RunRequest], tmp_path: Path) -> None:
+    runner, request = setup
+    calls = {"n": 0}
+
+    def dies_once(argv: Sequence[str], config: str, n: int) -> str:
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise KeyboardInterrupt  # like Ctrl-C in the middle of block 1
+        return script(argv, config, n)
+
+    SCRIPTS["boots"] = dies_once
+    boot = fake_boot(tmp_path, "boot-1", K64)
+    with pytest.raises(KeyboardInterrupt):
+        campaign.start(runner, request, 4, {}, root=boot)
+    killed = runner.store.get_run("last")
+    assert killed.status == "interrupted"
+    again = campaign.resume(runner, killed, rebuild, {}, root=boot)
+    assert again.run_id == killed.id and again.block == 0
+    assert runner.store.get_run(killed.id).status == "complete"
+    # After a reboot instead, an unfinished block would start over in a new run of its own.
