@@ -16,8 +16,13 @@ packages=(
   debootstrap qemu-user-static binfmt-support util-linux procps
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
-  openssh-client sshfs fuse3 qemu-system-x86 e2fsprogs
+  openssh-client sshfs fuse3 e2fsprogs
 )
+# VMs of the host's own architecture (the vm: configurations)
+case "$(dpkg --print-architecture)" in
+  arm64|armhf) packages+=(qemu-system-arm) ;;
+  *) packages+=(qemu-system-x86) ;;
+esac
 # node and npm for the js workload: Debian's packages, unless a node (with its own npm,
 # which conflicts with Debian's) is installed already
 command -v node >/dev/null || packages+=(nodejs)

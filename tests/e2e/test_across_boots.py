@@ -43,6 +43,12 @@ def script(argv: Sequence[str], config: str, n: int) -> str:
     return f"throughput: {1000.0 * (1.05 if config == 'k64' else 1.0) * math.exp(rng.gauss(0, 0.01)):.4f}\n"
 
 
+def next_block(runner: Runner, root: Path) -> campaign.BlockOutcome:
+    """What `shootout run --resume last` does after a (faked) reboot."""
+    step = campaign.prepare_resume(runner.store, runner.store.get_run("last"), root)
+    return campaign.resume(runner, step, rebuild, {})
+
+
 def rebuild(run: Run) -> list:
     return workloads_of([w.name for w in run.workloads], run.user_workloads)
 
@@ -63,7 +69,8 @@ def test_two_kernels_over_four_faked_boots(setup: tuple[Runner, RunRequest], tmp
     store = runner.store
     lines = []
     # Boot 1 runs the 32-bit kernel: the schedule starts with it.
-    first = campaign.start(runner, request, 4, {"hostname": "pi"}, root=fake_boot(tmp_path, "boot-1", K32))
+    boot1 = fake_boot(tmp_path, "boot-1", K32)
+    first = campaign.start(runner, request, campaign.plan(request.configs, 4, boot1), {"hostname": "pi"}, boot1)
     assert first.campaign.schedule == ["k32", "k64", "k64", "k32"]
     lines.append(first.message())
     assert lines[-1].endswith("next: block 2 of 4, k64: boot kernel 6.1.0-28-amd64, then run: shootout run --resume last")
@@ -71,22 +78,22 @@ def test_two_kernels_over_four_faked_boots(setup: tuple[Runner, RunRequest], tmp
     # The user forgot to switch kernels: refused, nothing stored.
     runs_before = len(store.list_runs())
     with pytest.raises(TargetError, match=r"this boot runs kernel 6.1.0-28-686-pae .* block 2 of 4 is scheduled for k64"):
-        campaign.resume(runner, store.get_run("last"), rebuild, {}, root=fake_boot(tmp_path, "boot-2a", K32))
+        next_block(runner, fake_boot(tmp_path, "boot-2a", K32))
     assert len(store.list_runs()) == runs_before
 
-    second = campaign.resume(runner, store.get_run("last"), rebuild, {}, root=fake_boot(tmp_path, "boot-2", K64))
+    second = next_block(runner, fake_boot(tmp_path, "boot-2", K64))
     lines.append(second.message())
     assert "reboot (same kernel, a fresh boot)" in lines[-1]
     # Not rebooted: block 3 is the same kernel but must be a fresh boot.
     with pytest.raises(TargetError, match="this boot \\(boot-2\\) already measured block 2; block 3 of 4 needs a fresh boot"):
-        campaign.resume(runner, store.get_run("last"), rebuild, {}, root=fake_boot(tmp_path, "boot-2", K64))
-    third = campaign.resume(runner, store.get_run("last"), rebuild, {}, root=fake_boot(tmp_path, "boot-3", K64))
+        next_block(runner, fake_boot(tmp_path, "boot-2", K64))
+    third = next_block(runner, fake_boot(tmp_path, "boot-3", K64))
     lines.append(third.message())
-    fourth = campaign.resume(runner, store.get_run("last"), rebuild, {}, root=fake_boot(tmp_path, "boot-4", K32))
+    fourth = next_block(runner, fake_boot(tmp_path, "boot-4", K32))
     lines.append(fourth.message())
     assert lines[-1].endswith("all 4 blocks are measured")
     with pytest.raises(UsageError, match="all 4 blocks of this run across boots are measured"):
-        campaign.resume(runner, store.get_run("last"), rebuild, {}, root=fake_boot(tmp_path, "boot-5", K32))
+        next_block(runner, fake_boot(tmp_path, "boot-5", K32))
 
     sides = campaign.groups(store, first.campaign)
     assert sides == {"k32": [first.run_id, fourth.run_id], "k64": [second.run_id, third.run_id]}
@@ -114,10 +121,17 @@ def test_a_block_killed_mid_way_continues_in_the_same_boot(setup: tuple[Runner, 
     SCRIPTS["boots"] = dies_once
     boot = fake_boot(tmp_path, "boot-1", K64)
     with pytest.raises(KeyboardInterrupt):
-        campaign.start(runner, request, 4, {}, root=boot)
+        campaign.start(runner, request, campaign.plan(request.configs, 4, boot), {}, boot)
     killed = runner.store.get_run("last")
     assert killed.status == "interrupted"
-    again = campaign.resume(runner, killed, rebuild, {}, root=boot)
+    again = next_block(runner, boot)
     assert again.run_id == killed.id and again.block == 0
     assert runner.store.get_run(killed.id).status == "complete"
-    # After a reboot instead, an unfinished block would start over in a new run of its own.
+    # Had the machine rebooted instead, the block starts over in a new run of its own.
+    SCRIPTS["boots"] = dies_once
+    calls["n"] = 0
+    with pytest.raises(KeyboardInterrupt):
+        next_block(runner, fake_boot(tmp_path, "boot-2", K32))
+    cut = runner.store.get_run("last")
+    fresh = next_block(runner, fake_boot(tmp_path, "boot-3", K32))
+    assert fresh.run_id != cut.id and fresh.block == 1 and runner.store.get_run(cut.id).status == "interrupted"

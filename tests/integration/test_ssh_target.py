@@ -69,16 +69,16 @@ def _remote_pids(target: SshTarget, marker: str) -> list[str]:
 
 def test_native_suite_runs_through_ssh_with_remote_rusage(sshd: LocalSshd, tmp_path: Path) -> None:
     names = suite("native")
-    settings = RunSettings(seed=3, min_rounds=6, max_rounds=6, budget_s=900)
+    settings = RunSettings(seed=3, min_rounds=2, max_rounds=2, budget_s=900)
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
     remote = sshd.config()
-    request = RunRequest([Config(name="host"), remote], [workload(n) for n in names], settings,
+    request = RunRequest([remote], [workload(n) for n in names], settings,
                          params={n: p for n, p in NATIVE_PARAMS.items() if n in names})
     run_id = Runner(store, Journal(tmp_path)).start(request)
     run = store.get_run(run_id)
     trials = store.trials(run_id)
     assert run.status == "complete", [t.error for t in trials if not t.ok]
-    by_config = {c: [t for t in trials if t.spec.config == c] for c in ("host", remote.name)}
+    by_config = {remote.name: trials}
     assert {t.spec.workload for t in by_config[remote.name]} == set(names)
     for trial in by_config[remote.name]:
         assert trial.ok, trial.error

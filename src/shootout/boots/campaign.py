@@ -85,47 +85,70 @@ def _facts(machine: dict[str, Any], campaign: Campaign, block: int, boot: BootId
     return {**machine, "boot": boot.as_dict(), KEY: meta}
 
 
-def start(runner: Runner, request: RunRequest, boots: int, machine: dict[str, Any],
+def plan(configs: Sequence[Config], boots: int, root: Path = Path("/")) -> Campaign:
+    """Check everything before any waiting: kernels named, schedule valid, running kernel among them.
+    The schedule starts with the kernel that runs now."""
+    wants = {c.name: _want(c) for c in configs}
+    first = matching_config(list(wants), wants, read_boot(root))
+    names = [first] + [c.name for c in configs if c.name != first]
+    return Campaign(secrets.token_hex(6), block_schedule(names, boots), {c.name: c for c in configs})
+
+
+def start(runner: Runner, request: RunRequest, campaign: Campaign, machine: dict[str, Any],
           root: Path = Path("/")) -> BlockOutcome:
-    """Measure block 1 under the running kernel, which the schedule starts with."""
-    wants = {c.name: _want(c) for c in request.configs}
-    boot = read_boot(root)
-    first = matching_config(list(wants), wants, boot)
-    names = [first] + [c.name for c in request.configs if c.name != first]
-    campaign = Campaign(secrets.token_hex(6), block_schedule(names, boots), {c.name: c for c in request.configs})
+    """Measure block 1 under the running kernel."""
+    first = campaign.schedule[0]
     block = replace(request, configs=[campaign.configs[first]])
-    run_id = runner.start(block, facts=_facts(machine, campaign, 0, boot))
+    run_id = runner.start(block, facts=_facts(machine, campaign, 0, read_boot(root)))
     runner.store.update_run(run_id, note=f"{COMPARISON_LABEL}: block 1 of {len(campaign.schedule)}")
     return BlockOutcome(run_id, 0, campaign, next_block(campaign.schedule, blocks_of(runner.store, campaign)))
 
 
-def resume(runner: Runner, stored: Run, workloads: Callable[[Run], Sequence[Workload]], machine: dict[str, Any],
-           root: Path = Path("/")) -> BlockOutcome:
-    """The next block after a reboot, or the rest of a block this same boot left unfinished."""
+@dataclass(frozen=True)
+class Resumption:
+    """What `--resume` does for a run across boots, decided (and checked) before any waiting."""
+
+    campaign: Campaign
+    boot: BootIdentity
+    index: int
+    unfinished_run: int | None  # this same boot's block, killed mid-way: continue that run
+
+
+def prepare_resume(store: Store, stored: Run, root: Path = Path("/")) -> Resumption:
+    """The next block after a reboot, or the rest of a block this same boot left unfinished;
+    a wrong kernel or a boot that measured a block already is refused here in one line."""
     campaign = campaign_of(stored)
     assert campaign is not None
     boot = read_boot(root)
-    blocks = blocks_of(runner.store, campaign)
+    blocks = blocks_of(store, campaign)
+    done = {b.index for b in blocks if b.complete}
     unfinished = next((b for b in blocks if not b.complete and b.boot.boot_id == boot.boot_id
-                       and not any(d.complete and d.index == b.index for d in blocks)), None)
+                       and b.index not in done), None)
     if unfinished is not None:  # killed mid-block, same boot: its trials stay valid
-        run = runner.store.get_run(unfinished.run_id)
-        run_id = runner.resume(run, workloads(run))
-        return BlockOutcome(run_id, unfinished.index, campaign, next_block(campaign.schedule, blocks_of(runner.store, campaign)))
+        return Resumption(campaign, boot, unfinished.index, unfinished.run_id)
     index = next_block(campaign.schedule, blocks)
     if index is None:
         raise UsageError(f"all {len(campaign.schedule)} blocks of this run across boots are measured",
-                         "compare them: " + compare_hint(store=runner.store, campaign=campaign))
-    config = campaign.configs[campaign.schedule[index]]
-    check_boot(campaign.schedule, blocks, index, campaign.wants[config.name], boot)
-    first = runner.store.get_run(next(b.run_id for b in blocks if b.index == 0))
-    run = Run(id=0, created_at=time.time(), status="running", settings=first.settings, configs=[config],
-              workloads=list(first.workloads), params=first.params,
-              facts={"machine": _facts(machine, campaign, index, boot)}, user_workloads=first.user_workloads,
-              note=f"{COMPARISON_LABEL}: block {index + 1} of {len(campaign.schedule)}")
-    run.id = runner.store.create_run(run)
+                         "compare them: " + compare_hint(store, campaign))
+    check_boot(campaign.schedule, blocks, index, campaign.wants[campaign.schedule[index]], boot)
+    return Resumption(campaign, boot, index, None)
+
+
+def resume(runner: Runner, step: Resumption, workloads: Callable[[Run], Sequence[Workload]],
+           machine: dict[str, Any]) -> BlockOutcome:
+    store, campaign = runner.store, step.campaign
+    if step.unfinished_run is not None:
+        run = store.get_run(step.unfinished_run)
+    else:
+        first = store.get_run(next(b.run_id for b in blocks_of(store, campaign) if b.index == 0))
+        run = Run(id=0, created_at=time.time(), status="running", settings=first.settings,
+                  configs=[campaign.configs[campaign.schedule[step.index]]], workloads=list(first.workloads),
+                  params=first.params, facts={"machine": _facts(machine, campaign, step.index, step.boot)},
+                  user_workloads=first.user_workloads,
+                  note=f"{COMPARISON_LABEL}: block {step.index + 1} of {len(campaign.schedule)}")
+        run.id = store.create_run(run)
     run_id = runner.resume(run, workloads(run))
-    return BlockOutcome(run_id, index, campaign, next_block(campaign.schedule, blocks_of(runner.store, campaign)))
+    return BlockOutcome(run_id, step.index, campaign, next_block(campaign.schedule, blocks_of(store, campaign)))
 
 
 def groups(store: Store, campaign: Campaign) -> dict[str, list[int]]:

@@ -103,6 +103,7 @@ def run(
                                     lambda text: err_console.print(escape(text), soft_wrap=True),
                                     progress=lambda text: status.update(escape(text)))
         min_shown = settings.min_rounds
+    across = _across_boots(store, stored if resume else None, request if across_boots and not resume else None, boots)
     with journal() as j, Monitor() if monitor else nullcontext() as sampler:
         pf = preflight(tune=tune, journal=j, load_wait_s=wait_s)
         print_preflight(pf, err_console)
@@ -111,8 +112,7 @@ def run(
                 err_console.print(f"  {escape(line)}")
         runner = Runner(store, j, ProgressView(console, err_console, min_shown), monitor=sampler, clock=measure_mhz)
         with runner.emit:
-            block = _boot_block(runner, request if not resume else None, stored if resume else None, boots, pf.facts) \
-                if across_boots or resume else None
+            block = _run_block(runner, across, request if not resume else None, pf.facts) if across else None
             run_id = block.run_id if block else runner.resume(stored, resumed) if resume else runner.start(request, facts=pf.facts)
     analysis = _show(store, str(run_id), as_json=False)
     if block:
@@ -124,17 +124,24 @@ def run(
             console.print(f"noise floor of this machine: ±{floor:.2%} (stored; shown beside later verdicts)")
 
 
-def _boot_block(runner, request, stored, boots: int, machine: dict):
-    """A block of a run across boots (a new one, or the next after a reboot); None for other runs."""
+def _across_boots(store, stored, request, boots: int):
+    """A run across boots, planned and checked before the load gate: the first block's
+    campaign, or the resumption after a reboot; None for any other run."""
+    from shootout.boots import campaign
+
+    if stored is not None:
+        return campaign.prepare_resume(store, stored) if campaign.campaign_of(stored) else None
+    return campaign.plan(request.configs, boots) if request is not None else None
+
+
+def _run_block(runner, step, request, machine: dict):
     from shootout.boots import campaign
     from shootout.request import workloads_of
 
-    if stored is None:
-        return campaign.start(runner, request, boots, machine)
-    if campaign.campaign_of(stored) is None:
-        return None
-    return campaign.resume(runner, stored, lambda r: workloads_of([w.name for w in r.workloads], r.user_workloads),
-                           machine)
+    if isinstance(step, campaign.Resumption):
+        return campaign.resume(runner, step, lambda r: workloads_of([w.name for w in r.workloads], r.user_workloads),
+                               machine)
+    return campaign.start(runner, request, step, machine)
 
 
 def _analysis(store, stored):

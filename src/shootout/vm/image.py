@@ -126,8 +126,8 @@ def build_image(userspace: Userspace, flavour: str, journal: Journal, progress: 
     base.mkdir(exist_ok=True)
     name = f"{userspace.name}-{flavour}-{image_key(userspace, flavour)}"
     final = base / name
-    with open(base / f".{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # two runs wanting the same image build it once
+    with open(base / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two runs wanting an image build it once, one build at a time
         if (final / "meta.json").exists():
             return VmImage(final, json.loads((final / "meta.json").read_text()))
         return _build(userspace, flavour, base / f".incomplete-{name}", final, journal, say)
