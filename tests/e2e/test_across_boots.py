@@ -28,15 +28,6 @@ K64, K32 = "6.1.0-28-amd64", "6.1.0-28-686-pae"
 BENCH = {"name": "bench", "command": "bench", "regex": r"throughput: ([0-9.]+)", "unit": "ops/s"}
 
 
-def fake_boot(base: Path, boot_id: str, release: str) -> Path:
-    root = base / boot_id
-    for path, text in {"proc/sys/kernel/random/boot_id": boot_id, "proc/sys/kernel/osrelease": release,
-                       "proc/sys/kernel/arch": "x86_64", "proc/cmdline": f"BOOT_IMAGE=/vmlinuz-{release} ro"}.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text + "\n")
-    return root
-
-
 def script(argv: Sequence[str], config: str, n: int) -> str:
     """The 64-bit kernel is 5% faster; 1% noise."""
     rng = random.Random(f"{config}:{n}")
@@ -64,12 +55,12 @@ def setup(tmp_path: Path) -> tuple[Runner, RunRequest]:
     return Runner(store, Journal(tmp_path)), request
 
 
-def test_two_kernels_over_four_faked_boots(setup: tuple[Runner, RunRequest], tmp_path: Path) -> None:
+def test_two_kernels_over_four_faked_boots(setup: tuple[Runner, RunRequest], fake_boot) -> None:
     runner, request = setup
     store = runner.store
     lines = []
     # Boot 1 runs the 32-bit kernel: the schedule starts with it.
-    boot1 = fake_boot(tmp_path, "boot-1", K32)
+    boot1 = fake_boot("boot-1", K32)
     first = campaign.start(runner, request, campaign.plan(request.configs, 4, boot1), {"hostname": "pi"}, boot1)
     assert first.campaign.schedule == ["k32", "k64", "k64", "k32"]
     lines.append(first.message())
@@ -78,22 +69,22 @@ def test_two_kernels_over_four_faked_boots(setup: tuple[Runner, RunRequest], tmp
     # The user forgot to switch kernels: refused, nothing stored.
     runs_before = len(store.list_runs())
     with pytest.raises(TargetError, match=r"this boot runs kernel 6.1.0-28-686-pae .* block 2 of 4 is scheduled for k64"):
-        next_block(runner, fake_boot(tmp_path, "boot-2a", K32))
+        next_block(runner, fake_boot("boot-2a", K32))
     assert len(store.list_runs()) == runs_before
 
-    second = next_block(runner, fake_boot(tmp_path, "boot-2", K64))
+    second = next_block(runner, fake_boot("boot-2", K64))
     lines.append(second.message())
     assert "reboot (same kernel, a fresh boot)" in lines[-1]
     # Not rebooted: block 3 is the same kernel but must be a fresh boot.
     with pytest.raises(TargetError, match="this boot \\(boot-2\\) already measured block 2; block 3 of 4 needs a fresh boot"):
-        next_block(runner, fake_boot(tmp_path, "boot-2", K64))
-    third = next_block(runner, fake_boot(tmp_path, "boot-3", K64))
+        next_block(runner, fake_boot("boot-2", K64))
+    third = next_block(runner, fake_boot("boot-3", K64))
     lines.append(third.message())
-    fourth = next_block(runner, fake_boot(tmp_path, "boot-4", K32))
+    fourth = next_block(runner, fake_boot("boot-4", K32))
     lines.append(fourth.message())
     assert lines[-1].endswith("all 4 blocks are measured")
     with pytest.raises(UsageError, match="all 4 blocks of this run across boots are measured"):
-        next_block(runner, fake_boot(tmp_path, "boot-5", K32))
+        next_block(runner, fake_boot("boot-5", K32))
 
     sides = campaign.groups(store, first.campaign)
     assert sides == {"k32": [first.run_id, fourth.run_id], "k64": [second.run_id, third.run_id]}
@@ -108,7 +99,7 @@ def test_two_kernels_over_four_faked_boots(setup: tuple[Runner, RunRequest], tmp
     print("\n".join(lines + [campaign.compare_hint(store, first.campaign), f"block medians per side: {means}"]))
 
 
-def test_a_block_killed_mid_way_continues_in_the_same_boot(setup: tuple[Runner, RunRequest], tmp_path: Path) -> None:
+def test_a_block_killed_mid_way_continues_in_the_same_boot(setup: tuple[Runner, RunRequest], fake_boot) -> None:
     runner, request = setup
     calls = {"n": 0}
 
@@ -119,7 +110,7 @@ def test_a_block_killed_mid_way_continues_in_the_same_boot(setup: tuple[Runner, 
         return script(argv, config, n)
 
     SCRIPTS["boots"] = dies_once
-    boot = fake_boot(tmp_path, "boot-1", K64)
+    boot = fake_boot("boot-1", K64)
     with pytest.raises(KeyboardInterrupt):
         campaign.start(runner, request, campaign.plan(request.configs, 4, boot), {}, boot)
     killed = runner.store.get_run("last")
@@ -131,7 +122,7 @@ def test_a_block_killed_mid_way_continues_in_the_same_boot(setup: tuple[Runner, 
     SCRIPTS["boots"] = dies_once
     calls["n"] = 0
     with pytest.raises(KeyboardInterrupt):
-        next_block(runner, fake_boot(tmp_path, "boot-2", K32))
+        next_block(runner, fake_boot("boot-2", K32))
     cut = runner.store.get_run("last")
-    fresh = next_block(runner, fake_boot(tmp_path, "boot-3", K32))
+    fresh = next_block(runner, fake_boot("boot-3", K32))
     assert fresh.run_id != cut.id and fresh.block == 1 and runner.store.get_run(cut.id).status == "interrupted"

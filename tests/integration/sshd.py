@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shootout.model import Config
+from shootout.vm.qemu import free_port
 
 SSHD = "/usr/sbin/sshd"
 
@@ -51,12 +52,6 @@ class LocalSshd:
         self.proc.wait()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _keygen(path: Path) -> None:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "shootout-test", "-f", str(path)], check=True)
 
@@ -70,7 +65,7 @@ def start_sshd(base: Path) -> LocalSshd:
     shutil.copy(base / "client_key.pub", base / "authorized_keys")
     cache = base / "remote-cache"
     cache.mkdir()
-    port = _free_port()
+    port = free_port()
     (base / "sshd_config").write_text(f"""Port {port}
 ListenAddress 127.0.0.1
 HostKey {base / 'host_key'}

@@ -11,18 +11,6 @@ from shootout.boots.schedule import Block, block_schedule, check_boot, matching_
 from shootout.errors import TargetError, UsageError
 
 
-def fake_root(tmp_path: Path, boot_id: str, release: str, machine: str = "x86_64",
-              config_txt: str | None = None) -> Path:
-    files = {"proc/sys/kernel/random/boot_id": boot_id, "proc/sys/kernel/osrelease": release,
-             "proc/sys/kernel/arch": machine, "proc/cmdline": f"BOOT_IMAGE=/vmlinuz-{release} root=/dev/sda1 ro quiet"}
-    if config_txt is not None:
-        files["boot/firmware/config.txt"] = config_txt
-    for path, text in files.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text + "\n")
-    return tmp_path
-
-
 def test_abba_and_balanced_orders() -> None:
     assert block_schedule(["A", "B"], 4) == ["A", "B", "B", "A"]
     assert block_schedule(["A", "B"], 8) == ["A", "B", "B", "A", "A", "B", "B", "A"]
@@ -40,14 +28,14 @@ def test_bad_schedules_are_refused(configs: list[str], blocks: int) -> None:
         block_schedule(configs, blocks)
 
 
-def test_boot_identity_from_files(tmp_path: Path) -> None:
-    root = fake_root(tmp_path, "1111-aaaa", "6.6.31+rpt-rpi-v8", "aarch64",
+def test_boot_identity_from_files(fake_boot) -> None:
+    root = fake_boot("1111-aaaa", "6.6.31+rpt-rpi-v8", "aarch64",
                      "# comment\n[all]\narm_64bit=0\n[cm4]\notg_mode=1\n[all]\narm_64bit = 1 # 64-bit kernel\n")
     boot = read_boot(root)
     assert boot == BootIdentity("1111-aaaa", "6.6.31+rpt-rpi-v8", "aarch64",
                                 "BOOT_IMAGE=/vmlinuz-6.6.31+rpt-rpi-v8 root=/dev/sda1 ro quiet", "1")
     assert BootIdentity.from_dict(boot.as_dict()) == boot
-    assert read_boot(fake_root(tmp_path / "x", "b", "6.1.0-28-amd64")).arm_64bit is None
+    assert read_boot(fake_boot("b", "6.1.0-28-amd64")).arm_64bit is None
     assert arm_64bit("[pi3]\narm_64bit=1\n[none]\narm_64bit=0\n") == "1"
 
 

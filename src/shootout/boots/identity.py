@@ -33,7 +33,8 @@ class BootIdentity:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BootIdentity:
-        return cls(**{k: data.get(k) for k in ("boot_id", "release", "machine", "cmdline", "arm_64bit")})
+        return cls(str(data["boot_id"]), str(data["release"]), str(data["machine"]), str(data.get("cmdline", "")),
+                   data.get("arm_64bit"))
 
     def describe(self) -> str:
         pi = f", arm_64bit={self.arm_64bit}" if self.arm_64bit is not None else ""

@@ -61,7 +61,8 @@ class VmTarget(SshTarget):
         self.accel = choose_accel(emulate=opt("emulate") == "yes")
         release, arch, flavour = opt("release"), opt("arch"), opt("flavour")
         if not (release and arch and flavour):
-            raise UsageError(f"configuration {self.config.name} lacks release, arch or flavour", "use vm:debian:RELEASE:ARCH:KERNEL")
+            raise UsageError(f"configuration {self.config.name} lacks release, arch or flavour",
+                             "use vm:debian:RELEASE:ARCH:KERNEL")
         from shootout.userspace import userspace_config  # creates the userspace on first use
 
         userspace = registry.get_ready(userspace_config(release, arch).userspace or "")
