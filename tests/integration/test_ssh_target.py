@@ -158,6 +158,14 @@ def test_remote_monitor_samples_the_remote(target: SshTarget) -> None:
     assert window["samples"] >= 3 and window["cpus"] == os.cpu_count()
 
 
+def test_the_remote_preflight_reads_the_remote(target: SshTarget) -> None:
+    pf = target.preflight(load_wait_s=0)
+    cond = pf.facts["conditions"]
+    assert cond["load1"] is not None and cond["busy_pct"] is not None and cond["steal_pct"] is not None
+    assert pf.facts["kernel"] and pf.facts["cores"] == os.cpu_count()
+    assert "measured_mhz" not in cond  # the host's clock loop does not describe a remote
+
+
 @pytest.mark.parametrize("case", ["changed", "unknown"])
 def test_a_wrong_or_unknown_host_key_is_refused(sshd: LocalSshd, tmp_path: Path, case: str) -> None:
     known = tmp_path / "known_hosts"

@@ -136,3 +136,28 @@ def test_the_resume_unit_is_one_shot_and_removes_itself(tmp_path: Path) -> None:
     if analyze:  # systemd's own parser, where it is installed
         done = subprocess.run([analyze, "verify", "--man=no", str(unit)], capture_output=True, text=True)
         assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+def test_after_a_block_the_opt_in_steps_say_their_undo(tmp_path: Path) -> None:
+    from shootout.boots.campaign import BlockOutcome, Campaign
+    from shootout.boots.switch import after_block
+
+    configs = {"k64": kernel_config("kernel:6.1.0-28-amd64"), "k32": kernel_config("kernel:6.1.0-*-686-pae")}
+    campaign = Campaign("c", ["k64", "k32", "k32", "k64"], configs)
+    (tmp_path / "etc/default").mkdir(parents=True)
+    (tmp_path / "etc/default/grub").write_text("GRUB_DEFAULT=0\n")
+    last = BlockOutcome(4, 3, campaign, None)
+    assert after_block(last, next_kernel=True, resume_at_boot=True, command=["x"], root=tmp_path) == []
+    first = BlockOutcome(1, 0, campaign, 1)
+    with pytest.raises(UsageError, match="needs the exact release of k32"):
+        after_block(first, next_kernel=True, resume_at_boot=False, command=["x"], root=tmp_path)
+    second = BlockOutcome(2, 1, campaign, 2)
+    lines = after_block(second, next_kernel=False, resume_at_boot=True, command=["/usr/bin/true"],
+                        environment={"SHOOTOUT_HOME": "/srv/shootout"}, root=tmp_path)
+    assert lines == ["installed shootout-resume.service: the next boot measures block 3 by itself "
+                     "(undo: rm -f /etc/systemd/system/shootout-resume.service "
+                     "/etc/systemd/system/multi-user.target.wants/shootout-resume.service)"]
+    assert "Environment=SHOOTOUT_HOME=/srv/shootout" in (tmp_path / "etc/systemd/system/shootout-resume.service").read_text()
+    fixed = BlockOutcome(3, 2, campaign, 3)
+    with pytest.raises(TargetError, match="grub-reboot needs GRUB_DEFAULT=saved"):
+        after_block(fixed, next_kernel=True, resume_at_boot=False, command=["x"], root=tmp_path)

@@ -12,11 +12,12 @@ import re
 import shlex
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from shootout.conditions.fsread import read_text, under
-from shootout.errors import TargetError, ToolMissing
+from shootout.boots.campaign import BlockOutcome
+from shootout.errors import TargetError, ToolMissing, UsageError
 
 UNIT = "shootout-resume.service"
 _ENTRY = re.compile(r"^\s*(menuentry|submenu)\s+(['\"])(.*?)\2.*\{\s*$")
@@ -62,24 +63,47 @@ def switch_next_boot(release: str, root: Path = Path("/")) -> str:
     return "grub-editenv - unset next_entry"
 
 
-def resume_unit(command: Sequence[str]) -> str:
+def resume_unit(command: Sequence[str], environment: Mapping[str, str] | None = None) -> str:
     """A one-shot unit that runs the next block after boot, then removes itself."""
     quoted = " ".join(shlex.quote(a) for a in command)
+    env = "".join(f"Environment={shlex.quote(f'{k}={v}')}\n" for k, v in (environment or {}).items())
     return (f"[Unit]\nDescription=shootout: measure the next block of a run across boots\n"
             f"After=multi-user.target\nConditionPathExists=/etc/systemd/system/{UNIT}\n\n"
-            f"[Service]\nType=oneshot\nExecStart={quoted}\n"
+            f"[Service]\nType=oneshot\n{env}ExecStart={quoted}\n"
             f"ExecStartPost=/bin/rm -f /etc/systemd/system/{UNIT} /etc/systemd/system/multi-user.target.wants/{UNIT}\n\n"
             f"[Install]\nWantedBy=multi-user.target\n")
 
 
-def install_resume_unit(command: Sequence[str], root: Path = Path("/")) -> str:
+def install_resume_unit(command: Sequence[str], environment: Mapping[str, str] | None = None,
+                        root: Path = Path("/")) -> str:
     """Enable the unit for the next boot (the symlink `systemctl enable` would make); returns the undo."""
     unit = under(root, f"/etc/systemd/system/{UNIT}")
     unit.parent.mkdir(parents=True, exist_ok=True)
-    unit.write_text(resume_unit(command))
+    unit.write_text(resume_unit(command, environment))
     wants = unit.parent / "multi-user.target.wants"
     wants.mkdir(exist_ok=True)
     link = wants / UNIT
     link.unlink(missing_ok=True)
     link.symlink_to(f"/etc/systemd/system/{UNIT}")
     return f"rm -f /etc/systemd/system/{UNIT} /etc/systemd/system/multi-user.target.wants/{UNIT}"
+
+
+def after_block(outcome: BlockOutcome, *, next_kernel: bool, resume_at_boot: bool, command: Sequence[str],
+                environment: Mapping[str, str] | None = None, root: Path = Path("/")) -> list[str]:
+    """The opt-in steps for the next boot, each reported in one line with its undo."""
+    if outcome.next_index is None:
+        return []
+    config = outcome.campaign.schedule[outcome.next_index]
+    want = outcome.campaign.wants[config]
+    lines = []
+    if next_kernel:
+        if any(c in want.release for c in "*?["):
+            raise UsageError(f"--next-kernel needs the exact release of {config}, not the pattern {want.release}",
+                             "name the kernel exactly: kernel:RELEASE (see uname -r under it)")
+        undo = switch_next_boot(want.release, root)
+        lines.append(f"GRUB boots {want.release} next, once (undo: {undo})")
+    if resume_at_boot:
+        undo = install_resume_unit(command, environment, root)
+        lines.append(f"installed {UNIT}: the next boot measures block {outcome.next_index + 1} by itself "
+                     f"(undo: {undo})")
+    return lines

@@ -39,7 +39,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 @app.command()
 def run(
-    config: Annotated[list[str], typer.Option("--config", "-c", help="configuration: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, ssh:[USER@]HOST[:PORT], vm:debian:RELEASE:ARCH:KERNEL, kernel:RELEASE, or a [[config]] name")] = [],
+    config: Annotated[list[str], typer.Option("--config", "-c", help="configuration: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, ssh:\\[USER@]HOST\\[:PORT], vm:debian:RELEASE:ARCH:KERNEL, kernel:RELEASE, or a \\[\\[config]] name")] = [],
     workload: Annotated[list[str], typer.Option("--workload", "-w", help="workload name (repeatable)")] = [],
     suite: Annotated[Optional[str], typer.Option(help="suite name: native, quick, full, or a category")] = None,
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help="shootout.toml with [[config]] and [[workload]] tables")] = None,
@@ -57,6 +57,8 @@ def run(
     monitor: Annotated[bool, typer.Option(help="sample clock, temperature, load and steal during the run")] = True,
     across_boots: Annotated[bool, typer.Option("--across-boots", help="the configurations are kernels (kernel:RELEASE): measure one block of rounds per boot, A B B A …, and say which kernel to boot next")] = False,
     boots: Annotated[int, typer.Option(help="with --across-boots: how many boots (blocks) in all, a multiple of twice the kernels")] = 4,
+    next_kernel: Annotated[bool, typer.Option("--next-kernel", help="with --across-boots: make GRUB boot the next scheduled kernel once (grub-reboot)")] = False,
+    resume_at_boot: Annotated[bool, typer.Option("--resume-at-boot", help="with --across-boots: install a one-shot systemd unit that measures the next block after the reboot")] = False,
     emulate: Annotated[bool, typer.Option("--emulate", help="run vm: configurations under TCG where KVM is not hardware-backed (function only: results marked emulated, no verdicts)")] = False,
     db: DbOption = None,
 ) -> None:
@@ -117,6 +119,7 @@ def run(
     analysis = _show(store, str(run_id), as_json=False)
     if block:
         console.print(escape(block.message()))
+        _prepare_next_boot(block, next_kernel, resume_at_boot, db)
     if aa:
         floor = aa_floor(analysis)
         if floor is not None:
@@ -142,6 +145,20 @@ def _run_block(runner, step, request, machine: dict):
         return campaign.resume(runner, step, lambda r: workloads_of([w.name for w in r.workloads], r.user_workloads),
                                machine)
     return campaign.start(runner, request, step, machine)
+
+
+def _prepare_next_boot(block, next_kernel: bool, resume_at_boot: bool, db: str | None) -> None:
+    """--next-kernel and --resume-at-boot: opt-in, said in one line each with their undo."""
+    import os
+
+    from shootout.boots.switch import after_block
+
+    command = [sys.executable, "-m", "shootout", "run", "--resume", "last", *(["--db", db] if db else []),
+               *(["--next-kernel"] if next_kernel else []), *(["--resume-at-boot"] if resume_at_boot else [])]
+    home = {"SHOOTOUT_HOME": os.environ["SHOOTOUT_HOME"]} if "SHOOTOUT_HOME" in os.environ else {}
+    for line in after_block(block, next_kernel=next_kernel, resume_at_boot=resume_at_boot, command=command,
+                            environment=home):
+        console.print(escape(line))
 
 
 def _analysis(store, stored):

@@ -23,7 +23,8 @@ from shootout.errors import TargetError, UsageError
 from shootout.model import Config
 from shootout.remote import helper
 from shootout.remote.bridge import Bridge
-from shootout.remote.probe import RemoteProbe
+from shootout.conditions.preflight import Preflight, preflight
+from shootout.remote.probe import RemoteMonitor, RemoteProbe
 from shootout.remote.ssh import SshAddress, SshChannel
 from shootout.system.journal import Journal
 from shootout.targets.base import CLEAN_PATH, Target
@@ -180,6 +181,14 @@ class SshTarget(Target):
         return self.channel.exec(f"test -e {shlex.quote(path)}").exit_status == 0
 
     # -- description -------------------------------------------------------------------
+    def preflight(self, load_wait_s: float = 0.0) -> Preflight:
+        """The remote's own preflight: idle gate, steal, swap, sensors, governor — shootout's
+        preflight run on the mirror of its /proc and /sys, which a monitor stream keeps fresh."""
+        self.open()
+        assert self.probe is not None
+        with RemoteMonitor(self.probe, interval_s=0.25):
+            return preflight(tune=False, journal=None, load_wait_s=load_wait_s, root=self.probe.root)
+
     def facts(self) -> dict[str, Any]:
         from shootout.boots.identity import read_boot
         from shootout.facts import machine_facts, target_facts
