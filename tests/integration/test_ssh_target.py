@@ -145,6 +145,20 @@ def test_a_lost_channel_kills_the_remote_command(target: SshTarget) -> None:
     assert _remote_pids(target, marker) == []
 
 
+def test_a_background_command_is_stopped_with_its_group(target: SshTarget) -> None:
+    marker = f"sleep 5{os.getpid() % 1000}.5"
+    server = target.spawn(["sh", "-c", f"echo serving; {marker} & {marker}"])
+    try:
+        deadline = time.monotonic() + 10
+        while len(_remote_pids(target, marker)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(_remote_pids(target, marker)) >= 3  # the shell and its two sleeps
+    finally:
+        done = server.stop()
+    assert done.exit_status == -signal.SIGKILL and done.stdout == "serving\n" and not done.timed_out
+    assert done.wall_s > 0 and _remote_pids(target, marker) == []
+
+
 def test_remote_monitor_samples_the_remote(target: SshTarget) -> None:
     assert target.probe is not None
     monitor = RemoteMonitor(target.probe, interval_s=0.5)

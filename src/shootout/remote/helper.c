@@ -3,8 +3,9 @@
  *   helper run TIMEOUT_S TOKEN CWD -- ARGV...
  *       Runs ARGV in CWD in its own process group, stdin/stdout/stderr passed through, and
  *       waits for it with wait4(), so the resource usage is the remote process's own. When
- *       TIMEOUT_S passes, or the ssh channel goes away (stdout reports an error or hang-up:
- *       sshd does not signal a command without a pty), the whole group is killed. Last, it
+ *       TIMEOUT_S passes, the helper gets SIGTERM (a background command being stopped), or
+ *       the ssh channel goes away (stdout reports an error or hang-up: sshd does not signal
+ *       a command without a pty), the whole group is killed. Last, it
  *       prints one line to stderr:
  *         TOKEN status=S wall=W user=U sys=Y maxrss=K nvcsw=V nivcsw=I started=T timedout=0|1
  *       S is the exit status, or minus the signal that killed the command.
@@ -32,6 +33,7 @@
 #define MAX_FILE (1 << 20)
 
 static int wake[2];
+static volatile sig_atomic_t stop_asked;
 
 static double clock_s(clockid_t id) {
     struct timespec ts;
@@ -39,8 +41,8 @@ static double clock_s(clockid_t id) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void on_child(int sig) {
-    (void)sig;
+static void on_signal(int sig) {
+    if (sig == SIGTERM) stop_asked = 1;
     int saved = errno;
     if (write(wake[1], "c", 1) < 0) { /* the pipe is non-blocking and already signalled */ }
     errno = saved;
@@ -56,9 +58,10 @@ static int run(int argc, char **argv) {
     char **command = argv + 6;
     if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) { perror("pipe2"); return 2; }
     struct sigaction sa = {0};
-    sa.sa_handler = on_child;
+    sa.sa_handler = on_signal;
     sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     sigaction(SIGCHLD, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL); /* stop a background command: kill its group, still report */
     signal(SIGPIPE, SIG_IGN); /* a closed channel is noticed by poll, not by dying mid-write */
 
     double started = clock_s(CLOCK_REALTIME), t0 = clock_s(CLOCK_MONOTONIC);
@@ -67,6 +70,7 @@ static int run(int argc, char **argv) {
     if (pid == 0) {
         setpgid(0, 0);
         signal(SIGPIPE, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
         if (chdir(cwd) != 0) { fprintf(stderr, "cannot enter %s: %s\n", cwd, strerror(errno)); _exit(127); }
         execvp(command[0], command);
         fprintf(stderr, "cannot run %s: %s\n", command[0], strerror(errno));
@@ -82,7 +86,7 @@ static int run(int argc, char **argv) {
         timed_out = left <= 0;
         struct pollfd fds[2] = {{wake[0], POLLIN, 0}, {STDOUT_FILENO, 0, 0}};
         int n = timed_out ? 0 : poll(fds, 2, left > 3600 ? 3600000 : (int)(left * 1000) + 1);
-        if (timed_out || (n > 0 && (fds[1].revents & (POLLERR | POLLHUP)))) {
+        if (timed_out || stop_asked || (n > 0 && (fds[1].revents & (POLLERR | POLLHUP)))) {
             killpg(pid, SIGKILL);
             while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {}
             break;

@@ -5,10 +5,11 @@ the remote helper with the remote's cc, makes a work directory on the remote's t
 mounts the work and cache directories with sshfs for today's host-path Target interface.
 Every trial runs through the helper, which reports the remote process's own rusage.
 
-Maps onto issue 10's Target interface with paths inside the target (strings):
-  workdir() -> self.remote_workdir, cache_dir() -> self.remote_cache, scratch(kind),
-  put / read / exists, run(..., stdin=), spawn(...) -> Background, probe facts from the
-  remote's mirrored procfs; the sshfs bridge is then no longer needed.
+Maps onto issue 10's Target interface with paths inside the target (strings): workdir()
+is self.remote_workdir, cache_dir() self.remote_cache; put / read / exists, run(...,
+stdin=) and spawn(...) exist here already; scratch("disk") and the facts probe for
+default_params() are still to write (a remote mktemp -d under /var/tmp; cores, memory and
+caches from the mirrored /proc and /sys). The sshfs bridge is then no longer needed.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from shootout.errors import TargetError, UsageError
 from shootout.model import Config
 from shootout.remote import helper
+from shootout.remote.background import RemoteBackground
 from shootout.remote.bridge import Bridge
 from shootout.conditions.preflight import Preflight, preflight
 from shootout.remote.probe import RemoteMonitor, RemoteProbe
@@ -127,6 +129,15 @@ class SshTarget(Target):
         usage, stderr = helper.parse_usage(done.stderr.decode(errors="replace"), token)
         return ProcResult(tuple(argv), usage.exit_status, done.text(), stderr, usage.wall_s, usage.user_s,
                           usage.sys_s, usage.max_rss_kb, usage.ctx_switches, started, usage.timed_out)
+
+    def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
+              timeout: float = 24 * 3600.0) -> RemoteBackground:
+        """A background command (a server); stop() kills its group and returns its ProcResult."""
+        self.open()
+        token = helper.new_token()
+        command = helper.run_command(self.helper, argv, env=self.environment(env), cwd=cwd or self.remote_workdir,
+                                     timeout=timeout, token=token)
+        return RemoteBackground(self.channel, argv, command, token)
 
     # -- files (today's interface: host paths through the sshfs bridge) ---------------
     @property
