@@ -1,7 +1,8 @@
 """Configurations from spec strings and shootout.toml, and whether each can run here.
 
 Spec strings: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME,
-ssh:[USER@]HOST[:PORT], vm:debian:RELEASE:ARCH:KERNEL, kernel:RELEASE[:MACHINE], or the name of a [[config]] table in shootout.toml.
+ssh:[USER@]HOST[:PORT], vm:debian:RELEASE:ARCH:KERNEL, kernel:RELEASE[:MACHINE], or the
+name of a [[config]] table in shootout.toml.
 """
 
 from __future__ import annotations

@@ -60,6 +60,7 @@ def test_the_image_holds_the_kernel_sshd_and_init(image: VmImage) -> None:
     assert {"shootout-init", "sshd"} <= set(_debugfs_ls(image.disk, "/usr/sbin"))  # /sbin -> usr/sbin
     assert image.host_key.startswith("ssh-ed25519 ")
     assert not any(p.name.startswith(".incomplete-") for p in image.dir.parent.iterdir())
+    assert list(image.dir.parent.glob(f"{I386}-686-pae-*")) == [image.dir]  # older images were removed
 
 
 def test_a_performance_vm_is_refused_without_hardware_kvm(spaces: Spaces) -> None:  # noqa: F811

@@ -92,7 +92,7 @@ class SshTarget(Target):
             raise
 
     def _remote_tempdir(self, preferred: str, what: str) -> str:
-        """A fresh directory on the remote (tmpfs first), removed by close() or the journal."""
+        """A fresh directory on the remote (under `preferred` if it can), removed by close() or the journal."""
         path = self.channel.check(f"mktemp -d {preferred}/shootout-XXXXXXXX 2>/dev/null || mktemp -d",
                                   f"making {what}").strip()
         undo = {"argv": [*self.channel.client_argv(), self.where, "--", f"rm -rf {shlex.quote(path)}"],
@@ -114,8 +114,10 @@ class SshTarget(Target):
 
     # -- running ---------------------------------------------------------------------
     def environment(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        return {**super().environment(extra), "HOME": self.home} if "HOME" not in dict(self.config.env) else \
-            super().environment(extra)
+        env = super().environment(extra)
+        if "HOME" not in dict(self.config.env) and "HOME" not in (extra or {}):
+            env["HOME"] = self.home  # the remote user's, not /root
+        return env
 
     def run(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
             timeout: float = 3600.0, stdin: bytes | None = None) -> ProcResult:

@@ -189,6 +189,9 @@ def _build(userspace: Userspace, flavour: str, work: Path, final: Path, journal:
                     tree_bytes=used)
         (work / "meta.json").write_text(json.dumps(meta, indent=1))
         work.rename(final)  # the commit point: complete images only
+        for stale in final.parent.glob(f"{userspace.name}-{flavour}-*"):
+            if stale != final:  # made from an older state of the userspace, or an older recipe
+                subprocess.run(["rm", "-rf", "--one-file-system", str(stale)], check=False)
         return VmImage(final, meta)
     except (OSError, subprocess.CalledProcessError) as exc:
         raise TargetError(f"building the VM image failed: {exc}", "check the free space under the data directory") from None
