@@ -17,11 +17,7 @@ from shootout.errors import TargetError
 from shootout.remote import helper
 from shootout.remote.ssh import SshChannel
 from shootout.targets.process import ProcResult
-
-
-def _drain(stream, sink: list[bytes]) -> None:
-    for chunk in iter(lambda: stream.read(65536), b""):
-        sink.append(chunk)
+from shootout.targets.process import _drain as drain  # the one pipe reader, shared with local runs
 
 
 class RemoteBackground:
@@ -40,7 +36,7 @@ class RemoteBackground:
         self.pid = int(first)
         self._out: list[bytes] = []
         self._err: list[bytes] = []
-        self._readers = [threading.Thread(target=_drain, args=(s, sink), daemon=True)
+        self._readers = [threading.Thread(target=drain, args=(s, sink), daemon=True)
                          for s, sink in ((self._proc.stdout, self._out), (self._proc.stderr, self._err))]
         for r in self._readers:
             r.start()
