@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shutil
 import statistics
 import sys
 import tempfile
@@ -44,7 +45,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
-    server = start_sshd(Path(tempfile.mkdtemp(prefix="shootout-bench-sshd-")))
+    base = Path(tempfile.mkdtemp(prefix="shootout-bench-sshd-"))
+    server = start_sshd(base)
     try:
         with journal() as j:
             host, remote = HostTarget(Config(name="host")), SshTarget(server.config(), j)
@@ -68,6 +70,7 @@ def main() -> None:
             remote.close()
     finally:
         server.stop()
+        shutil.rmtree(base, ignore_errors=True)
     print(f"{args.runs} runs each, alternating; medians (the machine is shared: noisy)")
     for name in ("intmix", "true"):
         for side in ("host", "ssh"):

@@ -237,13 +237,13 @@ def test_sigkill_leaves_nothing_after_doctor(sshd: LocalSshd, tmp_path: Path) ->
         config = Config(name="s", target="ssh", options={sshd.config().options!r})
         t = SshTarget(config, Journal())
         t.open()
-        print(t.remote_workdir, t.workdir, flush=True)
+        print(t.remote_workdir, t.workdir, t.probe.root, t.channel.control_path, flush=True)
         time.sleep(600)
     """)
     env = {**os.environ, "SHOOTOUT_HOME": str(home), "PYTHONPATH": str(SRC)}
     child = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None
-    remote_dir, mount = child.stdout.readline().split()
+    remote_dir, mount, mirror, control = child.stdout.readline().split()
     assert mount in _sshfs_mounts()
     masters = [p for p in psutil.Process(child.pid).children() if p.name() == "ssh"]
     child.send_signal(signal.SIGKILL)
@@ -256,6 +256,7 @@ def test_sigkill_leaves_nothing_after_doctor(sshd: LocalSshd, tmp_path: Path) ->
         os.environ.pop("SHOOTOUT_HOME") if saved is None else os.environ.__setitem__("SHOOTOUT_HOME", saved)
     assert errors == [] and undone
     assert mount not in _sshfs_mounts() and not Path(mount).exists()
+    assert not Path(mirror).exists() and not Path(control).parent.exists()
     assert all(not p.is_running() or p.status() == psutil.STATUS_ZOMBIE for p in masters)
     with journal() as j:
         check = SshTarget(sshd.config(), j)

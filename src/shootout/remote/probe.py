@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import tempfile
 import threading
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from typing import IO, Any
 from shootout.conditions.monitor import Monitor
 from shootout.remote.helper import parse_snapshot
 from shootout.remote.ssh import SshChannel
+from shootout.system.journal import Journal
 
 _CPU = "/sys/devices/system/cpu"
 # What the monitor reads, every interval.
@@ -57,17 +57,20 @@ def write_tree(root: Path, files: dict[str, bytes]) -> None:
 class RemoteProbe:
     """A local mirror of the remote's procfs/sysfs files; root is what readers take."""
 
-    def __init__(self, channel: SshChannel, helper: str) -> None:
+    def __init__(self, channel: SshChannel, helper: str, journal: Journal) -> None:
         self.channel = channel
         self.helper = helper
+        self.journal = journal
         self.root = Path(tempfile.mkdtemp(prefix="shootout-remote-"))
+        self._entry = journal.record(f"mirror of {channel.address.destination}'s /proc and /sys in {self.root}",
+                                     {"rmtree": str(self.root)})
 
     def refresh(self, patterns: tuple[str, ...] = DESCRIBED) -> None:
         done = self.channel.exec(shlex.join([self.helper, "snap", *patterns]), timeout=60)
         write_tree(self.root, parse_snapshot(done.stdout))
 
     def close(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        self.journal.undo_entry(self._entry)
 
 
 def read_stream(stream: IO[bytes], on_snapshot: Callable[[dict[str, bytes]], None]) -> None:

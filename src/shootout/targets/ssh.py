@@ -80,7 +80,7 @@ class SshTarget(Target):
                                                    "making the cache directory").strip()
             self.helper = helper.install(self.channel, self.remote_cache)
             self.remote_workdir = self._remote_tempdir("/dev/shm", "a work directory")
-            self.probe = RemoteProbe(self.channel, self.helper)
+            self.probe = RemoteProbe(self.channel, self.helper, self.journal)
             self.probe.refresh()
             bridge = Bridge(self.channel, self.journal)
             self._bridge = bridge
