@@ -16,7 +16,8 @@ packages=(
   debootstrap qemu-user-static binfmt-support util-linux procps
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
-  openssh-client sshfs fuse3 e2fsprogs
+  e2fsprogs btrfs-progs xfsprogs  # filesystems for scratch = { fs = ... }
+  openssh-client                  # ssh: targets (and vm: ones, reached over ssh)
 )
 # VMs of the host's own architecture (the vm: configurations)
 case "$(dpkg --print-architecture)" in

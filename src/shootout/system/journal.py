@@ -9,6 +9,7 @@ Undo steps are data, not closures, so another process can replay them:
   {"rmtree": path} / {"remove": path}   delete what was created
   {"kill": pid, "started": unix_time}   SIGKILL a process shootout started (a VM), if that
                                         pid is still the same process (its start time matches)
+  {"detach_loops": path}                detach the loop devices backed by a file shootout made
 """
 
 from __future__ import annotations
@@ -61,6 +62,19 @@ def kill_started(pid: int, started: float) -> None:
         raise OSError(f"cannot kill process {pid}: {exc}") from exc
 
 
+def _detach_loops(backing: str) -> str | None:
+    """Detach every loop device of a backing file (by file, never by a device number that
+    another process may have been given since)."""
+    if not Path(backing).exists():
+        return None
+    found = subprocess.run(["losetup", "-n", "-O", "NAME", "-j", backing], capture_output=True, text=True, timeout=60)
+    for device in found.stdout.split():
+        done = subprocess.run(["losetup", "-d", device], capture_output=True, text=True, timeout=60)
+        if done.returncode != 0:
+            return f"losetup -d {device}: {done.stderr.strip() or done.returncode}"
+    return None
+
+
 def _perform_undo(undo: Undo) -> str | None:
     """Carry out one undo step; return an error text or None."""
     try:
@@ -76,6 +90,8 @@ def _perform_undo(undo: Undo) -> str | None:
             Path(undo["remove"]).unlink(missing_ok=True)
         elif "kill" in undo:
             kill_started(int(undo["kill"]), float(undo["started"]))
+        elif "detach_loops" in undo:
+            return _detach_loops(undo["detach_loops"])
         else:
             return f"unknown undo step {undo!r}"
     except (OSError, subprocess.SubprocessError) as exc:
@@ -104,6 +120,12 @@ class Journal:
         self._entries: list[Entry] = []
         self._next_id = 1
         self._lock = threading.RLock()  # userspaces are created by parallel threads
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Hold it across several changes that belong together (the mounts of one chroot
+        session), so a thread creating a userspace in parallel never interleaves its own."""
+        return self._lock
 
     def _append(self, record: dict[str, Any]) -> None:
         with self._lock, open(self.path, "a") as fh:
