@@ -1,7 +1,7 @@
 """The ssh target against a real local sshd (see sshd.py): host keys, trials, rusage, cleanup.
 
-Needs root (a private mount namespace for the server, FUSE for the sshfs bridge); fails,
-never skips, without it or without openssh-server and sshfs.
+Needs root (a private mount namespace for the server); fails, never skips, without it or
+without openssh-server.
 """
 
 from __future__ import annotations
@@ -56,11 +56,6 @@ def target(sshd: LocalSshd, tmp_path: Path) -> Iterator[SshTarget]:
     assert j.pending == []
 
 
-def _sshfs_mounts() -> list[str]:
-    out = subprocess.run(["findmnt", "-rn", "-o", "TARGET,FSTYPE"], capture_output=True, text=True, check=True).stdout
-    return [line.split()[0] for line in out.splitlines() if line.endswith("fuse.sshfs")]
-
-
 def _remote_pids(target: SshTarget, marker: str) -> list[str]:
     # "[s]leep" matches the sleeps but not this pgrep's own command line (nor its helper's)
     done = target.run(["pgrep", "-f", f"[{marker[0]}]{marker[1:]}"])
@@ -90,7 +85,6 @@ def test_native_suite_runs_through_ssh_with_remote_rusage(sshd: LocalSshd, tmp_p
     assert facts["libc"].startswith("glibc")
     # The binaries were built and kept on the server's side only (a tmpfs the host cannot see).
     assert list(sshd.remote_cache.iterdir()) == []
-    assert _sshfs_mounts() == [] or not any("shootout-sshfs" in m for m in _sshfs_mounts())
 
 
 def test_rusage_is_the_remote_programs_not_the_ssh_clients(target: SshTarget) -> None:
@@ -104,17 +98,33 @@ def test_rusage_is_the_remote_programs_not_the_ssh_clients(target: SshTarget) ->
     assert done.wall_s >= done.user_s * 0.5  # measured around the program, on the remote
 
 
-def test_stdin_files_and_probe(target: SshTarget) -> None:
+def test_stdin_files_probe_and_wrap(target: SshTarget, tmp_path: Path) -> None:
     assert target.run(["cat"], stdin=b"through stdin\n").stdout == "through stdin\n"
-    path = f"{target.remote_workdir}/sub/file.bin"
+    path = f"{target.workdir()}/sub/file.bin"
     data = os.urandom(100_000)
     assert target.put(data, path) == path
     assert target.exists(path) and not target.exists(path + ".nope")
-    assert target.read(path) == data
-    assert (target.workdir / "sub/file.bin").read_bytes() == data  # the bridge sees the same file
+    assert target.read(path) == data and target.read(path, 10) == data[:10]
+    assert not Path(path).exists()  # on the server's private tmpfs, not here
+    tree = tmp_path / "tree"
+    (tree / "d").mkdir(parents=True)
+    (tree / "d/f").write_text("in a tree")
+    copied = target.put_tree(tree, f"{target.cache_dir()}/tree")
+    assert target.read(f"{copied}/d/f") == b"in a tree"
+    target.remove(copied)
+    assert not target.exists(copied)
     assert target.which("sha1sum") == "/usr/bin/sha1sum" and target.which("no-such-tool-here") is None
     failed = target.run(["sh", "-c", "echo out; echo oops >&2; exit 7"])
     assert (failed.exit_status, failed.stdout, failed.stderr) == (7, "out\n", "oops\n")
+    # wrap runs on the target's machine, in front of the command
+    assert target.run(["sh", "-c", 'echo "$W"'], wrap=["env", "W=wrapped"]).stdout == "wrapped\n"
+    sizing = target.probe()
+    assert sizing.cores == os.cpu_count() and sizing.memory_bytes and sizing.memory_bytes > 1 << 28
+    disk = target.scratch("disk")
+    assert disk.startswith("/var/tmp/shootout-") and target.exists(disk)
+    assert target.scratch_facts() == {"path": disk, "filesystem": target.scratch_facts()["filesystem"],  # type: ignore[index]
+                                      "on": target.where}
+    assert target.scratch("tmpfs").startswith(target.workdir())
 
 
 def test_timeout_kills_the_remote_process_group(target: SshTarget) -> None:
@@ -127,22 +137,37 @@ def test_timeout_kills_the_remote_process_group(target: SshTarget) -> None:
 
 
 def test_a_lost_channel_kills_the_remote_command(target: SshTarget) -> None:
-    from shootout.remote import helper
+    import threading
 
     marker = f"sleep 4{os.getpid() % 1000}.5"
-    command = helper.run_command(target.helper, ["sh", "-c", f"{marker} & {marker}"], env={"PATH": "/usr/bin:/bin"},
-                                 cwd="/", timeout=600, token=helper.new_token())
-    client = target.channel.popen(command)
-    deadline = time.monotonic() + 10
-    while not _remote_pids(target, marker) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _remote_pids(target, marker), "the remote command did not start"
-    client.kill()  # like a shootout killed mid-trial: the channel closes, sshd sends no signal
-    client.wait()
-    deadline = time.monotonic() + 10
-    while _remote_pids(target, marker) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert _remote_pids(target, marker) == []
+    failed: list[BaseException] = []
+
+    def trial() -> None:
+        try:
+            target.run(["sh", "-c", f"{marker} & {marker}"], timeout=600)
+        except TargetError as exc:
+            failed.append(exc)
+
+    worker = threading.Thread(target=trial)
+    worker.start()
+    probe = SshTarget(target.config, Journal())  # a second connection looks at the remote meanwhile
+    probe.open()
+    try:
+        deadline = time.monotonic() + 10
+        while not _remote_pids(probe, marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _remote_pids(probe, marker), "the remote command did not start"
+        assert target.session is not None and target.session._proc is not None
+        target.session._proc.kill()  # like a shootout killed mid-trial: the channel closes, sshd sends no signal
+        worker.join(timeout=30)
+        assert failed and "lost during a command" in str(failed[0])
+        deadline = time.monotonic() + 10
+        while _remote_pids(probe, marker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _remote_pids(probe, marker) == []
+    finally:
+        probe.close()
+    assert target.run(["echo", "after"]).stdout == "after\n"  # the next command opens a new session
 
 
 def test_a_background_command_is_stopped_with_its_group(target: SshTarget) -> None:
@@ -155,13 +180,13 @@ def test_a_background_command_is_stopped_with_its_group(target: SshTarget) -> No
         assert len(_remote_pids(target, marker)) >= 3  # the shell and its two sleeps
     finally:
         done = server.stop()
-    assert done.exit_status == -signal.SIGKILL and done.stdout == "serving\n" and not done.timed_out
+    assert done.exit_status == -signal.SIGTERM and done.stdout == "serving\n" and not done.timed_out
     assert done.wall_s > 0 and _remote_pids(target, marker) == []
 
 
 def test_remote_monitor_samples_the_remote(target: SshTarget) -> None:
-    assert target.probe is not None
-    monitor = RemoteMonitor(target.probe, interval_s=0.5)
+    assert target.mirror is not None
+    monitor = RemoteMonitor(target.mirror, interval_s=0.5)
     with monitor:
         time.sleep(2.5)
     samples = monitor.samples()
@@ -237,14 +262,13 @@ def test_sigkill_leaves_nothing_after_doctor(sshd: LocalSshd, tmp_path: Path) ->
         config = Config(name="s", target="ssh", options={sshd.config().options!r})
         t = SshTarget(config, Journal())
         t.open()
-        print(t.remote_workdir, t.workdir, t.probe.root, t.channel.control_path, flush=True)
+        print(t.workdir(), t.scratch("disk"), t.mirror.root, t.channel.control_path, flush=True)
         time.sleep(600)
     """)
     env = {**os.environ, "SHOOTOUT_HOME": str(home), "PYTHONPATH": str(SRC)}
     child = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None
-    remote_dir, mount, mirror, control = child.stdout.readline().split()
-    assert mount in _sshfs_mounts()
+    remote_dir, remote_scratch, mirror, control = child.stdout.readline().split()
     masters = [p for p in psutil.Process(child.pid).children() if p.name() == "ssh"]
     child.send_signal(signal.SIGKILL)
     child.wait()
@@ -255,11 +279,10 @@ def test_sigkill_leaves_nothing_after_doctor(sshd: LocalSshd, tmp_path: Path) ->
     finally:
         os.environ.pop("SHOOTOUT_HOME") if saved is None else os.environ.__setitem__("SHOOTOUT_HOME", saved)
     assert errors == [] and undone
-    assert mount not in _sshfs_mounts() and not Path(mount).exists()
     assert not Path(mirror).exists() and not Path(control).parent.exists()
     assert all(not p.is_running() or p.status() == psutil.STATUS_ZOMBIE for p in masters)
     with journal() as j:
         check = SshTarget(sshd.config(), j)
         check.open()
-        assert not check.exists(remote_dir)
+        assert not check.exists(remote_dir) and not check.exists(remote_scratch)
         check.close()

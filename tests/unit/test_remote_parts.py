@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from shootout.errors import TargetError, UsageError
-from shootout.remote.bridge import _relative
 from shootout.remote.helper import new_token, parse_snapshot, parse_usage, run_command
 from shootout.remote.probe import read_stream, write_tree
 from shootout.remote.ssh import SshAddress, ssh_failure
@@ -86,14 +85,6 @@ def test_snapshots_parse_and_mirror_into_a_tree(tmp_path: Path) -> None:
     seen: list[dict[str, bytes]] = []
     read_stream(io.BytesIO(data + b"E 1.0\nF 2 /p\nokE 2.0\nF 1 /cut"), seen.append)
     assert seen == [files, {"/p": b"ok"}]  # a snapshot cut off by the end is not used
-
-
-@pytest.mark.parametrize(("path", "base", "rel"), [
-    ("/usr/bin/x", "/", "usr/bin/x"), ("/", "/", "."), ("/dev/shm/w/f", "/dev/shm/w", "f"),
-    ("/dev/shm/w", "/dev/shm/w", "."), ("/dev/shm/wx", "/dev/shm/w", None),
-])
-def test_bridge_paths(path: str, base: str, rel: str | None) -> None:
-    assert _relative(path, base) == rel
 
 
 def test_ssh_specs() -> None:

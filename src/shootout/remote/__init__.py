@@ -1,1 +1,1 @@
-"""Machines reached over SSH: the channel, the remote helper, probes and the file bridge."""
+"""Machines reached over SSH: the channel, the remote helper and its session, probes."""

@@ -1,9 +1,10 @@
 """The remote helper (helper.c): installed once per remote, compiled there with its own cc.
 
-It runs each trial in its own process group and reports that process's wait4() rusage, so
-the times, max RSS and context switches are the remote program's, not the ssh client's;
-it enforces the timeout there and kills the group when the channel goes away. It also
-reads procfs/sysfs snapshots in one exec (see probe.py).
+It runs each command in its own process group and reports that process's wait4() rusage, so
+the times, max RSS and context switches are the remote program's, not the ssh client's; it
+enforces the timeout there and kills the group when the channel goes away. `helper serve`
+runs the commands of a whole run over one channel (session.py); `helper run` runs one
+background command; `helper snap`/`watch` read procfs/sysfs snapshots (probe.py).
 """
 
 from __future__ import annotations
@@ -19,10 +20,24 @@ from importlib import resources
 from shootout.errors import TargetError, ToolMissing
 from shootout.remote.ssh import SshChannel
 
-_USAGE = re.compile(
-    r"\n?(?P<token>\S+) status=(?P<status>-?\d+) wall=(?P<wall>[0-9.]+) user=(?P<user>[0-9.]+) sys=(?P<sys>[0-9.]+) "
+_FIELDS = re.compile(
+    r"status=(?P<status>-?\d+) wall=(?P<wall>[0-9.]+) user=(?P<user>[0-9.]+) sys=(?P<sys>[0-9.]+) "
     r"maxrss=(?P<maxrss>\d+) nvcsw=(?P<nvcsw>\d+) nivcsw=(?P<nivcsw>\d+) started=(?P<started>[0-9.]+) "
     r"timedout=(?P<timedout>[01])\n?$")
+
+# One exec that finds (or makes) everything a target needs: the remote's home, its cache
+# directory and its machine, and the helper compiled there from stdin unless it exists.
+_INSTALL = r"""
+set -e
+cache=${1:-$HOME/.cache/shootout}
+mkdir -p "$cache" && cd "$cache" && cache=$(pwd)
+binary="$cache/helper-$(uname -m)-$2"
+if [ ! -x "$binary" ]; then
+  command -v cc >/dev/null 2>&1 || { echo "shootout: no cc" >&2; exit 3; }
+  cc -O2 -x c -o "$binary.$$" - && mv "$binary.$$" "$binary"
+fi
+printf '%s\n%s\n%s\n' "$HOME" "$cache" "$binary"
+"""
 
 
 @dataclass(frozen=True)
@@ -39,29 +54,44 @@ class RemoteUsage:
     timed_out: bool
 
 
+@dataclass(frozen=True)
+class Installed:
+    home: str
+    cache: str
+    helper: str
+
+
 def source() -> bytes:
     return resources.files("shootout.remote").joinpath("helper.c").read_bytes()
 
 
-def install(channel: SshChannel, directory: str) -> str:
-    """Path of the helper binary in `directory` on the remote, compiled there on first use."""
+def install(channel: SshChannel, cache: str | None) -> Installed:
+    """The remote's home and cache directory, and the helper there (compiled on first use)."""
     digest = hashlib.sha256(source()).hexdigest()[:16]
-    machine = channel.check("uname -m", "uname -m").strip()
-    binary = f"{directory}/helper-{machine}-{digest}"
-    if channel.exec(f"test -x {shlex.quote(binary)}").exit_status == 0:
-        return binary
-    if channel.exec("command -v cc").exit_status != 0:
+    done = channel.exec(shlex.join(["sh", "-c", _INSTALL, "install", cache or "", digest]), stdin=source())
+    if done.exit_status == 3:
         raise ToolMissing("cc", "gcc", where=channel.address.destination)
-    tmp = f"{binary}.{secrets.token_hex(4)}"
-    # Compiled from stdin into a private name, then renamed: two shootouts never see half a binary.
-    channel.check(f"mkdir -p {shlex.quote(directory)} && cc -O2 -x c -o {shlex.quote(tmp)} - "
-                  f"&& mv {shlex.quote(tmp)} {shlex.quote(binary)}", "compiling shootout's helper", stdin=source())
-    return binary
+    lines = done.text().splitlines()
+    if done.exit_status != 0 or len(lines) != 3:
+        last = (done.stderr.decode(errors="replace").strip().splitlines() or [f"exit {done.exit_status}"])[-1]
+        raise TargetError(f"cannot set up shootout's helper on {channel.address.destination}: {last[:200]}",
+                          "the remote needs a writable cache directory and a working cc (Debian package gcc)")
+    return Installed(*lines)
+
+
+def parse_fields(text: str) -> RemoteUsage | None:
+    m = _FIELDS.match(text)
+    if m is None:
+        return None
+    return RemoteUsage(
+        exit_status=int(m["status"]), wall_s=float(m["wall"]), user_s=float(m["user"]), sys_s=float(m["sys"]),
+        max_rss_kb=int(m["maxrss"]), ctx_switches=int(m["nvcsw"]) + int(m["nivcsw"]),
+        started_at=float(m["started"]), timed_out=m["timedout"] == "1")
 
 
 def run_command(helper: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str,
                 timeout: float, token: str) -> str:
-    """The remote shell line of one trial: a clean environment, then the helper."""
+    """The remote shell line of one background command: a clean environment, then the helper."""
     assignments = [f"{k}={v}" for k, v in env.items()]
     return shlex.join(["exec", "env", "-i", *assignments, helper, "run", f"{timeout:.3f}", token, cwd, "--", *argv])
 
@@ -72,17 +102,13 @@ def new_token() -> str:
 
 
 def parse_usage(stderr: str, token: str) -> tuple[RemoteUsage, str]:
-    """The helper's report and the command's own stderr without it."""
+    """`helper run`'s report at the end of stderr, and the command's own stderr without it."""
     at = stderr.rfind(f"\n{token} ")
-    m = _USAGE.match(stderr[at:]) if at >= 0 else None
-    if m is None or m.group("token") != token:
+    usage = parse_fields(stderr[at + len(token) + 2:]) if at >= 0 else None
+    if usage is None:
         tail = stderr.strip().splitlines()[-1:] or ["no output"]
-        raise TargetError(f"the remote helper did not report the trial's resource usage ({tail[0][:160]})",
+        raise TargetError(f"the remote helper did not report the command's resource usage ({tail[0][:160]})",
                           "the connection may have dropped; see `shootout doctor` and try again")
-    usage = RemoteUsage(
-        exit_status=int(m["status"]), wall_s=float(m["wall"]), user_s=float(m["user"]), sys_s=float(m["sys"]),
-        max_rss_kb=int(m["maxrss"]), ctx_switches=int(m["nvcsw"]) + int(m["nivcsw"]),
-        started_at=float(m["started"]), timed_out=m["timedout"] == "1")
     return usage, stderr[:at]
 
 

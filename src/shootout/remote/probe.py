@@ -16,10 +16,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from shootout.conditions.fsread import read_text
 from shootout.conditions.monitor import Monitor
+from shootout.facts import cores
 from shootout.remote.helper import parse_snapshot
 from shootout.remote.ssh import SshChannel
 from shootout.system.journal import Journal
+from shootout.targets.probe import TargetFacts, sizing_from
+
+Snap = Callable[[list[str]], bytes]  # `helper snap PATTERN...`'s output (through the target's session)
 
 _CPU = "/sys/devices/system/cpu"
 # What the monitor reads, every interval.
@@ -57,17 +62,24 @@ def write_tree(root: Path, files: dict[str, bytes]) -> None:
 class RemoteProbe:
     """A local mirror of the remote's procfs/sysfs files; root is what readers take."""
 
-    def __init__(self, channel: SshChannel, helper: str, journal: Journal) -> None:
-        self.channel = channel
+    def __init__(self, channel: SshChannel, helper: str, snap: Snap, journal: Journal) -> None:
+        self.channel = channel  # the monitor's stream gets a channel of its own
         self.helper = helper
+        self.snap = snap
         self.journal = journal
         self.root = Path(tempfile.mkdtemp(prefix="shootout-remote-"))
         self._entry = journal.record(f"mirror of {channel.address.destination}'s /proc and /sys in {self.root}",
                                      {"rmtree": str(self.root)})
 
     def refresh(self, patterns: tuple[str, ...] = DESCRIBED) -> None:
-        done = self.channel.exec(shlex.join([self.helper, "snap", *patterns]), timeout=60)
-        write_tree(self.root, parse_snapshot(done.stdout))
+        write_tree(self.root, parse_snapshot(self.snap(list(patterns))))
+
+    def sizing(self) -> TargetFacts:
+        """Cores, memory and caches as the mirror shows them (what default parameters are sized by)."""
+        index = sorted((self.root / _CPU.lstrip("/") / "cpu0/cache").glob("index*"))
+        caches = "\n".join(" ".join(read_text(d, d / name) or "" for name in ("level", "type", "size"))
+                           for d in index)
+        return sizing_from(cores(self.root), read_text(self.root, "/proc/meminfo") or "", caches)
 
     def close(self) -> None:
         self.journal.undo_entry(self._entry)

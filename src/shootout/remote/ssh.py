@@ -2,8 +2,8 @@
 
 Why the ssh client and not a Python library: it is the user's ssh — ~/.ssh/config (Host
 aliases, ProxyJump, certificates), the agent, hardware keys, hashed known_hosts and
-@cert-authority lines all work as they do at the user's prompt, and sshfs (the file bridge)
-rides the same connection. The control master makes each exec a new channel on one
+@cert-authority lines all work as they do at the user's prompt, and OpenSSH is as well kept
+as an SSH implementation gets. The control master makes each exec a new channel on one
 authenticated connection instead of a new handshake.
 
 Host keys are always checked: StrictHostKeyChecking=yes refuses an unknown or changed key,
