@@ -18,6 +18,7 @@ from shootout.configs import FileSettings, aa_copy, abi_problem, load_file, pars
 from shootout.errors import ShootoutError, UsageError
 from shootout.model import Config, RunSettings
 from shootout.parts import parts_problem
+from shootout.targets.factory import target_problem
 from shootout.runner import RunRequest
 from shootout.stats import Design
 from shootout.workloads.base import Workload
@@ -61,7 +62,7 @@ def usable(configs: list[Config], notify: Notify) -> list[Config]:
     """Drop configurations that cannot run here, saying why in one line each."""
     kept = []
     for config in configs:
-        problem = abi_problem(config) or parts_problem(config)
+        problem = abi_problem(config) or parts_problem(config) or target_problem(config)
         if problem:
             notify(f"skipping configuration {config.name}: {problem}")
         else:
@@ -88,11 +89,11 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     file = _file_settings(wish)
     specs = wish.configs or list(file.run.get("configs", []))
     configs = resolve(specs, file.configs, progress) if specs else default_configs(notify, progress)
-    configs = usable(configs, notify)
     if wish.emulate:
         from shootout.targets.vm import emulated
 
         configs = [emulated(c) for c in configs]
+    configs = usable(configs, notify)
     if wish.settings.aa:
         configs = [configs[0], aa_copy(configs[0])]
     names = wish.workloads or list(file.run.get("workloads", []))

@@ -148,6 +148,9 @@ class Runner:
             for name in list(live.workloads):
                 self._cleanup(live, name)
             self._record_parts(live)
+            for name, target in live.targets.items():  # a remote machine's own conditions
+                if samples := target.monitor_samples():
+                    run.facts.setdefault(name, {})["monitor_samples"] = samples
             for target in {id(t): t for t in live.targets.values()}.values():
                 target.close()
             if live.parts is not None:

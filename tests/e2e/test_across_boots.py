@@ -6,6 +6,7 @@ reboot; resumes under the wrong kernel or in the same boot are refused in one li
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import statistics
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from shootout.boots import campaign
+from shootout.crossrun import compare_members, members_by_side
 from shootout.errors import TargetError, UsageError
 from shootout.model import Config, Run, RunSettings
 from shootout.request import workloads_of
@@ -28,9 +30,12 @@ K64, K32 = "6.1.0-28-amd64", "6.1.0-28-686-pae"
 BENCH = {"name": "bench", "command": "bench", "regex": r"throughput: ([0-9.]+)", "unit": "ops/s"}
 
 
+_calls = itertools.count()
+
+
 def script(argv: Sequence[str], config: str, n: int) -> str:
-    """The 64-bit kernel is 5% faster; 1% noise."""
-    rng = random.Random(f"{config}:{n}")
+    """The 64-bit kernel is 5% faster; 1% noise, fresh in every trial of every boot."""
+    rng = random.Random(f"{config}:{next(_calls)}")
     return f"throughput: {1000.0 * (1.05 if config == 'k64' else 1.0) * math.exp(rng.gauss(0, 0.01)):.4f}\n"
 
 
@@ -96,6 +101,13 @@ def test_two_kernels_over_four_faked_boots(setup: tuple[Runner, RunRequest], fak
     means = {side: statistics.mean(statistics.median(t.values["value"] for t in store.trials(r))
                                    for r in ids) for side, ids in sides.items()}
     assert means["k64"] / means["k32"] == pytest.approx(1.05, rel=0.01)
+    # `shootout compare` of the two sides: between-run statistics, labelled across boots
+    analysis = compare_members(members_by_side([[(store.get_run(r), store.trials(r)) for r in ids]
+                                                for ids in sides.values()]))
+    head = next(c for c in analysis.comparisons if c.headline)
+    assert analysis.notes[0].startswith("across boots: ") and head.estimate is not None
+    assert head.estimate.n == 4 and head.estimate.method == "welch on run means"  # 2 boots a side, not trials
+    assert head.estimate.low < 1.05 < head.estimate.high and head.estimate.low < head.estimate.high
     print("\n".join(lines + [campaign.compare_hint(store, first.campaign), f"block medians per side: {means}"]))
 
 

@@ -83,6 +83,9 @@ def test_native_suite_runs_through_ssh_with_remote_rusage(sshd: LocalSshd, tmp_p
     facts = run.facts[remote.name]["target"]
     assert facts["channel"] == "ssh" and facts["machine"]["cores"] and facts["boot"]["boot_id"]
     assert facts["libc"].startswith("glibc")
+    assert facts["preflight"]["conditions"]["load1"] is not None  # the remote's own preflight
+    samples = run.facts[remote.name]["monitor_samples"]  # and its monitor, all run long
+    assert len(samples) >= 3 and all(s["load1"] is not None for s in samples)
     # The binaries were built and kept on the server's side only (a tmpfs the host cannot see).
     assert list(sshd.remote_cache.iterdir()) == []
 

@@ -30,15 +30,14 @@ from shootout.vm.image import VmImage, build_image
 from shootout.vm.kvm import kvm_problem
 from shootout.workloads.registry import workload
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_userspace import I386, Spaces, spaces  # noqa: E402,F401 (the shared userspaces fixture)
+from shared_spaces import I386, Spaces
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SPEC = "vm:debian:bookworm:i386:686-pae"
 
 
 @pytest.fixture(scope="module")
-def image(spaces: Spaces) -> VmImage:  # noqa: F811
+def image(spaces: Spaces) -> VmImage:
     spaces.need(I386)
     t0 = time.monotonic()
     with journal() as j:
@@ -63,7 +62,7 @@ def test_the_image_holds_the_kernel_sshd_and_init(image: VmImage) -> None:
     assert list(image.dir.parent.glob(f"{I386}-686-pae-*")) == [image.dir]  # older images were removed
 
 
-def test_a_performance_vm_is_refused_without_hardware_kvm(spaces: Spaces) -> None:  # noqa: F811
+def test_a_performance_vm_is_refused_without_hardware_kvm(spaces: Spaces) -> None:
     problem = kvm_problem()
     if Path("/sys/module/kvm_pvm").exists():
         assert problem is not None and "PVM" in problem
@@ -128,7 +127,7 @@ def test_a_killed_run_leaves_no_qemu_after_doctor(image: VmImage, tmp_path: Path
     assert not Path(run_dir).exists()
 
 
-def test_a_kernel_package_that_does_not_exist_is_one_line(spaces: Spaces) -> None:  # noqa: F811
+def test_a_kernel_package_that_does_not_exist_is_one_line(spaces: Spaces) -> None:
     spaces.need(I386)
     with journal() as j, pytest.raises(TargetError, match=r"there is no linux-image-no-such-flavour for bookworm/i386") as err:
         build_image(registry.get_ready(I386), "no-such-flavour", j)

@@ -205,3 +205,8 @@ class Target(ABC):
     def facts(self) -> dict[str, Any]:
         """Facts about this target's userspace (distro, libc, compiler, openssl)."""
         return probe.identity(self)
+
+    def monitor_samples(self) -> list[dict[str, Any]]:
+        """Samples of the conditions on the target's own machine (clock, temperature, steal),
+        for a target on another machine; the run's monitor samples this one's."""
+        return []

@@ -28,6 +28,7 @@ from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult, Stdin
 
 SNAP_TIMEOUT_S = 60.0
+MONITOR_INTERVAL_S = 1.0  # the remote's clock, temperature, load and steal, sampled all run long
 
 
 def ssh_config(spec: str) -> Config:
@@ -61,6 +62,7 @@ class SshTarget(Target):
         self.remote_workdir = ""
         self.mirror: RemoteProbe | None = None
         self.session: HelperSession | None = None
+        self.monitor: RemoteMonitor | None = None
         self._entries: list[int] = []
 
     # -- lifecycle -------------------------------------------------------------------
@@ -75,7 +77,8 @@ class SshTarget(Target):
             self.session = HelperSession(lambda: self.channel.popen(serve), self.where)
             self.remote_workdir = self._remote_tempdir("/dev/shm", "a work directory")
             self.mirror = RemoteProbe(self.channel, self.helper, self._snap, self.journal)
-            self.mirror.refresh()
+            self.monitor = RemoteMonitor(self.mirror, interval_s=MONITOR_INTERVAL_S)
+            self.monitor.start()
         except BaseException:
             self.close()
             raise
@@ -98,6 +101,8 @@ class SshTarget(Target):
 
     def close(self) -> None:
         super().close()
+        if self.monitor is not None:
+            self.monitor.stop()
         if self.mirror is not None:
             self.mirror.close()
             self.mirror = None
@@ -164,6 +169,9 @@ class SshTarget(Target):
         return {"path": self._disk, "filesystem": fs or None, "on": self.where}
 
     # -- description -------------------------------------------------------------------
+    def monitor_samples(self) -> list[dict[str, Any]]:
+        return self.monitor.samples() if self.monitor is not None else []
+
     def probe(self) -> TargetFacts:
         """Cores, memory and caches from the mirror of the remote's /proc and /sys."""
         if self._sizing is None:

@@ -41,7 +41,8 @@ def family(image: VmImage) -> str:
 
 
 def qemu_argv(image: VmImage, shape: VmShape, accel: Accel, port: int, serial_log: Path) -> list[str]:
-    """The qemu command line; user-mode networking forwards 127.0.0.1:port to the guest's sshd."""
+    """The qemu command line; user-mode networking forwards 127.0.0.1:port to the guest's sshd.
+    `quiet`: an emulated serial port is slow, and the boot log is not needed on it."""
     binary, package = QEMU[family(image)]
     found = shutil.which(binary)
     if found is None:
@@ -56,7 +57,7 @@ def qemu_argv(image: VmImage, shape: VmShape, accel: Accel, port: int, serial_lo
         "-netdev", f"user,id=net0,hostfwd=tcp:127.0.0.1:{port}-:22", "-device", "virtio-net-pci,netdev=net0",
         "-device", "virtio-rng-pci",
         "-kernel", str(image.kernel), "-initrd", str(image.initrd),
-        "-append", f"root=/dev/vda rw console={console} init=/sbin/shootout-init panic=-1",
+        "-append", f"root=/dev/vda rw console={console} init=/sbin/shootout-init panic=-1 quiet",
     ]
 
 
