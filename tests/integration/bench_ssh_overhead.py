@@ -31,6 +31,7 @@ from shootout.system.journal import journal  # noqa: E402
 from shootout.targets.base import Target  # noqa: E402
 from shootout.targets.host import HostTarget  # noqa: E402
 from shootout.targets.ssh import SshTarget  # noqa: E402
+from shootout.workloads.base import Context  # noqa: E402
 from shootout.workloads.registry import workload  # noqa: E402
 
 
@@ -52,11 +53,12 @@ def main() -> None:
             host, remote = HostTarget(Config(name="host")), SshTarget(server.config(), j)
             t0 = time.perf_counter()
             remote.open()
-            print(f"ssh target open (connect, helper, sshfs): {time.perf_counter() - t0:.2f} s")
+            print(f"ssh target open (connect, helper, session, monitor): {time.perf_counter() - t0:.2f} s")
             w = workload("intmix")
-            params = w.default_params()
-            prepared = {t: w.prepare(t, params) for t in (host, remote)}
-            params = w.calibrate(host, prepared[host], params)
+            params = w.default_params(host.probe())
+            contexts = {t: Context(t, "intmix", dict(params), j) for t in (host, remote)}
+            prepared = {t: w.prepare(contexts[t]) for t in (host, remote)}
+            params = w.calibrate(contexts[host], prepared[host])
             data: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
             for i in range(args.runs):
                 order = (host, remote) if i % 2 == 0 else (remote, host)
@@ -68,6 +70,7 @@ def main() -> None:
                     e2e, wall, _ = _timed(target, ["true"])
                     data.setdefault(("true", side), []).append((e2e, wall, math.nan))
             remote.close()
+            host.close()
     finally:
         server.stop()
         shutil.rmtree(base, ignore_errors=True)

@@ -89,6 +89,7 @@ def test_under_tcg_the_vm_boots_and_runs_a_native_trial(image: VmImage, tmp_path
     assert facts["dpkg_arch"] == "i386" and facts["vm"]["accel"] == "tcg"
     assert "-accel" in facts["vm"]["qemu_argv"] and facts["vm"]["shape"] == {"vcpus": 2, "memory_mib": 1024}
     assert is_emulated(run.facts[config.name])  # so the analysis gives no verdicts
+    assert run.facts[config.name]["monitor_samples"]  # sampled inside the guest
     binary = run.facts[config.name]["workloads"]["intmix"]["binary"]
     assert (binary["elf_class"], binary["machine"]) == (32, "x86")
     print(f"TCG: boot to SSH {facts['vm']['boot_s']:.0f} s; whole run {elapsed:.0f} s; "
