@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from shootout.errors import TargetError, UsageError
 from shootout.targets.vm import emulated, vm_config
 from shootout.vm.image import VmImage, _check_space, kernel_package
 from shootout.vm.kvm import choose_accel, kvm_problem
-from shootout.vm.qemu import VmShape, qemu_argv
+from shootout.vm.qemu import VmShape, pinned_cores, qemu_argv
 
 
 def machine(tmp_path: Path, flags: str, modules: tuple[str, ...] = (), kvm: bool = True) -> Path:
@@ -67,7 +68,13 @@ def test_every_vm_gets_the_same_shape_and_a_recorded_line(tmp_path: Path) -> Non
     assert "-accel tcg -cpu max -smp 2 -m 1024" in joined
     assert f"file={tmp_path / 'disk.img'},format=raw,if=virtio,snapshot=on" in argv  # the cached image is never written
     assert "user,id=net0,hostfwd=tcp:127.0.0.1:40022-:22" in argv
-    assert argv[argv.index("-append") + 1] == "root=/dev/vda rw console=ttyS0 init=/sbin/shootout-init panic=-1"
+    assert argv[argv.index("-append") + 1] == "root=/dev/vda rw console=ttyS0 init=/sbin/shootout-init panic=-1 quiet"
+    assert (argv[0] == "taskset") == (pinned_cores(VmShape(), os.cpu_count()) is not None)
+
+
+def test_vms_are_pinned_only_where_cores_allow() -> None:
+    assert pinned_cores(VmShape(vcpus=2), 2) is None and pinned_cores(VmShape(vcpus=2), None) is None
+    assert pinned_cores(VmShape(vcpus=2), 3) == [1, 2] and pinned_cores(VmShape(vcpus=2), 8) == [6, 7]
 
 
 def test_no_space_for_an_image_is_one_line(tmp_path: Path) -> None:

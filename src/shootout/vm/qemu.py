@@ -1,7 +1,8 @@
 """Boot a VM image with qemu-system, reach it over SSH, shut it down.
 
 Every VM of a run gets the same shape (vCPUs, memory, CPU model: `host` under KVM, `max`
-under TCG) and its full command line is recorded in the facts. The disk is opened with
+under TCG), pinned to the same host cores where there are cores to spare, and its full
+command line is recorded in the facts. The disk is opened with
 snapshot=on: the guest writes to a temporary overlay that qemu deletes itself, so the
 cached image never changes and a killed VM leaves no file. qemu dies with shootout
 (parent-death signal) and its pid is in the journal, so `doctor` kills a survivor.
@@ -9,6 +10,7 @@ cached image never changes and a killed VM leaves no file. qemu dies with shooto
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -36,6 +38,14 @@ class VmShape:
     memory_mib: int = 1024
 
 
+def pinned_cores(shape: VmShape, cores: int | None) -> list[int] | None:
+    """Host cores for every VM of a run: the last `vcpus` ones, when at least one more core
+    is left for shootout, ssh and the host; None when the cores do not allow it."""
+    if cores is None or cores <= shape.vcpus:
+        return None
+    return list(range(cores - shape.vcpus, cores))
+
+
 def family(image: VmImage) -> str:
     return "arm" if image.meta.get("arch") in ("arm64", "armhf", "armel") else "x86"
 
@@ -49,8 +59,10 @@ def qemu_argv(image: VmImage, shape: VmShape, accel: Accel, port: int, serial_lo
         raise ToolMissing(binary, package)
     arm = family(image) == "arm"
     console = "ttyAMA0" if arm else "ttyS0"
+    pin = pinned_cores(shape, os.cpu_count())
+    taskset = ["taskset", "-c", ",".join(map(str, pin))] if pin else []  # qemu's threads, vCPUs included
     return [
-        found, "-machine", "virt" if arm else "q35", "-accel", accel.name,
+        *taskset, found, "-machine", "virt" if arm else "q35", "-accel", accel.name,
         "-cpu", "host" if accel.name == "kvm" else "max", "-smp", str(shape.vcpus), "-m", str(shape.memory_mib),
         "-nodefaults", "-display", "none", "-no-reboot", "-serial", f"file:{serial_log}",
         "-drive", f"file={image.disk},format=raw,if=virtio,snapshot=on",
