@@ -108,7 +108,8 @@ def test_two_kernels_over_four_faked_boots(setup: tuple[Runner, RunRequest], fak
     assert analysis.notes[0].startswith("across boots: ") and head.estimate is not None
     assert head.estimate.n == 4 and head.estimate.method == "welch on run means"  # 2 boots a side, not trials
     assert head.estimate.low < 1.05 < head.estimate.high and head.estimate.low < head.estimate.high
-    print("\n".join(lines + [campaign.compare_hint(store, first.campaign), f"block medians per side: {means}"]))
+    print("\n".join(lines + [campaign.compare_hint(store, first.campaign), f"block medians per side: {means}",
+                     f"{analysis.notes[0]}", f"k64 vs k32: {head.estimate}"]))
 
 
 def test_a_block_killed_mid_way_continues_in_the_same_boot(setup: tuple[Runner, RunRequest], fake_boot) -> None:

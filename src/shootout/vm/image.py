@@ -1,9 +1,11 @@
 """A VM disk image from a debootstrap userspace, with a Debian kernel installed inside.
 
-  1. copy the userspace's root (the userspace itself is never changed);
-  2. in a private mount namespace (its mounts vanish with it, even after a kill): apt
-     installs the kernel package, openssh-server, iproute2 and kmod; a 64-bit kernel for
-     a 32-bit userspace comes through multiarch (linux-image-amd64:amd64 on i386); the
+  1. an overlay on the userspace's root (the userspace itself is never changed; what the
+     steps below write lands in the overlay's upper directory: no copy of the whole tree
+     to make and delete), mounted in this process's private mount namespace (journalled;
+     gone with the process even after a kill);
+  2. apt installs the kernel package, openssh-server, iproute2 and kmod; a 64-bit kernel
+     for a 32-bit userspace comes through multiarch (linux-image-amd64:amd64 on i386); the
      initramfs holds only the virtio and ext4 modules (MODULES=list);
   3. the init script, a fresh client key in root's authorized_keys, the guest's host key
      kept for known_hosts; kernel and initrd copied out for qemu's direct boot;
@@ -31,9 +33,10 @@ from shootout.errors import TargetError, ToolMissing
 from shootout.paths import cache_dir
 from shootout.system.journal import Journal
 from shootout.targets.base import CLEAN_PATH
+from shootout.userspace.mounts import mount, safe_rmtree
 from shootout.userspace.registry import Userspace
 
-RECIPE = 2  # bump when the image contents change, so cached images are rebuilt
+RECIPE = 3  # bump when the image contents change, so cached images are rebuilt
 VM_PACKAGES = ("openssh-server", "iproute2", "kmod")
 # Only what the guest needs to mount its root: an initramfs made in seconds, not a minute.
 INITRAMFS_MODULES = ("virtio_pci", "virtio_mmio", "virtio_blk", "virtio_net", "ext4")
@@ -140,17 +143,20 @@ def _build(userspace: Userspace, flavour: str, work: Path, final: Path, journal:
             raise ToolMissing(tool, package)
     package, foreign = kernel_package(userspace.arch, flavour)
     size = _tree_bytes(userspace.root)
-    _check_space(final.parent, int(size * 2.5) + SLACK_BYTES)
+    _check_space(final.parent, int(size * SPARE) + 4 * SLACK_BYTES)  # the image, and the kernel in the overlay
     shutil.rmtree(work, ignore_errors=True)  # a killed earlier build
     entry = journal.record(f"VM image being built in {work}", {"rmtree": str(work)})
+    overlay: int | None = None
     try:
         work.mkdir(parents=True)
         seconds: dict[str, float] = {}
         root = work / "root"
-        t0 = time.monotonic()
-        say(f"VM image: copying {userspace.name}")
-        subprocess.run(["cp", "-a", "--reflink=auto", str(userspace.root), str(root)], check=True)
-        seconds["copy"] = time.monotonic() - t0
+        for d in (root, work / "upper", work / "ovl"):
+            d.mkdir()
+        overlay = mount(journal, f"mount an overlay on {userspace.name} at {root}",
+                        ["mount", "--make-private", "-t", "overlay", "-o",
+                         f"lowerdir={userspace.root},upperdir={work / 'upper'},workdir={work / 'ovl'}",
+                         "shootout-vm-image", str(root)], root)
         shutil.copyfile("/etc/resolv.conf", _replace(root / "etc/resolv.conf"))
         initramfs = root / "etc/initramfs-tools"
         (initramfs / "conf.d").mkdir(parents=True, exist_ok=True)
@@ -183,7 +189,10 @@ def _build(userspace: Userspace, flavour: str, work: Path, final: Path, journal:
             raise TargetError(f"mkfs.ext4 -d failed: {done.stderr.strip()[-200:]}", "check the free space")
         seconds["mkfs"] = time.monotonic() - t0
         t0 = time.monotonic()
-        subprocess.run(["rm", "-rf", "--one-file-system", str(root)], check=True)
+        journal.undo_entry(overlay)
+        overlay = None
+        for d in ("root", "upper", "ovl"):
+            safe_rmtree(work / d)
         seconds["remove_tree"] = time.monotonic() - t0
         meta.update(seconds={k: round(v, 1) for k, v in seconds.items()}, image_bytes=disk.stat().st_size,
                     tree_bytes=used)
@@ -196,6 +205,8 @@ def _build(userspace: Userspace, flavour: str, work: Path, final: Path, journal:
     except (OSError, subprocess.CalledProcessError) as exc:
         raise TargetError(f"building the VM image failed: {exc}", "check the free space under the data directory") from None
     finally:
+        if overlay is not None:
+            journal.undo_entry(overlay)  # before anything under it is deleted
         journal.undo_entry(entry)  # removes whatever is left under the incomplete name
 
 
