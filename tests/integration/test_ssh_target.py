@@ -29,7 +29,7 @@ from shootout.targets.ssh import SshTarget
 from shootout.workloads.registry import suite, workload
 
 sys.path.insert(0, str(Path(__file__).parent))
-from sshd import LocalSshd, start_sshd  # noqa: E402
+from sshd import LocalSshd, start_sshd
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 # Small work per trial: this checks the channel, not the machine.

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from shared_spaces import I386, Spaces
 
 from shootout.analysis import is_emulated
 from shootout.errors import TargetError
@@ -29,8 +30,6 @@ from shootout.userspace import registry
 from shootout.vm.image import VmImage, build_image
 from shootout.vm.kvm import kvm_problem
 from shootout.workloads.registry import workload
-
-from shared_spaces import I386, Spaces
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SPEC = "vm:debian:bookworm:i386:686-pae"

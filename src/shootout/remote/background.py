@@ -18,7 +18,9 @@ from shootout.errors import TargetError
 from shootout.remote import helper
 from shootout.remote.ssh import SshChannel
 from shootout.targets.process import Background, ProcResult
-from shootout.targets.process import _drain as drain  # the one pipe reader, shared with local runs
+from shootout.targets.process import (
+    _drain as drain,  # the one pipe reader, shared with local runs
+)
 
 
 class RemoteBackground(Background):

@@ -63,7 +63,9 @@ class VmTarget(SshTarget):
         if not (release and arch and flavour):
             raise UsageError(f"configuration {self.config.name} lacks release, arch or flavour",
                              "use vm:debian:RELEASE:ARCH:KERNEL")
-        from shootout.userspace.configs import userspace_config  # creates the userspace on first use
+        from shootout.userspace.configs import (
+            userspace_config,  # creates the userspace on first use
+        )
 
         userspace = registry.get_ready(userspace_config(release, arch).userspace or "")
         image = build_image(userspace, flavour, self.journal)

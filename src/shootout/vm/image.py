@@ -191,8 +191,8 @@ def _build(userspace: Userspace, flavour: str, work: Path, final: Path, journal:
         t0 = time.monotonic()
         journal.undo_entry(overlay)
         overlay = None
-        for d in ("root", "upper", "ovl"):
-            safe_rmtree(work / d)
+        for name in ("root", "upper", "ovl"):
+            safe_rmtree(work / name)
         seconds["remove_tree"] = time.monotonic() - t0
         meta.update(seconds={k: round(v, 1) for k, v in seconds.items()}, image_bytes=disk.stat().st_size,
                     tree_bytes=used)
