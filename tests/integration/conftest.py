@@ -99,3 +99,25 @@ def _run_workload(target: Target, workload: Workload, params: dict[str, Any]) ->
 def run_workload() -> Callable[[Target, Workload, dict[str, Any]], WorkloadRun]:
     """One trial as the runner does it: prepare, calibrate, run, parse; every value must be positive."""
     return _run_workload
+
+
+# --- Debian packages workloads declare (Workload.packages), in the shared test userspaces ---
+
+
+def _install_workload_packages(names: list[str]) -> None:
+    """Install every registered workload's `packages` into the named userspaces, at one
+    version on all of them where one exists.
+
+    Stands in for installing them on a workload's first use; once a run does that itself,
+    this goes. Idempotent: userspaces that have them all are left alone.
+    """
+    from shootout.userspace.apt import install_packages
+    from shootout.workloads.registry import REGISTRY
+
+    install_packages(names, sorted({p for cls in REGISTRY.values() for p in getattr(cls, "packages", ())}))
+
+
+@pytest.fixture(scope="session")
+def workload_packages() -> Callable[[list[str]], None]:
+    """install(names): the registered workloads' Debian packages into those userspaces."""
+    return _install_workload_packages

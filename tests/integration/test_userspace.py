@@ -426,13 +426,14 @@ def test_creating_twice_is_refused(spaces: Spaces) -> None:
 # -- the catalogue in a 32-bit userspace ---------------------------------------------------------
 
 
-def test_every_workload_runs_at_quick_size_in_the_i386_userspace(spaces: Spaces) -> None:
+def test_every_workload_runs_at_quick_size_in_the_i386_userspace(spaces: Spaces, workload_packages) -> None:
     """Each workload prepares, calibrates and runs one real trial inside i386, with its
     binaries verified 32-bit; a missing tool would fail here, naming its package."""
     from shootout.runner import verify_binaries
     from shootout.workloads.registry import REGISTRY
 
     spaces.need(I386)
+    workload_packages([I386])
     config = userspace_config(RELEASE, "i386")
     failures: dict[str, str] = {}
     with journal() as j:

@@ -15,17 +15,17 @@ import hashlib
 import json
 import math
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from shootout.errors import ToolMissing, WorkloadError
+from shootout.errors import WorkloadError
 from shootout.model import Metric, WorkloadSpec
 from shootout.paths import cache_dir
 from shootout.targets.base import Target
 from shootout.targets.process import ProcResult
 from shootout.workloads.base import MIN_TRIAL_S, Prepared, Tool, Workload, parse_key_values, require
 from shootout.workloads.jssource import module_source
+from shootout.workloads.npm import check_versions, npm_install
 from shootout.workloads.shell import tool_version
 
 PACKAGES = {"acorn": "8.14.0", "terser": "5.36.0", "prettier": "3.3.3", "typescript": "5.6.3"}
@@ -96,21 +96,11 @@ def node_modules() -> Path:
     root = cache_dir() / "js" / hashlib.sha256(text.encode()).hexdigest()[:12]
     if (root / ".complete").exists():
         return root
-    npm = shutil.which("npm")
-    if npm is None:
-        raise ToolMissing("npm", "npm", where="the host (it installs the js tools once)")
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     (root / "package.json").write_text(text)
-    proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"],
-                          cwd=root, capture_output=True, text=True, timeout=1200)
-    if proc.returncode != 0:
-        raise WorkloadError(f"npm install of the js tools failed: {proc.stderr.strip().splitlines()[-1:]}",
-                            "check that the npm registry is reachable")
-    for name, version in PACKAGES.items():
-        got = json.loads((root / "node_modules" / name / "package.json").read_text())["version"]
-        if got != version:
-            raise WorkloadError(f"npm installed {name} {got}, not the pinned {version}", "clear the js cache")
+    npm_install(root, "install", "the js tools")
+    check_versions(root, PACKAGES, "the js tools")
     (root / ".complete").write_text("ok")
     return root
 
