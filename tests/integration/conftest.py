@@ -111,7 +111,7 @@ def _install_workload_packages(names: list[str]) -> None:
     Stands in for installing them on a workload's first use; once a run does that itself,
     this goes. Idempotent: userspaces that have them all are left alone.
     """
-    from shootout.userspace.apt import install_packages
+    from shootout.userspace.install import install_packages
     from shootout.workloads.registry import REGISTRY
 
     install_packages(names, sorted({p for cls in REGISTRY.values() for p in getattr(cls, "packages", ())}))

@@ -96,10 +96,12 @@ def test_app_bundles_are_byte_identical_to_their_pinned_hashes(cached_home):
 
 
 def test_host_against_itself_is_same(chromium, tmp_path):
-    """A/A at a small size: the headline's interval lies within ±15% (8 paired rounds)."""
+    """A/A at a small size: the headline's interval lies within ±20% after 10 paired rounds,
+    also on a machine other jobs keep busy (its CPU-time clock is what makes that possible;
+    the wall-clock figure beside it stays inconclusive there)."""
     host = Config(name="host")
-    settings = RunSettings(seed=5, budget_s=1200, aa=True, threshold=0.15, precision=0.075, min_rounds=8, max_rounds=8)
-    params = {"browser": {**Browser.quick_params(), **SMALL, "sets": ["todo"], "todo_target_ms": 400}}
+    settings = RunSettings(seed=5, budget_s=1200, aa=True, threshold=0.20, precision=0.10, min_rounds=10, max_rounds=10)
+    params = {"browser": {**Browser.quick_params(), **SMALL, "sets": ["todo"], "todo_target_ms": 300}}
     store = Store(f"sqlite:///{tmp_path / 'aa.db'}")
     run_id = Runner(store, Journal(tmp_path)).start(RunRequest([host, aa_copy(host)], [Browser()], settings, params=params))
     trials = store.trials(run_id)

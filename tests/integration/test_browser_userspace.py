@@ -20,11 +20,13 @@ import psutil
 import pytest
 
 from shootout.analysis import confounders
+from shootout.errors import TargetError
 from shootout.runner import verify_binaries
 from shootout.system.journal import journal
 from shootout.targets.chroot import ChrootTarget
 from shootout.userspace import WORKLOAD_PACKAGES, create_userspace, named_userspace_config, version_confounders
-from shootout.userspace.registry import find
+from shootout.userspace.install import PIN_FILE, install_packages
+from shootout.userspace.registry import META, find, get_ready, userspaces_dir
 from shootout.workloads.browser import Browser, BrowserTabs
 from shootout.workloads.browser.workload import CHROMIUM
 
@@ -114,3 +116,14 @@ def test_browser_tabs_run_inside_i386(userspaces, run_workload):
             assert set(run.values) == {m.name for m in BrowserTabs.spec.metrics}
         finally:
             target.close()
+
+
+def test_a_package_the_release_lacks_is_a_one_line_error_that_changes_nothing(userspaces):
+    name = f"debian-{RELEASE}-i386"
+    meta = userspaces_dir() / name / META
+    before = meta.read_text()
+    with pytest.raises(TargetError, match=f"Debian {RELEASE} has no shootout-no-such-browser package for i386") as err:
+        install_packages([name], ["shootout-no-such-browser"])
+    assert "\n" not in str(err.value)
+    assert get_ready(name).state == "ready" and meta.read_text() == before
+    assert not (userspaces_dir() / name / "root" / PIN_FILE).exists()

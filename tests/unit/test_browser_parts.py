@@ -14,7 +14,7 @@ from shootout.model import Config
 from shootout.targets.host import HostTarget
 from shootout.targets.process import ProcResult
 from shootout.units import UNITS, Direction
-from shootout.userspace.apt import apt_install, apt_update, common_version, sources_list
+from shootout.userspace.apt import apt_install, apt_update, common_version, planned, sources_list
 from shootout.workloads.browser import Browser, BrowserTabs
 from shootout.workloads.browser.pages import FRAMEWORKS, heavy_page, todo_page
 from shootout.workloads.browser.results import engine_metrics, startup_metrics, tabs_metrics, todo_metrics
@@ -52,15 +52,17 @@ def test_todo_page_loads_the_bundle_then_the_harness():
 
 
 def _todo_lines(ms: dict[str, float]) -> str:
+    """Each of the six step parts takes ms[f] of wall clock; the app's CPU time is 4 ms[f]."""
     return "".join(f"todo_{f}_{s}_{p}_ms {ms[f]}\n" for f in ms for s in ("add", "complete", "delete")
-                   for p in ("sync", "async"))
+                   for p in ("sync", "async")) + "".join(f"todo_{f}_cpu_ms {4 * ms[f]}\n" for f in ms)
 
 
-def test_todo_runs_per_minute_from_step_times():
-    out = _todo_lines({"react": 10.0, "vanilla": 5.0})  # each of the 6 parts: 10 ms (react), 5 ms (vanilla)
+def test_todo_runs_per_minute_from_cpu_and_step_times():
+    out = _todo_lines({"react": 10.0, "vanilla": 5.0})
     got = todo_metrics(todo_values(out), ["react", "vanilla"], out)
-    assert got["todo_react"] == pytest.approx(60_000 / 60) and got["todo_vanilla"] == pytest.approx(60_000 / 30)
-    assert got["todo_runs_per_min"] == pytest.approx(60_000 / 90)
+    assert got["todo_react"] == pytest.approx(60_000 / 40) and got["todo_vanilla"] == pytest.approx(60_000 / 20)
+    assert got["todo_runs_per_min"] == pytest.approx(60_000 / 60)
+    assert got["todo_wall_runs_per_min"] == pytest.approx(60_000 / 90)
     assert got["todo_add_ms"] == pytest.approx(30) and got["todo_sync_ms"] == pytest.approx(45)
 
 
@@ -78,7 +80,8 @@ def test_a_missing_step_is_a_one_line_error():
 
 
 def test_engine_rates_geomean_and_checks():
-    out = "engine_splay_ms 500\nengine_splay_runs 10\nengine_splay_check 7\nengine_json_ms 2000\nengine_json_runs 10\nengine_json_check 9\n"
+    out = ("engine_splay_ms 900\nengine_splay_cpu_ms 500\nengine_splay_runs 10\nengine_splay_check 7\n"
+           "engine_json_ms 2100\nengine_json_cpu_ms 2000\nengine_json_runs 10\nengine_json_check 9\n")
     got = engine_metrics(todo_values(out), ["splay", "json"], {"splay": 7, "json": 9}, out)
     assert got["engine_splay"] == pytest.approx(20) and got["engine_json"] == pytest.approx(5)
     assert got["engine_geomean"] == pytest.approx(10)
@@ -213,3 +216,12 @@ def test_the_common_version_is_the_newest_every_side_has():
     assert common_version([both, both], "chromium") == "156.0-1"
     none = Scripted({("apt-cache", "madison"): (0, madison.format("149.0-1"), "")})
     assert common_version([both, none], "chromium") is None
+
+
+def test_a_dry_run_says_what_an_install_brings_in():
+    out = ("NOTE: This is only a simulation!\n"
+           "Inst chromium [150.0-1] (156.0-1 Debian-Security:12/oldstable-security [amd64]) []\n"
+           "Inst libnss3 (2:3.87.1-1+deb12u4 Debian-Security:12/oldstable-security [amd64])\n"
+           "Conf libnss3 (2:3.87.1-1+deb12u4 Debian-Security:12/oldstable-security [amd64])\n")
+    target = Scripted({("apt-get", "-s"): (0, out, "")})
+    assert planned(target, ["chromium"]) == {"chromium": "156.0-1", "libnss3": "2:3.87.1-1+deb12u4"}

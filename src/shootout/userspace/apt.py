@@ -1,4 +1,4 @@
-"""apt inside a userspace: its sources, an index update, and installing more packages.
+"""apt inside a userspace: its sources, an index update, installs, and what they would bring in.
 
 A userspace lists its release, release-updates and release-security (the last from
 Debian's security mirror), so both sides of a comparison get the same current versions and
@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from shootout.errors import TargetError
@@ -23,6 +21,8 @@ SECURITY_MIRROR = "http://deb.debian.org/debian-security"
 _NO_UPDATES = {"sid", "unstable", "experimental"}  # suites without -updates and -security
 APT_ENV = {"DEBIAN_FRONTEND": "noninteractive"}
 _FAILED = re.compile(r"^[WE]: Failed to fetch (\S+)\s*(.*)$")
+_IP = re.compile(r"\s*\[IP:.*")  # the mirror's address apt appends
+_INST = re.compile(r"^Inst (\S+) (?:\[[^]]*\] )?\((\S+) ")  # apt-get -s: Inst NAME [OLD] (NEW SUITE [ARCH])
 _MISSING = re.compile(r"^E: (?:Unable to locate package (\S+)|Package '?([^' ]+)'? has no installation candidate)")
 
 
@@ -56,7 +56,7 @@ def apt_update(target: Target, name: str, release: str) -> list[str]:
     if any(f"/dists/{release}/" in url for url, _ in failed) or (done.exit_status != 0 and not failed):
         raise TargetError(f"apt-get update failed in {name}: {done.stderr_tail(1) or done.exit_status}",
                           "check the network connection to the mirror")
-    return [f"{name}: apt ignored {url.split('/dists/')[-1]} ({why.strip()[:80] or 'failed'}); "
+    return [f"{name}: apt ignored {url.split('/dists/')[-1]} ({_IP.sub('', why).strip()[:80] or 'failed'}); "
             "older versions from it may be used" for url, why in failed]
 
 
@@ -82,82 +82,13 @@ def candidates(target: Target, package: str) -> list[str]:
     return [cols[1] for line in done.stdout.splitlines() if len(cols := [c.strip() for c in line.split("|")]) >= 3]
 
 
-def source_of(target: Target, package: str, version: str) -> str:
-    """The source package `package` at `version` was built from (pins cover all its binaries)."""
-    done = target.run(["apt-cache", "show", f"{package}={version}"], env=APT_ENV, timeout=120)
-    for line in done.stdout.splitlines():
-        if line.startswith("Source:"):
-            return line.split()[1]
-    return package
-
-
 def common_version(targets: list[Target], package: str) -> str | None:
     """The newest version of `package` that every target can install, or None."""
     lists = [candidates(t, package) for t in targets]
     return next((v for v in lists[0] if all(v in other for other in lists[1:])), None)
 
 
-def install_packages(names: list[str], packages: list[str], *, journal=None) -> list[str]:
-    """Install Debian packages into the ready userspaces `names` where missing, each package
-    at the newest version all of them can install (so the sides of a comparison run the
-    same version; when there is none, each gets its own and the recorded versions differ).
-    The new versions are recorded. Returns apt's warnings, one line each."""
-    from contextlib import ExitStack
-
-    from shootout.model import Config
-    from shootout.targets.chroot import ChrootTarget  # the target imports this package
-    from shootout.userspace import registry
-    from shootout.userspace.create import _journal_for, require_root
-
-    require_root("installing packages into a userspace")
-    with ExitStack() as stack:
-        for name in sorted(set(names)):  # one order for every caller: no deadlock
-            stack.enter_context(registry.locked(name, wait=True))
-        spaces = [registry.get_ready(n) for n in names]
-        if all(p in u.packages for u in spaces for p in packages):
-            return []
-        j = stack.enter_context(_journal_for(journal))
-        targets = []
-        for u in spaces:
-            target = ChrootTarget(Config(name=f"userspace:{u.name}", target="chroot", userspace=u.name), j)
-            stack.callback(target.close)
-            target.open()
-            targets.append(target)
-        with ThreadPoolExecutor(max_workers=len(spaces)) as pool:
-            warnings = [w for ws in pool.map(_refresh, spaces, targets) for w in ws]
-            pins = {p: v for p in packages if (v := common_version(targets, p))}
-            list(pool.map(lambda u, t: _install(u, t, [p for p in packages if p not in u.packages], pins),
-                          spaces, targets))
-    return warnings
-
-
-def _refresh(space, target: Target) -> list[str]:
-    copy_resolv_conf(space.root)
-    if "-security" not in (space.root / "etc/apt/sources.list").read_text():
-        write_sources(space.root, space.release, str(space.meta.get("mirror")))
-    return apt_update(target, space.name, space.release)
-
-
-def _install(space, target: Target, wanted: list[str], pins: dict[str, str]) -> None:
-    """Install `wanted` (pinned where a common version exists) and record the versions."""
-    from shootout.userspace import registry
-    from shootout.userspace.packages import installed_versions
-
-    if not wanted:
-        return
-    marker = space.path / registry.UPDATING
-    before = installed_versions(space.root)
-    preferences = space.root / "etc/apt/preferences.d/shootout-install"
-    preferences.write_text("".join(f"Package: src:{source_of(target, p, pins[p])}\nPin: version {pins[p]}\n"
-                                   f"Pin-Priority: 1001\n\n" for p in wanted if p in pins))
-    marker.touch()  # not ready until the packages are in (left behind if dpkg fails midway)
-    try:
-        apt_install(target, space.name, space.arch, space.release, wanted)
-    except TargetError:
-        if installed_versions(space.root) == before:
-            marker.unlink()  # nothing was installed: the userspace is as it was
-        raise
-    finally:
-        preferences.unlink()  # the pin chose this install's version; later upgrades are free
-    registry.write_meta(space.path, dict(space.meta, packages=installed_versions(space.root), updated_at=time.time()))
-    marker.unlink()
+def planned(target: Target, packages: list[str]) -> dict[str, str]:
+    """What `apt-get install packages` would install here: package -> version (a dry run)."""
+    done = target.run(["apt-get", "-s", "install", "--no-install-recommends", *packages], env=APT_ENV, timeout=600)
+    return {m.group(1): m.group(2) for line in done.stdout.splitlines() if (m := _INST.match(line))}

@@ -5,8 +5,8 @@ transitive dependency, pinned) are installed once with npm on the host into the 
 copied into each target, where that side's `node` runs them on fixed generated inputs
 (jssource). Only pure-JavaScript packages are used, so the same files run on i386, armhf,
 amd64 and arm64. Each tool runs a fixed number of times (chosen on the first configuration
-so it takes at least MIN_TRIAL_S); module loading is outside the timing. A headless-Chromium
-"browser" variant is not implemented yet.
+so it takes at least MIN_TRIAL_S); module loading is outside the timing. JavaScript in a
+real browser is the `browser` workload (workloads/browser).
 """
 
 from __future__ import annotations

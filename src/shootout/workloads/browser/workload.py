@@ -142,7 +142,7 @@ class Browser(_Chromium):
     def quick_params(cls) -> dict[str, Any]:
         return {**cls().default_params(), "todo_target_ms": 500, "kernel_target_ms": 50,
                 "kernels": {"splay": 5000, "raytrace": 100, "regexp": 1000, "json": 1000, "physics": 1000},
-                "heavy_sections": 60}
+                "heavy_sections": 40}
 
     def check_params(self, params: dict[str, Any]) -> None:
         super().check_params(params)
@@ -205,7 +205,7 @@ class BrowserTabs(_Chromium):
 
     @classmethod
     def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "tabs": 6, "switches": 24, "heavy_sections": 60}
+        return {**cls().default_params(), "tabs": 4, "switches": 16, "heavy_sections": 40}
 
     def check_params(self, params: dict[str, Any]) -> None:
         super().check_params(params)

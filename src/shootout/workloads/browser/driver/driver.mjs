@@ -53,7 +53,7 @@ function processes() {
       const status = readFileSync(`/proc/${name}/status`, "utf8");
       const kb = (key) => Number((status.match(new RegExp(`^${key}:\\s+(\\d+) kB`, "m")) ?? [0, 0])[1]);
       found.set(Number(name), { ppid, type: (cmdline.match(/--type=([a-z-]+)/) ?? [0, "browser"])[1],
-                                hwm: kb("VmHWM"), rss: kb("VmRSS") });
+                                hwm: kb("VmHWM") });
     } catch {
       // the process ended while we looked
     }
@@ -61,7 +61,7 @@ function processes() {
   return found;
 }
 
-/** The browser's descendants that are renderers: [{pid, hwm, rss}] (kB). */
+/** The browser's descendants that are renderers: [{pid, hwm}], hwm = peak RSS in kB. */
 function renderers() {
   const all = processes();
   const root = browser?.process()?.pid;
@@ -82,7 +82,7 @@ async function launch() {
     pipe: true,
     env: { PATH: process.env.PATH, LC_ALL: "C", HOME: home, XDG_CONFIG_HOME: home, XDG_CACHE_HOME: home, TMPDIR: profile },
     defaultViewport: null,
-    timeout: plan.launch_timeout_ms ?? 60000,
+    timeout: plan.timeout_ms,
     protocolTimeout: plan.timeout_ms,
   });
   browser.on("disconnected", () => setTimeout(() => {
@@ -251,10 +251,8 @@ async function tabs({ count, switches, seed }) {
 // -- the trial -----------------------------------------------------------------------------------
 
 async function main() {
-  const limit = setTimeout(() => {
-    fail(`timed out after ${plan.timeout_ms / 1000} s during ${current}`);
-    finish(2);
-  }, plan.timeout_ms);
+  const limit = setTimeout(() => fail(`timed out after ${plan.timeout_ms / 1000} s during ${current}`, true),
+                           plan.timeout_ms);
   const t0 = performance.now();
   await launch();
   check();
