@@ -14,7 +14,7 @@ from shootout.model import Config
 from shootout.targets.host import HostTarget
 from shootout.targets.process import ProcResult
 from shootout.units import UNITS, Direction
-from shootout.userspace.apt import apt_install, apt_update, common_version, planned, sources_list
+from shootout.userspace.apt import apt_install, apt_update, common_version, planned, prepare_apt, sources_list
 from shootout.workloads.browser import Browser, BrowserTabs
 from shootout.workloads.browser.pages import FRAMEWORKS, heavy_page, todo_page
 from shootout.workloads.browser.results import engine_metrics, startup_metrics, tabs_metrics, todo_metrics
@@ -163,6 +163,17 @@ def test_sources_list_adds_updates_and_security_to_a_release():
         "deb http://m/debian bookworm main", "deb http://m/debian bookworm-updates main",
         "deb http://deb.debian.org/debian-security bookworm-security main"]
     assert sources_list("sid", "http://m/debian") == "deb http://m/debian sid main\n"
+
+
+def test_an_older_userspace_gets_the_new_sources_and_a_current_one_keeps_its_own(tmp_path):
+    (tmp_path / "etc/apt").mkdir(parents=True)
+    sources = tmp_path / "etc/apt/sources.list"
+    sources.write_text("deb http://m/debian bookworm main\n")
+    prepare_apt(tmp_path, "bookworm", "http://m/debian")
+    assert sources.read_text() == sources_list("bookworm", "http://m/debian")
+    sources.write_text(sources_list("bookworm", "http://m/debian") + "deb http://m/debian bookworm contrib\n")
+    prepare_apt(tmp_path, "bookworm", "http://m/debian")
+    assert sources.read_text().endswith("contrib\n")
 
 
 class Scripted(HostTarget):

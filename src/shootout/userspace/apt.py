@@ -37,6 +37,14 @@ def write_sources(root: Path, release: str, mirror: str) -> None:
     (root / "etc/apt/sources.list").write_text(sources_list(release, mirror))
 
 
+def prepare_apt(root: Path, release: str, mirror: str) -> None:
+    """Before apt runs inside: the host's name servers, and the sources of this version of
+    shootout in a userspace made by an older one (release main only)."""
+    copy_resolv_conf(root)
+    if sources_list(release, mirror) not in (root / "etc/apt/sources.list").read_text():
+        write_sources(root, release, mirror)
+
+
 def copy_resolv_conf(root: Path) -> None:
     """apt inside needs the host's name servers; never write through a symlink in the root."""
     source = Path("/etc/resolv.conf")

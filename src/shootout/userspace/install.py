@@ -23,7 +23,7 @@ from shootout.system.journal import Journal
 from shootout.targets.base import Target
 from shootout.targets.chroot import ChrootTarget
 from shootout.userspace import registry
-from shootout.userspace.apt import apt_install, apt_update, common_version, copy_resolv_conf, planned, write_sources
+from shootout.userspace.apt import apt_install, apt_update, common_version, planned, prepare_apt
 from shootout.userspace.create import _journal_for, require_root
 from shootout.userspace.packages import installed_versions
 
@@ -59,9 +59,7 @@ def install_packages(names: list[str], packages: list[str], *, journal: Journal 
 
 
 def _refresh(space: registry.Userspace, target: Target) -> list[str]:
-    copy_resolv_conf(space.root)
-    if "-security" not in (space.root / "etc/apt/sources.list").read_text():
-        write_sources(space.root, space.release, str(space.meta.get("mirror")))
+    prepare_apt(space.root, space.release, str(space.meta.get("mirror")))
     return apt_update(target, space.name, space.release)
 
 

@@ -8,7 +8,7 @@ from shootout.errors import TargetError
 from shootout.model import Config
 from shootout.system.journal import Journal
 from shootout.userspace import registry
-from shootout.userspace.apt import APT_ENV, apt_update, copy_resolv_conf
+from shootout.userspace.apt import APT_ENV, apt_update, prepare_apt
 from shootout.userspace.create import Progress, _journal_for, require_root
 from shootout.userspace.packages import installed_versions
 
@@ -28,7 +28,7 @@ def update_userspace(name: str, *, progress: Progress | None = None,
             target.open()
             marker.touch()  # not ready again until the upgrade has finished
             try:
-                copy_resolv_conf(found.root)
+                prepare_apt(found.root, found.release, str(found.meta.get("mirror")))
                 say(f"{name}: apt-get update")
                 try:
                     for warning in apt_update(target, name, found.release):
