@@ -158,9 +158,12 @@ def test_a_bad_page_is_a_one_line_failed_trial(startup, page, timeout_s, flags, 
 
 
 def _start(startup, page: str) -> subprocess.Popen[str]:
+    """The driver on a page that never gets ready, once it has launched the browser (startup)."""
     target = startup[0]
-    return subprocess.Popen(driver_argv(startup, page), env=target.environment(), cwd=target.workdir,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    child = subprocess.Popen(driver_argv(startup, page), env=target.environment(), cwd=target.workdir,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert child.stdout is not None and child.stdout.readline().startswith("launch_ms "), child.stderr
+    return child
 
 
 def _kind(proc: psutil.Process) -> str:
