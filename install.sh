@@ -16,6 +16,7 @@ packages=(
   debootstrap qemu-user-static binfmt-support util-linux procps
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
+  e2fsprogs btrfs-progs xfsprogs  # filesystems for scratch = { fs = ... }
 )
 # node and npm for the js workload: Debian's packages, unless a node (with its own npm,
 # which conflicts with Debian's) is installed already

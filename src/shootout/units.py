@@ -6,6 +6,7 @@ MB = 10^6 bytes, MiB = 2^20 bytes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -79,3 +80,18 @@ def unit(symbol: str) -> Unit:
 def performance(value: float, symbol: str) -> float:
     """Higher is always better for the returned number: the value or its inverse."""
     return value if unit(symbol).direction is Direction.HIGHER else 1.0 / value
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B?)\s*$", re.IGNORECASE)
+
+
+def byte_size(text: str | int, where: str) -> int:
+    """'4G' -> bytes. Like truncate(1) and mount(8), K/M/G/T and KiB/MiB/GiB/TiB are powers of
+    1024; kB/MB/GB/TB are powers of 1000 (MB = 10^6 bytes, the rule above); a bare number is bytes."""
+    match = _SIZE.match(str(text))
+    if not match or (match.group(3).lower() == "i"):
+        raise UsageError(f"{where}: {text!r} is not a size", 'write e.g. "512M", "4G" or "4GiB"')
+    number, prefix, suffix = float(match.group(1)), match.group(2).upper(), match.group(3).lower()
+    power = "KMGT".find(prefix) + 1 if prefix else 0
+    base = 1000 if suffix == "b" and prefix else 1024
+    return int(number * base**power)

@@ -26,6 +26,7 @@ from shootout.store import Store
 from shootout.system.journal import Journal
 from shootout.targets.host import HostTarget
 from shootout.targets.process import ProcResult
+from shootout.workloads.base import Context
 from shootout.workloads.browser import Browser, BrowserTabs, assets
 from shootout.workloads.browser.workload import CHROMIUM
 
@@ -42,7 +43,7 @@ def chromium(host: HostTarget) -> HostTarget:
 
 def ours(target: HostTarget) -> list[psutil.Process]:
     """Processes whose command line names this target's work directory: the trials' browsers."""
-    where = str(target.workdir)
+    where = target.workdir()
     found = []
     for proc in psutil.process_iter(["cmdline"]):
         if any(where in part for part in proc.info["cmdline"] or []):
@@ -59,7 +60,7 @@ def assert_none_left(target: HostTarget, within: float = 10.0) -> None:
 
 def test_browser_gives_every_metric_with_its_facts(chromium, run_workload):
     w = Browser()
-    run = run_workload(chromium, w, {**Browser.quick_params(), **SMALL})
+    run = run_workload(chromium, w, {**Browser.quick, **SMALL})
     assert set(run.values) == {m.name for m in Browser.spec.metrics}
     assert run.values["renderer_peak_rss"] > 20  # MiB: a real renderer, not a stray process
     assert run.values["todo_runs_per_min"] > run.values["todo_wall_runs_per_min"] / 10
@@ -67,13 +68,13 @@ def test_browser_gives_every_metric_with_its_facts(chromium, run_workload):
     verify_binaries(chromium.config, chromium, w, run.prepared)
     assert run.prepared.facts["elf"][CHROMIUM]["elf_class"] == 64
     facts = run.prepared.facts
-    assert facts["chromium_version"].startswith("Chromium ") and facts["npm_versions"]["puppeteer-core"]
+    assert run.prepared.versions["chromium"].startswith("Chromium ") and facts["npm_versions"]["puppeteer-core"]
     assert len(facts["input_sha256"]) == 64 and facts["chromium_flags"][0] == "--headless"
     assert_none_left(chromium)
 
 
 def test_browser_tabs_gives_every_metric(chromium, run_workload):
-    run = run_workload(chromium, BrowserTabs(), {**BrowserTabs.quick_params(), "tabs": 3, "switches": 6,
+    run = run_workload(chromium, BrowserTabs(), {**BrowserTabs.quick, "tabs": 3, "switches": 6,
                                                  "heavy_sections": 8})
     assert set(run.values) == {m.name for m in BrowserTabs.spec.metrics}
     assert run.values["switch_p90_ms"] >= run.values["switch_ms"]
@@ -101,7 +102,7 @@ def test_host_against_itself_is_same(chromium, tmp_path):
     the wall-clock figure beside it stays inconclusive there)."""
     host = Config(name="host")
     settings = RunSettings(seed=5, budget_s=1200, aa=True, threshold=0.20, precision=0.10, min_rounds=10, max_rounds=10)
-    params = {"browser": {**Browser.quick_params(), **SMALL, "sets": ["todo"], "todo_target_ms": 300}}
+    params = {"browser": {**Browser.quick, **SMALL, "sets": ["todo"], "todo_target_ms": 300}}
     store = Store(f"sqlite:///{tmp_path / 'aa.db'}")
     run_id = Runner(store, Journal(tmp_path)).start(RunRequest([host, aa_copy(host)], [Browser()], settings, params=params))
     trials = store.trials(run_id)
@@ -125,13 +126,13 @@ PAGES = {
 def startup(chromium: HostTarget):
     """A prepared browser workload whose heavy page a test replaces: (target, prepared, params)."""
     w = Browser()
-    params = {**Browser.quick_params(), **SMALL, "sets": ["startup"], "timeout_s": 60}
-    return chromium, w, w.prepare(chromium, params), params
+    params = {**w.default_params(chromium.probe()), **Browser.quick, **SMALL, "sets": ["startup"], "timeout_s": 60}
+    return chromium, w, w.prepare(Context(chromium, "browser", params)), params
 
 
 def driver_argv(startup, page: str, timeout_s: float = 60, flags: tuple[str, ...] = ()) -> list[str]:
     target, w, prepared, params = startup
-    html = target.workdir / f"bad-{page}.html"
+    html = Path(target.workdir()) / f"bad-{page}.html"
     html.write_text(f"<!doctype html><html><body><p>bad page</p><script>{PAGES[page]}</script></body></html>")
     plan = {**w.plan(prepared, {**params, "timeout_s": timeout_s}), "heavy": str(html)}
     plan["flags"] = [*plan["flags"], *flags]
@@ -160,7 +161,7 @@ def test_a_bad_page_is_a_one_line_failed_trial(startup, page, timeout_s, flags, 
 def _start(startup, page: str) -> subprocess.Popen[str]:
     """The driver on a page that never gets ready, once it has launched the browser (startup)."""
     target = startup[0]
-    child = subprocess.Popen(driver_argv(startup, page), env=target.environment(), cwd=target.workdir,
+    child = subprocess.Popen(driver_argv(startup, page), env=target.environment(), cwd=target.workdir(),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     assert child.stdout is not None and child.stdout.readline().startswith("launch_ms "), child.stderr
     return child

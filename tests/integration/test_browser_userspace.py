@@ -1,11 +1,10 @@
-"""The browser workloads inside the amd64 and i386 test userspaces, with their own Chromium.
+"""The browser workloads inside the shared amd64 and i386 test userspaces, with their own Chromium.
 
-The userspaces are the shared ones of test_userspace.py (SHOOTOUT_TEST_HOME keeps them
-between modules and runs; created here when missing). Chromium goes into both once, at
-one version where the mirror offers a common one. Then, as a run does: calibrate on amd64,
-one trial on each side at a small size; the binaries that ran are checked 64- and 32-bit by
-their ELF headers, the kernels' results must agree, and the Chromium versions are equal or
-reported as a confounder. Needs root, fails without it.
+Chromium is installed into both on first use, as a run does it (runner.provide_alike: the
+newest version both are offered), once per SHOOTOUT_TEST_HOME. Then, as a run does:
+calibrate on amd64, one trial on each side at a small size; the binaries that ran are
+checked 64- and 32-bit by their ELF headers, the kernels' results must agree, and the
+Chromium versions are equal or reported as a confounder. Needs root, fails without it.
 """
 
 from __future__ import annotations
@@ -13,117 +12,98 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-import psutil
 import pytest
+from shared_spaces import AMD64, I386, Spaces
 
 from shootout.analysis import confounders
 from shootout.errors import TargetError
-from shootout.runner import verify_binaries
+from shootout.runner import provide_alike, verify_binaries
 from shootout.system.journal import journal
 from shootout.targets.chroot import ChrootTarget
-from shootout.userspace import WORKLOAD_PACKAGES, create_userspace, named_userspace_config, version_confounders
-from shootout.userspace.install import PIN_FILE, install_packages
-from shootout.userspace.registry import META, find, get_ready, userspaces_dir
+from shootout.userspace.configs import named_userspace_config
+from shootout.userspace.registry import META, get_ready, userspaces_dir
+from shootout.workloads.base import Context
 from shootout.workloads.browser import Browser, BrowserTabs
 from shootout.workloads.browser.workload import CHROMIUM
 
-RELEASE = "bookworm"
-SIDES = {f"debian-{RELEASE}-amd64": ("amd64", 64, "x86-64"), f"debian-{RELEASE}-i386": ("i386", 32, "x86")}
+SIDES = {AMD64: (64, "x86-64"), I386: (32, "x86")}
 SMALL = {"heavy_sections": 8, "items": 30, "todo_target_ms": 150, "kernel_target_ms": 30, "samples": 3,
          "kernels": {"splay": 2000, "raytrace": 40, "regexp": 500, "json": 500, "physics": 400}}
 
 
 @pytest.fixture(scope="module")
-def userspaces(tmp_path_factory: pytest.TempPathFactory, workload_packages) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.fail("the browser in userspaces needs root (CI runs as root)")
-    home = Path(os.environ.get("SHOOTOUT_TEST_HOME") or tmp_path_factory.mktemp("userspaces"))
-    mp = pytest.MonkeyPatch()
-    mp.setenv("SHOOTOUT_HOME", str(home))
-    try:
-        missing = [(n, arch) for n, (arch, _, _) in SIDES.items() if not any(u.state == "ready" for u in find(n))]
-        with journal() as j, ThreadPoolExecutor(max_workers=2) as pool:
-            for future in [pool.submit(create_userspace, n, a, RELEASE, packages=WORKLOAD_PACKAGES, journal=j)
-                           for n, a in missing]:
-                future.result()
-        workload_packages(list(SIDES))
-        yield home
-    finally:
-        mp.undo()
-
-
-def _session_processes(target: ChrootTarget) -> list[psutil.Process]:
-    """Processes started in this target's chroot session (their root is its mount point)."""
-    session = str(target.inside(target.workdir))  # unique per session: /tmp/shootout-work-PID-N
-    return [p for p in psutil.process_iter(["cmdline"]) if any(session in a for a in p.info["cmdline"] or [])]
-
-
-def test_browser_runs_inside_amd64_and_i386_with_their_own_chromium(userspaces):
-    w = Browser()
-    params = {**Browser.quick_params(), **SMALL}
-    facts, values = {}, {}
+def targets(spaces: Spaces) -> Iterator[dict[str, ChrootTarget]]:
+    """Both userspaces open, Chromium in both (installed here the first time)."""
+    for name in SIDES:
+        spaces.need(name)
     with journal() as j:
-        targets = {name: ChrootTarget(named_userspace_config(name), j) for name in SIDES}
+        opened = {name: ChrootTarget(named_userspace_config(name), j) for name in SIDES}
         try:
-            prepared = {}
-            for name, target in targets.items():
+            for target in opened.values():
                 target.open()
-                prepared[name] = w.prepare(target, dict(params))
-                verify_binaries(target.config, target, w, prepared[name])
-                _, bits, machine = SIDES[name]
-                elf = prepared[name].facts["elf"][CHROMIUM]
-                assert (elf["elf_class"], elf["machine"]) == (bits, machine)
-                assert prepared[name].facts["elf"]["node"]["elf_class"] == bits
-            first = next(iter(SIDES))
-            params = w.calibrate(targets[first], prepared[first], params)  # once, as a run does
-            for name, target in targets.items():
-                result = target.run(w.argv(prepared[name], params), timeout=600)
-                assert result.exit_status == 0, result.stderr_tail(3)
-                values[name] = w.parse(result, params)  # checks the kernels' results against amd64's
-                facts[name] = {"target": {}, "workloads": {"browser": prepared[name].facts}}
-                deadline = time.monotonic() + 10
-                while _session_processes(target) and time.monotonic() < deadline:
-                    time.sleep(0.2)
-                assert _session_processes(target) == []
+            provide_alike(list(opened.values()), Browser())
+            yield opened
         finally:
-            for target in targets.values():
+            for target in opened.values():
                 target.close()
+
+
+def _processes_in(target: ChrootTarget) -> list[int]:
+    """Processes whose root is this chroot session's (a browser left behind would be one)."""
+    root = str(target.host_path("/")).rstrip("/")
+    found = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            if os.readlink(f"/proc/{pid}/root").rstrip("/") == root:
+                found.append(int(pid))
+        except OSError:
+            continue  # gone, or a kernel thread
+    return found
+
+
+def test_browser_runs_inside_amd64_and_i386_with_their_own_chromium(targets):
+    w = Browser()
+    facts, values, contexts, prepared = {}, {}, {}, {}
+    for name, target in targets.items():
+        w.check_tools(target)
+        contexts[name] = Context(target, "browser", {**w.default_params(target.probe()), **w.quick, **SMALL})
+        prepared[name] = w.prepare(contexts[name])
+        verify_binaries(target.config, target, w, prepared[name])
+        bits, machine = SIDES[name]
+        elf = prepared[name].facts["elf"][CHROMIUM]
+        assert (elf["elf_class"], elf["machine"]) == (bits, machine)
+        assert prepared[name].facts["elf"]["node"]["elf_class"] == bits
+    params = w.calibrate(contexts[AMD64], prepared[AMD64])  # once, as a run does
+    for name, target in targets.items():
+        result = target.run(w.argv(prepared[name], params), timeout=600)
+        assert result.exit_status == 0, result.stderr_tail(3)
+        values[name] = w.parse(result, params)  # checks the kernels' results against amd64's
+        facts[name] = {"target": {}, "workloads": {"browser": {**prepared[name].facts,
+                                                               "versions": prepared[name].versions}}}
+        deadline = time.monotonic() + 10
+        while _processes_in(target) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _processes_in(target) == []
+        w.cleanup(contexts[name], prepared[name])
     for name in SIDES:
         assert set(values[name]) == {m.name for m in Browser.spec.metrics}
-        assert all(v > 0 for v in values[name].values())
-    amd64, i386 = SIDES
-    versions = {n: facts[n]["workloads"]["browser"]["chromium_version"] for n in SIDES}
-    found = confounders(facts[amd64], facts[i386], "browser")
-    if versions[amd64] == versions[i386]:
-        assert not [c for c in found if c.startswith("chromium_version")]
-        assert version_confounders([amd64, i386], ["chromium"]) == []
-    else:
-        assert f"chromium_version: {versions[amd64]} vs {versions[i386]}" in found
-        assert version_confounders([amd64, i386], ["chromium"])[0].startswith("chromium: ")
+        assert all(v > 0 for v in values[name].values()), values[name]
+    versions = {n: prepared[n].versions["chromium"] for n in SIDES}
+    found = [c for c in confounders(facts[AMD64], facts[I386], "browser") if c.startswith("versions.chromium")]
+    expected = [] if versions[AMD64] == versions[I386] else [f"versions.chromium: {versions[AMD64]} vs {versions[I386]}"]
+    assert found == expected
 
 
-def test_browser_tabs_run_inside_i386(userspaces, run_workload):
-    w = BrowserTabs()
-    name = f"debian-{RELEASE}-i386"
-    with journal() as j:
-        target = ChrootTarget(named_userspace_config(name), j)
-        target.open()
-        try:
-            run = run_workload(target, w, {**BrowserTabs.quick_params(), "tabs": 3, "switches": 6, "heavy_sections": 8})
-            assert set(run.values) == {m.name for m in BrowserTabs.spec.metrics}
-        finally:
-            target.close()
+def test_browser_tabs_run_inside_i386(targets, run_workload):
+    run = run_workload(targets[I386], BrowserTabs(), {**BrowserTabs.quick, "tabs": 3, "switches": 6, "heavy_sections": 8})
+    assert set(run.values) == {m.name for m in BrowserTabs.spec.metrics}
 
 
-def test_a_package_the_release_lacks_is_a_one_line_error_that_changes_nothing(userspaces):
-    name = f"debian-{RELEASE}-i386"
-    meta = userspaces_dir() / name / META
+def test_a_package_the_release_lacks_is_a_one_line_error_that_changes_nothing(targets):
+    meta = userspaces_dir() / I386 / META
     before = meta.read_text()
-    with pytest.raises(TargetError, match=f"Debian {RELEASE} has no shootout-no-such-browser package for i386") as err:
-        install_packages([name], ["shootout-no-such-browser"])
+    with pytest.raises(TargetError, match="Debian bookworm has no shootout-no-such-browser package for i386") as err:
+        targets[I386].provide(["shootout-no-such-browser"])
     assert "\n" not in str(err.value)
-    assert get_ready(name).state == "ready" and meta.read_text() == before
-    assert not (userspaces_dir() / name / "root" / PIN_FILE).exists()
+    assert get_ready(I386).state == "ready" and meta.read_text() == before

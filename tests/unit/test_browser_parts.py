@@ -1,23 +1,27 @@
-"""The browser workloads without a browser: pages, metrics from driver output, specs, apt parsing."""
+"""The browser workloads without a browser: pages, metrics from driver output, specs."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
 
 import pytest
 
-from shootout.errors import TargetError, ToolMissing, WorkloadError
+from shootout.errors import ToolMissing, WorkloadError
 from shootout.model import Config
 from shootout.targets.host import HostTarget
+from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
 from shootout.units import UNITS, Direction
-from shootout.userspace.apt import apt_install, apt_update, common_version, planned, prepare_apt, sources_list
 from shootout.workloads.browser import Browser, BrowserTabs
 from shootout.workloads.browser.pages import FRAMEWORKS, heavy_page, todo_page
-from shootout.workloads.browser.results import engine_metrics, startup_metrics, tabs_metrics, todo_metrics
+from shootout.workloads.browser.results import (
+    engine_metrics,
+    startup_metrics,
+    tabs_metrics,
+    todo_metrics,
+)
 from shootout.workloads.browser.workload import CHROMIUM
 from shootout.workloads.registry import REGISTRY
 
@@ -59,7 +63,7 @@ def _todo_lines(ms: dict[str, float]) -> str:
 
 def test_todo_runs_per_minute_from_cpu_and_step_times():
     out = _todo_lines({"react": 10.0, "vanilla": 5.0})
-    got = todo_metrics(todo_values(out), ["react", "vanilla"], out)
+    got = todo_metrics(todo_values(out), ["react", "vanilla"], result(out))
     assert got["todo_react"] == pytest.approx(60_000 / 40) and got["todo_vanilla"] == pytest.approx(60_000 / 20)
     assert got["todo_runs_per_min"] == pytest.approx(60_000 / 60)
     assert got["todo_wall_runs_per_min"] == pytest.approx(60_000 / 90)
@@ -75,25 +79,25 @@ def todo_values(out: str) -> dict[str, float]:
 def test_a_missing_step_is_a_one_line_error():
     out = _todo_lines({"react": 10.0}).replace("todo_react_delete_async_ms 10.0\n", "")
     with pytest.raises(WorkloadError, match="todo_react_delete_async_ms") as err:
-        todo_metrics(todo_values(out), ["react"], out)
+        todo_metrics(todo_values(out), ["react"], result(out))
     assert "\n" not in str(err.value)
 
 
 def test_engine_rates_geomean_and_checks():
     out = ("engine_splay_ms 900\nengine_splay_cpu_ms 500\nengine_splay_runs 10\nengine_splay_check 7\n"
            "engine_json_ms 2100\nengine_json_cpu_ms 2000\nengine_json_runs 10\nengine_json_check 9\n")
-    got = engine_metrics(todo_values(out), ["splay", "json"], {"splay": 7, "json": 9}, out)
+    got = engine_metrics(todo_values(out), ["splay", "json"], {"splay": 7, "json": 9}, result(out))
     assert got["engine_splay"] == pytest.approx(20) and got["engine_json"] == pytest.approx(5)
     assert got["engine_geomean"] == pytest.approx(10)
     with pytest.raises(WorkloadError, match="the json kernel computed 9.0 here, 8 on the first"):
-        engine_metrics(todo_values(out), ["splay", "json"], {"json": 8}, out)
+        engine_metrics(todo_values(out), ["splay", "json"], {"json": 8}, result(out))
 
 
 def test_startup_and_tabs_metrics():
-    got = startup_metrics({"launch_ms": 900, "first_paint_ms": 120, "renderer_peak_kb": 204800}, "")
+    got = startup_metrics({"launch_ms": 900, "first_paint_ms": 120, "renderer_peak_kb": 204800}, result())
     assert got == {"launch_ms": 900, "first_paint_ms": 120, "renderer_peak_rss": 200}
     values = {f"switch_{i}_ms": float(v) for i, v in enumerate([5, 1, 4, 2, 3, 100, 6, 7, 8, 9])}
-    got = tabs_metrics({**values, "tab_open_ms": 50, "renderers_peak_kb_sum": 1024 * 512}, 10, "")
+    got = tabs_metrics({**values, "tab_open_ms": 50, "renderers_peak_kb_sum": 1024 * 512}, 10, result())
     assert got["switch_ms"] == 5.5 and got["switch_p90_ms"] == pytest.approx(18.1)
     assert got["renderers_rss"] == 512 and got["tab_open_ms"] == 50
 
@@ -108,16 +112,16 @@ def test_spec_and_params(cls):
     assert REGISTRY[spec.name] is cls and spec.category == "browser" and spec.headline in names
     assert len(names) == len(set(names)) and all(re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)*", n) for n in names)
     assert all(m.unit in UNITS and m.description for m in spec.metrics)
-    assert "chromium" in cls.packages
-    default, quick = cls().default_params(), cls.quick_params()
-    assert set(quick) == set(default) and quick["heavy_sections"] < default["heavy_sections"]
+    assert "chromium" in cls.debian_packages() and not cls.preinstalled
+    default = cls().default_params(TargetFacts())
+    assert set(cls.quick) <= set(default) and cls.quick["heavy_sections"] < default["heavy_sections"]
     json.dumps(default)
 
 
 def test_browser_names_every_framework_and_kernel_as_a_metric():
     names = {m.name for m in Browser.spec.metrics}
     assert {f"todo_{f}" for f in FRAMEWORKS} <= names
-    assert {f"engine_{k}" for k in Browser().default_params()["kernels"]} <= names
+    assert {f"engine_{k}" for k in Browser().default_params(TargetFacts())["kernels"]} <= names
 
 
 def test_units_say_which_way_is_better():
@@ -134,7 +138,7 @@ def test_missing_chromium_names_its_package():
     target = NoChromium(Config(name="bare"))
     try:
         with pytest.raises(ToolMissing) as err:
-            Browser().prepare(target, Browser.quick_params())
+            Browser().check_tools(target)
         assert err.value.package == "chromium" and "bare" in str(err.value) and "\n" not in str(err.value)
     finally:
         target.close()
@@ -146,93 +150,10 @@ def test_missing_chromium_names_its_package():
 ])
 def test_bad_params_are_one_line_errors(change, message):
     with pytest.raises(WorkloadError, match=message) as err:
-        Browser().check_params({**Browser().default_params(), **change})
+        Browser().check_params({**Browser().default_params(TargetFacts()), **change})
     assert "\n" not in str(err.value)
 
 
 def test_tabs_need_two_tabs():
     with pytest.raises(WorkloadError, match="at least 2 tabs"):
-        BrowserTabs().check_params({**BrowserTabs().default_params(), "tabs": 1})
-
-
-# -- apt inside a userspace ------------------------------------------------------------------------
-
-
-def test_sources_list_adds_updates_and_security_to_a_release():
-    assert sources_list("bookworm", "http://m/debian").splitlines() == [
-        "deb http://m/debian bookworm main", "deb http://m/debian bookworm-updates main",
-        "deb http://deb.debian.org/debian-security bookworm-security main"]
-    assert sources_list("sid", "http://m/debian") == "deb http://m/debian sid main\n"
-
-
-def test_an_older_userspace_gets_the_new_sources_and_a_current_one_keeps_its_own(tmp_path):
-    (tmp_path / "etc/apt").mkdir(parents=True)
-    sources = tmp_path / "etc/apt/sources.list"
-    sources.write_text("deb http://m/debian bookworm main\n")
-    prepare_apt(tmp_path, "bookworm", "http://m/debian")
-    assert sources.read_text() == sources_list("bookworm", "http://m/debian")
-    sources.write_text(sources_list("bookworm", "http://m/debian") + "deb http://m/debian bookworm contrib\n")
-    prepare_apt(tmp_path, "bookworm", "http://m/debian")
-    assert sources.read_text().endswith("contrib\n")
-
-
-class Scripted(HostTarget):
-    """A target whose commands answer from a table: argv[:2] -> (status, stdout, stderr)."""
-
-    def __init__(self, answers: dict[tuple[str, ...], tuple[int, str, str]]) -> None:
-        super().__init__(Config(name="scripted"))
-        self.answers = answers
-        self.seen: list[tuple[str, ...]] = []
-
-    def run(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-            timeout: float = 3600.0) -> ProcResult:
-        self.seen.append(tuple(argv))
-        for prefix, (status, out, err) in self.answers.items():
-            if tuple(argv[:len(prefix)]) == prefix:
-                return result(out, err, status)
-        return result()
-
-
-STALE = ("E: Failed to fetch http://deb.debian.org/debian-security/dists/bookworm-security/main/binary-i386/"
-         "Packages.xz  File has unexpected size (346968 != 365336). Mirror sync in progress?\n"
-         "E: Some index files failed to download. They have been ignored, or old ones used instead.\n")
-
-
-def test_a_stale_security_index_is_a_warning_and_a_failed_release_an_error():
-    warnings = apt_update(Scripted({("apt-get",): (100, "", STALE)}), "u", "bookworm")
-    assert len(warnings) == 1 and "bookworm-security/main/binary-i386" in warnings[0] and "Mirror sync" in warnings[0]
-    down = "W: Failed to fetch http://deb.debian.org/debian/dists/bookworm/InRelease  Could not resolve 'deb.debian.org'\n"
-    with pytest.raises(TargetError, match="apt-get update failed in u"):
-        apt_update(Scripted({("apt-get",): (0, "", down)}), "u", "bookworm")
-    with pytest.raises(TargetError):
-        apt_update(Scripted({("apt-get",): (100, "", "E: something else\n")}), "u", "bookworm")
-    assert apt_update(Scripted({}), "u", "bookworm") == []
-
-
-def test_a_package_the_release_lacks_is_a_one_line_error():
-    target = Scripted({("apt-get", "install"): (100, "", "E: Unable to locate package chromium\n")})
-    with pytest.raises(TargetError, match="Debian bookworm has no chromium package for mipsel") as err:
-        apt_install(target, "u", "mipsel", "bookworm", ["chromium"])
-    assert "\n" not in str(err.value)
-    target = Scripted({("apt-get", "install"): (100, "", "E: Package 'chromium' has no installation candidate\n")})
-    with pytest.raises(TargetError, match="no chromium package for s390x"):
-        apt_install(target, "u", "s390x", "bookworm", ["chromium"])
-
-
-def test_the_common_version_is_the_newest_every_side_has():
-    madison = "  chromium | {} | http://deb.debian.org/debian x/main Packages\n"
-    both = Scripted({("apt-cache", "madison"): (0, madison.format("156.0-1") + madison.format("150.0-1"), "")})
-    old = Scripted({("apt-cache", "madison"): (0, madison.format("150.0-1"), "")})
-    assert common_version([both, old], "chromium") == "150.0-1"
-    assert common_version([both, both], "chromium") == "156.0-1"
-    none = Scripted({("apt-cache", "madison"): (0, madison.format("149.0-1"), "")})
-    assert common_version([both, none], "chromium") is None
-
-
-def test_a_dry_run_says_what_an_install_brings_in():
-    out = ("NOTE: This is only a simulation!\n"
-           "Inst chromium [150.0-1] (156.0-1 Debian-Security:12/oldstable-security [amd64]) []\n"
-           "Inst libnss3 (2:3.87.1-1+deb12u4 Debian-Security:12/oldstable-security [amd64])\n"
-           "Conf libnss3 (2:3.87.1-1+deb12u4 Debian-Security:12/oldstable-security [amd64])\n")
-    target = Scripted({("apt-get", "-s"): (0, out, "")})
-    assert planned(target, ["chromium"]) == {"chromium": "156.0-1", "libnss3": "2:3.87.1-1+deb12u4"}
+        BrowserTabs().check_params({**BrowserTabs().default_params(TargetFacts()), "tabs": 1})

@@ -24,6 +24,9 @@ class ProgressView:
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[eta]}"), TimeElapsedColumn(), console=console, transient=True,
+            # No refresh thread: it would redraw during trials and compete for a CPU. The bar
+            # is redrawn on every event instead, i.e. between trials.
+            auto_refresh=False,
         )
         self.task = None
         self.n_configs = 1
@@ -47,6 +50,8 @@ class ProgressView:
                 self._update(description=f"preparing {w} on {c}")
             case ev.WorkloadSkipped(workload=w, reason=reason):
                 self.errors.print(f"[yellow]skipping {w}[/]: {escape(reason)}", highlight=False, soft_wrap=True)
+            case ev.Notice(text=text):
+                self.errors.print(f"[yellow]note[/]: {escape(text)}", highlight=False, soft_wrap=True)
             case ev.RoundStarted(round=r, workloads=ws, eta_s=eta):
                 label = "warm-up" if r == 0 else f"round {r}"
                 self._update(description=f"{label} ({len(ws)} workloads)", eta=_fmt_eta(eta))
@@ -62,4 +67,4 @@ class ProgressView:
 
     def _update(self, **kwargs: object) -> None:
         if self.task is not None:
-            self.progress.update(self.task, **kwargs)  # type: ignore[arg-type]
+            self.progress.update(self.task, refresh=True, **kwargs)  # type: ignore[arg-type]

@@ -7,8 +7,9 @@ import time
 from shootout.errors import TargetError
 from shootout.model import Config
 from shootout.system.journal import Journal
+from shootout.targets.chroot import ChrootTarget
 from shootout.userspace import registry
-from shootout.userspace.apt import APT_ENV, apt_update, prepare_apt
+from shootout.userspace.apt import APT_ENV, apt_get, refresh
 from shootout.userspace.create import Progress, _journal_for, require_root
 from shootout.userspace.packages import installed_versions
 
@@ -16,8 +17,6 @@ from shootout.userspace.packages import installed_versions
 def update_userspace(name: str, *, progress: Progress | None = None,
                      journal: Journal | None = None) -> dict[str, tuple[str | None, str | None]]:
     """Upgrade userspace `name`; returns package -> (old, new) for what changed."""
-    from shootout.targets.chroot import ChrootTarget  # the target imports this package
-
     require_root("updating a userspace")
     say = progress or (lambda _msg: None)
     with registry.locked(name, wait=False):
@@ -28,21 +27,16 @@ def update_userspace(name: str, *, progress: Progress | None = None,
             target.open()
             marker.touch()  # not ready again until the upgrade has finished
             try:
-                prepare_apt(found.root, found.release, str(found.meta.get("mirror")))
                 say(f"{name}: apt-get update")
                 try:
-                    for warning in apt_update(target, name, found.release):
+                    for warning in refresh(target):
                         say(warning)
                 except TargetError:
                     marker.unlink()  # nothing was changed yet
                     raise
                 say(f"{name}: apt-get upgrade")
-                done = target.run(["apt-get", "-y", "-o", "Dpkg::Options::=--force-confold", "upgrade"],
-                                  env=APT_ENV, timeout=3600)
-                if done.exit_status != 0:
-                    raise TargetError(f"apt-get upgrade failed in {name}: {done.stderr_tail(1) or done.exit_status}",
-                                      f"the userspace is marked incomplete: shootout userspace remove {name}, "
-                                      "then create it again")
+                apt_get(target, ["-y", "-o", "Dpkg::Options::=--force-confold", "upgrade"], "apt-get upgrade",
+                        f"the userspace is marked incomplete: shootout userspace remove {name}, then create it again")
                 target.run(["apt-get", "clean"], env=APT_ENV, timeout=300)
             finally:
                 target.close()

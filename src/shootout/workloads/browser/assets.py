@@ -6,7 +6,7 @@
   heavy    the generated heavy page (pages.heavy_page), a cached input like the others
 Everything is keyed by content hashes and built once; the hashes go into the facts so
 every side of a comparison can be shown to have loaded the same bytes. Files reach the
-target only through put_tree() and put_file() (and inputs.place for the heavy page).
+target only through its put_tree() and put() (and inputs.place for the heavy page).
 """
 
 from __future__ import annotations
@@ -19,9 +19,13 @@ from pathlib import Path
 
 from shootout.errors import ToolMissing, WorkloadError
 from shootout.paths import cache_dir
-from shootout.targets.base import Target
 from shootout.workloads import inputs
-from shootout.workloads.browser.pages import FRAMEWORKS, engine_page, heavy_page, todo_page
+from shootout.workloads.browser.pages import (
+    FRAMEWORKS,
+    engine_page,
+    heavy_page,
+    todo_page,
+)
 from shootout.workloads.npm import locked_install
 
 HERE = Path(__file__).resolve().parent
@@ -65,7 +69,7 @@ def bundles() -> Path:
         node = shutil.which("node")
         if node is None:
             raise ToolMissing("node", "nodejs", where="the host (it builds the to-do apps once)")
-        proc = subprocess.run([node, str(APPS / "build.mjs"), str(modules), str(APPS / "src"), str(out)],
+        proc = subprocess.run([node, str(APPS / "build.mjs"), str(modules), str(APPS / "src"), str(out)], check=False,
                               capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -102,24 +106,3 @@ def driver() -> Path:
 def heavy(sections: int) -> inputs.Input:
     return inputs.cached("heavy", "html", {"sections": sections, "v": 1},
                          lambda p: p.write_text(heavy_page(sections)))
-
-
-# -- into the target ---------------------------------------------------------------------------
-
-def put_tree(target: Target, source: Path, name: str) -> str:
-    """Copy a host directory into the target's work directory once; its path inside the target."""
-    dest = target.workdir / name
-    if not dest.exists():
-        tmp = dest.with_name(dest.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(source, tmp, symlinks=True)
-        tmp.rename(dest)
-    return target.inside(dest)
-
-
-def put_file(target: Target, data: bytes, name: str) -> str:
-    """Write data as a file in the target's work directory; its path inside the target."""
-    dest = target.workdir / name
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_bytes(data)
-    return target.inside(dest)

@@ -56,7 +56,7 @@ def _chart(rng: Rng) -> str:
 
 
 def _section(rng: Rng, vocab: list[str], k: int, rules: int) -> str:
-    cls = lambda: f"c{rng.int(rules)}"  # noqa: E731 (a class from the generated rules)
+    cls = lambda: f"c{rng.int(rules)}"
     title = " ".join(_words(rng, vocab, 4)).capitalize()
     paragraphs = []
     for _ in range(3):

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from shootout.errors import WorkloadError
+from shootout.targets.process import ProcResult
 from shootout.workloads.base import require
 
 STEPS = ("add", "complete", "delete")
@@ -24,10 +25,10 @@ PARTS = ("sync", "async")
 KIB_PER_MIB = 1024
 
 
-def todo_metrics(values: dict[str, float], frameworks: list[str], output: str) -> dict[str, float]:
+def todo_metrics(values: dict[str, float], frameworks: list[str], result: ProcResult) -> dict[str, float]:
     keys = {f"todo_{f}_{s}_{p}_ms": (f, s, p) for f in frameworks for s in STEPS for p in PARTS}
-    ms = require(values, {k: k for k in keys}, output)
-    cpu = require(values, {f"todo_{f}_cpu_ms": f for f in frameworks}, output)
+    ms = require(values, {k: k for k in keys}, result)
+    cpu = require(values, {f"todo_{f}_cpu_ms": f for f in frameworks}, result)
     out = {f"todo_{f}": 60_000 / cpu[f] for f in frameworks}
     out["todo_runs_per_min"] = 60_000 / sum(cpu.values())
     out["todo_wall_runs_per_min"] = 60_000 / sum(ms.values())
@@ -39,30 +40,30 @@ def todo_metrics(values: dict[str, float], frameworks: list[str], output: str) -
 
 
 def engine_metrics(values: dict[str, float], kernels: list[str], expect: dict[str, float],
-                   output: str) -> dict[str, float]:
+                   result: ProcResult) -> dict[str, float]:
     """Runs per second of each kernel; a check that differs from the expected one is an error."""
     for name, check in expect.items():
         if name in kernels and values.get(f"engine_{name}_check") != check:
             raise WorkloadError(f"browser: the {name} kernel computed {values.get(f'engine_{name}_check')} here, "
                                 f"{check} on the first configuration", "this side's JavaScript engine gave a different result")
-    ms = require(values, {f"engine_{k}_cpu_ms": k for k in kernels}, output)
-    runs = require(values, {f"engine_{k}_runs": k for k in kernels}, output)
+    ms = require(values, {f"engine_{k}_cpu_ms": k for k in kernels}, result)
+    runs = require(values, {f"engine_{k}_runs": k for k in kernels}, result)
     out = {f"engine_{k}": runs[k] / (ms[k] / 1000) for k in kernels}
     out["engine_geomean"] = math.exp(sum(math.log(v) for v in out.values()) / len(out))
     return out
 
 
-def startup_metrics(values: dict[str, float], output: str) -> dict[str, float]:
+def startup_metrics(values: dict[str, float], result: ProcResult) -> dict[str, float]:
     got = require(values, {"launch_ms": "launch_ms", "first_paint_ms": "first_paint_ms",
-                           "renderer_peak_kb": "renderer_peak_rss"}, output)
+                           "renderer_peak_kb": "renderer_peak_rss"}, result)
     got["renderer_peak_rss"] /= KIB_PER_MIB
     return got
 
 
-def tabs_metrics(values: dict[str, float], switches: int, output: str) -> dict[str, float]:
-    got = require(values, {f"switch_{i}_ms": str(i) for i in range(switches)}, output)
+def tabs_metrics(values: dict[str, float], switches: int, result: ProcResult) -> dict[str, float]:
+    got = require(values, {f"switch_{i}_ms": str(i) for i in range(switches)}, result)
     latencies = np.array(list(got.values()))
-    out = require(values, {"tab_open_ms": "tab_open_ms", "renderers_peak_kb_sum": "renderers_rss"}, output)
+    out = require(values, {"tab_open_ms": "tab_open_ms", "renderers_peak_kb_sum": "renderers_rss"}, result)
     out["renderers_rss"] /= KIB_PER_MIB
     out["switch_ms"] = float(np.median(latencies))
     out["switch_p90_ms"] = float(np.percentile(latencies, 90))

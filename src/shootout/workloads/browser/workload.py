@@ -21,17 +21,22 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any, ClassVar
+from typing import Any
 
 from shootout.errors import WorkloadError
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.base import Target
+from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
 from shootout.workloads import inputs
-from shootout.workloads.base import Prepared, Tool, Workload, parse_key_values
+from shootout.workloads.base import Context, Prepared, Tool, Workload, parse_key_values
 from shootout.workloads.browser import assets
 from shootout.workloads.browser.pages import FRAMEWORKS
-from shootout.workloads.browser.results import engine_metrics, startup_metrics, tabs_metrics, todo_metrics
+from shootout.workloads.browser.results import (
+    engine_metrics,
+    startup_metrics,
+    tabs_metrics,
+    todo_metrics,
+)
 from shootout.workloads.shell import tool_version
 
 CHROMIUM = "/usr/lib/chromium/chromium"
@@ -52,23 +57,21 @@ class _Chromium(Workload):
     """What both browser workloads share: the tools, the files, the facts, the plan."""
 
     tools = (Tool("node", "nodejs"), Tool("setpriv", "util-linux"), Tool(CHROMIUM, "chromium"))
-    # Debian packages a userspace needs for this workload, installed on first use.
-    packages: ClassVar[tuple[str, ...]] = ("chromium",)
+    preinstalled = False  # a browser is big: a userspace gets it on first use, at one version on every side
 
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
+    def prepare(self, ctx: Context) -> Prepared:
+        target, params = ctx.target, ctx.params
         self.check_params(params)
+        dest = ctx.workdir()
         driver = assets.driver()
-        name = f"browser-driver-{driver.name}"
-        driver_dir = assets.put_tree(target, driver, name)
+        target.put_tree(driver / "node_modules", f"{dest}/driver/node_modules")
         script = (assets.DRIVER / "driver.mjs").read_bytes()
-        assets.put_file(target, script, f"{name}/driver.mjs")
+        target.put(script, f"{dest}/driver/driver.mjs")
         site = assets.site()
+        target.put_tree(site, f"{dest}/site")
         heavy = assets.heavy(int(params["heavy_sections"]))
         site_sha = assets.tree_sha256(site)
         facts = {
-            "chromium_version": tool_version(target, [CHROMIUM, "--version"], r"Chromium"),
-            "node_version": tool_version(target, ["node", "--version"]),
             "chromium_flags": list(FLAGS),
             "npm_versions": {**_pins(assets.DRIVER), **_pins(assets.APPS)},
             "driver_sha256": hashlib.sha256(script + (driver / "package-lock.json").read_bytes()).hexdigest(),
@@ -77,9 +80,11 @@ class _Chromium(Workload):
             "heavy_sha256": heavy.sha256,
             "heavy_bytes": heavy.size,
         }
-        files = {"driver": f"{driver_dir}/driver.mjs", "site": assets.put_tree(target, site, site.name),
-                 "heavy": inputs.place(target, heavy), "scratch": target.inside(target.workdir)}
-        return Prepared(files=files, facts=facts)
+        versions = {"chromium": tool_version(target, [CHROMIUM, "--version"], r"Chromium"),
+                    "node": tool_version(target, ["node", "--version"])}
+        files = {"driver": f"{dest}/driver/driver.mjs", "site": f"{dest}/site",
+                 "heavy": inputs.place(target, heavy), "scratch": dest}
+        return Prepared(files=files, facts=facts, versions=versions)
 
     def check_params(self, params: dict[str, Any]) -> None:
         if int(params["heavy_sections"]) < 1:
@@ -94,9 +99,9 @@ class _Chromium(Workload):
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         return ["node", prepared.files["driver"], json.dumps(self.plan(prepared, params), separators=(",", ":"))]
 
-    def run_once(self, target: Target, prepared: Prepared, params: dict[str, Any]) -> dict[str, float]:
+    def run_once(self, ctx: Context, prepared: Prepared, params: dict[str, Any]) -> dict[str, float]:
         """One trial outside the runner (calibration): its values, or the driver's error."""
-        result = target.run(self.argv(prepared, params), timeout=float(params["timeout_s"]))
+        result = ctx.target.run(self.argv(prepared, params), timeout=float(params["timeout_s"]))
         if result.exit_status != 0 or result.timed_out:
             raise WorkloadError(f"{self.spec.name}: {result.stderr_tail(1)[:300] or 'exit ' + str(result.exit_status)}",
                                 "run the driver by hand in the target: node driver.mjs PLAN")
@@ -131,18 +136,15 @@ class Browser(_Chromium):
         reproduces="D: browser benchmarks in Chromium (Speedometer, Octane, JetStream) 32-bit vs 64-bit",
     )
 
-    def default_params(self) -> dict[str, Any]:
+    quick = {"todo_target_ms": 500, "kernel_target_ms": 50, "heavy_sections": 40,
+             "kernels": {"splay": 5000, "raytrace": 100, "regexp": 1000, "json": 1000, "physics": 1000}}
+
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"sets": list(SETS), "frameworks": list(FRAMEWORKS), "items": 100, "warmup": 3,
                 "todo_target_ms": 2000, "iterations": 0,
                 "kernels": {"splay": 20000, "raytrace": 200, "regexp": 4000, "json": 4000, "physics": 3000},
                 "kernel_target_ms": 100, "samples": 5, "runs": {}, "expect": {},
                 "heavy_sections": 300, "timeout_s": 900}
-
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "todo_target_ms": 500, "kernel_target_ms": 50,
-                "kernels": {"splay": 5000, "raytrace": 100, "regexp": 1000, "json": 1000, "physics": 1000},
-                "heavy_sections": 40}
 
     def check_params(self, params: dict[str, Any]) -> None:
         super().check_params(params)
@@ -160,11 +162,11 @@ class Browser(_Chromium):
                 "engine": {"samples": int(params["samples"]),
                            "kernels": {k: [max(1, int(runs.get(k, 1))), int(size)] for k, size in params["kernels"].items()}}}
 
-    def calibrate(self, target: Target, prepared: Prepared, params: dict[str, Any]) -> dict[str, Any]:
+    def calibrate(self, ctx: Context, prepared: Prepared) -> dict[str, Any]:
         """Iterations of the apps and runs of each kernel from one trial at one of each; the
         kernels' checks recorded, so every other side must compute the same."""
-        values = self.run_once(target, prepared, {**params, "iterations": 1, "samples": 1, "runs": {}})
-        params = dict(params)
+        params = dict(ctx.params)
+        values = self.run_once(ctx, prepared, {**params, "iterations": 1, "samples": 1, "runs": {}})
         if "todo" in params["sets"]:
             per_run = sum(values[f"todo_{f}_cpu_ms"] for f in params["frameworks"])
             params["iterations"] = max(1, math.ceil(params["todo_target_ms"] / max(1e-3, per_run)))
@@ -178,11 +180,11 @@ class Browser(_Chromium):
         values = parse_key_values(result.stdout)
         out: dict[str, float] = {}
         if "startup" in params["sets"]:
-            out.update(startup_metrics(values, result.stdout))
+            out.update(startup_metrics(values, result))
         if "todo" in params["sets"]:
-            out.update(todo_metrics(values, params["frameworks"], result.stdout))
+            out.update(todo_metrics(values, params["frameworks"], result))
         if "engine" in params["sets"]:
-            out.update(engine_metrics(values, list(params["kernels"]), params.get("expect", {}), result.stdout))
+            out.update(engine_metrics(values, list(params["kernels"]), params.get("expect", {}), result))
         return out
 
 
@@ -200,12 +202,10 @@ class BrowserTabs(_Chromium):
         reproduces="E: a browser that survives a dozen tabs (Pi3Desk); D: browser memory 32-bit vs 64-bit",
     )
 
-    def default_params(self) -> dict[str, Any]:
-        return {"tabs": 12, "switches": 48, "seed": 1, "heavy_sections": 300, "timeout_s": 900}
+    quick = {"tabs": 4, "switches": 16, "heavy_sections": 40}
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "tabs": 4, "switches": 16, "heavy_sections": 40}
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
+        return {"tabs": 12, "switches": 48, "seed": 1, "heavy_sections": 300, "timeout_s": 900}
 
     def check_params(self, params: dict[str, Any]) -> None:
         super().check_params(params)
@@ -217,4 +217,4 @@ class BrowserTabs(_Chromium):
                 "tabs": {"count": int(params["tabs"]), "switches": int(params["switches"]), "seed": int(params["seed"])}}
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
-        return tabs_metrics(parse_key_values(result.stdout), int(params["switches"]), result.stdout)
+        return tabs_metrics(parse_key_values(result.stdout), int(params["switches"]), result)

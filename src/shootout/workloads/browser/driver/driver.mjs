@@ -53,6 +53,7 @@ function processes() {
       const status = readFileSync(`/proc/${name}/status`, "utf8");
       const kb = (key) => Number((status.match(new RegExp(`^${key}:\\s+(\\d+) kB`, "m")) ?? [0, 0])[1]);
       found.set(Number(name), { ppid, type: (cmdline.match(/--type=([a-z-]+)/) ?? [0, "browser"])[1],
+                                ours: profile !== null && cmdline.includes(`--user-data-dir=${path.join(profile, "data")}`),
                                 hwm: kb("VmHWM") });
     } catch {
       // the process ended while we looked
@@ -64,7 +65,9 @@ function processes() {
 /** The browser's descendants that are renderers: [{pid, hwm}], hwm = peak RSS in kB. */
 function renderers() {
   const all = processes();
-  const root = browser?.process()?.pid;
+  // The browser is found by its profile, not by the pid puppeteer saw: in a target that runs
+  // commands in a PID namespace of their own, /proc may show the pids of the machine's.
+  const root = [...all.entries()].find(([, p]) => p.ours && p.type === "browser")?.[0];
   const inTree = (pid) => { for (let p = pid, n = 0; p > 1 && n < 64; p = all.get(p)?.ppid ?? 0, n++) if (p === root) return true; return false; };
   return [...all.entries()].filter(([pid, p]) => p.type === "renderer" && inTree(pid)).map(([pid, p]) => ({ pid, ...p }));
 }
@@ -72,7 +75,9 @@ function renderers() {
 // -- the browser ---------------------------------------------------------------------------------
 
 async function launch() {
-  profile = mkdtempSync(path.join(plan.scratch, "chromium-profile-"));
+  // a short name: Chromium's singleton socket lands in TMPDIR (below), and a socket's path
+  // may not exceed 107 bytes
+  profile = mkdtempSync(path.join(plan.scratch, "p"));
   const home = path.join(profile, "home");
   browser = await puppeteer.launch({
     // setpriv: Chromium gets SIGKILL when this driver dies, whatever kills it
