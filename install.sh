@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything shootout needs on Debian 12 (as root) into ./.venv.
 #   ./install.sh          the tool and the programs its workloads run
-#   ./install.sh --test   the same plus what the test suite needs (Chromium for the HTML report test)
+#   ./install.sh --test   the same plus what the test suite needs (Chromium for the HTML report test and the browser workloads)
 set -euo pipefail
 cd "$(dirname "$0")"
 
