@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import x25519
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from shootout.configs import load_file
-from shootout.errors import ToolMissing, UsageError, WorkloadError
+from shootout.errors import TargetError, ToolMissing, UsageError, WorkloadError
 from shootout.experiments import EXPERIMENTS
 from shootout.model import Config
 from shootout.net import keys, namespace, offloads, rungs
@@ -164,3 +164,10 @@ def test_a_files_userspace_is_made_only_when_a_run_uses_it(monkeypatch: pytest.M
     assert made == []  # reading the experiment makes nothing
     assert userspace_configs.made_on_first_use(config) is config
     assert made == [("debian-bookworm-i386", "i386", "bookworm")]
+
+
+def test_a_remote_target_is_refused_in_one_line() -> None:
+    ctx = Context(HostTarget(Config(name="vm", target="vm")), "tcp-veth", {})
+    with pytest.raises(TargetError, match="tcp-veth runs on this machine's kernel, not on a vm target") as err:
+        TcpVeth().prepare(ctx)
+    assert "\n" not in str(err.value)

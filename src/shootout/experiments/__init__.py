@@ -8,7 +8,7 @@ report can put each measured result beside it. Register a new one with one line 
 from __future__ import annotations
 
 from shootout.errors import UsageError
-from shootout.experiments import drop_ladder, rpi64, rpi_network, veth_offloads, vpn
+from shootout.experiments import browser32, drop_ladder, kernelmodes, rpi64, rpi_network, veth_offloads, vpn
 from shootout.experiments.base import Experiment
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
@@ -17,6 +17,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     veth_offloads.EXPERIMENT,
     drop_ladder.EXPERIMENT,
     vpn.EXPERIMENT,
+    browser32.EXPERIMENT,
+    kernelmodes.EXPERIMENT,
 )}
 
 

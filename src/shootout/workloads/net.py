@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from shootout.build import build_native
-from shootout.errors import WorkloadError
+from shootout.errors import TargetError, WorkloadError
 from shootout.model import Metric, WorkloadSpec
 from shootout.net import counters, iperf
 from shootout.net.options import PART, net_options
@@ -26,6 +26,7 @@ from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import q, tool_version
 
 NSENTER = Tool("nsenter", "util-linux")
+LOCAL_TARGETS = ("host", "chroot")  # whose programs can enter the namespaces by /proc/PID
 IPERF3 = Tool("iperf3", "iperf3")
 
 
@@ -35,6 +36,9 @@ class NetWorkload(Workload):
     preinstalled: ClassVar[bool] = False  # their programs come into a userspace on first use
 
     def topology(self, ctx: Context, *, drop: bool = False, vpn: bool = False) -> Topology:
+        if ctx.config.target not in LOCAL_TARGETS:  # the namespaces are this machine's
+            raise TargetError(f"{self.spec.name} runs on this machine's kernel, not on a {ctx.config.target} target",
+                              "use host or a userspace (debian:RELEASE:ARCH) configuration")
         session = ctx.part(PART)
         assert isinstance(session, NetSession)
         return session.topology(ctx.config, self.spec.name, drop=drop, vpn=vpn)
