@@ -3,7 +3,7 @@
 A trial script starts programs in both namespaces (through `nsenter`, see namespace.enter),
 so every one of them is a child of the trial and its rusage counts their CPU time. Waits are
 bounded: a script never hangs when a namespace vanished under it (the holder sweeps it when
-shootout dies). Output sections are read back with workloads.shell.parse_sections.
+shootout dies). Output sections are read back with ProcResult.sections().
 """
 
 from __future__ import annotations
