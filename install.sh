@@ -17,6 +17,9 @@ packages=(
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
 )
+# swap setups: swapon/swapoff (mount), mkswap (util-linux), chattr +C for btrfs swap files;
+# mkfs.btrfs for the test of a swap file on btrfs
+packages+=(mount e2fsprogs btrfs-progs)
 # node and npm for the js workload: Debian's packages, unless a node (with its own npm,
 # which conflicts with Debian's) is installed already
 command -v node >/dev/null || packages+=(nodejs)

@@ -6,6 +6,7 @@ MB = 10^6 bytes, MiB = 2^20 bytes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -61,6 +62,12 @@ UNITS: dict[str, Unit] = {
         Unit("score", "score", 1.0, _H, ",.4g"),
         Unit("GFLOPS", "flop-rate", 1e9, _H, ",.2f"),
         Unit("W", "power", 1.0, _L, ",.1f"),
+        Unit("switches/s", "rate", 1.0, _H, ",.1f"),
+        # Recorded amounts (may be zero; summarised per configuration, never a speed-up)
+        Unit("tabs", "count", 1.0, _L, ",.0f"),
+        Unit("pages", "count", 1.0, _L, ",.0f"),
+        Unit("faults", "count", 1.0, _L, ",.0f"),
+        Unit("processes", "count", 1.0, _L, ",.0f"),
     ]
 }
 
@@ -77,3 +84,20 @@ def unit(symbol: str) -> Unit:
 def performance(value: float, symbol: str) -> float:
     """Higher is always better for the returned number: the value or its inverse."""
     return value if unit(symbol).direction is Direction.HIGHER else 1.0 / value
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:([KMGT])(iB|B)?|B)?\s*$", re.IGNORECASE)
+
+
+def byte_size(text: str | int, what: str) -> int:
+    """'1G', '512M', '1GiB' (powers of 1024, as mkswap and the kernel read them), '1GB'
+    (powers of 1000) or a plain number of bytes -> bytes; UsageError naming `what` otherwise."""
+    if isinstance(text, int) and not isinstance(text, bool) and text >= 0:
+        return text
+    match = _SIZE.match(str(text))
+    if not match:
+        raise UsageError(f"{what}: {text!r} is not a size", "write e.g. 1G, 512M or 1GiB")
+    number, prefix, suffix = match.groups()
+    power = "KMGT".index(prefix.upper()) + 1 if prefix else 0
+    base = 1000 if suffix and suffix.upper() == "B" else 1024
+    return int(float(number) * base**power)

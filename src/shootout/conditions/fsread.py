@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 
@@ -35,3 +36,9 @@ def read_key_values(root: Path, path: str, sep: str = ":") -> dict[str, str]:
         if found and key.strip() not in out:
             out[key.strip()] = value.strip()
     return out
+
+
+def unescape(field: str) -> str:
+    """A path as /proc/self/mountinfo and /proc/swaps print it: space, tab, newline and
+    backslash escaped as \\ooo (octal)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)

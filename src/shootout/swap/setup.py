@@ -1,0 +1,207 @@
+"""The swap setups of one run: made once, switched before each trial, read back, undone.
+
+open() makes every configuration's swap area once (a swap file formatted with mkswap, or a
+zram device) without turning it on. Before each trial, apply(config) switches cheaply to that
+configuration's setup: swapoff the run's other areas, set zswap on (with its parameters) or
+off, swapon this configuration's area — each step only when not already in force — then
+reads back /proc/swaps, zswap's parameters and the zram device and fails if they are not what
+the configuration asked for. A configuration without a swap setup gets the machine's own
+state back (zswap as it was, none of the run's areas on). close() undoes everything.
+
+Swap files go into the configuration's `on` directory, else into `default_dir` (the scratch
+directory of the configuration once scratch storage exists; /var/tmp until then). They must
+be on a filesystem of the machine's own mount namespace (see system/swapfile.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shootout.errors import TargetError
+from shootout.swap import observe
+from shootout.swap.spec import SwapSpec
+from shootout.system import swapfile, swaps, zram, zswap
+from shootout.system.cgroups import unique_name
+from shootout.system.journal import Journal
+
+DEFAULT_DIR = Path("/var/tmp")
+
+
+@dataclass
+class _Area:
+    """One configuration's swap area: its path in /proc/swaps and the entries that undo it."""
+
+    path: str
+    entries: list[int]
+    device: zram.ZramDevice | None = None
+    active_entry: int | None = None  # the swapon entry while on
+
+
+def _directory(spec: SwapSpec, default_dir: Path) -> Path:
+    return Path(spec.on) if spec.on else default_dir
+
+
+def problem(spec: SwapSpec, default_dir: Path = DEFAULT_DIR) -> str | None:
+    """Why this swap setup cannot be used here, in one line (nothing is changed to find out)."""
+    if spec.kind == "none":
+        return None
+    if os.geteuid() != 0:
+        return f"swap kind {spec.kind} needs root (swapon, sysfs)"
+    if (missing := swaps.missing_tool()) is not None:
+        return missing
+    if spec.kind == "zswap" and (reason := zswap.check(spec.zswap_settings())):
+        return reason
+    if spec.backing == "zram":
+        if not zram.present():
+            return zram.absent_reason()
+        offered = zram.any_algorithms()
+        if spec.kind == "zram" and spec.compressor and offered is not None and spec.compressor not in offered:
+            return f"zram: this kernel has no algorithm {spec.compressor!r} (it has: {', '.join(offered)})"
+    if spec.backing == "file":
+        return swapfile.problem(swapfile.storage(_directory(spec, default_dir)), spec.size)
+    return None
+
+
+class SwapSetups:
+    def __init__(self, journal: Journal, specs: Mapping[str, SwapSpec | None], default_dir: Path = DEFAULT_DIR) -> None:
+        self.journal = journal
+        self.specs = dict(specs)
+        self.default_dir = default_dir
+        self.areas: dict[str, _Area] = {}
+        self.zswap: zswap.Zswap | None = None
+        self.facts: dict[str, Any] = {}
+
+    # -- once per run ----------------------------------------------------------------------
+    def open(self) -> None:
+        self.facts = {"machine_swap": [a.as_fact() for a in swaps.areas()], "zswap_before": zswap.parameters()}
+        try:
+            if zswap.present():
+                self.zswap = zswap.Zswap(self.journal)
+            for config, spec in self.specs.items():
+                if spec is not None and spec.backing != "none":
+                    self.areas[config] = self._make(spec)
+            if zswap.present() and any(s and s.kind == "zswap" for s in self.specs.values()):
+                self.facts["zswap_debugfs"] = zswap.mount_debugfs(self.journal)
+        except BaseException:
+            self.close()
+            raise
+
+    def _make(self, spec: SwapSpec) -> _Area:
+        if spec.backing == "zram":
+            pool = None
+            if spec.kind == "zram" and spec.max_pool_percent:
+                pool = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * spec.max_pool_percent // 100
+            device = zram.add(self.journal, spec.size, spec.compressor if spec.kind == "zram" else None, pool)
+            return _Area(device.dev, [device.entry], device=device)
+        where = swapfile.storage(_directory(spec, self.default_dir))
+        made = swapfile.create(self.journal, where, spec.size, unique_name("shootout-swap"))
+        self.facts.setdefault("swap_files", {})[made.path] = where.as_fact()
+        return _Area(made.path, [made.entry])
+
+    def close(self) -> list[str]:
+        errors: list[str] = []
+        for area in reversed(list(self.areas.values())):
+            if area.active_entry is not None:
+                errors += self.journal.undo_entry(area.active_entry)
+            for entry in reversed(area.entries):
+                errors += self.journal.undo_entry(entry)
+        self.areas = {}
+        if self.zswap is not None:
+            self.zswap.restore()
+        return errors
+
+    # -- before each trial -----------------------------------------------------------------
+    def apply(self, config: str) -> dict[str, Any]:
+        """Put this configuration's swap setup in force (only what differs) and return it as read back."""
+        spec = self.specs.get(config)
+        mine = self.areas.get(config)
+        for name, area in self.areas.items():
+            if area is not mine and area.active_entry is not None:
+                errors = self.journal.undo_entry(area.active_entry)
+                area.active_entry = None
+                if errors:
+                    raise TargetError(f"cannot turn off swap {area.path}: {errors[0]}", "see dmesg")
+        if self.zswap is not None:
+            if spec is None:
+                self.zswap.restore()
+            else:
+                self.zswap.set(spec.zswap_settings())
+        if mine is not None and swaps.active(mine.path) is None:
+            mine.active_entry = swaps.swapon(self.journal, mine.path)
+        state = self.state(config)
+        self._verify(config, state)
+        return state
+
+    def state(self, config: str) -> dict[str, Any]:
+        """What is in force now: every swap area (the run's own marked), zswap, the zram device."""
+        ours = {a.path for a in self.areas.values()}
+        out: dict[str, Any] = {
+            "swap_areas": [{**a.as_fact(), "shootout": a.path in ours} for a in swaps.areas()],
+            "zswap": zswap.in_force() if zswap.present() else None,
+        }
+        area = self.areas.get(config)
+        if area is not None and area.device is not None:
+            out["zram"] = zram.state(area.device)
+        return out
+
+    def _verify(self, config: str, state: dict[str, Any]) -> None:
+        mine = self.areas.get(config)
+        active = {a["path"] for a in state["swap_areas"] if a["shootout"]}
+        wanted = {mine.path} if mine else set()
+        if active != wanted:
+            raise TargetError(f"swap in force for {config} is {sorted(active) or 'none'}, not {sorted(wanted) or 'none'}",
+                              "another process changed swap meanwhile; see /proc/swaps")
+
+    # -- around each trial -----------------------------------------------------------------
+    @contextmanager
+    def observed(self, config: str) -> Iterator[dict[str, float]]:
+        """Yields a dict that holds, after the block, zswap's and zram's figures for the trial."""
+        area = self.areas.get(config)
+        device = area.device if area else None
+
+        def read() -> observe.Reading:
+            reading = {f"zswap.{k}": v for k, v in zswap.statistics().items()}
+            if device is not None:
+                reading.update({f"zram.{k}": v for k, v in zram.state(device).items() if isinstance(v, int)})
+            return reading
+
+        recorded: dict[str, float] = {}
+        with observe.sampled(read) as samples:
+            yield recorded
+        recorded.update(_figures(samples, zswap_on=(self.specs.get(config) or SwapSpec()).kind == "zswap",
+                                 zram_on=device is not None))
+
+
+def _figures(s: observe.Samples, zswap_on: bool, zram_on: bool) -> dict[str, float]:
+    """The trial's zswap and zram figures: pool sizes at their peak, counters as differences."""
+    out: dict[str, float | None] = {}
+    if zswap_on:
+        at = s.at_peak.get("zswap.pool_bytes", {})
+        out.update(
+            zswap_pool_mib=observe.mib(s.peak.get("zswap.pool_bytes")),
+            zswap_stored_mib=observe.mib(at.get("zswap.stored_bytes")),
+            zswap_ratio=observe.ratio(at.get("zswap.stored_bytes"), at.get("zswap.pool_bytes")),
+            zswap_stored_pages=s.peak.get("zswap.stored_pages"),
+            zswap_written_back_pages=s.delta("zswap.written_back_pages") if "zswap.written_back_pages" in s.first
+            else s.delta("zswap.zswpwb"),
+            zswap_reject_compress_poor=s.delta("zswap.reject_compress_poor"),
+            zswap_pool_limit_hit=s.delta("zswap.pool_limit_hit"),
+            zswpout=s.delta("zswap.zswpout"),
+            zswpin=s.delta("zswap.zswpin"),
+        )
+    if zram_on:
+        at = s.at_peak.get("zram.orig_data_size", {})
+        out.update(
+            zram_orig_mib=observe.mib(s.peak.get("zram.orig_data_size")),
+            zram_compr_mib=observe.mib(at.get("zram.compr_data_size")),
+            zram_mem_mib=observe.mib(s.peak.get("zram.mem_used_total")),
+            zram_ratio=observe.ratio(at.get("zram.orig_data_size"), at.get("zram.compr_data_size")),
+            zram_same_pages=s.peak.get("zram.same_pages"),
+            zram_huge_pages=s.peak.get("zram.huge_pages"),
+        )
+    return observe.present(out)
