@@ -147,3 +147,15 @@ def test_zram_absent_is_one_line(tmp_path):
 
 def test_zram_algorithm_listing():
     assert zram.algorithms("lzo [lzo-rle] lz4 zstd") == ["lzo", "lzo-rle", "lz4", "zstd"]
+
+
+def test_one_process_at_a_time_switches_swap(tmp_path):
+    from shootout.system.swaps import MachineLock
+
+    first, second = MachineLock(tmp_path / "lock"), MachineLock(tmp_path / "lock")
+    first.acquire()
+    with pytest.raises(TargetError, match=rf"another shootout process \(pid {__import__('os').getpid()}\)"):
+        second.acquire(wait_s=0.3)
+    first.release()
+    second.acquire(wait_s=0.3)
+    second.release()

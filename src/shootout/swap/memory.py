@@ -59,7 +59,7 @@ def swap_allowed(swap: SwapSpec | None) -> int | None:
 
 def problem(memory: MemorySpec | None, swap: SwapSpec | None, where: cgroups.Layout | None = None) -> str | None:
     """Why this memory limit cannot be applied here, in one line; None if it can."""
-    if memory is None and (swap is None or swap.kind != "none"):
+    if memory is None:
         return None
     if os.geteuid() != 0:
         return "a memory limit needs root (it creates cgroups)"
@@ -67,10 +67,9 @@ def problem(memory: MemorySpec | None, swap: SwapSpec | None, where: cgroups.Lay
     h = where.holding("memory")
     if h is None:
         return "no cgroup hierarchy here offers the memory controller (see /proc/cgroups)"
-    swap_file = "memory.swap.max" if h.version == 2 else "memory.memsw.limit_in_bytes"
-    if swap_allowed(swap) is not UNLIMITED and not (h.mount / swap_file).exists() and h.version == 1:
-        return (f"this kernel cannot limit a cgroup's swap ({h.mount}/{swap_file} is missing; "
-                "boot with swapaccount=1)")
+    memsw = h.mount / "memory.memsw.limit_in_bytes"
+    if h.version == 1 and swap_allowed(swap) is not UNLIMITED and not memsw.exists():
+        return f"this kernel cannot limit a cgroup's swap ({memsw} is missing; boot with swapaccount=1)"
     return None
 
 

@@ -75,10 +75,14 @@ class SwapSetups:
         self.areas: dict[str, _Area] = {}
         self.zswap: zswap.Zswap | None = None
         self.facts: dict[str, Any] = {}
+        self.lock = swaps.MachineLock()
+        self._debugfs: int | None = None  # the journal entry of a debugfs mount made for zswap's counters
 
     # -- once per run ----------------------------------------------------------------------
     def open(self) -> None:
-        self.facts = {"machine_swap": [a.as_fact() for a in swaps.areas()], "zswap_before": zswap.parameters()}
+        self.lock.acquire()
+        self.facts = {"machine_swap": [a.as_fact() for a in swaps.areas()], "zswap_before": zswap.parameters(),
+                      "setups": {c: s.describe() if s else "the machine's own" for c, s in self.specs.items()}}
         try:
             if zswap.present():
                 self.zswap = zswap.Zswap(self.journal)
@@ -86,7 +90,8 @@ class SwapSetups:
                 if spec is not None and spec.backing != "none":
                     self.areas[config] = self._make(spec)
             if zswap.present() and any(s and s.kind == "zswap" for s in self.specs.values()):
-                self.facts["zswap_debugfs"] = zswap.mount_debugfs(self.journal)
+                self._debugfs = zswap.mount_debugfs(self.journal)
+                self.facts["zswap_debugfs"] = zswap.debugfs_mounted()
         except BaseException:
             self.close()
             raise
@@ -104,15 +109,18 @@ class SwapSetups:
         return _Area(made.path, [made.entry])
 
     def close(self) -> list[str]:
-        errors: list[str] = []
+        """Undo in reverse: zswap as the machine had it, every area off and removed, debugfs."""
+        errors = self.zswap.restore() if self.zswap is not None else []
         for area in reversed(list(self.areas.values())):
             if area.active_entry is not None:
                 errors += self.journal.undo_entry(area.active_entry)
             for entry in reversed(area.entries):
                 errors += self.journal.undo_entry(entry)
         self.areas = {}
-        if self.zswap is not None:
-            self.zswap.restore()
+        if self._debugfs is not None:
+            errors += self.journal.undo_entry(self._debugfs)
+            self._debugfs = None
+        self.lock.release()
         return errors
 
     # -- before each trial -----------------------------------------------------------------
@@ -120,17 +128,18 @@ class SwapSetups:
         """Put this configuration's swap setup in force (only what differs) and return it as read back."""
         spec = self.specs.get(config)
         mine = self.areas.get(config)
-        for name, area in self.areas.items():
+        errors: list[str] = []
+        for area in self.areas.values():
             if area is not mine and area.active_entry is not None:
-                errors = self.journal.undo_entry(area.active_entry)
+                errors += self.journal.undo_entry(area.active_entry)
                 area.active_entry = None
-                if errors:
-                    raise TargetError(f"cannot turn off swap {area.path}: {errors[0]}", "see dmesg")
         if self.zswap is not None:
             if spec is None:
-                self.zswap.restore()
+                errors += self.zswap.restore()
             else:
                 self.zswap.set(spec.zswap_settings())
+        if errors:
+            raise TargetError(f"cannot switch to the swap setup of {config}: {errors[0]}", "see dmesg")
         if mine is not None and swaps.active(mine.path) is None:
             mine.active_entry = swaps.swapon(self.journal, mine.path)
         state = self.state(config)

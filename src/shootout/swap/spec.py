@@ -5,8 +5,8 @@
     memory = "1G"                      # limit of the workload's cgroup
     swap = { kind = "zswap", size = "1G", compressor = "lzo", max_pool_percent = 15, on = "/var/tmp" }
 
-kind "none": no swap for the workload (its cgroup may not swap even where the machine has
-swap); "disk": a swap file in the directory `on`; "zswap": zswap in front of such a file, or
+kind "none": no swap for the workload (with a memory limit, its cgroup may not swap even
+where the machine has swap; without one, shootout just adds none); "disk": a swap file in the directory `on`; "zswap": zswap in front of such a file, or
 in front of a zram device with `on = "zram"` (compressing twice: only when asked);
 "zram": a zram device of `size` (uncompressed) bytes. `max_pool_percent` bounds the
 compressed pool as a share of the machine's RAM: zswap's parameter of that name, and for
@@ -59,14 +59,17 @@ class SwapSpec:
         return wanted
 
     def describe(self) -> str:
+        """One line for reports, e.g. 'zswap lzo, pool <= 15% of RAM, in front of 1024 MiB file in /var/tmp'."""
         if self.kind == "none":
             return "no swap"
-        pool = f", pool <= {self.max_pool_percent}% of RAM" if self.max_pool_percent is not None else ""
-        comp = f" {self.compressor}" if self.compressor else ""
-        where = "zram" if self.backing == "zram" else f"file in {self.on or 'the scratch directory'}"
-        head = f"zswap{comp}{pool} in front of " if self.kind == "zswap" else ""
-        zram_comp = comp if self.kind == "zram" else ""
-        return f"{head}{self.size >> 20} MiB {where}{zram_comp}{pool if self.kind == 'zram' else ''}"
+        settings = [x for x in (self.compressor, self.max_pool_percent and f"pool <= {self.max_pool_percent}% of RAM")
+                    if x]
+        area = "zram" if self.backing == "zram" else f"file in {self.on or 'the scratch directory'}"
+        area = f"{self.size >> 20} MiB {area}"
+        if self.kind == "zswap":
+            head = "zswap" + (f" {', '.join(settings)}" if settings else "")
+            return f"{head}, in front of {area}"
+        return ", ".join([area, *settings])
 
 
 @dataclass(frozen=True)

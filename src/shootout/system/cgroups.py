@@ -26,11 +26,15 @@ from shootout.system.journal import Journal, Undo
 
 V1_NAMES = {"io": "blkio"}  # cgroup2 controller name -> its cgroup v1 name
 
-# Kill what is left in each group (only processes this run put there), then remove the
-# directories, waiting up to 5 s for dying processes to leave. Runs again safely after a kill.
+# Lift the memory limits (a process killed at its limit must still fault its pages back in
+# to exit; with its swap full it would reclaim forever), kill what is left in each group
+# (only processes this run put there), then remove the directories, waiting up to 5 s for
+# dying processes to leave. Runs again safely after a kill.
 _REMOVE = r"""
 for d; do
   [ -d "$d" ] || continue
+  for f in memory.memsw.limit_in_bytes memory.limit_in_bytes; do [ -e "$d/$f" ] && echo -1 > "$d/$f"; done
+  for f in memory.max memory.swap.max; do [ -e "$d/$f" ] && echo max > "$d/$f"; done
   if [ -e "$d/cgroup.kill" ]; then echo 1 > "$d/cgroup.kill"
   else for p in $(cat "$d/cgroup.procs"); do kill -KILL "$p" 2>/dev/null; done; fi
 done

@@ -8,15 +8,21 @@ they are read and recorded as a fact.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import subprocess
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import IO
 
 from shootout.conditions.fsread import unescape
 from shootout.errors import TargetError
 from shootout.system.journal import Journal
 
+LOCK = Path("/run/lock/shootout-swap.lock")
+LOCK_WAIT_S = 120.0
 PRIORITY = 31000  # shootout's own swap priority (the kernel allows up to 32767)
 TOOLS = {"mkswap": "util-linux", "swapon": "mount", "swapoff": "mount"}
 
@@ -78,3 +84,38 @@ def swapon(journal: Journal, path: str) -> int:
     undo = swapoff_undo(path)
     return journal.change(f"swapon {path}", undo,
                           lambda: _run(["swapon", "--priority", str(PRIORITY), "--", path], f"swapon {path}"))
+
+
+class MachineLock:
+    """zswap and swap areas are machine-wide, so one shootout process at a time switches them.
+
+    An flock: the kernel drops it when the holder dies, so it needs no journal entry."""
+
+    def __init__(self, path: Path = LOCK) -> None:
+        self.path = path
+        self._fh: IO[str] | None = None
+
+    def acquire(self, wait_s: float = LOCK_WAIT_S) -> None:
+        fh = open(self.path, "a+")
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    fh.seek(0)
+                    holder = fh.read().strip() or "?"
+                    fh.close()
+                    raise TargetError(f"another shootout process (pid {holder}) is switching swap and zswap here",
+                                      "wait for it to finish; zswap is global, two runs cannot share it") from None
+                time.sleep(0.2)
+        fh.truncate(0)
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._fh = fh
+
+    def release(self) -> None:
+        if self._fh is not None:
+            self._fh.close()  # closing drops the flock
+            self._fh = None

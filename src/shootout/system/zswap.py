@@ -87,14 +87,13 @@ class Zswap:
         self.journal = journal
         self.root = root
         self.original = parameters(root)
-        self._journalled: set[str] = set()
+        self._entries: dict[str, int] = {}  # parameter -> the journal entry that writes it back
 
     def _write(self, name: str, value: str) -> None:
         path = under(self.root, f"{PARAMS}/{name}")
-        if name not in self._journalled:
-            self.journal.record(f"zswap {name} (was {self.original[name]})",
-                                {"write": str(path), "content": self.original[name]})
-            self._journalled.add(name)
+        if name not in self._entries:
+            self._entries[name] = self.journal.record(f"zswap {name} (was {self.original[name]})",
+                                                      {"write": str(path), "content": self.original[name]})
         try:
             path.write_text(value)
         except OSError as exc:
@@ -126,10 +125,12 @@ class Zswap:
             raise
         return in_force(self.root)
 
-    def restore(self) -> None:
-        """Put back every parameter this object changed (`enabled` first)."""
-        for name in sorted(self._journalled, key=lambda n: (n != "enabled", ORDER.index(n) if n in ORDER else 99)):
-            under(self.root, f"{PARAMS}/{name}").write_text(self.original[name])
+    def restore(self) -> list[str]:
+        """Put back every parameter this object changed (`enabled` first), through the journal."""
+        errors: list[str] = []
+        for name in sorted(self._entries, key=lambda n: (n != "enabled", ORDER.index(n))):
+            errors += self.journal.undo_entry(self._entries.pop(name))
+        return errors
 
 
 def debugfs_mounted(root: Path = Path("/")) -> bool:
@@ -156,13 +157,10 @@ def statistics(root: Path = Path("/")) -> dict[str, int]:
     return out
 
 
-def mount_debugfs(journal: Journal, root: Path = Path("/")) -> bool:
-    """Mount debugfs (through the journal) so zswap's own counters can be read; False when
-    this kernel has no debugfs. Left mounted until the journal is undone."""
-    if debugfs_mounted(root):
-        return True
-    if "debugfs" not in (read_text(root, "/proc/filesystems") or ""):
-        return False
-    mount(journal, f"mount debugfs at {DEBUGFS} (zswap statistics)",
-          ["mount", "-t", "debugfs", "debugfs", str(under(root, DEBUGFS))], under(root, DEBUGFS))
-    return debugfs_mounted(root)
+def mount_debugfs(journal: Journal, root: Path = Path("/")) -> int | None:
+    """Mount debugfs (through the journal) so zswap's own counters can be read; returns the
+    journal entry, or None when debugfs is mounted already or this kernel has none."""
+    if debugfs_mounted(root) or "debugfs" not in (read_text(root, "/proc/filesystems") or ""):
+        return None
+    return mount(journal, f"mount debugfs at {DEBUGFS} (zswap statistics)",
+                 ["mount", "-t", "debugfs", "debugfs", str(under(root, DEBUGFS))], under(root, DEBUGFS))
