@@ -34,11 +34,11 @@ def test_median_interval_covers_the_true_median(draw):
     sample, true_median = samplers[draw]
     hits = trials = 0
     for n in (6, 9, 15, 30):
-        for _ in range(800):
+        for _ in range(500):
             got = median_interval(sample(n))
             trials += 1
             hits += got.low <= true_median <= got.high
-    assert hits / trials >= 0.95 - 0.01  # 3200 draws: the standard error is 0.004
+    assert hits / trials >= 0.95 - 0.012  # 2000 draws: the standard error is 0.005
 
 
 def _rounds(rng, n, speedup, loss_rate):
@@ -57,7 +57,7 @@ def _verdict(base, other, lost_a, lost_b):
 
 def test_a_setup_that_loses_tabs_is_never_faster():
     rng = np.random.default_rng(5)
-    for _ in range(400):
+    for _ in range(200):
         n = int(rng.integers(6, 30))
         base, other, lost_b = _rounds(rng, n, speedup=1.5, loss_rate=0.05)
         if lost_b.sum() == 0:
