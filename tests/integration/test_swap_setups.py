@@ -254,3 +254,33 @@ def test_swap_file_on_btrfs_is_nocow_and_removed(require_root, tmp_path):
         subprocess.run(["umount", str(point)], check=False, capture_output=True)
         image.unlink(missing_ok=True)
     assert swapfile.CAN_HOLD_SWAP >= {"btrfs", "ext4", "xfs"}
+
+
+PRIVATE_NS = r"""
+import ctypes, os, subprocess, sys
+from pathlib import Path
+from shootout.system import swapfile
+assert ctypes.CDLL(None, use_errno=True).unshare(0x00020000) == 0  # CLONE_NEWNS: as a run with private mounts
+subprocess.run(["mount", "--make-rprivate", "/"], check=True)
+point = Path(sys.argv[1])
+subprocess.run(["mount", "-t", "ext4", "-o", "loop", sys.argv[2], str(point)], check=True)
+print(swapfile.problem(swapfile.storage(point), 1 << 20))
+print(swapfile.problem(swapfile.storage(Path("/var/tmp")), 1 << 20))
+"""
+
+
+def test_swap_inside_a_private_mount_namespace_is_refused(require_root, tmp_path):
+    """A filesystem only this run's namespace has: doctor could not swapoff a file there."""
+    image, point = tmp_path / "fs.img", tmp_path / "mnt"
+    point.mkdir()
+    with open(image, "wb") as fh:
+        fh.truncate(32 << 20)
+    subprocess.run(["mkfs.ext4", "-q", str(image)], check=True, capture_output=True)
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run([sys.executable, "-c", PRIVATE_NS, str(point), str(image)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    inside, host = done.stdout.splitlines()
+    assert "mounted only in this run's private mount namespace" in inside and str(point) in inside
+    assert host == "None"
+    assert not any(str(point) in line for line in Path("/proc/self/mountinfo").read_text().splitlines())

@@ -137,12 +137,6 @@ class Cgroup:
             raise TargetError(f"cgroup {path} refused {value!r}: {exc.strerror or exc}",
                               "see the cgroup documentation for the values this kernel accepts") from None
 
-    def procs(self) -> list[int]:
-        pids: set[int] = set()
-        for d in set(self.dirs.values()):
-            pids.update(int(p) for p in (d / "cgroup.procs").read_text().split())
-        return sorted(pids)
-
     def enter_argv(self, argv: Sequence[str]) -> list[str]:
         """argv run by a wrapper that first moves itself into this cgroup (every hierarchy).
 
