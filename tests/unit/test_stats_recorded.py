@@ -50,7 +50,7 @@ def _rounds(rng, n, speedup, loss_rate):
 
 
 def _verdict(base, other, lost_a, lost_b):
-    d = [math.log((1 / o) / (1 / b)) for b, o in zip(base, other)]  # lower latency is better
+    d = [math.log((1 / o) / (1 / b)) for b, o in zip(base, other, strict=True)]  # lower latency is better
     plain = verdict(paired_estimate(d), 0.01)
     return plain, guarded_verdict(plain, dict(enumerate(lost_a)), dict(enumerate(lost_b)))[0]
 
