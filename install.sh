@@ -16,10 +16,9 @@ packages=(
   debootstrap qemu-user-static binfmt-support util-linux procps
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
+  e2fsprogs btrfs-progs xfsprogs  # filesystems for scratch = { fs = ... }
 )
-# swap setups: swapon/swapoff (mount), mkswap (util-linux), chattr +C for btrfs swap files;
-# mkfs.btrfs for the test of a swap file on btrfs
-packages+=(mount e2fsprogs btrfs-progs)
+packages+=(mount)  # swapon/swapoff for swap setups (mkswap: util-linux; chattr +C: e2fsprogs)
 # node and npm for the js workload: Debian's packages, unless a node (with its own npm,
 # which conflicts with Debian's) is installed already
 command -v node >/dev/null || packages+=(nodejs)

@@ -5,17 +5,35 @@ Everything here is recomputed on read from the stored trials (DESIGN §5).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shootout.conditions.clock import clock_drop
-from shootout.conditions.monitor import monitor_flags, reference_mhz
+from shootout.conditions.flags import clock_drop, monitor_flags, reference_mhz
+from shootout.inforce import compared_notes
 from shootout.model import Config, Run, Trial, WorkloadSpec
-from shootout.stats import Estimate, Verdict, geomean, geomean_by_category, paired_estimate, trial_flags, verdict
+from shootout.stats import (
+    Design,
+    Estimate,
+    Resolution,
+    Verdict,
+    geomean,
+    geomean_by_category,
+    resolution,
+    too_few_rounds,
+    trial_flags,
+    unpaired_estimate,
+    unpaired_geomean,
+    verdict,
+)
+from shootout.stats.design import percent
 from shootout.units import performance, unit
+
+# Shown, as a flag and a note, wherever an interval knows only the spread inside one run.
+WITHIN_RUN = "within-run only; run-to-run drift is not included"
 
 
 @dataclass(frozen=True)
@@ -37,6 +55,7 @@ class Comparison:
     paired: bool = True  # False for cross-run (unpaired) comparisons
     flags: tuple[str, ...] = ()
     confounders: tuple[str, ...] = ()  # facts that differ between the two configurations
+    resolution: Resolution | None = None  # for an inconclusive headline: what would settle it
 
 
 @dataclass(frozen=True)
@@ -48,6 +67,8 @@ class Summary:
     slower: int
     same: int
     inconclusive: int
+    left_out: tuple[str, ...] = ()  # headline metrics with too few rounds for the geomean
+    note: str = ""  # e.g. WITHIN_RUN: what the geomean interval does not include
 
 
 @dataclass(frozen=True)
@@ -62,6 +83,8 @@ class Analysis:
     noise_floor: float | None = None  # relative half-width seen in A/A runs on this machine
     notes: tuple[str, ...] = ()  # e.g. "unpaired: includes drift between the runs"
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)  # "machine" and config -> facts
+    rules: tuple[str, ...] = ()  # the statistical rules used, in words, for the report's method section
+    explanation: tuple[str, ...] = ()  # a named experiment's results beside its write-up's (experiments/)
 
 
 def _perf_by_round(trials: Iterable[Trial], spec: WorkloadSpec, metric: str, config: str) -> dict[int, float]:
@@ -96,15 +119,16 @@ def _flatten(facts: Any, prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-# Facts that are confounders when they differ: versions of what ran, the compiler, the
-# libc, the input, hardware code paths. The ABI itself (ELF class, machine) is the point of
-# a 32/64-bit comparison, so it is not one of them.
+# Facts that are confounders when they differ: versions of what ran (every tool a workload
+# declares in Prepared.versions), the compiler, the libc, the input, hardware code paths.
+# The ABI itself (ELF class, machine) is the point of a 32/64-bit comparison, so it is not.
 _CONFOUNDER_FACTS = {"compiler", "cc", "libc", "openssl", "hw_paths", "input_sha256"}
 
 
 def _is_confounder(key: str) -> bool:
     last = key.rsplit(".", 1)[-1]
-    return last in _CONFOUNDER_FACTS or "version" in last or key.startswith("target.packages.")
+    return (last in _CONFOUNDER_FACTS or "version" in last or key.startswith("target.packages.")
+            or key.startswith("workload.versions."))
 
 
 def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str) -> list[str]:
@@ -141,11 +165,45 @@ def condition_flags(run: Run, trials: Sequence[Trial], workload: str, configs: t
     return flags
 
 
+def run_design(run: Run, headline: bool) -> Design:
+    """The interval rule of one run: headline metrics are a family (Bonferroni over the run's
+    headline comparisons) looked at after every round; sub-metrics are single estimates, but
+    still looked at sequentially because the run stopped on data they are correlated with."""
+    s = run.settings
+    family = max(1, len(run.workloads) * (len(run.configs) - 1)) if headline else 1
+    return Design(s.confidence, family, (s.min_rounds, s.max_rounds) if s.interleaved else None)
+
+
+def log_perf(values: Sequence[float], symbol: str) -> list[float]:
+    return [math.log(performance(v, symbol)) for v in values]
+
+
+def judged(est: Estimate | None, headline: bool, threshold: float) -> Verdict:
+    """Headline metrics get a verdict; sub-metrics stay estimates with intervals."""
+    return verdict(est, threshold) if headline else Verdict.ESTIMATE
+
+
+def seconds_per_round(trials: Sequence[Trial], workload: str, configs: Sequence[str]) -> float | None:
+    """Median trial wall time of a workload, summed over the configurations a round runs."""
+    walls = [[t.wall_s for t in trials if t.spec.workload == workload and t.spec.config == c and t.wall_s > 0]
+             for c in configs]
+    return sum(statistics.median(w) for w in walls) if all(walls) else None
+
+
+def settle(comp: Comparison, threshold: float, per_round: float | None) -> Comparison:
+    """An inconclusive headline verdict with the figures of what would have settled it."""
+    if not comp.headline or comp.verdict is not Verdict.INCONCLUSIVE or comp.estimate is None:
+        return comp
+    return dataclasses.replace(comp, resolution=resolution(comp.estimate, threshold, per_round))
+
+
 def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None) -> Analysis:
-    """Compare every configuration of one run with its baseline (paired by round)."""
+    """Compare every configuration of one run with its baseline: paired by round when the
+    run interleaved its configurations, else (imported sequential runs) unpaired."""
     s = run.settings
     base = run.configs[0].name
     measured = [t for t in trials if t.spec.round > 0]
+    designs = {True: run_design(run, True), False: run_design(run, False)}
     comparisons: list[Comparison] = []
     values: dict[tuple[str, str, str], list[float]] = {}
     for spec in run.workloads:
@@ -156,18 +214,27 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
             if not any(values[(spec.name, metric.name, c.name)] for c in run.configs) and not any(
                     t.spec.workload == spec.name and not t.ok for t in trials):
                 continue  # a metric this run's parameters do not produce
+            headline = metric.name == spec.headline
+            design = designs[headline]
             for config in run.configs[1:]:
-                ratios = metric_log_ratios(measured, spec, metric.name, base, config.name)
-                est = paired_estimate(list(ratios.values()), s.confidence)
+                a, b = values[(spec.name, metric.name, base)], values[(spec.name, metric.name, config.name)]
+                if s.interleaved:
+                    ratios = metric_log_ratios(measured, spec, metric.name, base, config.name)
+                    est = design.estimate(list(ratios.values()))
+                else:
+                    ratios = {}
+                    est = design.adopt(unpaired_estimate(log_perf(a, metric.unit), log_perf(b, metric.unit),
+                                                         design.per_look()))
                 cfg_facts, base_facts = run.facts.get(config.name, {}), run.facts.get(base, {})
                 flags = trial_flags(
-                    values[(spec.name, metric.name, config.name)],
-                    list(ratios.keys()), list(ratios.values()),
+                    b, list(ratios.keys()), list(ratios.values()) if s.interleaved else None,
                     # imported results may not know the wall time (0): unknown, not short
                     [t.wall_s for t in measured
                      if t.spec.workload == spec.name and t.spec.config == config.name and t.wall_s > 0],
                 )
                 flags += condition_flags(run, measured, spec.name, (base, config.name), ratios)
+                if not s.interleaved:
+                    flags.append(WITHIN_RUN)
                 emulated = is_emulated(cfg_facts) or is_emulated(base_facts)
                 if emulated:
                     flags.append("emulated")
@@ -175,38 +242,101 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                           and t.spec.config in (base, config.name)]
                 if failed:
                     flags.append("failed: " + (failed[0].error or "error"))
-                comparisons.append(Comparison(
+                comp = Comparison(
                     workload=spec.name, category=spec.category, metric=metric.name, unit=metric.unit,
-                    direction=str(unit(metric.unit).direction), headline=metric.name == spec.headline,
+                    direction=str(unit(metric.unit).direction), headline=headline,
                     baseline=base, config=config.name,
                     medians={c: statistics.median(values[(spec.name, metric.name, c)])
                              for c in (base, config.name) if values[(spec.name, metric.name, c)]},
                     log_ratios=ratios, estimate=est,
-                    verdict=Verdict.INCONCLUSIVE if emulated else verdict(est, s.threshold),
-                    flags=tuple(flags),
+                    verdict=Verdict.INCONCLUSIVE if emulated and headline else judged(est, headline, s.threshold),
+                    paired=s.interleaved, flags=tuple(flags),
                     confounders=tuple(confounders(base_facts, cfg_facts, spec.name)),
-                ))
+                )
+                comparisons.append(settle(comp, s.threshold, seconds_per_round(measured, spec.name,
+                                                                               (base, config.name))))
+    summaries = summarize(comparisons, run.configs, s.confidence, values if not s.interleaved else None)
+    notes = [n for summary in summaries for n in left_out_notes(summary)]
+    if not s.interleaved:
+        notes.insert(0, f"{WITHIN_RUN}: the configurations ran one after another, so their values are "
+                        "compared as two independent samples")
     return Analysis(
         runs=(run,), configs=tuple(run.configs), workloads=tuple(run.workloads),
-        comparisons=tuple(comparisons), summaries=summarize(comparisons, run.configs, s.confidence, s.seed),
+        comparisons=tuple(comparisons), summaries=summaries,
         values=values, threshold=s.threshold, noise_floor=noise_floor,
+        notes=(*compared_notes(run, trials), *notes),
         facts={"machine": run.facts.get("machine", {}), **{c.name: run.facts.get(c.name, {}) for c in run.configs}},
+        rules=method_rules(designs[True], s.interleaved),
     )
 
 
-def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], confidence: float, seed: int) -> tuple[Summary, ...]:
-    """Geomean over one headline metric per workload, per non-baseline configuration."""
+def method_rules(headline: Design, paired: bool) -> tuple[str, ...]:
+    """The rules behind this analysis's intervals, in words (the report's method section)."""
+    level = f"{headline.confidence:.0%}"
+    out = []
+    if headline.sequential and headline.looks is not None:
+        first = headline.first_look()
+        out.append(
+            f"Sequential rule: the run looked after every round from round {headline.looks[0]} to "
+            f"{headline.looks[1]} and stopped a workload once it was decided. So that stopping early cannot "
+            f"inflate errors, every look uses the same per-look level ({headline.rule()}), calibrated so that "
+            f"the {level} holds over all looks at once (a Pocock-type boundary for the Wilcoxon signed-rank "
+            "path, from the exact crossing probability of a Gaussian random walk); the interval shown is "
+            f"that of the round the workload stopped at{'' if first is None else f'; no verdict is possible before round {first}'}.")
+    if headline.family > 1:
+        out.append(
+            f"Many verdicts: the {level} covers all {headline.family} headline comparisons of the run together "
+            f"(Bonferroni: each uses {percent(1 - (1 - headline.confidence) / headline.family)} before the "
+            f"sequential adjustment), so the chance of any wrong headline verdict in the run is at most "
+            f"{1 - headline.confidence:.0%}. Sub-metrics are estimates with {level} intervals (sequential, not "
+            "Bonferroni) and get no verdict.")
+    if not paired:
+        out.append(f"Unpaired: the configurations were not interleaved, so their values are compared as two "
+                   f"independent samples (Hodges\u2013Lehmann shift, Mann\u2013Whitney interval); {WITHIN_RUN}.")
+    if paired:
+        out.append("Suite summary: geometric mean of one headline metric per workload with equal weights (sub-results "
+                   "do not multiply a workload's weight), over the workloads with at least 6 rounds; its t-interval "
+                   "takes its variance from the delete-one-round jackknife (exactly the t-interval on per-round "
+                   "suite means when every workload ran every round, wider otherwise).")
+    else:
+        out.append("Suite summary: geometric mean of one headline metric per workload with equal weights, with "
+                   f"Welch's interval on the two samples' means ({WITHIN_RUN}).")
+    return tuple(out)
+
+
+def left_out_notes(summary: Summary) -> list[str]:
+    if not summary.left_out:
+        return []
+    return [f"geomean of {summary.config} leaves out {', '.join(summary.left_out)} (fewer than 6 rounds)"]
+
+
+def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], confidence: float,
+              values: dict[tuple[str, str, str], list[float]] | None = None) -> tuple[Summary, ...]:
+    """Geomean over one headline metric per workload, per non-baseline configuration.
+
+    Paired comparisons use their per-round log-ratios; pass `values` for unpaired ones (the
+    geomean then compares the two samples of each workload, within the run only).
+    """
     out = []
     for config in configs[1:]:
-        heads = [c for c in comparisons if c.config == config.name and c.headline and c.log_ratios]
-        ratios = {c.workload: c.log_ratios for c in heads}
-        categories = {c.workload: c.category for c in heads}
+        heads = [c for c in comparisons if c.config == config.name and c.headline]
         counts = {v: sum(1 for c in heads if c.verdict == v) for v in Verdict}
+        if values is None:
+            ratios = {c.workload: c.log_ratios for c in heads if c.log_ratios}
+            short = too_few_rounds(ratios)
+            kept = {w: r for w, r in ratios.items() if w not in short}
+            categories = {c.workload: c.category for c in heads}
+            est = geomean(kept, confidence)
+            by_category = geomean_by_category(kept, categories, confidence) if kept else {}
+            left_out, note = tuple(f"{w} ({n} rounds)" for w, n in sorted(short.items())), ""
+        else:
+            samples = {c.workload: (log_perf(values[(c.workload, c.metric, c.baseline)], c.unit),
+                                    log_perf(values[(c.workload, c.metric, c.config)], c.unit)) for c in heads}
+            est, by_category, left_out, note = unpaired_geomean(samples, confidence), {}, (), WITHIN_RUN
         out.append(Summary(
-            config=config.name,
-            geomean=geomean(ratios, confidence=confidence, seed=seed),
-            by_category=geomean_by_category(ratios, categories, confidence=confidence, seed=seed) if ratios else {},
+            config=config.name, geomean=est, by_category=by_category,
             faster=counts[Verdict.FASTER], slower=counts[Verdict.SLOWER],
             same=counts[Verdict.SAME], inconclusive=counts[Verdict.INCONCLUSIVE],
+            left_out=left_out, note=note,
         ))
     return tuple(out)

@@ -1,21 +1,22 @@
-"""Compile the native C kernels with each configuration's own compiler and ABI flags.
+"""Compile C programs inside the target they run on, with its own compiler.
 
-Binaries are cached in the target's cache directory, keyed by the sources (the kernel and
-the header the kernels share), the compiler's identity, the flags and the target, so every
-configuration builds its own once.
+The one compile path of shootout: the native kernels (each configuration's compiler, ABI
+flags and CFLAGS), the clock loop (the host's compiler) and the probe that checks whether a
+compiler ABI works here. The sources are put into the target and built there; the binary
+is kept in the target's cache directory, keyed by the sources, the compiler's identity and
+the flags, so every target builds each program once.
 """
 
 from __future__ import annotations
 
 import hashlib
-import shutil
-import tempfile
+import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from shootout.elf import elf_identity
+from shootout.elf import HEAD_BYTES, elf_identity_of
 from shootout.errors import TargetError, ToolMissing
 from shootout.model import Config
 from shootout.targets.base import Target
@@ -24,15 +25,16 @@ ABI_FLAGS: dict[str | None, tuple[str, ...]] = {None: (), "m32": ("-m32",), "mx3
 BASE_FLAGS = ("-O2", "-std=gnu11")
 # Which Debian package makes `cc -<abi>` work on x86-64
 ABI_PACKAGES = {"m32": "gcc-multilib", "mx32": "gcc-multilib (and libc6-dev-x32)"}
-# Helpers every kernel #includes; it is copied next to the .c so the quoted include finds it
+# Helpers every kernel #includes; it is put next to the .c so the quoted include finds it
 KERNEL_HEADER = "kernel.h"
+# Rename the finished build into place unless another process got there first.
+_COMMIT = '[ -e "$2/$3" ] || rm -rf -- "$2"; mv -T -- "$1" "$2" 2>/dev/null || rm -rf -- "$1"'
 
 
 @dataclass(frozen=True)
 class Binary:
     path: str  # as seen inside the target
-    host_path: Path
-    facts: dict[str, Any]
+    facts: dict[str, Any]  # compiler, cc, flags and the binary's ELF identity
 
 
 def kernel_sources(kernel: str) -> dict[str, bytes]:
@@ -47,45 +49,46 @@ def compile_flags(config: Config) -> list[str]:
     return [*BASE_FLAGS, *ABI_FLAGS[config.abi], *config.cflags]
 
 
-def compiler_version(target: Target, cc: str) -> str:
+def require_compiler(target: Target, cc: str | None = None) -> str:
+    """The C compiler (default: the configuration's); ToolMissing naming gcc when it is absent."""
+    cc = cc or target.config.cc
     if target.which(cc) is None:
         raise ToolMissing(cc, "gcc", where=target.config.display)
-    result = target.run([cc, "--version"], timeout=60)
+    return cc
+
+
+def compiler_version(target: Target, cc: str) -> str:
+    result = target.run([require_compiler(target, cc), "--version"], timeout=60)
     return (result.stdout.splitlines() or ["?"])[0].strip()
 
 
-def build_native(target: Target, kernel: str, config: Config) -> Binary:
-    """Compile kernel.c for this configuration (cached) and return where it is and what it is."""
-    sources = kernel_sources(kernel)
-    flags = compile_flags(config)
-    cc_version = compiler_version(target, config.cc)
-    key = hashlib.sha256(
-        b"\0".join([*sources.values(), config.cc.encode(), cc_version.encode(), " ".join(flags).encode(),
-                    f"{config.target}:{config.userspace}".encode()])
-    ).hexdigest()[:16]
-    build_dir = target.cachedir / "native" / f"{kernel}-{key}"
-    binary = build_dir / kernel
-    if not binary.exists():
-        shutil.rmtree(build_dir, ignore_errors=True)  # a directory left without its binary
-        build_dir.parent.mkdir(parents=True, exist_ok=True)
+def compile_c(target: Target, name: str, sources: dict[str, bytes], flags: Sequence[str], *, cc: str = "cc",
+              into: str | None = None, hint: str = "check the compiler and CFLAGS") -> Binary:
+    """Build `name` from sources (`name`.c and what it includes) in the target; cached under
+    `into` (default: the target's cache directory)."""
+    cc_version = compiler_version(target, cc)
+    key = hashlib.sha256(b"\0".join([*sources.values(), cc.encode(), cc_version.encode(),
+                                     " ".join(flags).encode()])).hexdigest()[:16]
+    build_dir = f"{into or target.cache_dir() + '/native'}/{name}-{key}"
+    binary = f"{build_dir}/{name}"
+    if not target.exists(binary):
         # A private directory per build: two shootout processes sharing the cache never
         # delete each other's binary; the first rename wins and both use its result.
-        tmp = Path(tempfile.mkdtemp(prefix=f".{build_dir.name}-", dir=build_dir.parent))
-        for name, content in sources.items():
-            (tmp / name).write_bytes(content)
-        argv = [config.cc, *flags, "-o", target.inside(tmp / kernel), target.inside(tmp / f"{kernel}.c"), "-lm"]
-        result = target.run(argv, timeout=300)
+        tmp = f"{build_dir}.{secrets.token_hex(4)}.tmp"
+        for file, content in sources.items():
+            target.put(content, f"{tmp}/{file}")
+        result = target.run([cc, *flags, "-o", f"{tmp}/{name}", f"{tmp}/{name}.c", "-lm"], timeout=300)
         if result.exit_status != 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-            hint = f"install {ABI_PACKAGES[config.abi]}" if config.abi else "check the compiler and CFLAGS"
-            raise TargetError(
-                f"{config.cc} {' '.join(flags)} cannot build {kernel} for {config.display}: "
-                f"{result.stderr_tail(1) or 'exit ' + str(result.exit_status)}",
-                hint,
-            )
-        try:
-            tmp.rename(build_dir)  # atomic: a half-built binary is never picked up
-        except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)  # built meanwhile by another process
-    facts = {"compiler": cc_version, "cc": config.cc, "flags": " ".join(flags), **elf_identity(binary)}
-    return Binary(path=target.inside(binary), host_path=binary, facts=facts)
+            target.remove(tmp)
+            raise TargetError(f"{cc} {' '.join(flags)} cannot build {name} for {target.config.display}: "
+                              f"{result.stderr_tail(1) or 'exit ' + str(result.exit_status)}", hint)
+        target.run(["sh", "-c", _COMMIT, "commit", tmp, build_dir, name], timeout=60)
+    identity = elf_identity_of(target.read(binary, HEAD_BYTES))
+    return Binary(binary, {"compiler": cc_version, "cc": cc, "flags": " ".join(flags), **identity})
+
+
+def build_native(target: Target, kernel: str) -> Binary:
+    """Compile a native kernel for the target's configuration (cached)."""
+    config = target.config
+    hint = f"install {ABI_PACKAGES[config.abi]}" if config.abi in ABI_PACKAGES else "check the compiler and CFLAGS"
+    return compile_c(target, kernel, kernel_sources(kernel), compile_flags(config), cc=config.cc, hint=hint)

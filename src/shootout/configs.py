@@ -9,19 +9,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 import shlex
-import subprocess
-import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shootout.build import ABI_FLAGS, ABI_PACKAGES
-from shootout.errors import UsageError
+from shootout.build import ABI_FLAGS, ABI_PACKAGES, compile_c
+from shootout.errors import TargetError, ToolMissing, UsageError
 from shootout.model import Config
+from shootout.parts import config_keys, parse_parts
+from shootout.targets.host import HostTarget
 
 HOST_LABELS = {None: "host", "m32": "host -m32", "mx32": "host -mx32"}
-_CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace"}
+_CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace", "options"}
 
 
 @dataclass
@@ -30,6 +30,7 @@ class FileSettings:
     configs: dict[str, Config] = field(default_factory=dict)
     workloads: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> [[workload]] table
     run: dict[str, Any] = field(default_factory=dict)  # defaults for `shootout run` options
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # workload -> parameter overrides
 
 
 def parse_spec(spec: str, named: dict[str, Config] | None = None,
@@ -40,12 +41,12 @@ def parse_spec(spec: str, named: dict[str, Config] | None = None,
     if base == "host" and (abi or None) in ABI_FLAGS:
         return Config(name=spec, target="host", label=HOST_LABELS[abi or None], abi=abi or None)
     if spec.startswith("debian:") and spec.count(":") == 2:
-        from shootout.userspace import userspace_config
+        from shootout.userspace.configs import userspace_config
 
         _, release, arch = spec.split(":")
         return userspace_config(release, arch, progress=progress)  # created on first use
     if spec.startswith("userspace:"):
-        from shootout.userspace import named_userspace_config
+        from shootout.userspace.configs import named_userspace_config
 
         return named_userspace_config(spec.removeprefix("userspace:"))
     raise UsageError(
@@ -54,33 +55,38 @@ def parse_spec(spec: str, named: dict[str, Config] | None = None,
     )
 
 
+_ABI_PROBE = b'#include <stdio.h>\nint main(void) { puts("ok"); return 0; }\n'
+
+
 def abi_problem(config: Config) -> str | None:
     """Why a host configuration's compiler ABI cannot build and run here, or None."""
     if config.target != "host" or config.abi is None:
         return None
     flags = list(ABI_FLAGS[config.abi])
-    with tempfile.TemporaryDirectory(prefix="shootout-abi-") as tmp:
-        src, exe = Path(tmp) / "t.c", Path(tmp) / "t"
-        src.write_text("#include <stdio.h>\nint main(void) { puts(\"ok\"); return 0; }\n")
-        try:
-            built = subprocess.run([config.cc, *flags, "-o", str(exe), str(src)], capture_output=True, text=True)
-        except FileNotFoundError:
-            return f"{config.cc} not found (install gcc)"
-        if built.returncode != 0:
-            return f"{config.cc} {' '.join(flags)} cannot build programs here (install {ABI_PACKAGES[config.abi]})"
-        try:
-            ran = subprocess.run([str(exe)], capture_output=True, text=True)
-        except OSError as exc:
-            return f"this kernel cannot run {config.abi} programs ({exc.strerror}; no {config.abi} ABI support)"
-        if ran.returncode != 0:
-            return f"this kernel cannot run {config.abi} programs (exit {ran.returncode})"
+    target = HostTarget(config)
+    try:
+        # Built fresh in the work directory, not cached: the answer must be about now.
+        binary = compile_c(target, "abiprobe", {"abiprobe.c": _ABI_PROBE}, flags, cc=config.cc,
+                           into=target.workdir())
+        ran = target.run([binary.path], timeout=60)
+    except ToolMissing:
+        return f"{config.cc} not found (install gcc)"
+    except TargetError:
+        return f"{config.cc} {' '.join(flags)} cannot build programs here (install {ABI_PACKAGES[config.abi]})"
+    except OSError as exc:
+        return f"this kernel cannot run {config.abi} programs ({exc.strerror}; no {config.abi} ABI support)"
+    finally:
+        target.close()
+    if ran.exit_status != 0:
+        return f"this kernel cannot run {config.abi} programs (exit {ran.exit_status})"
     return None
 
 
 def _config_from_table(table: dict[str, Any], where: str) -> Config:
-    unknown = set(table) - _CONFIG_KEYS
+    allowed = _CONFIG_KEYS | config_keys()
+    unknown = set(table) - allowed
     if unknown:
-        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}", "allowed: " + ", ".join(sorted(_CONFIG_KEYS)))
+        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}", "allowed: " + ", ".join(sorted(allowed)))
     name = table.get("name")
     if not isinstance(name, str) or not name:
         raise UsageError(f"{where}: a [[config]] needs a name", 'add name = "..."')
@@ -88,9 +94,11 @@ def _config_from_table(table: dict[str, Any], where: str) -> Config:
     cflags = table.get("cflags", ())
     if isinstance(cflags, str):
         cflags = shlex.split(cflags)
-    env = table.get("env", {})
+    env, options = table.get("env", {}), table.get("options", {})
     if not isinstance(env, dict):
         raise UsageError(f"{where}: env must be a table", 'env = { NAME = "value" }')
+    if not isinstance(options, dict):
+        raise UsageError(f"{where}: options must be a table", 'options = { NAME = "value" }')
     abi = table.get("abi", base.abi)
     if abi not in ABI_FLAGS:
         raise UsageError(f"{where}: unknown abi {abi!r}", "use m32 or mx32, or leave it out")
@@ -104,29 +112,45 @@ def _config_from_table(table: dict[str, Any], where: str) -> Config:
         cflags=(*base.cflags, *cflags),
         env=(*base.env, *((str(k), str(v)) for k, v in env.items())),
         userspace=table.get("userspace", base.userspace),
+        options=tuple({**dict(base.options), **{str(k): str(v) for k, v in options.items()}}.items()),
+        parts={**base.parts, **parse_parts(table, where)},
     )
 
 
 def load_file(path: Path) -> FileSettings:
     try:
-        data = tomllib.loads(path.read_text())
+        text = path.read_text()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file", "pass --file with an existing shootout.toml") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: malformed TOML: {exc}", "fix the file at that line") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read: {exc}", "check the path and its permissions") from None
-    settings = FileSettings(path=path, run=dict(data.get("run", {})))
+    settings = load_text(text, str(path))
+    settings.path = path
+    return settings
+
+
+def load_text(text: str, where: str) -> FileSettings:
+    """[run], [[config]], [[workload]] and [params.WORKLOAD] tables from TOML text."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{where}: malformed TOML: {exc}", "fix the file at that line") from None
+    settings = FileSettings(run=dict(data.get("run", {})))
     for i, table in enumerate(data.get("config", []), 1):
-        config = _config_from_table(table, f"{path}: [[config]] #{i}")
+        config = _config_from_table(table, f"{where}: [[config]] #{i}")
         settings.configs[config.name] = config
     for i, table in enumerate(data.get("workload", []), 1):
         if not isinstance(table, dict) or "name" not in table:
-            raise UsageError(f"{path}: [[workload]] #{i} needs a name", 'add name = "..."')
+            raise UsageError(f"{where}: [[workload]] #{i} needs a name", 'add name = "..."')
         settings.workloads[table["name"]] = dict(table)
-    unknown = set(data) - {"run", "config", "workload"}
+    for name, table in data.get("params", {}).items():
+        if not isinstance(table, dict):
+            raise UsageError(f"{where}: [params.{name}] must be a table", f"[params.{name}]\nNAME = VALUE")
+        settings.params[name] = dict(table)
+    unknown = set(data) - {"run", "config", "workload", "params"}
     if unknown:
-        raise UsageError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}", "use [run], [[config]] and [[workload]]")
+        raise UsageError(f"{where}: unknown section(s) {', '.join(sorted(unknown))}",
+                         "use [run], [[config]], [[workload]] and [params.WORKLOAD]")
     return settings
 
 

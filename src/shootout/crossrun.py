@@ -1,80 +1,257 @@
-"""Compare configurations across stored runs (another machine, another day): unpaired.
+"""Compare configurations across stored runs (another machine, another day, another kernel).
 
-Each run's configurations become configurations of one comparison, named
-"run<id>:<config>". Workloads are matched by name, parameters and tool versions;
-whatever does not match is listed in the notes, never dropped silently.
+A member of the comparison is one configuration measured in one or more runs:
+- `shootout compare 3 7`: each (run, configuration) on its own, named "run3:host";
+- `shootout compare 3 5 vs 7 9`: each side's configurations, pooled by name over its runs;
+- `shootout compare 3 5 7 9 --by-label`: (run, configuration) pairs grouped by their label.
+
+How two members are compared depends on what was measured:
+- both in the one same run: paired by round, exactly as `shootout show` does;
+- both in the same two or more runs: the per-run paired means, t-interval across runs;
+- two or more runs on either side: per-run means, Welch (stats.runs), so the interval
+  includes how much runs of one configuration differ from each other;
+- one run each: the two runs' values as independent samples. That interval knows nothing of
+  run-to-run drift, and says so ("within-run only") wherever it is shown.
+
+Workloads are matched by name and parameters; whatever does not match is listed in the
+notes, never dropped silently.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from shootout.analysis import Analysis, Comparison, Summary, confounders, metric_values
+from shootout.analysis import (
+    WITHIN_RUN,
+    Analysis,
+    Comparison,
+    Summary,
+    confounders,
+    judged,
+    log_perf,
+    metric_log_ratios,
+    metric_values,
+    run_design,
+    settle,
+    summarize,
+)
+from shootout.errors import UsageError
 from shootout.model import Config, Run, Trial, WorkloadSpec
-from shootout.stats import Verdict, unpaired_estimate, unpaired_geomean, verdict
-from shootout.units import performance, unit
+from shootout.stats import Design, Estimate, Verdict, across_runs, between_runs, unpaired_estimate, unpaired_geomean
+from shootout.units import unit
 
 UNPAIRED_NOTE = "unpaired comparison across runs: the differences include any drift between the runs"
+ACROSS_RUNS_RULE = (
+    "Across runs: with two or more runs on a side, every run contributes its mean (log performance, or paired "
+    "log-ratio for configurations measured in the same runs) and the interval is Welch's t on those means, so it "
+    "includes how much runs of one configuration differ; with one run per side the two runs' values are compared "
+    "as independent samples (Hodges\u2013Lehmann shift, Mann\u2013Whitney interval), " + WITHIN_RUN + ".")
 
 
-def compare_runs(runs: Sequence[Run], trials: Sequence[Sequence[Trial]]) -> Analysis:
-    members: list[tuple[Config, Run, Sequence[Trial], str]] = []
+@dataclass(frozen=True)
+class Part:
+    run: Run
+    trials: Sequence[Trial]
+    config: str  # the configuration's name inside this run
+
+
+@dataclass(frozen=True)
+class Member:
+    config: Config  # renamed for the comparison
+    parts: tuple[Part, ...]
+
+    @property
+    def run_ids(self) -> tuple[int, ...]:
+        return tuple(p.run.id for p in self.parts)
+
+
+def _runs_label(runs: Sequence[Run]) -> str:
+    ids = [str(r.id) for r in runs]
+    return f"run {ids[0]}" if len(ids) == 1 else "runs " + "+".join(ids)
+
+
+def members_by_run(runs: Sequence[Run], trials: Sequence[Sequence[Trial]]) -> list[Member]:
+    return [Member(dataclasses.replace(c, name=f"run{r.id}:{c.name}", label=f"{c.display} (run {r.id})"),
+                   (Part(r, t, c.name),)) for r, t in zip(runs, trials) for c in r.configs]
+
+
+def members_by_side(sides: Sequence[Sequence[tuple[Run, Sequence[Trial]]]]) -> list[Member]:
+    """Each side's configurations, by name, pooled over the side's runs."""
+    out = []
+    for side in sides:
+        label = _runs_label([r for r, _ in side])
+        names = list(dict.fromkeys(c.name for r, _ in side for c in r.configs))
+        for name in names:
+            parts = tuple(Part(r, t, name) for r, t in side if any(c.name == name for c in r.configs))
+            first = next(c for c in parts[0].run.configs if c.name == name)
+            out.append(Member(dataclasses.replace(first, name=f"{label.replace(' ', '')}:{name}",
+                                                  label=f"{first.display} ({label})"), parts))
+    return out
+
+
+def members_by_label(runs: Sequence[Run], trials: Sequence[Sequence[Trial]]) -> list[Member]:
+    """(run, configuration) pairs grouped by the configuration's label."""
+    groups: dict[str, list[tuple[Config, Part]]] = {}
     for run, run_trials in zip(runs, trials):
         for config in run.configs:
-            renamed = dataclasses.replace(config, name=f"run{run.id}:{config.name}",
-                                          label=f"{config.display} (run {run.id})")
-            members.append((renamed, run, run_trials, config.name))
-    base_cfg, base_run, base_trials, base_orig = members[0]
-    notes = [UNPAIRED_NOTE]
-    specs: dict[str, WorkloadSpec] = {w.name: w for w in base_run.workloads}
+            groups.setdefault(config.display, []).append((config, Part(run, run_trials, config.name)))
+    out = []
+    for label, items in groups.items():
+        parts = tuple(p for _, p in items)
+        runs_text = _runs_label([p.run for p in parts])
+        out.append(Member(dataclasses.replace(items[0][0], name=label, label=f"{label} ({runs_text})"), parts))
+    return out
+
+
+def _estimate(base: Member, other: Member, spec: WorkloadSpec, metric: str, symbol: str, design: Design,
+              headline: bool) -> tuple[Estimate | None, dict[int, float], tuple[str, ...]]:
+    """(interval, paired log-ratios if any, flags) of `other` against `base` for one metric."""
+    shared = [(b, o) for b in base.parts for o in other.parts
+              if b.run.id == o.run.id and b.run.settings.interleaved]
+    if len(shared) == len(base.parts) == len(other.parts):  # measured side by side in every run
+        if len(shared) == 1:
+            (b, o), = shared
+            ratios = metric_log_ratios(b.trials, spec, metric, b.config, o.config)
+            return run_design(b.run, headline).estimate(list(ratios.values())), ratios, ()
+        effects = [statistics.fmean(r.values()) for b, o in shared
+                   if (r := metric_log_ratios(b.trials, spec, metric, b.config, o.config))]
+        return design.adopt(across_runs(effects, design.per_look())), {}, ()
+    means = [[statistics.fmean(log_perf(v, symbol)) for p in m.parts
+              if (v := metric_values(p.trials, spec.name, metric, p.config))] for m in (base, other)]
+    if max(len(m) for m in means) >= 2:
+        return design.adopt(between_runs(means[0], means[1], design.per_look())), {}, ()
+    a, b = (log_perf(metric_values(m.parts[0].trials, spec.name, metric, m.parts[0].config), symbol)
+            for m in (base, other))
+    return design.adopt(unpaired_estimate(a, b, design.per_look())), {}, (WITHIN_RUN,)
+
+
+def _matched(base: Member, other: Member, notes: list[str]) -> list[WorkloadSpec]:
+    """Workloads both members ran with the same parameters in all their runs."""
+    ref = base.parts[0].run
+    specs = {w.name: w for w in ref.workloads}
+    out = []
+    for name, spec in specs.items():
+        missing = [p.run.id for p in (*base.parts, *other.parts) if name not in {w.name for w in p.run.workloads}]
+        if missing:
+            notes.append(f"{name}: not in run {', '.join(map(str, sorted(set(missing))))}, not compared")
+        elif any(p.run.params.get(name) != ref.params.get(name) for p in (*base.parts, *other.parts)):
+            notes.append(f"{name}: parameters differ between the runs, not compared")
+        else:
+            out.append(spec)
+    return out
+
+
+def compare_members(members: Sequence[Member]) -> Analysis:
+    if len(members) < 2:
+        raise UsageError("nothing to compare: the runs hold one configuration between them",
+                         "give runs of two configurations, e.g. shootout compare 3 5 vs 7 9")
+    base, others = members[0], members[1:]
+    settings = base.parts[0].run.settings
+    names = {w.name for w in base.parts[0].run.workloads}
+    strangers = sorted({p.run.id for m in others for p in m.parts if not names & {w.name for w in p.run.workloads}})
+    if strangers:
+        raise UsageError(f"run {', '.join(map(str, strangers))} and run {base.parts[0].run.id} share no workload",
+                         "compare runs of the same workloads: shootout runs lists what each run measured")
+    notes: list[str] = []
+    per_member = {o.config.name: _matched(base, o, notes) for o in others}
+    if not any(per_member.values()):
+        raise UsageError("these runs share no workload run with the same parameters",
+                         "compare runs of the same workloads with the same parameters")
+    family = sum(len(specs) for specs in per_member.values())
+    designs = {True: Design(settings.confidence, family), False: Design(settings.confidence)}
     comparisons: list[Comparison] = []
     values: dict[tuple[str, str, str], list[float]] = {}
-    threshold = base_run.settings.threshold
-    for cfg, run, run_trials, orig in members[1:]:
-        other = {w.name: w for w in run.workloads}
-        for name in sorted(specs.keys() ^ other.keys()):
-            notes.append(f"{name}: only in {'run ' + str(base_run.id) if name in specs else 'run ' + str(run.id)}, not compared")
-        for name, spec in specs.items():
-            if name not in other:
-                continue
-            if base_run.params.get(name) != run.params.get(name):
-                notes.append(f"{name}: parameters differ between run {base_run.id} and run {run.id}, not compared")
-                continue
-            facts_a = base_run.facts.get(base_orig, {})
-            facts_b = run.facts.get(orig, {})
+    for other in others:
+        for spec in per_member[other.config.name]:
             for metric in spec.metrics:
-                a = metric_values(base_trials, name, metric.name, base_orig)
-                b = metric_values(run_trials, name, metric.name, orig)
-                values[(name, metric.name, base_cfg.name)] = a
-                values[(name, metric.name, cfg.name)] = b
-                est = unpaired_estimate([math.log(performance(v, metric.unit)) for v in a],
-                                        [math.log(performance(v, metric.unit)) for v in b], base_run.settings.confidence)
-                comparisons.append(Comparison(
-                    workload=name, category=spec.category, metric=metric.name, unit=metric.unit,
-                    direction=str(unit(metric.unit).direction), headline=metric.name == spec.headline,
-                    baseline=base_cfg.name, config=cfg.name,
-                    medians={k: statistics.median(v) for k, v in ((base_cfg.name, a), (cfg.name, b)) if v},
-                    log_ratios={}, estimate=est, verdict=verdict(est, threshold), paired=False,
-                    confounders=tuple(confounders(facts_a, facts_b, name)),
-                ))
-    summaries = []
-    for cfg, *_ in members[1:]:
-        heads = [c for c in comparisons if c.config == cfg.name and c.headline]
-        samples = {c.workload: ([math.log(performance(v, c.unit)) for v in values[(c.workload, c.metric, c.baseline)]],
-                                [math.log(performance(v, c.unit)) for v in values[(c.workload, c.metric, c.config)]])
-                   for c in heads}
-        counts = {v: sum(1 for c in heads if c.verdict == v) for v in Verdict}
-        summaries.append(Summary(cfg.name, unpaired_geomean(samples, seed=base_run.settings.seed), {},
-                                 counts[Verdict.FASTER], counts[Verdict.SLOWER], counts[Verdict.SAME],
-                                 counts[Verdict.INCONCLUSIVE]))
-    facts = {"machine": base_run.facts.get("machine", {})}
-    for cfg, run, _, orig in members:
-        facts[cfg.name] = {**run.facts.get(orig, {}), "machine": run.facts.get("machine", {})}
+                for m in (base, other):
+                    values[(spec.name, metric.name, m.config.name)] = [
+                        v for p in m.parts for v in metric_values(p.trials, spec.name, metric.name, p.config)]
+                a, b = values[(spec.name, metric.name, base.config.name)], values[(spec.name, metric.name,
+                                                                                     other.config.name)]
+                if not a and not b:
+                    continue
+                headline = metric.name == spec.headline
+                est, ratios, flags = _estimate(base, other, spec, metric.name, metric.unit, designs[headline],
+                                               headline)
+                comparisons.append(settle(Comparison(
+                    workload=spec.name, category=spec.category, metric=metric.name, unit=metric.unit,
+                    direction=str(unit(metric.unit).direction), headline=headline,
+                    baseline=base.config.name, config=other.config.name,
+                    medians={k: statistics.median(v) for k, v in ((base.config.name, a), (other.config.name, b)) if v},
+                    log_ratios=ratios, estimate=est, verdict=judged(est, headline, settings.threshold),
+                    paired=bool(ratios), flags=flags,
+                    confounders=tuple(confounders(base.parts[0].run.facts.get(base.parts[0].config, {}),
+                                                  other.parts[0].run.facts.get(other.parts[0].config, {}),
+                                                  spec.name)),
+                ), settings.threshold, None))
+    summaries = tuple(_summary(base, o, comparisons, values, settings.confidence) for o in others)
+    if any(WITHIN_RUN in c.flags for c in comparisons):
+        notes.insert(0, f"{WITHIN_RUN}: with one run per side an interval shows only the spread inside each run; "
+                        "compare two or more runs per side (shootout compare 3 5 vs 7 9) to include it")
+    else:
+        notes.insert(0, UNPAIRED_NOTE)
+    runs = tuple({p.run.id: p.run for m in members for p in m.parts}.values())
+    facts = {"machine": base.parts[0].run.facts.get("machine", {})}
+    for m in members:
+        p = m.parts[0]
+        facts[m.config.name] = {**p.run.facts.get(p.config, {}), "machine": p.run.facts.get("machine", {})}
     return Analysis(
-        runs=tuple(runs), configs=tuple(m[0] for m in members), workloads=tuple(specs.values()),
-        comparisons=tuple(comparisons), summaries=tuple(summaries), values=values, threshold=threshold,
-        notes=tuple(notes), facts=facts,
+        runs=runs, configs=tuple(m.config for m in members),
+        workloads=tuple({w.name: w for specs in per_member.values() for w in specs}.values()),
+        comparisons=tuple(comparisons), summaries=summaries, values=values, threshold=settings.threshold,
+        notes=tuple(dict.fromkeys(notes)), facts=facts, rules=_rules(designs[True]),
     )
+
+
+def _summary(base: Member, other: Member, comparisons: Sequence[Comparison],
+             values: dict[tuple[str, str, str], list[float]], confidence: float) -> Summary:
+    heads = [c for c in comparisons if c.config == other.config.name and c.headline]
+    if all(c.log_ratios for c in heads):  # one shared run: the paired summary
+        return summarize(heads, [base.config, other.config], confidence)[0]
+    counts = {v: sum(1 for c in heads if c.verdict == v) for v in Verdict}
+    if len(base.parts) == 1 and len(other.parts) == 1:
+        samples = {c.workload: (log_perf(values[(c.workload, c.metric, c.baseline)], c.unit),
+                                log_perf(values[(c.workload, c.metric, c.config)], c.unit)) for c in heads}
+        est, note = unpaired_geomean(samples, confidence), WITHIN_RUN
+    else:
+        est, note = _runs_geomean(base, other, heads, confidence), ""
+    return Summary(other.config.name, est, {}, counts[Verdict.FASTER], counts[Verdict.SLOWER],
+                   counts[Verdict.SAME], counts[Verdict.INCONCLUSIVE], note=note)
+
+
+def _runs_geomean(base: Member, other: Member, heads: Sequence[Comparison], confidence: float) -> Estimate | None:
+    """Geomean with runs as the units: each run's mean over workloads of its mean log performance
+    (or, for runs holding both configurations, of its mean paired log-ratio)."""
+    def suite_mean(part: Part, against: Part | None) -> float | None:
+        per_workload = []
+        for c in heads:
+            spec = next(w for w in part.run.workloads if w.name == c.workload)
+            if against is None:
+                vals = log_perf(metric_values(part.trials, c.workload, c.metric, part.config), c.unit)
+            else:
+                vals = list(metric_log_ratios(part.trials, spec, c.metric, against.config, part.config).values())
+            if not vals:
+                return None
+            per_workload.append(statistics.fmean(vals))
+        return statistics.fmean(per_workload) if per_workload else None
+
+    if {p.run.id for p in base.parts} == {p.run.id for p in other.parts}:
+        pairs = {p.run.id: p for p in base.parts}
+        effects = [e for o in other.parts if (e := suite_mean(o, pairs[o.run.id])) is not None]
+        return across_runs(effects, confidence)
+    a = [x for p in base.parts if (x := suite_mean(p, None)) is not None]
+    b = [x for p in other.parts if (x := suite_mean(p, None)) is not None]
+    return between_runs(a, b, confidence)
+
+
+def _rules(headline: Design) -> tuple[str, ...]:
+    out = [ACROSS_RUNS_RULE]
+    if headline.family > 1:
+        out.append(f"Many verdicts: the {headline.confidence:.0%} covers all {headline.family} headline comparisons "
+                   "together (Bonferroni); sub-metrics are estimates with intervals and get no verdict.")
+    return tuple(out)
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 from shootout.configs import abi_problem, parse_spec
+from shootout.system.scratch import MKFS
 from shootout.workloads.base import Tool
 from shootout.workloads.registry import REGISTRY
 
@@ -15,6 +16,8 @@ CORE_TOOLS = (
     Tool("chroot", "coreutils"),
     Tool("findmnt", "util-linux"),
     Tool("qemu-arm-static", "qemu-user-static"),
+    Tool("losetup", "util-linux"),
+    *(Tool(command[0], package) for command, package in MKFS.values()),  # scratch = { fs = ... }
 )
 
 

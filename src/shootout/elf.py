@@ -2,31 +2,51 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 # e_machine names from pyelftools -> the short names users know
 _MACHINES = {"EM_386": "x86", "EM_X86_64": "x86-64", "EM_ARM": "arm", "EM_AARCH64": "aarch64"}
+# Enough of a binary to hold its ELF header, program headers and interpreter path.
+HEAD_BYTES = 64 * 1024
+
+
+def _identity(stream: BinaryIO) -> dict[str, Any]:
+    elf = ELFFile(stream)
+    interp = None
+    try:
+        for seg in elf.iter_segments():  # PT_INTERP precedes the segments that need more of the file
+            if seg["p_type"] == "PT_INTERP":
+                interp = seg.get_interp_name()
+                break
+    except ELFError:
+        pass  # a static binary read only in part: it has no interpreter anyway
+    machine = elf["e_machine"]
+    return {
+        "elf_class": elf.elfclass,
+        "machine": _MACHINES.get(machine, machine),
+        # x32 is ELFCLASS32 on x86-64: the machine tells it apart from i386
+        "interpreter": interp,
+    }
+
+
+def elf_identity_of(data: bytes) -> dict[str, Any]:
+    """{'elf_class': 32|64, 'machine': ..., 'interpreter': ...} from the first bytes of a
+    binary (HEAD_BYTES are enough); {} if they are not ELF (a script)."""
+    try:
+        return _identity(io.BytesIO(data))
+    except (ELFError, ValueError, EOFError):  # not ELF, or cut before what was needed
+        return {}
 
 
 def elf_identity(path: Path) -> dict[str, Any]:
-    """{'elf_class': 32|64, 'machine': ..., 'interpreter': ...}; {} if path is not ELF (a script)."""
+    """elf_identity_of the file at path on this machine; {} if it is not ELF."""
     try:
         with open(path, "rb") as fh:
-            elf = ELFFile(fh)
-            interp = None
-            for seg in elf.iter_segments():
-                if seg["p_type"] == "PT_INTERP":
-                    interp = seg.get_interp_name()
-            machine = elf["e_machine"]
-            return {
-                "elf_class": elf.elfclass,
-                "machine": _MACHINES.get(machine, machine),
-                # x32 is ELFCLASS32 on x86-64: the machine tells it apart from i386
-                "interpreter": interp,
-            }
-    except (ELFError, OSError):
+            return elf_identity_of(fh.read(HEAD_BYTES))
+    except OSError:
         return {}

@@ -1,8 +1,8 @@
 """Environment facts: small probes that each return what they found, or None.
 
-machine_facts() reads files under `root` (a fake /proc and /sys tree in tests);
-target_facts() runs a few commands inside a target's userspace. A probe never raises
-for something absent: facts describe, they do not judge.
+machine_facts() reads files under `root` (a fake /proc and /sys tree in tests); what a
+target's userspace is, is asked through the target (shootout.targets.probe). A probe never
+raises for something absent: facts describe, they do not judge.
 """
 
 from __future__ import annotations
@@ -13,14 +13,12 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from shootout.conditions.fsread import read_key_values, read_text, under
 from shootout.conditions.governor import boost_state, governor_summary
-from shootout.errors import ShootoutError
-from shootout.targets.base import Target
 
 # The flags that decide code paths in the workloads (crypto and vector units).
 RELEVANT_FLAGS = frozenset(
@@ -201,44 +199,3 @@ _MACHINE_PROBES: dict[str, Callable[[Path], Any]] = {
 def machine_facts(root: Path = Path("/")) -> dict[str, Any]:
     """Every machine probe's finding (None where it found nothing)."""
     return {name: probe(root) for name, probe in _MACHINE_PROBES.items()}
-
-
-# -- inside a target -----------------------------------------------------------------------
-
-
-def _target_output(target: Target, argv: Sequence[str], *, use_stderr: bool = False) -> str | None:
-    """Stripped output of argv in the target, or None when it is absent or fails."""
-    try:
-        result = target.run(list(argv), timeout=30)
-    except (ShootoutError, OSError):
-        return None
-    if result.timed_out or (result.exit_status != 0 and not use_stderr):
-        return None
-    return result.stdout.strip() or (result.stderr.strip() if use_stderr else "") or None
-
-
-def _first_line(text: str | None) -> str | None:
-    return text.splitlines()[0].strip() if text else None
-
-
-def target_libc(target: Target) -> str | None:
-    """"glibc 2.36"; musl's ldd prints its version to stderr and exits 1."""
-    if found := _first_line(_target_output(target, ["getconf", "GNU_LIBC_VERSION"])):
-        return found
-    text = _target_output(target, ["ldd", "--version"], use_stderr=True)
-    return _first_line(text) if text and "libc" in text.lower() else None
-
-
-_TARGET_PROBES: dict[str, Callable[[Target], str | None]] = {
-    "libc": target_libc,
-    "cc": lambda t: _first_line(_target_output(t, ["cc", "--version"])),
-    "openssl": lambda t: _first_line(_target_output(t, ["openssl", "version"])),
-    "uname_m": lambda t: _first_line(_target_output(t, ["uname", "-m"])),
-    "dpkg_arch": lambda t: _first_line(_target_output(t, ["dpkg", "--print-architecture"])),
-    "distro": lambda t: os_release_name(_target_output(t, ["cat", "/etc/os-release"]) or ""),
-}
-
-
-def target_facts(target: Target) -> dict[str, Any]:
-    """Facts of a target's userspace (libc, compiler, openssl, architecture, distro); None if absent."""
-    return {name: probe(target) for name, probe in _TARGET_PROBES.items()}

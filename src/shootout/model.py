@@ -31,7 +31,12 @@ class WorkloadSpec:
 
 @dataclass(frozen=True)
 class Config:
-    """Where and how workloads run: a target plus build options."""
+    """Where and how workloads run: a target, build options, and the machine's state.
+
+    `parts` holds what the configuration sets on the machine, by part name (see
+    shootout.parts): e.g. {"settings": {...}, "scratch": {...}}, each value the part's
+    JSON-able spec. It is left out of the hash (a dict); compare configurations with ==.
+    """
 
     name: str  # unique within a run, e.g. "host", "host+m32", "debian:bookworm:i386"
     target: str = "host"  # "host" | "chroot" | "fake"
@@ -42,6 +47,7 @@ class Config:
     env: tuple[tuple[str, str], ...] = ()
     userspace: str | None = None  # chroot target: name of the userspace to run in
     options: tuple[tuple[str, str], ...] = ()  # target-specific settings
+    parts: dict[str, Any] = field(default_factory=dict, hash=False)  # machine settings, scratch, ...
 
     @property
     def display(self) -> str:
@@ -79,6 +85,8 @@ class Trial:
     started_at: float  # Unix time
     monitor: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    in_force: dict[str, Any] = field(default_factory=dict)  # part name -> machine state read back before the trial
+    observed: dict[str, Any] = field(default_factory=dict)  # part name -> what it saw during the trial (counters)
 
     @property
     def ok(self) -> bool:
@@ -90,13 +98,18 @@ class RunSettings:
     """What the user asked for; stored with the run so --resume continues the same run."""
 
     threshold: float = 0.01
-    precision: float = 0.01
+    precision: float = 0.005  # half the threshold, so that "same" stays reachable
     min_rounds: int = 6
     max_rounds: int = 50
     budget_s: float = 600.0
     seed: int = 0
     aa: bool = False
     confidence: float = 0.95
+    # True: measured by shootout in interleaved rounds, looked at after every round from
+    # min_rounds to max_rounds (paired, sequential intervals). False: values of imported runs
+    # whose configurations ran one after another (unpaired, one look).
+    interleaved: bool = True
+    experiment: str = ""  # the named experiment this run reproduces (shootout.experiments), if any
 
 
 @dataclass

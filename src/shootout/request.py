@@ -7,15 +7,19 @@ host+m32; when -m32 does not work either, host alone.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shootout.conditions.noise import resolvable_threshold
 from shootout.configs import FileSettings, aa_copy, abi_problem, load_file, parse_spec, resolve
 from shootout.errors import ShootoutError, UsageError
 from shootout.model import Config, RunSettings
+from shootout.parts import parts_problem
 from shootout.runner import RunRequest
+from shootout.stats import Design
 from shootout.workloads.base import Workload
 from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, suite_params, workload
 from shootout.workloads.user import CommandWorkload
@@ -31,6 +35,7 @@ class Wish:
     workloads: list[str] = field(default_factory=list)
     suite: str | None = None
     file: Path | None = None
+    experiment: str | None = None
     settings: RunSettings = field(default_factory=RunSettings)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -42,7 +47,7 @@ def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = 
 
 
 def default_configs(notify: Notify, progress: Notify) -> list[Config]:
-    from shootout.userspace import headline_configs
+    from shootout.userspace.configs import headline_configs
 
     configs, reason = headline_configs(progress=progress)
     if configs:
@@ -55,7 +60,7 @@ def usable(configs: list[Config], notify: Notify) -> list[Config]:
     """Drop configurations that cannot run here, saying why in one line each."""
     kept = []
     for config in configs:
-        problem = abi_problem(config)
+        problem = abi_problem(config) or parts_problem(config)
         if problem:
             notify(f"skipping configuration {config.name}: {problem}")
         else:
@@ -65,10 +70,21 @@ def usable(configs: list[Config], notify: Notify) -> list[Config]:
     return kept
 
 
+def _file_settings(wish: Wish) -> FileSettings:
+    """The tables of --file, or of the named experiment (which is one such file)."""
+    if wish.file and wish.experiment:
+        raise UsageError("--file and --experiment both name what to run", "give one of them")
+    if wish.experiment:
+        from shootout.experiments import experiment
+
+        return experiment(wish.experiment).settings()
+    return load_file(wish.file) if wish.file else FileSettings()
+
+
 def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) -> RunRequest:
     """notify: one-line messages the user must see; progress: passing status (userspace creation)."""
     progress = progress or notify
-    file = load_file(wish.file) if wish.file else FileSettings()
+    file = _file_settings(wish)
     specs = wish.configs or list(file.run.get("configs", []))
     configs = resolve(specs, file.configs, progress) if specs else default_configs(notify, progress)
     configs = usable(configs, notify)
@@ -76,7 +92,7 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
         configs = [configs[0], aa_copy(configs[0])]
     names = wish.workloads or list(file.run.get("workloads", []))
     suite_name = wish.suite or file.run.get("suite") or (None if names else DEFAULT_SUITE)
-    params = dict(wish.params)
+    params = {**file.params, **wish.params}
     if suite_name:
         names += suite(suite_name)
         params = {**suite_params(suite_name), **params}
@@ -84,6 +100,9 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
         if name not in REGISTRY and name not in file.workloads:
             raise UsageError(f"unknown workload {name!r}", "list them with: shootout workloads (or define it in shootout.toml)")
     chosen = list(dict.fromkeys(names))  # keep order, drop repeats
+    if stray := sorted(set(file.params) - set(chosen)):
+        raise UsageError(f"[params.{stray[0]}] names a workload this run does not select",
+                         "select it with -w or in [run] workloads, or drop the table")
     where = str(wish.file or "shootout.toml")
     workloads = [make_workload(n, file.workloads, where) for n in chosen]
     user_defs = {n: file.workloads[n] for n in chosen if n in file.workloads}
@@ -97,3 +116,24 @@ def workloads_of(names: list[str], user_defs: dict[str, dict[str, Any]]) -> list
         return [make_workload(n, user_defs, "the stored run") for n in names]
     except ShootoutError as exc:
         raise UsageError(f"cannot resume: {exc.message}", "this shootout version lacks a workload of that run") from None
+
+
+def check_settings(request: RunRequest, floor: dict[str, Any] | None) -> None:
+    """Refuse a run that cannot keep its promise: no round would allow a verdict, or the
+    threshold is below what this machine's A/A noise floor lets max_rounds rounds resolve."""
+    s = request.settings
+    if len(request.configs) < 2:
+        return
+    design = Design(s.confidence, len(request.workloads) * (len(request.configs) - 1), (s.min_rounds, s.max_rounds))
+    first = design.first_look()
+    if first is None or first > s.max_rounds:
+        raise UsageError(f"--max-rounds {s.max_rounds} is too few: a {s.confidence:.0%} verdict on "
+                         f"{design.family} headline comparisons needs more rounds than that",
+                         "raise --max-rounds (50 is the default) or run fewer workloads")
+    limit = None if floor is None or s.aa else resolvable_threshold(floor, s.max_rounds, design)
+    if limit is not None and s.threshold < limit:
+        rounds = math.ceil(s.max_rounds * (limit / s.threshold) ** 2)
+        raise UsageError(f"--threshold {s.threshold:.2%} is below what this machine can resolve in {s.max_rounds} "
+                         f"rounds (\u00b1{limit:.2%}, from its A/A noise floor, run {floor.get('run', '?')})",
+                         f"use --threshold {math.ceil(limit * 1e4) / 100:g}% or more, raise --max-rounds to about "
+                         f"{rounds}, or measure the floor again with: shootout run --aa")

@@ -11,24 +11,26 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 from shootout import events as ev
-from shootout.analysis import metric_log_ratios
+from shootout.analysis import metric_log_ratios, run_design
 from shootout.configs import aa_original
 from shootout.conditions.monitor import Monitor
 from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, UsageError, WorkloadError
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.parts import RunParts
 from shootout.plan import round_order
-from shootout.stats import decided, paired_estimate
+from shootout.stats import decided
 from shootout.store import Store
 from shootout.system.journal import Journal
 from shootout.targets.base import Target, layout_padding
 from shootout.targets.factory import make_target
 from shootout.userspace.abi import tool_elf, verify_abi
-from shootout.workloads.base import Prepared, Workload
+from shootout.workloads.base import Context, Prepared, Workload
 
 TargetFactory = Callable[[Config, Journal], Target]
 
@@ -55,6 +57,8 @@ class _Live:
     done: set[tuple[int, str, str]]
     trials: list[Trial]
     failed: set[str] = field(default_factory=set)
+    contexts: dict[tuple[str, str], Context] = field(default_factory=dict)  # (workload, config)
+    parts: RunParts | None = None  # settings, scratch, ...: applied before every trial
     session_start: float = field(default_factory=time.monotonic)
     elapsed_before: float = 0.0
     trial_seconds: list[float] = field(default_factory=list)
@@ -101,7 +105,8 @@ class Runner:
             raise UsageError("no usable configuration left", "run `shootout info` to see why each was skipped")
         if not request.workloads:
             raise UsageError("no workload selected", "list them with: shootout workloads")
-        params = {w.spec.name: {**w.default_params(), **request.params.get(w.spec.name, {})} for w in request.workloads}
+        # The overrides; the defaults come from the baseline target's facts once it is open.
+        params = {w.spec.name: dict(request.params.get(w.spec.name, {})) for w in request.workloads}
         run = Run(
             id=0, created_at=time.time(), status="running", settings=request.settings,
             configs=list(request.configs), workloads=[w.spec for w in request.workloads],
@@ -130,6 +135,7 @@ class Runner:
         status = "failed"
         try:
             self._open_targets(live)
+            live.parts = RunParts(run.configs, self.journal)
             self._prepare(live, calibrated)
             self._rounds(live)
             if not self._active(live):
@@ -139,8 +145,13 @@ class Runner:
             status = "interrupted"
             raise
         finally:
+            for name in list(live.workloads):
+                self._cleanup(live, name)
+            self._record_parts(live)
             for target in {id(t): t for t in live.targets.values()}.values():
                 target.close()
+            if live.parts is not None:
+                live.parts.close()
             self._record_conditions(live)
             self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
             self.emit(ev.RunFinished(run.id, status))
@@ -154,6 +165,12 @@ class Runner:
         events = kernel_events_since(live.run.created_at)
         if events:
             machine["kernel_events"] = events
+
+    def _record_parts(self, live: _Live) -> None:
+        """Facts of each configuration's parts, e.g. the device under its scratch."""
+        for config in live.run.configs:
+            if live.parts is not None and (found := live.parts.facts(config)):
+                live.run.facts.setdefault(config.name, {}).update(found)
 
     def _measure_clock(self, live: _Live, round_index: int) -> None:
         if self.clock is None:
@@ -178,46 +195,70 @@ class Runner:
         baseline = run.configs[0].name
         for name, workload in list(live.workloads.items()):
             try:
+                if not calibrated:  # the work is sized by the baseline target's own facts
+                    facts = live.targets[baseline].probe()
+                    run.params[name] = {**workload.default_params(facts), **run.params.get(name, {})}
                 for config in run.configs:
                     self.emit(ev.Preparing(name, config.name))
                     target = live.targets[config.name]
-                    prepared = workload.prepare(target, dict(run.params[name]))
+                    target.provide(workload.required_packages(target), workload.components)
+                    workload.check_tools(target)
+                    ctx = live.contexts[(name, config.name)] = Context(target, name, dict(run.params[name]),
+                                                                       self.journal)
+                    prepared = workload.prepare(ctx)
                     verify_binaries(config, target, workload, prepared)
                     live.prepared[(name, config.name)] = prepared
                 if not calibrated:
-                    run.params[name] = workload.calibrate(live.targets[baseline], live.prepared[(name, baseline)],
-                                                          dict(run.params[name]))
+                    run.params[name] = workload.calibrate(live.contexts[(name, baseline)],
+                                                          live.prepared[(name, baseline)])
             except ShootoutError as exc:
                 self.emit(ev.WorkloadSkipped(name, str(exc)))
                 live.failed.add(name)
+                self._cleanup(live, name)
                 continue
         for config in run.configs:
             facts = run.facts.setdefault(config.name, {})
             facts["target"] = live.targets[config.name].facts()
-            facts["workloads"] = {w: p.facts for (w, c), p in live.prepared.items() if c == config.name}
+            facts["workloads"] = {w: {**p.facts, "versions": p.versions}
+                                  for (w, c), p in live.prepared.items() if c == config.name}
+        self._record_parts(live)
         self.store.update_run(run.id, params=run.params, facts=run.facts)
+
+    def _cleanup(self, live: _Live, name: str) -> None:
+        """The workload's cleanup on every configuration it was prepared on (once)."""
+        workload = live.workloads[name]
+        for key in [k for k in live.contexts if k[0] == name]:
+            ctx = live.contexts.pop(key)
+            try:
+                workload.cleanup(ctx, live.prepared.get(key))
+            except ShootoutError as exc:  # kept with the run; the work directory goes with the target
+                live.run.facts.setdefault(key[1], {}).setdefault("cleanup_errors", []).append(f"{name}: {exc}")
 
     def _active(self, live: _Live) -> list[str]:
         return [w for w in live.workloads if w not in live.failed]
 
     def _undecided(self, live: _Live, names: list[str]) -> list[str]:
+        """Workloads whose headline metric is not decided yet against some configuration.
+
+        Decided: a verdict under the run's sequential rule, or an interval already narrower
+        than the precision (see stats.design for why stopping on either keeps its promise).
+        Sub-metrics do not keep a workload running: they get no verdict.
+        """
         s = live.run.settings
         if len(live.run.configs) < 2:
             return []  # nothing to compare: the minimum rounds describe one configuration
+        design = run_design(live.run, headline=True)
+        base = live.run.configs[0].name
         out = []
         for name in names:
             spec = live.workloads[name].spec
-            for metric in spec.metrics:
-                for config in live.run.configs[1:]:
-                    ratios = metric_log_ratios(live.trials, spec, metric.name, live.run.configs[0].name, config.name)
-                    if not ratios and not any(metric.name in t.values for t in live.trials if t.spec.workload == name):
-                        continue  # a metric these parameters do not produce
-                    if not decided(paired_estimate(list(ratios.values()), s.confidence), s.threshold, s.precision):
-                        out.append(name)
-                        break
-                else:
-                    continue
-                break
+            for config in live.run.configs[1:]:
+                ratios = metric_log_ratios(live.trials, spec, spec.headline, base, config.name)
+                if not ratios and not any(spec.headline in t.values for t in live.trials if t.spec.workload == name):
+                    continue  # a headline these parameters do not produce
+                if not decided(design.estimate(list(ratios.values())), s.threshold, s.precision):
+                    out.append(name)
+                    break
         return out
 
     def _rounds(self, live: _Live) -> None:
@@ -228,7 +269,7 @@ class Runner:
             if r > s.min_rounds:
                 active = self._undecided(live, active)
             if not active:
-                self.emit(ev.Stopped("every metric has a verdict or reached the target precision"))
+                self.emit(ev.Stopped("every headline metric has a verdict or reached the target precision"))
                 return
             order = round_order(s.seed, r, active, configs)
             if any((spec.round, spec.workload, spec.config) not in live.done for spec in order):
@@ -240,7 +281,8 @@ class Runner:
                 if live.elapsed() > s.budget_s:
                     self.emit(ev.Stopped(f"time budget of {s.budget_s:.0f} s spent"))
                     return
-                trial = self._trial(live, spec)
+                with self._quiet():
+                    trial = self._trial(live, spec)
                 self.store.add_trial(run.id, trial)
                 live.done.add((spec.round, spec.workload, spec.config))
                 live.trials.append(trial)
@@ -252,13 +294,20 @@ class Runner:
             self.store.update_run(run.id, elapsed_s=live.elapsed(), facts=run.facts)
         self.emit(ev.Stopped(f"maximum of {s.max_rounds} rounds reached"))
 
+    def _quiet(self) -> AbstractContextManager[object]:
+        """While a trial runs, the parent does nothing that competes for the CPUs: the monitor
+        pauses (it samples right before and right after instead), and nothing is written until
+        the trial has ended."""
+        return self.monitor.quiet() if self.monitor is not None else nullcontext()
+
     def _eta(self, live: _Live, round_index: int, in_round: int) -> float | None:
-        """Seconds left until the minimum rounds are done (more rounds may follow if undecided)."""
+        """Seconds left until the first round that can decide (more rounds may follow if undecided)."""
         if not live.trial_seconds:
             return None
         per_trial = sum(live.trial_seconds[-50:]) / len(live.trial_seconds[-50:])
         pairs = len(self._active(live)) * len(live.run.configs)
-        rounds_left = max(0, live.run.settings.min_rounds - round_index)
+        first = max(live.run.settings.min_rounds, run_design(live.run, headline=True).first_look() or 0)
+        rounds_left = max(0, first - round_index)
         left = (rounds_left * pairs + in_round) * per_trial
         return min(left, max(0.0, live.run.settings.budget_s - live.elapsed()))
 
@@ -269,10 +318,21 @@ class Runner:
         target = live.targets[spec.config]
         argv = workload.argv(prepared, params)
         t0 = time.time()
+        config = next(c for c in live.run.configs if c.name == spec.config)
+        in_force: dict[str, Any] = {}
+        observed: dict[str, Any] = {}
         try:
-            result = target.run(argv, env=layout_padding(), timeout=float(params.get("timeout_s", 1800)))
+            wrap: list[str] = []
+            if live.parts is not None:
+                in_force = live.parts.before_trial(config)
+                wrap = live.parts.wrap(config)
+            try:
+                result = target.run(argv, env=layout_padding(), timeout=float(params.get("timeout_s", 1800)), wrap=wrap)
+            finally:  # also after a failed start: a part may have made something for this trial
+                if live.parts is not None:
+                    observed = live.parts.after_trial(config)
         except ShootoutError as exc:
-            return Trial(spec, {}, 0, 0, 0, 0, 0, -1, "", t0, error=str(exc))
+            return Trial(spec, {}, 0, 0, 0, 0, 0, -1, "", t0, error=str(exc), in_force=in_force, observed=observed)
         error = None
         values: dict[str, float] = {}
         if result.timed_out:
@@ -290,5 +350,5 @@ class Runner:
         monitor = self.monitor.window(result.started_at, result.started_at + result.wall_s) if self.monitor else {}
         return Trial(spec, values, result.wall_s, result.user_s, result.sys_s, result.max_rss_kb,
                      result.ctx_switches, result.exit_status, result.stderr_tail(), result.started_at,
-                     monitor=monitor, error=error)
+                     monitor=monitor, error=error, in_force=in_force, observed=observed)
 

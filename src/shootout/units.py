@@ -86,18 +86,16 @@ def performance(value: float, symbol: str) -> float:
     return value if unit(symbol).direction is Direction.HIGHER else 1.0 / value
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:([KMGT])(iB|B)?|B)?\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B?)\s*$", re.IGNORECASE)
 
 
-def byte_size(text: str | int, what: str) -> int:
-    """'1G', '512M', '1GiB' (powers of 1024, as mkswap and the kernel read them), '1GB'
-    (powers of 1000) or a plain number of bytes -> bytes; UsageError naming `what` otherwise."""
-    if isinstance(text, int) and not isinstance(text, bool) and text >= 0:
-        return text
+def byte_size(text: str | int, where: str) -> int:
+    """'4G' -> bytes. Like truncate(1) and mount(8), K/M/G/T and KiB/MiB/GiB/TiB are powers of
+    1024; kB/MB/GB/TB are powers of 1000 (MB = 10^6 bytes, the rule above); a bare number is bytes."""
     match = _SIZE.match(str(text))
-    if not match:
-        raise UsageError(f"{what}: {text!r} is not a size", "write e.g. 1G, 512M or 1GiB")
-    number, prefix, suffix = match.groups()
-    power = "KMGT".index(prefix.upper()) + 1 if prefix else 0
-    base = 1000 if suffix and suffix.upper() == "B" else 1024
-    return int(float(number) * base**power)
+    if not match or (match.group(3).lower() == "i"):
+        raise UsageError(f"{where}: {text!r} is not a size", 'write e.g. "512M", "4G" or "4GiB"')
+    number, prefix, suffix = float(match.group(1)), match.group(2).upper(), match.group(3).lower()
+    power = "KMGT".find(prefix) + 1 if prefix else 0
+    base = 1000 if suffix == "b" and prefix else 1024
+    return int(number * base**power)

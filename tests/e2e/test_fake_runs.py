@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from shootout.analysis import analyze
+from shootout.analysis import analyze, run_design
 from shootout.model import Config, RunSettings
 from shootout.runner import Runner, RunRequest
 from shootout.stats import Verdict
@@ -76,7 +76,8 @@ def test_drift_over_rounds_does_not_fool_the_paired_estimate(tmp_path):
 def test_rounds_stop_once_decided_and_warmup_is_not_measured(tmp_path):
     run, trials, store = run_fake(tmp_path, scripted(1.10))
     rounds = {t.spec.round for t in trials}
-    assert rounds == set(range(1, 7))  # decided at the minimum: no extra rounds
+    first = run_design(run, headline=True).first_look()  # 8: the first round a 95% sequential verdict can have
+    assert rounds == set(range(1, first + 1))  # decided at the first possible look: no extra rounds
     everything = store.trials(run.id, include_warmup=True)
     assert sum(1 for t in everything if t.spec.round == 0) == 2  # one warm-up per (workload, config)
 

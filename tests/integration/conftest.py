@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from shootout.targets.base import Target
     from shootout.targets.host import HostTarget
     from shootout.targets.process import ProcResult
-    from shootout.workloads.base import Prepared, Workload
+    from shootout.workloads.base import Context, Prepared, Workload
+
+from shared_spaces import Spaces, make_spaces
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -85,9 +87,23 @@ class WorkloadRun(NamedTuple):
     result: ProcResult
 
 
+def _context(target: Target, workload: Workload, params: dict[str, Any]) -> Context:
+    from shootout.workloads.base import Context
+
+    return Context(target, workload.spec.name, {**workload.default_params(target.probe()), **params})
+
+
+@pytest.fixture
+def context() -> Callable[[Target, Workload, dict[str, Any]], Context]:
+    """The context the runner gives a workload on a target: defaults from its facts, then params."""
+    return _context
+
+
 def _run_workload(target: Target, workload: Workload, params: dict[str, Any]) -> WorkloadRun:
-    prepared = workload.prepare(target, dict(params))
-    params = workload.calibrate(target, prepared, dict(params))
+    workload.check_tools(target)
+    ctx = _context(target, workload, params)
+    prepared = workload.prepare(ctx)
+    params = workload.calibrate(ctx, prepared)
     result = target.run(workload.argv(prepared, params), timeout=600)
     assert result.exit_status == 0, result.stderr[-2000:]
     values = workload.parse(result, params)
@@ -97,5 +113,12 @@ def _run_workload(target: Target, workload: Workload, params: dict[str, Any]) ->
 
 @pytest.fixture
 def run_workload() -> Callable[[Target, Workload, dict[str, Any]], WorkloadRun]:
-    """One trial as the runner does it: prepare, calibrate, run, parse; every value must be positive."""
+    """One trial as the runner does it: check tools, prepare, calibrate, run, parse (params over
+    the target's default ones); every value must be positive."""
     return _run_workload
+
+
+@pytest.fixture(scope="module")
+def spaces(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Spaces]:
+    """The bookworm amd64, i386 and armhf userspaces (see shared_spaces.py)."""
+    yield from make_spaces(tmp_path_factory)

@@ -8,7 +8,7 @@ from shootout.configs import parse_spec
 from shootout.errors import TargetError
 from shootout.runner import verify_binaries
 from shootout.targets.host import HostTarget
-from shootout.workloads.base import Prepared
+from shootout.workloads.base import Context, Prepared
 from shootout.workloads.registry import workload
 
 
@@ -18,7 +18,7 @@ def test_host_m32_checks_its_kernels_as_32_bit_and_host_tools_as_native(tmp_path
     target = HostTarget(config)
     try:
         tree = workload("ptrtree")
-        prepared = tree.prepare(target, tree.default_params())
+        prepared = tree.prepare(Context(target, "ptrtree", {}))
         verify_binaries(config, target, tree, prepared)
         assert prepared.facts["elf"]["native kernel"]["elf_class"] == 32
         sha = workload("sha1-sparse")
@@ -34,7 +34,7 @@ def test_a_64_bit_kernel_under_a_32_bit_label_is_an_error(tmp_path, monkeypatch)
     native = HostTarget(parse_spec("host"))
     try:
         tree = workload("ptrtree")
-        prepared = tree.prepare(native, tree.default_params())  # built 64-bit
+        prepared = tree.prepare(Context(native, "ptrtree", {}))  # built 64-bit
         with pytest.raises(TargetError, match="should run 32-bit"):
             verify_binaries(parse_spec("host+m32"), native, tree, prepared)
     finally:

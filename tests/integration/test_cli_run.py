@@ -6,13 +6,14 @@ import signal
 import sqlite3
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 
 def test_ptrtree_is_faster_at_m32_with_a_ci_that_excludes_one(shootout):
     done = shootout("run", "-c", "host", "-c", "host+m32", "-w", "ptrtree", "-w", "intmix",
-                    "--seed", "3", "--budget", "5m", "--max-rounds", "10", "--db", shootout.db)
+                    "--seed", "3", "--budget", "5m", "--max-rounds", "20", "--db", shootout.db)
     assert done.returncode == 0, done.stderr
     rows = {(r["workload"], r["config"]): r for r in shootout.rows()}
     tree = rows[("ptrtree", "host+m32")]
@@ -35,7 +36,7 @@ def test_sigkill_then_resume_completes_with_every_trial_once(shootout, tmp_path)
     toml.write_text('[[workload]]\nname = "nap"\ncommand = "sleep 0.05"\n'
                     '[[workload]]\nname = "count"\ncommand = "seq 1 20000 | wc -l"\n')
     args = ("run", "-c", "host", "-c", "host+m32", "--file", str(toml), "-w", "nap", "-w", "count",
-            "--seed", "9", "--max-rounds", "6", "--precision", "50%", "--db", shootout.db)
+            "--seed", "9", "--min-rounds", "7", "--max-rounds", "7", "--precision", "1%", "--db", shootout.db)
     child = shootout.popen(*args)
     db_path = tmp_path / "results.db"
     deadline = time.time() + 120
@@ -46,14 +47,14 @@ def test_sigkill_then_resume_completes_with_every_trial_once(shootout, tmp_path)
     child.send_signal(signal.SIGKILL)
     child.wait()
     before = _trials(db_path)
-    assert 10 <= len(before) < 28, "the kill should land mid-run"
+    assert 10 <= len(before) < 32, "the kill should land mid-run"
     done = shootout("run", "--resume", "last", "--db", shootout.db)
     assert done.returncode == 0, done.stderr
     after = _trials(db_path)
     counts = Counter(after)
     assert max(counts.values()) == 1  # nothing doubled
-    expected = {(r, w, c) for r in range(0, 7) for w in ("nap", "count") for c in ("host", "host+m32")}
-    assert set(after) == expected  # nothing lost: warm-up plus six rounds, all pairs
+    expected = {(r, w, c) for r in range(0, 8) for w in ("nap", "count") for c in ("host", "host+m32")}
+    assert set(after) == expected  # nothing lost: warm-up plus seven rounds, all pairs
     assert set(before) <= set(after)
 
 
@@ -63,6 +64,13 @@ def test_sigkill_then_resume_completes_with_every_trial_once(shootout, tmp_path)
     (("-c", "host+mx32"), "no usable configuration"),
     (("-c", "host", "--budget", "soon"), "not a duration"),
     (("-c", "host", "--min-rounds", "3"), "at least 6 rounds"),
+    (("-c", "host", "--threshold", "0"), "--threshold 0: a verdict needs a threshold from 0.1%"),
+    (("-c", "host", "--threshold", "-1%"), "--threshold -1%: a verdict needs a threshold from 0.1%"),
+    (("-c", "host", "--precision", "2%"), "--precision 2% must be above 0 and at most the threshold"),
+    (("-c", "host", "--confidence", "40%"), "--confidence 40% must be above 50%"),
+    (("-c", "host", "--confidence", "1"), "--confidence 1 must be above 50% and below 100%"),
+    (("-c", "host", "--aa", "-w", "intmix", "-w", "ptrtree", "--max-rounds", "6"),
+     "--max-rounds 6 is too few"),
 ])
 def test_bad_input_is_one_line_and_nonzero(shootout, args, message):
     done = shootout("run", *args, "--db", shootout.db)
@@ -98,3 +106,15 @@ def test_user_command_that_fails_or_prints_no_number(shootout, tmp_path):
     assert "printed no number" in done.stderr
     runs = shootout("runs", "--db", shootout.db)
     assert "failed" in runs.stdout and "complete" not in runs.stdout
+
+
+def test_compare_of_runs_that_share_no_workload_is_refused(shootout):
+    imports = Path(__file__).parents[1] / "fixtures" / "report" / "imports"
+    for name in ("hyperfine.json", "composite.xml"):
+        assert shootout("import", str(imports / name), "--db", shootout.db).returncode == 0
+    done = shootout("compare", "1", "2", "--db", shootout.db)
+    assert done.returncode == 2
+    assert "share no workload" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    sides = shootout("compare", "1", "vs", "--db", shootout.db)
+    assert sides.returncode == 2 and "'vs' needs runs on both sides" in sides.stderr

@@ -15,7 +15,7 @@ from shootout.conditions import clock, governor
 from shootout.conditions.monitor import Monitor
 from shootout.conditions.preflight import preflight
 from shootout.conditions.throttling import read_kernel_log
-from shootout.facts import machine_facts, target_facts
+from shootout.facts import machine_facts
 from shootout.model import Config
 from shootout.system.journal import Journal
 from shootout.targets.host import HostTarget
@@ -31,7 +31,7 @@ def test_measure_mhz_is_plausible_and_cached(home: Path) -> None:
     mhz = clock.measure_mhz()
     assert mhz is not None and 200 < mhz < 8000, mhz
     binary = clock.clockloop_binary()
-    assert binary is not None and binary.parent == home / "cache" / "conditions"
+    assert binary is not None and binary.is_relative_to(home / "cache" / "host")
     built = binary.stat().st_mtime_ns
     assert clock.measure_mhz(0.05) is not None
     assert binary.stat().st_mtime_ns == built  # compiled once
@@ -45,7 +45,7 @@ def test_busy_loop_scales_with_work() -> None:
 
 
 def test_no_compiler_means_unknown_clock(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setattr(clock.shutil, "which", lambda name: None)
+    monkeypatch.setattr(HostTarget, "which", lambda self, name: None)
     assert clock.measure_mhz() is None
     assert "no C compiler" in caplog.text and "gcc" in caplog.text
 
@@ -62,9 +62,14 @@ def test_machine_facts_here() -> None:
 def test_target_facts_of_the_host() -> None:
     target = HostTarget(Config("host"))
     try:
-        f = target_facts(target)
+        f = target.facts()
+        sizing = target.probe()
     finally:
         target.close()
+    assert sizing.cores == len(os.sched_getaffinity(0))
+    assert sizing.memory_bytes == machine_facts()["memory_bytes"]
+    assert 0 < (sizing.available_bytes or 0) < sizing.memory_bytes
+    assert "l1" in sizing.caches_kib and "l2" in sizing.caches_kib
     assert f["uname_m"] == os.uname().machine
     assert f["libc"] and f["libc"].startswith("glibc")
     if shutil.which("dpkg"):

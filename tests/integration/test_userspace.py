@@ -14,100 +14,46 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from hashlib import sha1
 from pathlib import Path
 
 import psutil
 import pytest
+from shared_spaces import AMD64, ARMHF, I386, RELEASE, Spaces, mounts_anywhere
 
-from shootout.elf import elf_identity
+from shootout.elf import HEAD_BYTES, elf_identity, elf_identity_of
 from shootout.errors import ShootoutError, TargetError, UsageError
 from shootout.model import Config
 from shootout.system.journal import journal, recover
 from shootout.targets.chroot import ChrootTarget
-from shootout.userspace import (
-    WORKLOAD_PACKAGES,
-    create_userspace,
-    list_userspaces,
-    named_userspace_config,
-    package_versions,
-    update_userspace,
-    userspace_config,
-    verify_abi,
-    version_confounders,
-)
+from shootout.userspace.abi import verify_abi
+from shootout.userspace.configs import named_userspace_config, userspace_config
+from shootout.userspace.create import create_userspace
+from shootout.userspace.packages import workload_packages
 from shootout.userspace.registry import (
     INCOMPLETE,
     META,
     find,
+    list_userspaces,
+    package_versions,
     userspaces_dir,
+    version_confounders,
     write_meta,
 )
+from shootout.userspace.update import update_userspace
+from shootout.workloads.base import Context
 from shootout.workloads.registry import workload
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-RELEASE = "bookworm"
-AMD64, I386, ARMHF = f"debian-{RELEASE}-amd64", f"debian-{RELEASE}-i386", "test-armhf"
-WANTED = [(AMD64, "amd64", WORKLOAD_PACKAGES), (I386, "i386", WORKLOAD_PACKAGES), (ARMHF, "armhf", ("gcc", "libc6-dev"))]
-
 PTR_SIZE_C = '#include <stdio.h>\nint main(void) { printf("%zu\\n", sizeof(void *)); return 0; }\n'
 
 
-@dataclass
-class Spaces:
-    home: Path
-    seconds: dict[str, float] = field(default_factory=dict)
-    errors: dict[str, BaseException] = field(default_factory=dict)
-
-    def need(self, name: str) -> None:
-        if name in self.errors:
-            raise self.errors[name]
-
-
-def _ready(name: str) -> bool:
-    return any(u.state == "ready" for u in find(name))
-
-
-def _timed_create(name: str, arch: str, packages: tuple[str, ...], j) -> float:
-    t0 = time.monotonic()
-    create_userspace(name, arch, RELEASE, packages=packages, journal=j)
-    return time.monotonic() - t0
-
-
-@pytest.fixture(scope="module")
-def spaces(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Spaces]:
-    if os.geteuid() != 0:
-        pytest.fail("userspace tests need root (CI runs as root)")
-    home = Path(os.environ.get("SHOOTOUT_TEST_HOME") or tmp_path_factory.mktemp("userspaces"))
-    home.mkdir(parents=True, exist_ok=True)
-    saved = os.environ.get("SHOOTOUT_HOME")
-    os.environ["SHOOTOUT_HOME"] = str(home)
-    found = Spaces(home)
-    try:
-        with journal() as j, ThreadPoolExecutor(max_workers=len(WANTED)) as pool:
-            futures = {n: pool.submit(_timed_create, n, a, p, j) for n, a, p in WANTED if not _ready(n)}
-            for name, future in futures.items():
-                try:
-                    found.seconds[name] = future.result()
-                except BaseException as exc:  # noqa: BLE001 (each test that needs it fails with this)
-                    found.errors[name] = exc
-        if artifacts := os.environ.get("SHOOTOUT_ARTIFACTS"):
-            Path(artifacts).mkdir(parents=True, exist_ok=True)
-            (Path(artifacts) / "userspace-create-seconds.json").write_text(json.dumps(found.seconds, indent=2))
-        yield found
-    finally:
-        if saved is None:
-            os.environ.pop("SHOOTOUT_HOME", None)
-        else:
-            os.environ["SHOOTOUT_HOME"] = saved
-
-
 def _mounts_under(path: Path) -> list[str]:
+    """Mounts under path in this process's view, but the tmpfs that holds its chroot sessions'
+    mount points: it belongs to the process's private mount namespace and ends with it."""
     out = subprocess.run(["findmnt", "-rn", "-o", "TARGET"], capture_output=True, text=True, check=True).stdout
-    return [m for m in out.splitlines() if m == str(path) or m.startswith(f"{path}/")]
+    sessions = str(path / "userspaces" / ".sessions")
+    return [m for m in out.splitlines() if (m == str(path) or m.startswith(f"{path}/")) and m != sessions]
 
 
 # -- the native pair ----------------------------------------------------------------------------
@@ -123,12 +69,12 @@ def test_native_kernels_build_and_run_inside(spaces: Spaces, name: str, arch: st
         target = ChrootTarget(config, j)
         target.open()
         try:
-            (target.workdir / "p.c").write_text(PTR_SIZE_C)
+            target.put(PTR_SIZE_C.encode(), f"{target.workdir()}/p.c")
             built = target.run(["cc", "-O2", "-o", "p", "p.c"], timeout=120)
             assert built.exit_status == 0, built.stderr
             ran = target.run(["./p"])
             assert ran.stdout.strip() == str(bits // 8)
-            elf = elf_identity(target.workdir / "p")
+            elf = elf_identity_of(target.read(f"{target.workdir()}/p", HEAD_BYTES))
             assert (elf["elf_class"], elf["machine"]) == (bits, machine)
             verify_abi(config, elf)
             other = Config(name="debian:bookworm:x", target="chroot", userspace=I386 if bits == 64 else AMD64)
@@ -136,8 +82,8 @@ def test_native_kernels_build_and_run_inside(spaces: Spaces, name: str, arch: st
                 verify_abi(other, elf)
             for kernel in ("intmix", "ptrtree"):  # the project's own kernels, built by the userspace's gcc
                 w = workload(kernel)
-                params = w.default_params()
-                prepared = w.prepare(target, params)
+                params = w.default_params(target.probe())
+                prepared = w.prepare(Context(target, kernel, params))
                 assert prepared.facts["binary"]["elf_class"] == bits
                 verify_abi(config, prepared.facts["binary"])
                 result = target.run(w.argv(prepared, params), timeout=300)
@@ -162,7 +108,7 @@ def test_openssl_sha1_inside_each(spaces: Spaces) -> None:
             spaces.need(name)
             target = ChrootTarget(named_userspace_config(name), j)
             target.open()
-            (target.workdir / "input.bin").write_bytes(data)
+            target.put(data, f"{target.workdir()}/input.bin")
             done = target.run(["openssl", "sha1", "input.bin"])
             assert done.exit_status == 0, done.stderr
             digests[name] = done.stdout.split("=")[-1].strip()
@@ -180,10 +126,10 @@ def test_versions_recorded_and_equal(spaces: Spaces) -> None:
     spaces.need(I386)
     for name in (AMD64, I386):
         versions = package_versions(name)
-        assert set(WORKLOAD_PACKAGES) <= set(versions)
+        assert set(workload_packages()) <= set(versions)
         assert versions["libc6"]
     assert version_confounders([AMD64, I386]) == []
-    assert version_confounders([AMD64, I386], WORKLOAD_PACKAGES) == []
+    assert version_confounders([AMD64, I386], workload_packages()) == []
 
 
 def test_a_differing_version_is_a_confounder(spaces: Spaces) -> None:
@@ -220,11 +166,11 @@ _CHILD_TRIAL = """
 import sys
 from shootout.system.journal import Journal
 from shootout.targets.chroot import ChrootTarget
-from shootout.userspace import named_userspace_config
+from shootout.userspace.configs import named_userspace_config
 t = ChrootTarget(named_userspace_config(sys.argv[1]), Journal())
 t.open()
 print("open", flush=True)
-t.run(["sleep", "61.25"])
+t.run(["sh", "-c", "sleep 61.25 & sleep 61.25"])
 """
 
 
@@ -232,40 +178,56 @@ def _child_env(home: Path) -> dict[str, str]:
     return {**os.environ, "SHOOTOUT_HOME": str(home), "PYTHONPATH": str(SRC)}
 
 
-def _kill_strays(argv: list[str]) -> int:
-    killed = 0
-    for proc in psutil.process_iter(["cmdline"]):
-        if proc.info["cmdline"] == argv:
-            proc.kill()
-            killed += 1
-    return killed
+def _sleepers(parent: int) -> list[psutil.Process]:
+    """The trial's sleeps among the descendants of `parent` (their command lines only: reading
+    every process's could wait on a busy machine's memory-heavy processes)."""
+    try:
+        found = psutil.Process(parent).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    out = []
+    for p in found:
+        try:
+            if p.cmdline() == ["sleep", "61.25"]:
+                out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
 
 
-def test_sigkill_during_a_trial_then_recover_leaves_no_mount(spaces: Spaces) -> None:
+def test_sigkill_during_a_trial_leaves_nothing_without_doctor(spaces: Spaces) -> None:
+    """The kernel frees the run's mounts: its trial processes die with it (PID namespace), and
+    nothing else holds its private mount namespace."""
     spaces.need(I386)
     child = subprocess.Popen([sys.executable, "-c", _CHILD_TRIAL, I386], env=_child_env(spaces.home),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "open", child.stderr.read()
         deadline = time.monotonic() + 30
-        while not any(p.info["cmdline"] == ["sleep", "61.25"] for p in psutil.process_iter(["cmdline"])):
+        while len(sleepers := _sleepers(child.pid)) < 2:
             assert time.monotonic() < deadline, "the trial never started"
             time.sleep(0.05)
-        assert len(_mounts_under(spaces.home)) >= 7
+        namespace = os.readlink(f"/proc/{child.pid}/ns/mnt")
+        held = mounts_anywhere(spaces.home)
+        assert held.get(namespace, 0) >= 8  # .sessions, root, proc, sys, dev, dev/pts, dev/shm, /tmp
+        assert namespace != os.readlink("/proc/self/ns/mnt")
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
-    undone, errors = recover()
-    assert errors == []
-    assert any("proc" in u for u in undone) and any("work directory" in u for u in undone)
-    assert _mounts_under(spaces.home) == []
-    assert _kill_strays(["sleep", "61.25"]) == 1  # the orphaned trial, in a detached mount
+    deadline = time.monotonic() + 10
+    while any(p.is_running() for p in sleepers) or namespace in mounts_anywhere(spaces.home):
+        assert time.monotonic() < deadline, f"left behind: {sleepers} {mounts_anywhere(spaces.home)}"
+        time.sleep(0.05)
     assert list((userspaces_dir() / ".sessions").iterdir()) == []
+    # The journal still has the entries; replaying them later is harmless.
+    undone, errors = recover()
+    assert errors == [] and any("proc" in u for u in undone)
+    assert namespace not in mounts_anywhere(spaces.home)
 
 
 _CHILD_CREATE = """
 import sys
-from shootout.userspace import create_userspace
+from shootout.userspace.create import create_userspace
 create_userspace(sys.argv[1], "i386", "bookworm", packages=("make",), progress=lambda m: print(m, flush=True))
 """
 
@@ -315,8 +277,8 @@ def test_armhf_under_qemu_compiles_and_runs_intmix(spaces: Spaces) -> None:
         try:
             assert entry.exists()
             w = workload("intmix")
-            params = {**w.default_params(), "iterations": 200_000}
-            prepared = w.prepare(target, params)
+            params = {**w.default_params(target.probe()), "iterations": 200_000}
+            prepared = w.prepare(Context(target, "intmix", params))
             assert (prepared.facts["binary"]["elf_class"], prepared.facts["binary"]["machine"]) == (32, "arm")
             verify_abi(config, prepared.facts["binary"])
             result = target.run(w.argv(prepared, params), timeout=300)
@@ -442,15 +404,19 @@ def test_every_workload_runs_at_quick_size_in_the_i386_userspace(spaces: Spaces)
             for name, cls in REGISTRY.items():
                 w = cls()
                 try:
-                    params = cls.quick_params()
-                    prepared = w.prepare(target, dict(params))
+                    assert target.provide(w.required_packages(target)) == []  # created with everything
+                    w.check_tools(target)
+                    ctx = Context(target, name, {**w.default_params(target.probe()), **cls.quick})
+                    prepared = w.prepare(ctx)
                     verify_binaries(config, target, w, prepared)
-                    params = w.calibrate(target, prepared, dict(params))
+                    params = w.calibrate(ctx, prepared)
                     result = target.run(w.argv(prepared, params), timeout=600)
                     assert result.exit_status == 0, result.stderr_tail(3)
                     values = w.parse(result, params)
                     assert values and all(v > 0 for v in values.values()), values
                     assert all(e.get("elf_class") in (None, 32) for e in prepared.facts["elf"].values()), prepared.facts["elf"]
+                    w.cleanup(ctx, prepared)
+                    assert not target.exists(f"{target.workdir()}/{name}")
                 except (ShootoutError, AssertionError) as exc:
                     failures[name] = str(exc)[:300]
         finally:

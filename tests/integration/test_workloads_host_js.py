@@ -5,12 +5,12 @@ from __future__ import annotations
 from shootout.workloads.js import PACKAGES, TASKS, JavaScript
 
 
-def test_js_tools_run_and_agree_with_calibration(host):
+def test_js_tools_run_and_agree_with_calibration(host, context):
     w = JavaScript()
-    params = {**w.default_params(), "units": 10}
-    prepared = w.prepare(host, params)
-    assert prepared.facts["packages"] == PACKAGES and prepared.facts["node"].startswith("v")
-    params = w.calibrate(host, prepared, params)
+    ctx = context(host, w, {"units": 10})
+    prepared = w.prepare(ctx)
+    assert prepared.facts["packages"] == PACKAGES and prepared.versions["node"].startswith("v")
+    params = w.calibrate(ctx, prepared)
     assert set(params["runs"]) == set(TASKS) and all(n >= 1 for n in params["runs"].values())
     result = host.run(w.argv(prepared, params), timeout=600)
     assert result.exit_status == 0, result.stderr[-2000:]

@@ -23,9 +23,10 @@ def elf_class(target) -> int:
 
 def test_membw_cache_levels_and_far(target, run_workload):
     w = MemBandwidth()
-    params = {**w.default_params(), "size_mib": 64, "reps": 2}
-    prepared, _, values, _ = run_workload(target, w, params)
+    params = {"size_mib": 64, "reps": 2}
+    prepared, params, values, _ = run_workload(target, w, params)
     assert prepared.facts["binary"]["elf_class"] == elf_class(target)
+    assert params["caches_kib"] == target.probe().caches_kib  # sized by the target's caches
     assert {f"{op}_mbps" for op in ("read", "write", "copy", "fill")} <= set(values)
     assert {f"copy_{lvl}_mbps" for lvl in params["levels_kib"]} <= set(values)
     # memcpy inside L1 is faster than through DRAM-sized buffers on every machine
@@ -40,7 +41,7 @@ def test_maxalloc_reaches_a_small_limit(target, run_workload):
 
 def test_memlat_calibrates_loads_and_sees_the_hierarchy(target, run_workload):
     w = MemLatency()
-    params = {**w.default_params(), "sizes_kib": [4, 65536], "modes": ["nothp", "thp"]}
+    params = {"sizes_kib": [4, 65536], "modes": ["nothp", "thp"]}
     prepared, params, values, _ = run_workload(target, w, params)
     assert set(params["loads"]) == {"4", "65536"} and params["loads"]["4"] > params["loads"]["65536"]
     assert values["largest_nothp"] == values["nothp_64m"] > 3 * values["nothp_4k"]

@@ -11,3 +11,14 @@ def test_versions_and_inputs_that_differ_are_confounders_the_abi_is_not():
     assert confounders(facts("3.0.15", 64), facts("3.0.15", 32), "w") == []
     found = confounders(facts("3.0.15", 64), facts("3.0.14", 32, sha="def"), "w")
     assert found == ["openssl: 3.0.15 vs 3.0.14", "input_sha256: abc vs def"]
+
+
+def with_versions(flac: str) -> dict:
+    return {"target": {"distro": "Debian 12"},
+            "workloads": {"flac": {"input_sha256": "abc", "versions": {"flac": flac, "cmp": "3.8"}}}}
+
+
+def test_every_declared_tool_version_that_differs_is_a_confounder_whatever_its_name():
+    found = confounders(with_versions("flac 1.4.2"), with_versions("flac 1.4.3"), "flac")
+    assert found == ["versions.flac: flac 1.4.2 vs flac 1.4.3"]
+    assert confounders(with_versions("flac 1.4.2"), with_versions("flac 1.4.2"), "flac") == []

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from shootout.conditions.monitor import Monitor, monitor_flags, reference_mhz, summarize
+from shootout.conditions.flags import monitor_flags, reference_mhz
+from shootout.conditions.monitor import Monitor, summarize
 
 
 def write(root: Path, path: str, text: str) -> None:
@@ -157,3 +158,27 @@ def test_sampler_thread_on_a_fake_tree(tmp_path: Path) -> None:
     assert w["max_temp_c"] == 85.0 and w["max_steal_pct"] == 10.0 and w["throttled"] is True
     assert monitor_flags([w], 1800.0) == ["throttled", "steal", "hot", "busy"]
     assert mon._thread is None  # stopped and joined
+
+
+def test_quiet_trial_is_not_sampled_during_but_right_before_and_after(tmp_path: Path) -> None:
+    fake_machine(tmp_path)
+    write(tmp_path, "/proc/stat", STAT.format(busy=0, idle=0, steal=0, running=1))
+    mon = Monitor(interval_s=0.01, root=tmp_path)
+    mon.start()
+    try:
+        time.sleep(0.05)
+        with mon.quiet():
+            t0 = time.time()
+            during = len(mon.samples())
+            # the "trial": 100 ticks pass, 20 of them stolen by the hypervisor
+            write(tmp_path, "/proc/stat", STAT.format(busy=80, idle=0, steal=20, running=1))
+            time.sleep(0.2)  # twenty sampling intervals
+            t1 = time.time()
+            assert len(mon.samples()) == during  # the sampler kept still
+        after = mon.samples()
+    finally:
+        mon.stop()
+    assert not [s for s in after if t0 <= s["t"] <= t1]
+    closing = next(s for s in after if s["t"] > t1)
+    assert closing["steal_pct"] == 20.0  # counts exactly the trial's ticks
+    assert mon.window(t0, t1)["max_steal_pct"] == 20.0 and mon.window(t0, t1)["samples"] == 1

@@ -1,13 +1,17 @@
-"""Noise floor keyed per machine."""
+"""Noise floor keyed per machine, and the thresholds it refuses."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import numpy as np
 import pytest
 
-from shootout.conditions.noise import load_noise_floor, noise_floor_key, save_noise_floor
+from shootout.conditions.noise import aa_floor, load_noise_floor, noise_floor_key, resolvable_threshold, save_noise_floor
 from shootout.errors import UsageError
+from shootout.request import check_settings
+from shootout.stats import Design, smallest_resolvable
 
 
 class DictStore:
@@ -34,3 +38,57 @@ def test_stored_floor_is_found_on_the_same_machine_only() -> None:
     save_noise_floor(store, here, {"run": 7, "halfwidth": 0.004})
     assert load_noise_floor(store, here) == {"run": 7, "halfwidth": 0.004}
     assert load_noise_floor(store, there) is None
+
+
+def aa_run(sd: float, rounds: int = 30, max_rounds: int = 50):
+    """An A/A run of one workload with per-round noise sd, analysed."""
+    from shootout.analysis import analyze
+    from shootout.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
+
+    rng = np.random.default_rng(11)
+    spec = WorkloadSpec("w", "user", "w", (Metric("rate", "ops/s"),), "rate")
+    configs = [Config("host"), Config("host~aa")]
+    trials = [Trial(TrialSpec(r, 0, "w", c.name), {"rate": 100.0 * math.exp(rng.normal(0, sd / math.sqrt(2)))},
+                    1.0, 1.0, 0.0, 1, 1, 0, "", 0.0) for r in range(1, rounds + 1) for c in configs]
+    run = Run(5, 0.0, "complete", RunSettings(aa=True, max_rounds=max_rounds), configs, [spec], {"w": {}}, {})
+    return analyze(run, trials)
+
+
+def test_aa_floor_is_the_noise_and_what_max_rounds_resolve() -> None:
+    floor = aa_floor(aa_run(0.02))
+    assert floor is not None and floor["rounds"] == 50
+    assert floor["sd"] == pytest.approx(0.02, rel=0.35)  # robust spread of 30 rounds
+    design = Design(0.95, 1, (6, 50))
+    assert floor["halfwidth"] == pytest.approx(smallest_resolvable(floor["sd"], 50, design))
+    # ~ 2.65 (per-look z) * 1.023 * sd / sqrt(50)
+    assert floor["halfwidth"] == pytest.approx(2.65 * 1.023 * floor["sd"] / math.sqrt(50), rel=0.05)
+
+
+def request(threshold: float, max_rounds: int = 50, workloads: int = 1, aa: bool = False):
+    from shootout.model import Config, RunSettings
+    from shootout.runner import RunRequest
+    from shootout.workloads.user import CommandWorkload
+
+    works = [CommandWorkload({"name": f"w{i}", "command": "true"}) for i in range(workloads)]
+    return RunRequest([Config("a"), Config("b")], works, RunSettings(threshold=threshold, max_rounds=max_rounds, aa=aa))
+
+
+def test_threshold_below_what_the_floor_resolves_is_refused_with_the_figures() -> None:
+    floor = {"run": 12, "sd": 0.066, "rounds": 50, "halfwidth": 0.025}
+    limit = resolvable_threshold(floor, 50, Design(0.95, 1, (6, 50)))
+    assert 0.02 < limit < 0.03  # 6.6% per-round noise: about +-2.5% in 50 rounds
+    check_settings(request(0.03), floor)  # above it: fine
+    with pytest.raises(UsageError, match=r"--threshold 1.00% is below what this machine can resolve in 50 rounds") as err:
+        check_settings(request(0.01), floor)
+    assert "run 12" in str(err.value) and "--max-rounds to about" in err.value.hint
+    check_settings(request(0.01, aa=True), floor)  # an A/A run measures the floor: never refused
+    check_settings(request(0.01), None)  # no floor stored: nothing to hold it to
+    # A floor stored before the noise was kept: its half-width as it is.
+    with pytest.raises(UsageError, match="below what this machine can resolve"):
+        check_settings(request(0.003), {"run": 3, "halfwidth": 0.004})
+
+
+def test_max_rounds_that_allow_no_verdict_are_refused() -> None:
+    with pytest.raises(UsageError, match="--max-rounds 6 is too few"):
+        check_settings(request(0.01, max_rounds=6, workloads=2), None)
+    check_settings(request(0.01, max_rounds=6, workloads=1), None)  # one comparison: round 6 allows one

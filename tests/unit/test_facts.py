@@ -1,15 +1,10 @@
-"""Machine facts from fake trees (x86 VM, Raspberry Pi) and target facts from a scripted target."""
+"""Machine facts from fake trees (x86 VM, Raspberry Pi)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from shootout import facts
-from shootout.errors import ToolMissing
-from shootout.model import Config
-from shootout.targets.base import Target
-from shootout.targets.process import ProcResult
 
 
 def write(root: Path, path: str, text: str) -> None:
@@ -106,51 +101,3 @@ def test_cpu_list_parsing() -> None:
     assert facts._parse_cpu_list("0") == 1
     assert facts._parse_cpu_list("0-3,6,8-9") == 7
     assert facts._parse_cpu_list("garbage") is None
-
-
-class ScriptedTarget(Target):
-    """Answers commands from a table; a command not in it is not installed."""
-
-    def __init__(self, answers: dict[str, tuple[int, str, str]]) -> None:
-        super().__init__(Config("scripted"))
-        self.answers = answers
-
-    @property
-    def workdir(self) -> Path:
-        return Path("/nonexistent")
-
-    def run(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-            cwd: str | None = None, timeout: float = 3600.0) -> ProcResult:
-        key = " ".join(argv)
-        if key not in self.answers:
-            raise ToolMissing(argv[0], argv[0])
-        status, out, err = self.answers[key]
-        return ProcResult(tuple(argv), status, out, err, 0.01, 0.0, 0.0, 1000, 1, 0.0)
-
-
-def test_target_facts_glibc_userspace() -> None:
-    target = ScriptedTarget({
-        "getconf GNU_LIBC_VERSION": (0, "glibc 2.36\n", ""),
-        "cc --version": (0, "cc (Debian 12.2.0-14) 12.2.0\nCopyright (C) 2022\n", ""),
-        "openssl version": (0, "OpenSSL 3.0.11 19 Sep 2023\n", ""),
-        "uname -m": (0, "x86_64\n", ""),
-        "dpkg --print-architecture": (0, "i386\n", ""),
-        "cat /etc/os-release": (0, 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n', ""),
-    })
-    assert facts.target_facts(target) == {
-        "libc": "glibc 2.36", "cc": "cc (Debian 12.2.0-14) 12.2.0", "openssl": "OpenSSL 3.0.11 19 Sep 2023",
-        "uname_m": "x86_64", "dpkg_arch": "i386", "distro": "Debian GNU/Linux 12 (bookworm)",
-    }
-
-
-def test_target_facts_tolerate_absence_and_musl() -> None:
-    target = ScriptedTarget({
-        "getconf GNU_LIBC_VERSION": (1, "", "getconf: Unrecognized variable\n"),
-        "ldd --version": (1, "", "musl libc (x86_64)\nVersion 1.2.4\n"),
-        "openssl version": (127, "", "sh: openssl: not found\n"),
-        "uname -m": (0, "x86_64\n", ""),
-    })
-    assert facts.target_facts(target) == {
-        "libc": "musl libc (x86_64)", "cc": None, "openssl": None, "uname_m": "x86_64",
-        "dpkg_arch": None, "distro": None,
-    }

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
 import pytest
 
+from shootout.analysis import WITHIN_RUN, analyze
 from shootout.errors import UsageError
 from shootout.importers import detect, import_foreign
 from shootout.importers.hyperfine import import_hyperfine
+from shootout.stats import unpaired_estimate
 
 IMPORTS = Path(__file__).parents[1] / "fixtures" / "report" / "imports"
 
@@ -29,6 +32,21 @@ def test_each_command_is_a_configuration_each_time_a_trial():
         assert [t.spec.round for t in mine] == list(range(1, len(result["times"]) + 1))
     assert run.facts[run.configs[0].name]["mean_user_s"] == doc["results"][0]["user"]
     assert "not interleaved" in run.note
+
+
+def test_sequential_runs_are_analysed_as_two_independent_samples():
+    # hyperfine ran all of A, then all of B: no round pairs them, so no paired interval either.
+    run, trials = import_hyperfine(IMPORTS / "hyperfine.json")
+    assert not run.settings.interleaved
+    analysis = analyze(run, trials)
+    comp = analysis.comparisons[0]
+    a = [math.log(1 / t.values["wall"]) for t in trials if t.spec.config == comp.baseline]
+    b = [math.log(1 / t.values["wall"]) for t in trials if t.spec.config == comp.config]
+    plain = unpaired_estimate(a, b)
+    assert not comp.paired and comp.log_ratios == {} and comp.estimate.method == plain.method
+    assert (comp.estimate.low, comp.estimate.high) == (plain.low, plain.high)  # one comparison: no adjustment
+    assert WITHIN_RUN in comp.flags and any(WITHIN_RUN in n for n in analysis.notes)
+    assert analysis.summaries[0].note == WITHIN_RUN and analysis.summaries[0].geomean.method == "welch"
 
 
 def test_parameter_scan_keeps_parameters_as_facts():

@@ -1,6 +1,6 @@
 import pytest
 
-from shootout.cli.options import duration, fraction
+from shootout.cli.options import confidence, duration, precision, threshold
 from shootout.errors import UsageError
 
 
@@ -9,15 +9,36 @@ def test_duration(text, seconds):
     assert duration(text, "--budget") == seconds
 
 
-@pytest.mark.parametrize("text, value", [("1%", 0.01), ("0.5%", 0.005), ("0.02", 0.02)])
-def test_fraction(text, value):
-    assert fraction(text, "--threshold") == pytest.approx(value)
+@pytest.mark.parametrize("text, value", [("1%", 0.01), ("0.5%", 0.005), ("0.02", 0.02), ("0.1%", 0.001)])
+def test_threshold(text, value):
+    assert threshold(text) == pytest.approx(value)
 
 
-@pytest.mark.parametrize("bad", ["ten", "-1%", "100%", "1,5%"])
-def test_bad_fractions(bad):
-    with pytest.raises(UsageError, match="--threshold"):
-        fraction(bad, "--threshold")
+@pytest.mark.parametrize("bad", ["ten", "-1%", "100%", "1,5%", "0", "0%", "0.05%", "-0.02"])
+def test_bad_thresholds_say_what_is_allowed(bad):
+    with pytest.raises(UsageError, match="--threshold") as err:
+        threshold(bad)
+    assert err.value.hint  # a one-line error with a hint
+
+
+def test_precision_defaults_to_half_the_threshold_and_may_not_exceed_it():
+    assert precision(None, 0.02) == pytest.approx(0.01)
+    assert precision("0.5%", 0.01) == pytest.approx(0.005)
+    assert precision("1%", 0.01) == pytest.approx(0.01)
+    for bad in ("2%", "0", "-1%"):
+        with pytest.raises(UsageError, match="--precision .* at most the threshold"):
+            precision(bad, 0.01)
+
+
+@pytest.mark.parametrize("text, value", [("95%", 0.95), ("0.99", 0.99), ("80%", 0.8)])
+def test_confidence(text, value):
+    assert confidence(text) == pytest.approx(value)
+
+
+@pytest.mark.parametrize("bad", ["50%", "0.3", "100%", "1", "120%", "x"])
+def test_bad_confidence(bad):
+    with pytest.raises(UsageError, match="--confidence"):
+        confidence(bad)
 
 
 @pytest.mark.parametrize("bad", ["ten", "5x", "-3m", ""])

@@ -117,14 +117,18 @@ def test_json_rows_match_golden(analysis):
 def test_json_rows_carry_the_documented_keys(analysis):
     rows = show_rows(analysis)
     keys = {"workload", "metric", "unit", "direction", "baseline", "config", "speedup", "ci_low", "ci_high",
-            "verdict", "flags", "confounders", "paired"}
+            "verdict", "flags", "confounders", "paired", "rule", "resolution"}
     assert all(keys <= row.keys() for row in rows)
     json.dumps(rows)  # plain data only
     geo = [r for r in rows if r["workload"] == "geomean"]
     assert len(geo) == 1 and geo[0]["ci_low"] < geo[0]["speedup"] < geo[0]["ci_high"]
     assert len(rows) - len(geo) - sum(r["workload"].startswith("geomean:") for r in rows) == len(analysis.comparisons)
     openssl = next(r for r in rows if r["metric"] == "openssl")
-    assert openssl["confounders"] and openssl["verdict"] == "slower"
+    assert openssl["confounders"] and openssl["verdict"] == "estimate"  # a sub-metric: no verdict
+    sha1 = next(r for r in rows if r["metric"] == "sha1sum")
+    assert sha1["verdict"] == "slower" and "Bonferroni over 5" in sha1["rule"]
+    xz = next(r for r in rows if r["workload"] == "xz")
+    assert xz["verdict"] == "inconclusive" and xz["resolution"]["same_at"] > xz["resolution"]["resolves"] > 0
 
 
 def test_html_structure_matches_golden(analysis):

@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from shootout.errors import UsageError
-from shootout.report.markdown import write_report
+from shootout.report.files import write_report
 from shootout.report.perdollar import per_dollar
 from shootout.report.terminal import show_table
 from shootout.report.text import fmt_change, fmt_estimate, summary_sentence
@@ -26,8 +26,16 @@ def test_show_table_has_medians_speedups_verdicts_flags_and_geomean(analysis):
     assert "41,011,500 iter/s" in text and "38,227,000 iter/s" in text
     intmix = next(c for c in analysis.comparisons if c.workload == "intmix")
     assert fmt_estimate(intmix.estimate) in text
-    for word in ("faster", "slower", "same", "inconclusive", "cv>10%", "throttled", "confounder"):
+    for word in ("faster", "slower", "same", "inconclusive", "cv>10%", "throttled"):
         assert word in text
+    # Sub-metrics (openssl, membw read) are hidden by default; --all shows them as estimates.
+    assert "confounder" not in text and "openssl" not in text and "2 sub-metrics not shown" in text
+    full = _render(show_table(analysis, all_metrics=True))
+    openssl = next(line for line in full.splitlines() if "openssl" in line)
+    assert "estimate" in openssl and "confounder" in full and "not shown" not in full
+    # The rule behind the verdict intervals is named, and an inconclusive verdict says what would settle it.
+    assert "verdict intervals: sequential" in text and "Bonferroni over 5" in text
+    assert "resolves \u00b1" in text and "'same' at" in text
     geo = analysis.summaries[0].geomean
     geomean_line = next(line for line in text.splitlines() if "geomean" in line and "workloads" in line)
     assert fmt_estimate(geo) in geomean_line

@@ -8,6 +8,7 @@ import pytest
 from rich.console import Console
 
 from shootout.analysis import Summary
+from shootout.crossrun import ACROSS_RUNS_RULE
 from shootout.model import Config
 from shootout.report import charts
 from shootout.report.html import render_html
@@ -40,6 +41,7 @@ def three_way(analysis):
         base, configs=base.configs + (m32,), comparisons=base.comparisons + tuple(extra),
         summaries=base.summaries + (summary,), values=values, noise_floor=None,
         notes=("unpaired: -m32 build comes from another run; includes drift between the runs",),
+        rules=base.rules + (ACROSS_RUNS_RULE,),
     )
 
 

@@ -75,7 +75,7 @@ def url(request: pytest.FixtureRequest, tmp_path) -> str:
 def test_fresh_database_matches_schema_py(url: str) -> None:
     """Migrations and schema.py must describe the same tables, or queries break on old files."""
     with Store(url) as s:
-        assert s.schema_version == len(migrations.MIGRATIONS) == 1
+        assert s.schema_version == len(migrations.MIGRATIONS) == 3
         insp = inspect(s._engine)
         assert set(insp.get_table_names()) == set(schema.metadata.tables)
         for name, table in schema.metadata.tables.items():
@@ -96,8 +96,8 @@ def test_version_0_files_are_created(tmp_path) -> None:
     con.close()
     for path in (empty, other):
         with Store(f"sqlite:///{path}") as s:
-            assert s.schema_version == 1
-        assert raw(path, "SELECT version FROM schema_version") == [(1,)]
+            assert s.schema_version == 3
+        assert raw(path, "SELECT version FROM schema_version") == [(3,)]
     assert raw(other, "SELECT text FROM notes") == [("keep me",)]
 
 
@@ -110,6 +110,8 @@ def test_hand_made_v1_database_is_read(tmp_path) -> None:
         assert run.configs == [Config(name="a"), Config(name="b", abi="m32", cflags=("-m32",))]
         [trial] = s.trials(4)
         assert (trial.spec.config, trial.values, trial.max_rss_kb, trial.ok) == ("b", {"m": 1.5}, 2048, True)
+        assert trial.in_force == {}  # version 2 added the column; old trials had nothing recorded
+        assert trial.observed == {}  # and version 3 this one
         assert s.get_setting("noise") == {"w": 0.01}
         assert s.create_run(run) == 5  # ids go on after the old ones
 
@@ -119,19 +121,21 @@ def test_appended_migration_upgrades_v1(tmp_path, monkeypatch) -> None:
     hand_made_v1(path)
     calls = []
 
-    def v2_add_host(conn) -> None:
+    def v4_add_host(conn) -> None:
         calls.append(1)
         conn.execute(text("ALTER TABLE runs ADD COLUMN host VARCHAR(200)"))
         conn.execute(text("UPDATE runs SET host = 'pi4'"))
 
-    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, v2_add_host])
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, v4_add_host])
     with Store(f"sqlite:///{path}") as s:
-        assert s.schema_version == 2
+        assert s.schema_version == 4
         assert s.get_run(4).note == "old"
     assert raw(path, "SELECT host FROM runs") == [("pi4",)]
-    assert raw(path, "SELECT version FROM schema_version") == [(2,)]
-    with Store(f"sqlite:///{path}") as s:  # already at 2: nothing runs again
-        assert s.schema_version == 2
+    assert raw(path, "SELECT in_force FROM trials") == [("{}",)]
+    assert raw(path, "SELECT observed FROM trials") == [("{}",)]
+    assert raw(path, "SELECT version FROM schema_version") == [(4,)]
+    with Store(f"sqlite:///{path}") as s:  # already at 4: nothing runs again
+        assert s.schema_version == 4
     assert calls == [1]
 
 
@@ -139,11 +143,11 @@ def test_failed_migration_changes_nothing(tmp_path, monkeypatch) -> None:
     path = tmp_path / "v1.db"
     hand_made_v1(path)
 
-    def v2_broken(conn) -> None:
+    def v3_broken(conn) -> None:
         conn.execute(text("CREATE TABLE extra (x INTEGER)"))
         conn.execute(text("ALTER TABLE no_such_table ADD COLUMN y INTEGER"))
 
-    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, v2_broken])
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, v3_broken])
     with pytest.raises(StoreError) as err:
         Store(f"sqlite:///{path}")
     assert "no such table" in err.value.message
@@ -161,7 +165,7 @@ def test_newer_database_is_refused(tmp_path) -> None:
     con.close()
     with pytest.raises(StoreError) as err:
         Store(f"sqlite:///{path}")
-    assert "schema version 9, newer than this shootout knows (1)" in err.value.message
+    assert "schema version 9, newer than this shootout knows (3)" in err.value.message
     assert "upgrade shootout" in err.value.hint
 
 

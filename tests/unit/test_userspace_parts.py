@@ -69,6 +69,18 @@ def test_remove_deletes_ready_and_incomplete(home: Path) -> None:
         registry.remove_userspace("gone")
 
 
+def test_a_userspace_a_run_is_using_is_never_removed(home: Path) -> None:
+    fake_userspace("busy", "amd64", {})
+    claim = registry.claim("busy")  # what an open chroot target holds
+    try:
+        with pytest.raises(TargetError, match="in use by a running shootout"):
+            registry.remove_userspace("busy")
+        assert [u.state for u in registry.find("busy")] == ["ready"]
+    finally:
+        claim.close()
+    assert registry.remove_userspace("busy") and registry.find("busy") == []
+
+
 def test_lock_refuses_a_second_holder(home: Path) -> None:
     with registry.locked("busy", wait=False), pytest.raises(TargetError, match="another shootout process"), \
             registry.locked("busy", wait=False):
@@ -175,7 +187,9 @@ def test_symlinks_resolve_against_the_root(tmp_path: Path) -> None:
 
 
 def test_mountinfo_unescape() -> None:
-    assert mounts._unescape(r"/a\040b\011c\134d") == "/a b\tc\\d"
+    from shootout.conditions.fsread import unescape
+
+    assert unescape(r"/a\040b\011c\134d") == "/a b\tc\\d"
 
 
 def test_safe_rmtree_refuses_a_tree_with_a_mount(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

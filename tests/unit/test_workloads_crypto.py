@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 from shootout.errors import WorkloadError
+from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
 from shootout.workloads.crypto import OpensslSpeed, Sha1Sparse, zeros_sha1
 from shootout.workloads.base import Prepared
 from shootout.workloads.openssl_output import decode_caps, hw_paths, parse_speed
 
+FACTS = TargetFacts(cores=4)
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "outputs"
 
 
@@ -82,24 +84,24 @@ def test_sections_are_keyed_by_our_markers_and_merged_per_size():
 
 
 def test_no_numbers_is_a_workload_error():
-    params = OpensslSpeed.quick_params()
+    params = {**OpensslSpeed().default_params(FACTS), **OpensslSpeed.quick}
     with pytest.raises(WorkloadError, match="no results"):
         OpensslSpeed().parse(result("run 1 sha1\nspeed: Unknown algorithm sha1\n"), params)
 
 
 def test_argv_legacy_provider_only_for_openssl_3_and_bytes_for_size_subsets():
     w = OpensslSpeed()
-    params = {**w.default_params(), "sizes": [16384], "multi": True, "threads": 4}
-    facts3 = {"openssl": "OpenSSL 3.0.19 27 Jan 2026", "algorithms": ["sha1", "bf-cbc"]}
-    script = w.argv(Prepared(facts=facts3), params)[2]
+    params = {**w.default_params(FACTS), "sizes": [16384], "multi": True}
+    script = w.argv(Prepared(facts={"algorithms": ["sha1", "bf-cbc"]},
+                             versions={"openssl": "OpenSSL 3.0.19 27 Jan 2026"}), params)[2]
     lines = script.splitlines()
     bf = [ln for ln in lines if "-evp bf-cbc" in ln]
     assert len(bf) == 2 and all("-provider legacy -provider default" in ln for ln in bf)
     assert all("-provider" not in ln for ln in lines if "-evp sha1" in ln)
     assert all("-bytes 16384" in ln for ln in lines if "-evp" in ln)
     assert sum("-multi 4" in ln for ln in lines) == 2
-    facts1 = {"openssl": "OpenSSL 1.1.1w  11 Sep 2023", "algorithms": ["bf-cbc"]}
-    full = w.argv(Prepared(facts=facts1), {**params, "sizes": list(w.default_params()["sizes"])})[2]
+    old = Prepared(facts={"algorithms": ["bf-cbc"]}, versions={"openssl": "OpenSSL 1.1.1w  11 Sep 2023"})
+    full = w.argv(old, {**params, "sizes": list(w.default_params(FACTS)["sizes"])})[2]
     assert "-provider" not in full and "-bytes" not in full
 
 
@@ -138,7 +140,7 @@ def test_zeros_sha1_known_value():
 
 def test_geomean_only_over_every_requested_algorithm():
     out = "run 1 sha1\n+H:16384\n+F:25:sha1:2000000000.00\n"
-    params = {**OpensslSpeed().default_params(), "algorithms": ["sha1", "bf-cbc"], "sizes": [16384], "multi": False}
+    params = {**OpensslSpeed().default_params(FACTS), "algorithms": ["sha1", "bf-cbc"], "sizes": [16384], "multi": False}
     values = OpensslSpeed().parse(result(out), params)
     assert values == {"sha1_16384": 2000000.0}  # bf-cbc missing on this side: no headline mixing sets
     assert OpensslSpeed().parse(result(out), {**params, "algorithms": ["sha1"]})["geomean_16384"] == pytest.approx(2e6)

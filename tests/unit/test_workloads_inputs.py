@@ -107,7 +107,7 @@ def test_cached_input_is_made_once_and_placed_in_the_target(tmp_path, monkeypatc
     try:
         inside = inputs.place(target, first)
         assert Path(inside).read_bytes() == b"hello world"
-        assert Path(inside).parent == target.workdir
+        assert Path(inside).parent == Path(target.workdir())
         assert inputs.place(target, first) == inside
     finally:
         target.close()

@@ -61,7 +61,7 @@ def test_p7zip_16_layout_without_speed_column():
 def test_membw_sections_map_levels_to_metric_names():
     recorded = json.loads(text("membw-amd64-host.json"))
     values = memory.MemBandwidth().parse(result(text("membw-amd64-host.txt")), recorded["params"])
-    runs = memory.sections(text("membw-amd64-host.txt"))
+    runs = memory.sections(result(text("membw-amd64-host.txt")))
     assert values["copy_mbps"] == runs["mem"]["copy_mbps"]
     assert values["read_l1_mbps"] == runs["l1"]["read_mbps"]
     assert runs["l1"]["size_kib"] == recorded["params"]["levels_kib"]["l1"]
@@ -72,18 +72,6 @@ def test_memlat_headline_is_the_largest_size_without_thp():
     values = memory.MemLatency().parse(result(text("memlat-amd64-host.txt")), recorded["params"])
     assert values["largest_nothp"] == values["nothp_64m"]
     assert values["nothp_64m"] > values["nothp_16k"]
-
-
-def test_cache_sizes_from_a_fake_sysfs(tmp_path):
-    for i, (level, kind, size) in enumerate([(1, "Data", "48K"), (1, "Instruction", "32K"),
-                                             (2, "Unified", "2048K"), (3, "Unified", "96M")]):
-        d = tmp_path / f"index{i}"
-        d.mkdir()
-        (d / "level").write_text(f"{level}\n")
-        (d / "type").write_text(f"{kind}\n")
-        (d / "size").write_text(f"{size}\n")
-    assert memory.cache_sizes(tmp_path) == {"l1": 48, "l2": 2048, "l3": 96 * 1024}
-    assert memory.cache_sizes(tmp_path / "missing") == {}
 
 
 def test_membw_argv_runs_every_level_in_kib_and_the_far_size_in_mib():

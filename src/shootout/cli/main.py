@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import sys
@@ -43,9 +44,11 @@ def run(
     workload: Annotated[list[str], typer.Option("--workload", "-w", help="workload name (repeatable)")] = [],
     suite: Annotated[Optional[str], typer.Option(help="suite name: native, quick, full, or a category")] = None,
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help="shootout.toml with [[config]] and [[workload]] tables")] = None,
+    experiment: Annotated[Optional[str], typer.Option("--experiment", "-e", help="a named experiment that reproduces a published comparison (see: shootout experiments)")] = None,
     budget: Annotated[str, typer.Option(help="time budget of the measuring, e.g. 10m")] = "4m",
-    precision: Annotated[str, typer.Option(help="stop a workload once its CI half-width is under this")] = "1%",
-    threshold: Annotated[str, typer.Option(help="practical threshold δ for faster/slower/same")] = "1%",
+    precision: Annotated[Optional[str], typer.Option(help="stop a workload once its CI half-width is under this (default: half the threshold)")] = None,
+    threshold: Annotated[str, typer.Option(help="practical threshold δ for faster/slower/same (0.1% or more)")] = "1%",
+    confidence: Annotated[str, typer.Option(help="what every interval shown with a verdict promises, over all rounds and workloads")] = "95%",
     min_rounds: Annotated[int, typer.Option(help="minimum measured rounds (6 is the least for a 95% CI)")] = 6,
     max_rounds: Annotated[int, typer.Option(help="never more rounds than this")] = 50,
     seed: Annotated[Optional[int], typer.Option(help="seed of the shuffled order (default: random, stored)")] = None,
@@ -60,22 +63,23 @@ def run(
     """Run workloads under every configuration in randomized interleaved rounds, then show the verdicts."""
     import secrets
 
-    from shootout.cli.options import duration, fraction
+    from shootout.cli import options
     from shootout.cli.progress import ProgressView
     from shootout.model import RunSettings
-    from shootout.request import Wish, build_request, workloads_of
+    from shootout.request import Wish, build_request, check_settings, workloads_of
     from shootout.runner import Runner
     from shootout.cli.conditions import print_preflight
     from shootout.conditions.clock import measure_mhz
     from shootout.conditions.governor import tune as set_governor
     from shootout.conditions.monitor import Monitor
-    from shootout.conditions.noise import aa_floor, save_noise_floor
+    from shootout.conditions.noise import aa_floor, load_noise_floor, save_noise_floor
+    from shootout.facts import hostname, machine_id
     from shootout.conditions.preflight import preflight
     from shootout.system.journal import journal, recover
 
     if min_rounds < 6:
         raise UsageError(f"--min-rounds {min_rounds} is too few", "a 95% interval needs at least 6 rounds")
-    wait_s = duration(load_wait, "--load-wait")
+    wait_s = options.duration(load_wait, "--load-wait")
     store = _store(db)
     undone, _ = recover()
     for what in undone:
@@ -88,15 +92,19 @@ def run(
         resumed = workloads_of([w.name for w in stored.workloads], stored.user_workloads)
         min_shown = stored.settings.min_rounds
     else:
+        delta = options.threshold(threshold)
         settings = RunSettings(
-            threshold=fraction(threshold, "--threshold"), precision=fraction(precision, "--precision"),
-            min_rounds=min_rounds, max_rounds=max(max_rounds, min_rounds), budget_s=duration(budget, "--budget"),
+            threshold=delta, precision=options.precision(precision, delta),
+            min_rounds=min_rounds, max_rounds=max(max_rounds, min_rounds),
+            budget_s=options.duration(budget, "--budget"),
             seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
+            confidence=options.confidence(confidence), experiment=experiment or "",
         )
         with err_console.status("preparing configurations") as status:
-            request = build_request(Wish(config, workload, suite, file, settings),
+            request = build_request(Wish(config, workload, suite, file, experiment, settings),
                                     lambda text: err_console.print(escape(text), soft_wrap=True),
                                     progress=lambda text: status.update(escape(text)))
+        check_settings(request, load_noise_floor(store, {"machine_id": machine_id(), "hostname": hostname()}))
         min_shown = settings.min_rounds
     with journal() as j, Monitor() if monitor else nullcontext() as sampler:
         pf = preflight(tune=tune, journal=j, load_wait_s=wait_s)
@@ -111,8 +119,9 @@ def run(
     if aa:
         floor = aa_floor(analysis)
         if floor is not None:
-            save_noise_floor(store, analysis.facts["machine"], {"run": run_id, "halfwidth": floor})
-            console.print(f"noise floor of this machine: ±{floor:.2%} (stored; shown beside later verdicts)")
+            save_noise_floor(store, analysis.facts["machine"], {"run": run_id, **floor})
+            console.print(f"noise floor of this machine: ±{floor['halfwidth']:.2%} in {floor['rounds']} rounds "
+                          f"(per-round noise {floor['sd']:.2%}; stored, shown beside later verdicts)")
 
 
 def _analysis(store, stored):
@@ -122,10 +131,16 @@ def _analysis(store, stored):
     floor = None
     if not stored.settings.aa and stored.facts.get("machine", {}).get("machine_id"):
         floor = (load_noise_floor(store, stored.facts["machine"]) or {}).get("halfwidth")
-    return analyze(stored, store.trials(stored.id), noise_floor=floor)
+    analysis = analyze(stored, store.trials(stored.id), noise_floor=floor)
+    if stored.settings.experiment:
+        from shootout.experiments import EXPERIMENTS
+
+        if (named := EXPERIMENTS.get(stored.settings.experiment)) is not None:
+            analysis = dataclasses.replace(analysis, explanation=tuple(named.explain(analysis)))
+    return analysis
 
 
-def _show(store, ref: str, as_json: bool):
+def _show(store, ref: str, as_json: bool, all_metrics: bool = False):
     from shootout.report.jsondata import show_rows
     from shootout.report.terminal import show_table
 
@@ -133,15 +148,18 @@ def _show(store, ref: str, as_json: bool):
     if as_json:
         print(json.dumps(show_rows(analysis), indent=2))
     else:
-        console.print(show_table(analysis))
+        console.print(show_table(analysis, all_metrics=all_metrics))
+        for line in analysis.explanation:
+            console.print(escape(line), soft_wrap=True, highlight=False)
     return analysis
 
 
 @app.command()
-def show(ref: RunArg = "last", json_out: Annotated[bool, typer.Option("--json", help="print the rows as JSON")] = False,
+def show(ref: RunArg = "last", json_out: Annotated[bool, typer.Option("--json", help="print the rows as JSON (every metric)")] = False,
+         all_metrics: Annotated[bool, typer.Option("--all", help="also the sub-metrics, as estimates without verdicts")] = False,
          db: DbOption = None) -> None:
-    """Per metric: medians, speed-up over the baseline with its 95% CI, verdict, flags; then the geomean."""
-    _show(_store(db), ref, json_out)
+    """Per headline metric: medians, speed-up over the baseline with its 95% CI, verdict, flags; then the geomean."""
+    _show(_store(db), ref, json_out, all_metrics)
 
 
 @app.command()
@@ -181,6 +199,16 @@ def workloads() -> None:
 
 
 @app.command()
+def experiments() -> None:
+    """The named experiments: each reproduces a published comparison with one command."""
+    from shootout.experiments import EXPERIMENTS
+
+    for name, item in EXPERIMENTS.items():
+        console.print(f"{name}: {escape(item.description)}\n  reproduces {escape(item.reproduces)}\n"
+                      f"  run: shootout run --experiment {name}", soft_wrap=True, highlight=False)
+
+
+@app.command()
 def conditions(
     wait: Annotated[float, typer.Option(help="seconds to wait for an idle machine")] = 5.0,
     as_json: Annotated[bool, typer.Option("--json", help="print the facts and flags as JSON")] = False,
@@ -195,7 +223,7 @@ def conditions(
 def info(config: Annotated[list[str], typer.Option("--config", "-c", help="configuration to describe")] = []) -> None:
     """Facts of this machine and of each configuration."""
     from shootout.configs import abi_problem, parse_spec
-    from shootout.facts import machine_facts, target_facts
+    from shootout.facts import machine_facts
     from shootout.system.journal import journal
     from shootout.targets.factory import make_target
 
@@ -214,7 +242,7 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
             target = make_target(cfg, j)
             target.open()
             try:
-                console.print_json(json.dumps({cfg.name: target_facts(target)}, default=str))
+                console.print_json(json.dumps({cfg.name: target.facts()}, default=str))
             finally:
                 target.close()
 
@@ -249,33 +277,46 @@ def import_run(path: Annotated[Path, typer.Argument(help="shootout JSON, Phoroni
     console.print(f"imported {path} as run {run_id}")
 
 
+def _compared(store, refs: list[str], by_label: bool):
+    """The analysis of `compare` and of a multi-run `report`: REFS, or SIDE vs SIDE."""
+    from shootout.crossrun import compare_members, members_by_label, members_by_run, members_by_side
+
+    if "vs" in refs:
+        cut = refs.index("vs")
+        sides = [refs[:cut], refs[cut + 1:]]
+        if not all(sides) or "vs" in sides[1]:
+            raise UsageError("compare: 'vs' needs runs on both sides", "e.g. shootout compare 3 5 vs 7 9")
+        loaded = [[(run, store.trials(run.id)) for run in map(store.get_run, side)] for side in sides]
+        return compare_members(members_by_side(loaded))
+    if len(refs) < 2:
+        raise UsageError("compare needs at least two runs", "e.g. shootout compare 3 7, or 3 5 vs 7 9")
+    runs = [store.get_run(r) for r in refs]
+    trials = [store.trials(r.id) for r in runs]
+    return compare_members((members_by_label if by_label else members_by_run)(runs, trials))
+
+
 @app.command()
-def compare(refs: Annotated[list[str], typer.Argument(help="two or more runs")], db: DbOption = None) -> None:
-    """Compare stored runs (unpaired: the difference includes drift between the runs)."""
-    from shootout.crossrun import compare_runs
+def compare(refs: Annotated[list[str], typer.Argument(help="runs to compare: 3 7, or two sides: 3 5 vs 7 9")],
+            by_label: Annotated[bool, typer.Option("--by-label", help="pool runs whose configurations share a label")] = False,
+            db: DbOption = None) -> None:
+    """Compare stored runs (unpaired). With two or more runs per side the intervals include run-to-run drift."""
     from shootout.report.terminal import show_table
 
-    if len(refs) < 2:
-        raise UsageError("compare needs at least two runs", "e.g. shootout compare 3 7")
-    store = _store(db)
-    runs = [store.get_run(r) for r in refs]
-    console.print(show_table(compare_runs(runs, [store.trials(r.id) for r in runs])))
+    console.print(show_table(_compared(_store(db), refs, by_label)))
 
 
 @app.command()
-def report(refs: Annotated[list[str], typer.Argument(help="one run, or several to compare")] = ["last"],
+def report(refs: Annotated[list[str], typer.Argument(help="one run, or several to compare (3 5 vs 7 9)")] = ["last"],
            format: Annotated[str, typer.Option("--format", help="html, md, png or svg")] = "html",
            out: Annotated[Path, typer.Option("--out", help="directory to write into")] = Path("shootout-report"),
            price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE for performance per dollar (repeatable)")] = [],
            price_unit: Annotated[str, typer.Option(help="what a price is, e.g. '$/h' or '$'")] = "$/h",
            db: DbOption = None) -> None:
     """Write a report people would rather look at: charts with CI whiskers, HTML or Markdown."""
-    from shootout.crossrun import compare_runs
-    from shootout.report.markdown import write_report
+    from shootout.report.files import write_report
 
     store = _store(db)
-    runs = [store.get_run(r) for r in refs]
-    analysis = _analysis(store, runs[0]) if len(runs) == 1 else compare_runs(runs, [store.trials(r.id) for r in runs])
+    analysis = _analysis(store, store.get_run(refs[0])) if len(refs) == 1 else _compared(store, refs, False)
     prices = {}
     for item in price:
         name, _, value = item.rpartition("=")

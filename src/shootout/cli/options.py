@@ -1,4 +1,4 @@
-"""Parsing of option values the user types: durations, percentages."""
+"""Parsing of option values the user types: durations, percentages, the statistical settings."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from shootout.errors import UsageError
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$")
 _SCALE = {None: 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
+# Below this a threshold is not a practical difference but timer and scheduler noise.
+MIN_THRESHOLD = 0.001
 
 
 def duration(text: str, option: str) -> float:
@@ -17,12 +19,36 @@ def duration(text: str, option: str) -> float:
     return float(match.group(1)) * _SCALE[match.group(2)]
 
 
-def fraction(text: str, option: str) -> float:
-    """'1%' or '0.01' -> 0.01."""
+def _number(text: str, option: str) -> float:
+    """'1%' or '0.01' -> 0.01, unchecked."""
     try:
-        value = float(text.strip().removesuffix("%")) / (100 if text.strip().endswith("%") else 1)
+        return float(text.strip().removesuffix("%")) / (100 if text.strip().endswith("%") else 1)
     except ValueError:
         raise UsageError(f"{option}: {text!r} is not a percentage", "write e.g. 1% or 0.01") from None
-    if not 0 <= value < 1:
-        raise UsageError(f"{option}: {text!r} is out of range", "use a value from 0% to below 100%")
+
+
+def threshold(text: str) -> float:
+    """δ of the verdicts: at least 0.1%, below 100%."""
+    value = _number(text, "--threshold")
+    if not MIN_THRESHOLD <= value < 1:
+        raise UsageError(f"--threshold {text}: a verdict needs a threshold from 0.1% to below 100%",
+                         "the default is 1%; the smallest difference this machine resolves: shootout run --aa")
+    return value
+
+
+def precision(text: str | None, delta: float) -> float:
+    """Stop a workload once its interval's half-width is below this; default half of δ."""
+    if text is None:
+        return delta / 2
+    value = _number(text, "--precision")
+    if not 0 < value <= delta:
+        raise UsageError(f"--precision {text} must be above 0 and at most the threshold ({delta:.2%})",
+                         "leave it out (half the threshold, so that 'same' stays reachable) or lower it")
+    return value
+
+
+def confidence(text: str) -> float:
+    value = _number(text, "--confidence")
+    if not 0.5 < value < 1:
+        raise UsageError(f"--confidence {text} must be above 50% and below 100%", "e.g. --confidence 95% (the default)")
     return value

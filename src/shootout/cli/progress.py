@@ -24,6 +24,9 @@ class ProgressView:
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[eta]}"), TimeElapsedColumn(), console=console, transient=True,
+            # No refresh thread: it would redraw during trials and compete for a CPU. The bar
+            # is redrawn on every event instead, i.e. between trials.
+            auto_refresh=False,
         )
         self.task = None
         self.n_configs = 1
@@ -62,4 +65,4 @@ class ProgressView:
 
     def _update(self, **kwargs: object) -> None:
         if self.task is not None:
-            self.progress.update(self.task, **kwargs)  # type: ignore[arg-type]
+            self.progress.update(self.task, refresh=True, **kwargs)  # type: ignore[arg-type]

@@ -38,13 +38,12 @@ def create(
     release: Annotated[str | None, typer.Option(help="Debian release (default: the host's, else bookworm)")] = None,
     mirror: Annotated[str | None, typer.Option(help="Debian mirror URL")] = None,
     packages: Annotated[str | None, typer.Option(
-        help="comma-separated packages to install instead of the workload set (workloads may then lack tools)")] = None,
+        help="comma-separated packages to install instead of the workload set (what a workload lacks is installed on first use)")] = None,
 ) -> None:
     """Build a userspace with debootstrap (minbase) and install the workloads' packages in it."""
     from shootout.userspace.create import DEFAULT_MIRROR, create_userspace
-    from shootout.userspace.packages import WORKLOAD_PACKAGES
 
-    wanted = tuple(p.strip() for p in packages.split(",") if p.strip()) if packages else WORKLOAD_PACKAGES
+    wanted = tuple(p.strip() for p in packages.split(",") if p.strip()) if packages else None
     started = time.monotonic()
     with _progress(f"creating {name}") as progress:
         made = create_userspace(name, arch, release, mirror=mirror or DEFAULT_MIRROR, packages=wanted,

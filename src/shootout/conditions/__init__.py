@@ -3,9 +3,10 @@
 Import from the submodules (this package imports nothing, so shootout.facts can use them):
   preflight.preflight / Preflight   what the machine looks like before a run
   governor.tune                     --tune: performance governor through the change journal
-  clock.measure_mhz / clock_drop    the effective clock from a dependent-add loop
+  clock.measure_mhz                 the effective clock from a dependent-add loop
   throttling.decode_throttled, kernel_events_since
-  monitor.Monitor / monitor_flags   background sampler and per-trial windows
+  monitor.Monitor                   background sampler and per-trial windows
+  flags.monitor_flags / clock_drop  what those readings mean (pure; analysis uses them)
   noise.noise_floor_key             where a machine's A/A noise floor is stored
 Every probe takes a `root` so tests can point it at a fake /proc and /sys tree.
 """

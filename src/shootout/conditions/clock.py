@@ -1,52 +1,36 @@
 """The measured clock: effective MHz from a dependent-add loop (clockloop.c), and drop checks.
 
-The loop is compiled on first use with the host's cc into the cache directory; without a
+The loop is compiled on first use with the host's cc (build.compile_c, cached); without a
 compiler the clock is simply unknown (None) and the reason is logged.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
-import shutil
 import subprocess
 from importlib import resources
 from pathlib import Path
 
-from shootout.paths import cache_dir
+from shootout.build import compile_c
+from shootout.errors import ShootoutError, ToolMissing
+from shootout.model import Config
+from shootout.targets.host import HostTarget
 
 log = logging.getLogger(__name__)
 
-DROP_LIMIT = 0.03  # a clock more than 3% below the reference counts as throttling
-
-
-def _source() -> bytes:
-    return resources.files("shootout.conditions").joinpath("clockloop.c").read_bytes()
-
-
 def clockloop_binary() -> Path | None:
-    """Path of the compiled loop (built once per source version), or None with a logged reason."""
-    source = _source()
-    digest = hashlib.sha256(source).hexdigest()[:16]
-    binary = cache_dir() / "conditions" / f"clockloop-{os.uname().machine}-{digest}"
-    if binary.is_file() and os.access(binary, os.X_OK):
-        return binary
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
+    """Path of the compiled loop (built once per source and compiler), or None with a logged reason."""
+    source = resources.files("shootout.conditions").joinpath("clockloop.c").read_bytes()
+    host = HostTarget(Config(name="host"))
+    try:
+        return Path(compile_c(host, "clockloop", {"clockloop.c": source}, ["-O2"]).path)
+    except ToolMissing:
         log.warning("clock not measured: no C compiler (install the Debian package gcc)")
-        return None
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    src = binary.with_suffix(".c")
-    src.write_bytes(source)
-    tmp = binary.with_name(f"{binary.name}.{os.getpid()}.tmp")
-    done = subprocess.run([cc, "-O2", "-o", str(tmp), str(src)], capture_output=True, text=True)
-    if done.returncode != 0:
-        log.warning("clock not measured: %s failed on clockloop.c: %s", cc, done.stderr.strip()[-300:])
-        tmp.unlink(missing_ok=True)
-        return None
-    os.replace(tmp, binary)  # atomic: concurrent first uses never see a half-written binary
-    return binary
+    except ShootoutError as exc:
+        log.warning("clock not measured: %s", exc)
+    finally:
+        host.close()
+    return None
 
 
 def _run(argv: list[str], timeout: float) -> dict[str, float] | None:
@@ -89,10 +73,3 @@ def busy_loop_seconds(iterations: int) -> float | None:
         return None
     values = _run([str(binary), "-n", str(iterations)], timeout=3600)
     return values.get("seconds") if values else None
-
-
-def clock_drop(before: float | None, after: float | None, limit: float = DROP_LIMIT) -> bool:
-    """True when `after` is more than `limit` (a fraction) below `before`; False if either is unknown."""
-    if before is None or after is None or before <= 0:
-        return False
-    return (before - after) / before > limit

@@ -15,19 +15,16 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from shootout.conditions import sensors
-from shootout.conditions.clock import clock_drop
+from shootout.conditions.flags import readings
 from shootout.conditions.throttling import NOW_MASK, get_throttled
 
 log = logging.getLogger(__name__)
-
-STEAL_LIMIT_PCT = 1.0  # steal above this during a trial took more time than a 1% verdict threshold
-HOT_C = 80.0  # where common SoCs and laptops start to throttle
-BUSY_SHARE = 0.2  # flag "busy" when more than this share of trials saw more runnable tasks than CPUs
 
 
 def _nice_this_thread() -> None:
@@ -48,6 +45,8 @@ class Monitor:
         self.cpu_s = 0.0  # CPU time the sampler thread used, to show its cost
         self._samples: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._reading = threading.Lock()  # one sample at a time: sample() advances the counters
+        self._paused = threading.Event()  # set while a trial runs (see quiet())
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._prev_times: sensors.CpuTimes | None = None
@@ -85,13 +84,36 @@ class Monitor:
         _nice_this_thread()
         next_at = time.monotonic() + self.interval_s
         while not self._stop.wait(max(0.0, next_at - time.monotonic())):
+            next_at += self.interval_s
+            if self._paused.is_set():
+                continue
             c0 = time.thread_time()
             try:
-                self.add(self.sample())
+                self._take()
             except Exception:  # a sensor failing must not end monitoring of the run
                 log.exception("monitor sample failed")
             self.cpu_s += time.thread_time() - c0
-            next_at += self.interval_s
+
+    def _take(self) -> None:
+        with self._reading:
+            self.add(self.sample())
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """Around a trial: no sampling while it runs, one sample right before and right after.
+
+        The sampler would otherwise wake up during the trial and compete for a CPU (on a
+        2-core machine that shows in the trial's time). The sample taken right after the trial
+        counts steal and throttle events since the one right before, so the trial's window
+        (window()) still covers exactly its run.
+        """
+        self._paused.set()
+        self._take()
+        try:
+            yield
+        finally:
+            self._take()
+            self._paused.clear()
 
     # -- samples -----------------------------------------------------------------
     def sample(self) -> dict[str, Any]:
@@ -147,18 +169,14 @@ class Monitor:
         return summarize(used, self.cpus)
 
 
-def _values(samples: Sequence[dict[str, Any]], key: str) -> list[float]:
-    return [s[key] for s in samples if s.get(key) is not None]
-
-
 def summarize(samples: Sequence[dict[str, Any]], cpus: int) -> dict[str, Any]:
     """The window dict stored in Trial.monitor (see Monitor.window)."""
     def pick(fn: Callable[[list[float]], float], key: str) -> float | None:
-        vals = _values(samples, key)
+        vals = readings(samples, key)
         return fn(vals) if vals else None
 
-    bits = [int(b) for b in _values(samples, "throttled_bits")]
-    events = _values(samples, "throttle_events")
+    bits = [int(b) for b in readings(samples, "throttled_bits")]
+    events = readings(samples, "throttle_events")
     throttled = None
     if bits or events:
         throttled = any(b & NOW_MASK for b in bits) or any(e > 0 for e in events)
@@ -172,34 +190,3 @@ def summarize(samples: Sequence[dict[str, Any]], cpus: int) -> dict[str, Any]:
         "cpus": cpus,
         "samples": len(samples),
     }
-
-
-def reference_mhz(samples: Sequence[dict[str, Any]]) -> float | None:
-    """The best clock the monitor saw (highest per-sample fastest-core MHz): a baseline for
-    monitor_flags in the same units as the windows' min_mhz."""
-    vals = _values(samples, "mhz_max")
-    return max(vals) if vals else None
-
-
-def monitor_flags(windows: Sequence[dict[str, Any]], baseline_mhz: float | None) -> list[str]:
-    """Flags for one metric from the monitor windows of its trials, in a fixed order.
-
-    throttled   the firmware or the CPU reported throttling during a trial
-    clock-drop  a trial's lowest clock was more than 3% below baseline_mhz (same scale as min_mhz)
-    steal       the hypervisor took more than 1% of CPU time during a trial
-    hot         a sensor read 80 °C or more during a trial
-    busy        in over 20% of trials more tasks were runnable than there are CPUs
-    """
-    flags = []
-    if any(w.get("throttled") for w in windows):
-        flags.append("throttled")
-    if any(clock_drop(baseline_mhz, w.get("min_mhz")) for w in windows):
-        flags.append("clock-drop")
-    if any((w.get("max_steal_pct") or 0.0) > STEAL_LIMIT_PCT for w in windows):
-        flags.append("steal")
-    if any((w.get("max_temp_c") or 0.0) >= HOT_C for w in windows):
-        flags.append("hot")
-    crowded = [w for w in windows if w.get("max_runq") is not None and w["max_runq"] > w.get("cpus", 1 << 30)]
-    if windows and len(crowded) / len(windows) > BUSY_SHARE:
-        flags.append("busy")
-    return flags

@@ -10,6 +10,7 @@ import statistics
 from typing import TYPE_CHECKING, Any, Protocol
 
 from shootout.errors import UsageError
+from shootout.stats import Design, smallest_resolvable
 
 if TYPE_CHECKING:
     from shootout.analysis import Analysis
@@ -40,9 +41,31 @@ def load_noise_floor(store: SettingStore, machine_facts: dict[str, Any]) -> dict
     return store.get_setting(noise_floor_key(machine_facts))
 
 
-def aa_floor(analysis: Analysis) -> float | None:
-    """The A/A noise floor: the median, over workloads, of how far the A/A interval reaches
-    from 1 (a configuration against itself): differences smaller than this are not resolvable."""
-    reach = sorted(max(c.estimate.high - 1.0, 1.0 - c.estimate.low)
-                   for c in analysis.comparisons if c.headline and c.estimate is not None)
-    return statistics.median(reach) if reach else None
+def aa_floor(analysis: Analysis) -> dict[str, float] | None:
+    """The A/A noise floor of this machine, from an A/A analysis (a configuration against itself).
+
+    sd: the median over headline workloads of the robust spread (1.4826 MAD) of the paired
+    log-ratios d_r, the per-round noise a comparison on this machine has to beat.
+    halfwidth: the smallest difference one comparison could resolve with that noise in a full
+    run of the A/A run's maximum rounds (its interval's half-width then): differences smaller
+    than this cannot be told from noise. rounds: that maximum.
+    """
+    spreads = [1.4826 * statistics.median(abs(d - statistics.median(c.log_ratios.values()))
+                                          for d in c.log_ratios.values())
+               for c in analysis.comparisons if c.headline and len(c.log_ratios) >= 2]
+    if not spreads or not analysis.runs:
+        return None
+    s = analysis.runs[0].settings
+    sd = statistics.median(spreads)
+    design = Design(s.confidence, 1, (s.min_rounds, s.max_rounds))
+    return {"sd": sd, "rounds": s.max_rounds, "halfwidth": smallest_resolvable(sd, s.max_rounds, design)}
+
+
+def resolvable_threshold(floor: dict[str, Any], max_rounds: int, design: Design) -> float | None:
+    """The smallest threshold a run of `max_rounds` rounds with `design` can settle on this
+    machine; None when the stored floor does not say. Floors stored before the noise (sd) was
+    kept give their half-width as it is."""
+    if isinstance(floor.get("sd"), (int, float)):
+        return smallest_resolvable(float(floor["sd"]), max_rounds, design)
+    halfwidth = floor.get("halfwidth")
+    return float(halfwidth) if isinstance(halfwidth, (int, float)) else None

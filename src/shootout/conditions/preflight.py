@@ -15,7 +15,7 @@ from shootout.conditions import sensors
 from shootout.conditions.clock import measure_mhz
 from shootout.conditions.governor import PERFORMANCE, boost_state, governor_summary
 from shootout.conditions.governor import tune as tune_governor
-from shootout.conditions.monitor import HOT_C, STEAL_LIMIT_PCT
+from shootout.conditions.flags import HOT_C, STEAL_LIMIT_PCT
 from shootout.conditions.throttling import (
     NOW_MASK,
     arm_clock_mhz,

@@ -109,7 +109,7 @@ def import_hyperfine(path: Path) -> tuple[Run, list[Trial]]:
         metrics=(Metric(METRIC, "s", "wall-clock time of one run"),), headline=METRIC,
     )
     run = Run(
-        id=PLACEHOLDER_RUN_ID, created_at=created, status="complete", settings=RunSettings(),
+        id=PLACEHOLDER_RUN_ID, created_at=created, status="complete", settings=RunSettings(interleaved=False),
         configs=configs, workloads=[spec], params={WORKLOAD: {"commands": [c.name for c in configs]}},
         facts={"machine": {"source": "hyperfine", "file": str(path)}, **facts},
         note=(f"imported from hyperfine JSON {path.name}: each command's runs ran one after another, "

@@ -214,7 +214,7 @@ def import_phoronix(path: Path) -> tuple[Run, list[Trial]]:
         "file": str(path),
     }.items() if v}
     run = Run(
-        id=PLACEHOLDER_RUN_ID, created_at=created, status="complete", settings=RunSettings(),
+        id=PLACEHOLDER_RUN_ID, created_at=created, status="complete", settings=RunSettings(interleaved=False),
         configs=configs, workloads=workloads, params=params, facts={"machine": machine, **facts}, note=note,
     )
     return run, trials

@@ -29,7 +29,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 from scipy.stats import quantile_test
 
-from shootout.analysis import Analysis, Comparison
+from shootout.analysis import WITHIN_RUN, Analysis, Comparison
 from shootout.errors import UsageError
 from shootout.report.text import (
     TIMES,
@@ -50,6 +50,7 @@ VERDICT_COLOR = {
     Verdict.SLOWER: "#c0392b",
     Verdict.SAME: "#2c7fb8",
     Verdict.INCONCLUSIVE: "#9a9a9a",
+    Verdict.ESTIMATE: "#6b6b6b",
 }
 CONFIG_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3")
 FORMATS = ("svg", "png")
@@ -264,8 +265,10 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
         ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.grid(axis="x", color="#eeeeee", zorder=0)
         ax.spines[["top", "right"]].set_visible(False)
-        unpaired = any(not c.paired for c in headline_comparisons(analysis, cfg.name))
-        note = ", unpaired: includes drift between the runs" if unpaired else ""
+        heads = headline_comparisons(analysis, cfg.name)
+        within = next((f for c in heads for f in c.flags if f == WITHIN_RUN), None)
+        unpaired = any(not c.paired for c in heads)
+        note = f", {within}" if within else ", unpaired: includes drift between the runs" if unpaired else ""
         ax.set_title(f"{cfg.display} vs {base.display}: speed-up, 95% CI{note}", fontsize=10, pad=16)
         ax.set_xlabel(f"speed-up of {cfg.display} over {base.display} ({TIMES}, log scale)", fontsize=9)
         # Separate texts, not padded spaces: SVG text collapses runs of spaces.

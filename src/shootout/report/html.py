@@ -169,9 +169,10 @@ def method_items(analysis: Analysis) -> list[str]:
     seeds = sorted({r.settings.seed for r in analysis.runs})
     delta = analysis.threshold * 100
     items = [
-        ("Each round runs every workload once under every configuration, in an order shuffled from "
-        f"the run's seed ({', '.join(map(str, seeds)) or 'unknown'}), after one discarded warm-up trial per "
-        "workload and configuration; every trial is a fresh process."),
+        ("Each round runs every workload once under every configuration: the workloads in an order shuffled "
+        f"from the run's seed ({', '.join(map(str, seeds)) or 'unknown'}), each workload's configurations back "
+        "to back in an order balanced over rounds (AB then BA; a Williams design for more), after one "
+        "discarded warm-up trial per workload and configuration; every trial is a fresh process."),
         ("Performance is the value for higher-is-better metrics and its inverse for lower-is-better ones; "
         "the speed-up of a configuration in round r is d_r = ln(perf_config / perf_baseline)."),
     ]
@@ -181,16 +182,11 @@ def method_items(analysis: Analysis) -> list[str]:
             "with the Wilcoxon signed-rank confidence interval (exact up to 50 rounds, normal approximation "
             "above), reported as exp(\u00b7), e.g. 1.070\u00d7 [1.051, 1.089]; at least 6 rounds are needed."
         )
-    if any(not c.paired for c in analysis.comparisons):
-        items.append(
-            "Unpaired comparison (runs from different machines or times): Hodges\u2013Lehmann two-sample "
-            "estimate with the Mann\u2013Whitney interval; it includes any drift between the runs."
-        )
     items += [
         (f"Verdict with threshold \u03b4 = {delta:g}%: faster if the whole interval is above 1+\u03b4, slower if "
-        "wholly below 1/(1+\u03b4), same if wholly inside, inconclusive otherwise."),
-        ("Suite summary: geometric mean of one headline metric per workload with equal weights (sub-results "
-        "do not multiply a workload's weight); its interval comes from a bootstrap over rounds (fixed seed)."),
+        "wholly below 1/(1+\u03b4), same if wholly inside, inconclusive otherwise; headline metrics only. An "
+        "inconclusive verdict says how far this run could resolve and what would settle it."),
+        *analysis.rules,
         ("Charts: bars start at zero and show medians; whiskers are the distribution-free confidence "
         "interval of each median (order statistics)."),
         ("Flags are shown, never used to drop data: cv>10% (coefficient of variation), outliers (modified "
@@ -257,6 +253,7 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
         subtitle=subtitle(analysis),
         sentences=[summary_sentence(analysis, s) for s in iter_summaries(analysis)],
         notes=all_notes(analysis),
+        explanation=analysis.explanation,
         summary_svg=summary_svg,
         baseline=baseline(analysis).display,
         confidence=conf,

@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from shootout.analysis import Analysis
 from shootout.report.text import baseline, iter_summaries, metric_rows
-from shootout.stats import Estimate, verdict
+from shootout.stats import Estimate, Resolution, verdict
 
 
 def _interval(est: Estimate | None) -> dict[str, Any]:
     if est is None:
-        return {"speedup": None, "ci_low": None, "ci_high": None, "confidence": None, "method": None}
+        return {"speedup": None, "ci_low": None, "ci_high": None, "confidence": None, "method": None, "rule": None}
     return {
         "speedup": est.ratio,
         "ci_low": est.low,
         "ci_high": est.high,
         "confidence": est.confidence,
         "method": est.method,
+        "rule": est.rule or None,
     }
+
+
+def _resolution(res: Resolution | None) -> dict[str, Any] | None:
+    return None if res is None else dataclasses.asdict(res)
 
 
 def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
@@ -26,6 +32,9 @@ def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
 
     speedup/ci_low/ci_high are ratios of performance (>1: `config` is faster than
     `baseline`) whatever the metric's direction; null when there were too few rounds.
+    rule names how the interval keeps its confidence over the run's looks and headline
+    comparisons; verdict is "estimate" for sub-metrics (no verdict); resolution, for an
+    inconclusive headline, what the run could resolve and what would settle it.
     Per configuration the suite geomean row has workload "geomean" (metric "headline");
     per-category geomeans follow with workload "geomean:<category>".
     """
@@ -50,6 +59,7 @@ def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
                     "flags": list(comp.flags),
                     "confounders": list(comp.confounders),
                     "paired": comp.paired,
+                    "resolution": _resolution(comp.resolution),
                 }
             )
     base = baseline(analysis).name
@@ -74,9 +84,10 @@ def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
                     **_interval(est),
                     "rounds": est.n if est else 0,
                     "verdict": str(verdict(est, analysis.threshold)),
-                    "flags": [],
+                    "flags": [summary.note] if summary.note else [],
                     "confounders": [],
                     "paired": paired,
+                    "resolution": None,
                 }
             )
     return rows

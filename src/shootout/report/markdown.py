@@ -1,14 +1,11 @@
-"""Blog-ready Markdown referencing PNG charts beside it, and `shootout report` file writing."""
+"""Blog-ready Markdown referencing PNG charts beside it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from shootout.analysis import Analysis
-from shootout.errors import UsageError
 from shootout.report import charts
 from shootout.report.facts import config_facts, machine_facts
-from shootout.report.html import method_items, render_html, subtitle
+from shootout.report.html import method_items, subtitle
 from shootout.report.perdollar import per_dollar
 from shootout.report.text import (
     all_notes,
@@ -29,9 +26,6 @@ from shootout.report.text import (
     workloads,
 )
 from shootout.stats import verdict
-
-REPORT_FORMATS = ("html", "md", "png", "svg")
-
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
@@ -128,6 +122,8 @@ def render_markdown(
     lines = [f"# shootout: {' vs '.join(c.display for c in analysis.configs)}", "", f"*{subtitle(analysis)}*", ""]
     lines += [f"**{summary_sentence(analysis, s)}**" for s in iter_summaries(analysis)]
     lines += [f"> {note}" for note in all_notes(analysis)]
+    if analysis.explanation:
+        lines += ["", "## Beside the write-up", "", *(f"- {line}" for line in analysis.explanation)]
     if charts.SUMMARY_KEY in chart_names:
         lines += ["", (f"![Speed-up over {base.display} of every workload, log scale, 95% CI]"
                       f"({chart_names[charts.SUMMARY_KEY]})")]
@@ -162,42 +158,3 @@ def render_markdown(
     lines += ["", "## Conditions", ""] + _facts(analysis)
     lines += ["", "## Method", ""] + [f"- {item}" for item in method_items(analysis)]
     return "\n".join(lines) + "\n"
-
-
-def write_report(
-    analysis: Analysis,
-    out_dir: Path,
-    fmt: str,
-    prices: dict[str, float] | None = None,
-    price_unit: str = "$",
-) -> list[Path]:
-    """Write the report for `shootout report --format html|md|png|svg --out DIR`.
-
-    html: report.html (self-contained); md: report.md plus its PNG charts; png/svg: the
-    charts only. Returns the paths written. Everything is rendered before anything is
-    written, so a rendering error leaves the directory untouched.
-    """
-    if fmt not in REPORT_FORMATS:
-        raise UsageError(f"unknown report format {fmt!r}", "use one of: " + ", ".join(REPORT_FORMATS))
-    files: dict[str, bytes] = {}
-    if fmt == "html":
-        files["report.html"] = render_html(analysis, prices, price_unit).encode("utf-8")
-    else:
-        ext = "png" if fmt == "md" else fmt
-        names = charts.chart_names(analysis, ext)
-        for key, name in names.items():
-            files[name] = (charts.summary_chart(analysis, ext) if key == charts.SUMMARY_KEY
-                           else charts.workload_chart(analysis, key, ext))
-        if fmt == "md":
-            files["report.md"] = render_markdown(analysis, names, prices, price_unit).encode("utf-8")
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name, data in files.items():
-            path = out_dir / name
-            path.write_bytes(data)
-            written.append(path)
-    except OSError as exc:
-        raise UsageError(f"cannot write the report to {out_dir}: {exc.strerror or exc}",
-                         "choose a writable directory with --out") from None
-    return written

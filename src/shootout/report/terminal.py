@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from shootout.analysis import Analysis
+from shootout.analysis import WITHIN_RUN, Analysis
 from shootout.report.text import (
     all_notes,
     baseline,
@@ -16,6 +16,7 @@ from shootout.report.text import (
     metric_rows,
     notes_of,
     others,
+    rule_lines,
     row_medians,
     workloads,
 )
@@ -26,6 +27,7 @@ VERDICT_STYLE = {
     Verdict.SLOWER: "bold red",
     Verdict.SAME: "cyan",
     Verdict.INCONCLUSIVE: "yellow",
+    Verdict.ESTIMATE: "dim",
 }
 
 
@@ -37,11 +39,12 @@ def _geomean_cells(est: Estimate | None, threshold: float) -> list[Text | str]:
     return [fmt_estimate(est), verdict_text(verdict(est, threshold))]
 
 
-def show_table(analysis: Analysis) -> Table:
-    """One row per metric; speed-up and verdict columns per non-baseline configuration.
+def show_table(analysis: Analysis, all_metrics: bool = False) -> Table:
+    """One row per headline metric (every metric with all_metrics); speed-up and verdict
+    columns per non-baseline configuration.
 
     Speed-ups are of each configuration over the baseline (>1: that configuration is
-    faster), whatever the metric's direction.
+    faster), whatever the metric's direction. Sub-metrics are estimates without verdicts.
     """
     base = baseline(analysis)
     rest = others(analysis)
@@ -55,7 +58,9 @@ def show_table(analysis: Analysis) -> Table:
         table.add_column("verdict")
     table.add_column("flags")
 
-    for row in metric_rows(analysis):
+    rows = metric_rows(analysis)
+    shown = [row for row in rows if all_metrics or row.headline]
+    for row in shown:
         medians = row_medians(analysis, row)
         arrow = "\u2191" if row.direction == "higher" else "\u2193"
         metric = f"{row.metric} {arrow}{' *' if row.headline else ''}"
@@ -96,10 +101,15 @@ def show_table(analysis: Analysis) -> Table:
         f"{_confidence(analysis)}% CI; threshold \u00b1{analysis.threshold * 100:g}%"),
         "\u2191 higher is better, \u2193 lower is better; * headline metric (one per workload in the geomean)",
     ]
+    caption += rule_lines(analysis)
+    if len(shown) < len(rows):
+        caption.append(f"{len(rows) - len(shown)} sub-metrics not shown (shootout show --all): "
+                       "estimates with intervals, no verdicts")
     if analysis.noise_floor is not None:
         caption.append(f"noise floor on this machine (A/A): \u00b1{analysis.noise_floor * 100:.1f}%")
     caption += all_notes(analysis)
-    if any(not c.paired for c in analysis.comparisons) and not any("unpaired" in n for n in analysis.notes):
+    if any(not c.paired for c in analysis.comparisons) and not any(
+            "unpaired" in n or WITHIN_RUN in n for n in analysis.notes):
         caption.append("unpaired comparison: intervals include drift between the runs")
     table.caption = "\n".join(caption)
     return table

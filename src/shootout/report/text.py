@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from shootout.analysis import Analysis, Comparison, Summary
 from shootout.model import Config, WorkloadSpec
-from shootout.stats import Estimate, Verdict, verdict
+from shootout.stats import Estimate, Resolution, Verdict, verdict
 from shootout.units import UNITS
 
 TIMES = "\u00d7"  # the multiplication sign of "1.070×"
@@ -131,8 +131,10 @@ def headline_comparisons(analysis: Analysis, config: str) -> list[Comparison]:
 
 
 def geomean_workload_count(analysis: Analysis, config: str) -> int:
-    """Workloads that enter the geomean: headline metrics with paired rounds or an estimate."""
-    return sum(1 for c in headline_comparisons(analysis, config) if len(c.log_ratios) >= 2 or c.estimate)
+    """Workloads that enter the geomean: headline metrics with data, less those left out."""
+    summary = next((s for s in analysis.summaries if s.config == config), None)
+    left_out = len(summary.left_out) if summary else 0
+    return sum(1 for c in headline_comparisons(analysis, config) if c.log_ratios or c.estimate) - left_out
 
 
 def row_medians(analysis: Analysis, row: MetricRow) -> dict[str, float]:
@@ -184,6 +186,8 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
                 f"No clear winner between {other} and {base} on the geometric mean of {workloads(n)} "
                 f"({other}/{base} = {fmt_ratio(est.ratio)}, {interval}; needs more rounds)"
             )
+    if summary.note:
+        head += f" ({summary.note})"
     parts = [f"{other} faster in {summary.faster}", f"{base} faster in {summary.slower}"]
     if summary.same:
         parts.append(f"no difference beyond \u00b1{delta:g}% in {summary.same}")
@@ -200,6 +204,9 @@ def change_phrase(comp: Comparison, analysis: Analysis) -> str:
     if est is None:
         return f"{other} against {base}: not enough rounds for an interval"
     conf = round(est.confidence * 100)
+    if comp.verdict is Verdict.ESTIMATE:
+        return (f"{other} against {base}: {fmt_change(est.ratio)} ({conf}% CI {fmt_change(est.low)} to "
+                f"{fmt_change(est.high)}; a sub-metric, no verdict)")
     if comp.verdict is Verdict.SAME:
         return f"{other} and {base}: no difference beyond \u00b1{analysis.threshold * 100:g}%"
     if comp.verdict is Verdict.FASTER:
@@ -229,8 +236,31 @@ def all_notes(analysis: Analysis) -> list[str]:
 
 
 def notes_of(comp: Comparison) -> list[str]:
-    """Flags and confounders as the short notes shown beside a number."""
-    return list(comp.flags) + [f"confounder: {c}" for c in comp.confounders]
+    """Flags, confounders and what an inconclusive verdict would need, as short notes beside a number."""
+    notes = list(comp.flags) + [f"confounder: {c}" for c in comp.confounders]
+    if comp.resolution is not None:
+        notes.append(resolution_text(comp.resolution))
+    return notes
+
+
+def fmt_duration(seconds: float) -> str:
+    minutes = seconds / 60.0
+    return f"{seconds:.0f} s" if minutes < 2 else f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.1f} h"
+
+
+def resolution_text(res: Resolution) -> str:
+    """'resolves ±2.4%; same at ±3.1%; ±1% needs ~170 rounds (~25 min)'."""
+    text = f"resolves \u00b1{res.resolves:.1%}; 'same' at \u00b1{res.same_at:.1%}"
+    if res.rounds is None:
+        return text + "; the estimate sits at the threshold: more rounds would hardly settle it"
+    text += f"; the threshold needs ~{res.rounds} rounds"
+    return text + (f" (~{fmt_duration(res.seconds)})" if res.seconds is not None else "")
+
+
+def rule_lines(analysis: Analysis) -> list[str]:
+    """Which rule produced the intervals shown with verdicts (named in every output)."""
+    rules = sorted({c.estimate.rule for c in analysis.comparisons if c.headline and c.estimate and c.estimate.rule})
+    return [f"verdict intervals: {rule}" for rule in rules]
 
 
 def iter_summaries(analysis: Analysis) -> Iterator[Summary]:

@@ -17,7 +17,11 @@ class Estimate:
     """A speed-up of B over A on the ratio scale, e.g. 1.07 means B is 7% faster.
 
     `ratio`, `low` and `high` are exp() of the log-scale point estimate and interval bounds.
-    `n` counts paired rounds (paired, geomean) or n_a + n_b values (unpaired).
+    `n` counts paired rounds (paired, geomean), n_a + n_b values (unpaired) or runs
+    (between runs). `confidence` is what the interval promises; `rule` names how that
+    promise is kept when the interval is one of many (looks after every round, several
+    headline comparisons), e.g. "sequential: 99.28% per look over rounds 8-50"; empty for
+    a single plain interval.
     """
 
     ratio: float
@@ -26,6 +30,7 @@ class Estimate:
     n: int
     confidence: float
     method: str
+    rule: str = ""
 
     def half_width(self) -> float:
         """Relative half-width of the interval: (high/low)**0.5 - 1.

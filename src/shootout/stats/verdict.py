@@ -12,6 +12,9 @@ class Verdict(StrEnum):
     SLOWER = "slower"
     SAME = "same"
     INCONCLUSIVE = "inconclusive"
+    # A sub-metric: shown as an estimate with its interval, deliberately not judged (only
+    # headline metrics get verdicts, with their error controlled across the run).
+    ESTIMATE = "estimate"
 
 
 def verdict(est: Estimate | None, threshold: float) -> Verdict:

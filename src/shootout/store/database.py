@@ -104,6 +104,8 @@ class Store:
             "started_at": trial.started_at,
             "monitor": jsonable(trial.monitor),
             "error": trial.error,
+            "in_force": jsonable(trial.in_force),
+            "observed": jsonable(trial.observed),
         }
 
     @staticmethod
@@ -117,7 +119,8 @@ class Store:
         m = row._mapping
         spec = {k: m[k] for k in ("round", "position", "workload", "config")}
         fields = ("values", "wall_s", "user_s", "sys_s", "max_rss_kb", "ctx_switches",
-                  "exit_status", "stderr_tail", "started_at", "monitor", "error")  # fmt: skip
+                  "exit_status", "stderr_tail", "started_at", "monitor", "error", "in_force",
+                  "observed")  # fmt: skip
         return trial_from_dict({"spec": spec, **{k: m[k] for k in fields}})
 
     # -- runs -------------------------------------------------------------------------

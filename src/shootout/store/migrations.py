@@ -29,6 +29,7 @@ from sqlalchemy import (
     insert,
     inspect,
     select,
+    text,
 )
 
 from shootout.errors import StoreError
@@ -88,8 +89,20 @@ def _v1_create_tables(conn: Connection) -> None:
     md.create_all(conn, checkfirst=False)
 
 
+def _v2_trial_in_force(conn: Connection) -> None:
+    """What each trial's configuration had in force on the machine (settings, scratch)."""
+    conn.execute(text("ALTER TABLE trials ADD COLUMN in_force JSON NOT NULL DEFAULT '{}'"))
+
+
+def _v3_trial_observed(conn: Connection) -> None:
+    """What each configuration part saw during the trial (e.g. swap and pressure counters)."""
+    conn.execute(text("ALTER TABLE trials ADD COLUMN observed JSON NOT NULL DEFAULT '{}'"))
+
+
 MIGRATIONS: list[Migration] = [
     _v1_create_tables,
+    _v2_trial_in_force,
+    _v3_trial_observed,
 ]
 
 

@@ -62,6 +62,8 @@ trials = Table(
     Column("started_at", Double, nullable=False),
     Column("monitor", JSON, nullable=False),
     Column("error", Text, nullable=True),
+    Column("in_force", JSON, nullable=False),  # part name -> machine state read back (version 2)
+    Column("observed", JSON, nullable=False),  # part name -> what it saw during the trial (version 3)
     # One trial per slot: this is what keeps --resume from ever doubling a trial.
     UniqueConstraint("run_id", "round", "workload", "config", name="uq_trial_slot"),
 )

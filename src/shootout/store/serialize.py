@@ -100,6 +100,8 @@ def config_from_dict(data: Any) -> Config:
     for key in ("env", "options"):
         if key in kw:
             kw[key] = _pairs(kw[key], f"{where} {key}")
+    if "parts" in kw:
+        kw["parts"] = _dict(kw["parts"], f"{where} parts")
     return Config(**kw)
 
 
@@ -148,6 +150,7 @@ def trial_from_dict(data: Any) -> Trial:
             raise _bad(where, f"value of {name!r} should be a number, got {value!r}")
     kw["spec"] = spec
     kw["values"] = {str(name): float(value) for name, value in values.items()}
-    if "monitor" in kw:
-        kw["monitor"] = _dict(kw["monitor"], f"{where} monitor")
+    for key in ("monitor", "in_force", "observed"):
+        if key in kw:
+            kw[key] = _dict(kw[key], f"{where} {key}")
     return Trial(**kw)

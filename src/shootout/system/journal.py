@@ -7,6 +7,7 @@ Undo steps are data, not closures, so another process can replay them:
   {"argv": [...]}                       run a command (e.g. umount)
   {"write": path, "content": text}      write a sysfs/procfs file back to its old value
   {"rmtree": path} / {"remove": path}   delete what was created
+  {"detach_loops": path}                detach the loop devices backed by a file shootout made
 """
 
 from __future__ import annotations
@@ -44,6 +45,19 @@ def _process_start(pid: int) -> float | None:
         return None
 
 
+def _detach_loops(backing: str) -> str | None:
+    """Detach every loop device of a backing file (by file, never by a device number that
+    another process may have been given since)."""
+    if not Path(backing).exists():
+        return None
+    found = subprocess.run(["losetup", "-n", "-O", "NAME", "-j", backing], capture_output=True, text=True, timeout=60)
+    for device in found.stdout.split():
+        done = subprocess.run(["losetup", "-d", device], capture_output=True, text=True, timeout=60)
+        if done.returncode != 0:
+            return f"losetup -d {device}: {done.stderr.strip() or done.returncode}"
+    return None
+
+
 def _perform_undo(undo: Undo) -> str | None:
     """Carry out one undo step; return an error text or None."""
     try:
@@ -57,6 +71,8 @@ def _perform_undo(undo: Undo) -> str | None:
             shutil.rmtree(undo["rmtree"], ignore_errors=True)
         elif "remove" in undo:
             Path(undo["remove"]).unlink(missing_ok=True)
+        elif "detach_loops" in undo:
+            return _detach_loops(undo["detach_loops"])
         else:
             return f"unknown undo step {undo!r}"
     except (OSError, subprocess.SubprocessError) as exc:
@@ -85,6 +101,12 @@ class Journal:
         self._entries: list[Entry] = []
         self._next_id = 1
         self._lock = threading.RLock()  # userspaces are created by parallel threads
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Hold it across several changes that belong together (the mounts of one chroot
+        session), so a thread creating a userspace in parallel never interleaves its own."""
+        return self._lock
 
     def _append(self, record: dict[str, Any]) -> None:
         with self._lock, open(self.path, "a") as fh:

@@ -1,18 +1,42 @@
-"""What every target offers: run a command in its userspace, map paths, report facts."""
+"""What every target offers: run commands, own its files, report its facts.
+
+Paths given to and returned by a target are paths *as seen inside it* (strings): nothing
+outside a target's own class knows where its files are on this machine, or whether they are
+on this machine at all. The file operations here go through run(), so a target whose files
+live elsewhere (a VM, a machine over SSH) needs only run() and spawn(); targets whose files
+are on this filesystem override them with direct file access (targets.local).
+"""
 
 from __future__ import annotations
 
+import base64
 import secrets
-import shutil
+import tarfile
+import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from shootout.errors import TargetError, UsageError
 from shootout.model import Config
-from shootout.targets.process import ProcResult
+from shootout.system.journal import Journal
+from shootout.system.scratch import ScratchArea, open_scratch
+from shootout.targets import probe
+from shootout.targets.probe import TargetFacts
+from shootout.targets.process import Background, ProcResult, Stdin
 
 CLEAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SCRATCH_KINDS = ("tmpfs", "disk")
+
+# Write stdin to $1 atomically (through $1.part), making the directory first.
+_PUT = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1.part" && mv -f -- "$1.part" "$1"'
+# Unpack a tar on stdin as the directory $1, replacing what was there.
+_PUT_TREE = ('rm -rf -- "$1.part" && mkdir -p -- "$1.part" && tar -x -f - -C "$1.part" '
+             '&& rm -rf -- "$1" && mv -- "$1.part" "$1"')
+# The first $2 bytes of $1 (all when $2 is empty), base64 so binary survives text output.
+_READ = ('[ -f "$1" ] && [ -r "$1" ] || { echo "no readable file $1" >&2; exit 1; }\n'
+         'if [ -n "$2" ]; then head -c "$2" -- "$1"; else cat -- "$1"; fi | base64 -w0')
 
 
 def layout_padding() -> dict[str, str]:
@@ -23,20 +47,31 @@ def layout_padding() -> dict[str, str]:
 class Target(ABC):
     """A place where commands run: the host, a chroot userspace, a remote machine, a fake."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, journal: Journal | None = None) -> None:
         self.config = config
+        self.journal = journal
+        self._sizing: TargetFacts | None = None
+        self._scratch_area: ScratchArea | None = None
+        self._disk = ""  # the disk scratch as seen inside, once attached
+        self._own_journal: Journal | None = None
 
     # -- lifecycle -------------------------------------------------------------
     def open(self) -> None:
-        """Set up what trials need (mounts, work directory). Changes go through the journal."""
+        """Set up what commands need (mounts, work directory). Changes go through the journal."""
 
     def close(self) -> None:
-        """Undo what open() did."""
+        """Undo what open() and scratch() did."""
+        if self._scratch_area is not None:
+            self._scratch_area.close()
+            self._scratch_area = None
+        if self._own_journal is not None:
+            self._own_journal.undo()
+            self._own_journal = None
 
     # -- running ---------------------------------------------------------------
     def environment(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """A clean environment: nothing of the caller's leaks into a trial."""
-        env = {"PATH": CLEAN_PATH, "LC_ALL": "C", "HOME": "/root", "TMPDIR": self.inside(self.workdir)}
+        env = {"PATH": CLEAN_PATH, "LC_ALL": "C", "HOME": "/root", "TMPDIR": self.workdir()}
         env.update(dict(self.config.env))
         env.update(extra or {})
         return env
@@ -49,31 +84,124 @@ class Target(ABC):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         timeout: float = 3600.0,
+        stdin: Stdin = None,
+        wrap: Sequence[str] = (),
     ) -> ProcResult:
-        """Run argv (paths as seen inside the target) and return output and resource usage."""
+        """Run argv in the target (cwd: its work directory) and return output and resource usage.
 
-    # -- files -----------------------------------------------------------------
-    @property
+        wrap: a command prefix that runs on the target's machine *outside* its userspace and
+        execs the rest (e.g. entering a cgroup a configuration part made for the trial), so
+        that the whole trial, the target's own machinery included, runs inside it."""
+
     @abstractmethod
-    def workdir(self) -> Path:
-        """Host path of this target's private scratch directory (tmpfs where possible)."""
+    def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+              cwd: str | None = None) -> Background:
+        """Start argv in the background, in its own process group; stop() ends the group."""
 
-    @property
-    def cachedir(self) -> Path:
-        """Host path of a persistent cache visible inside the target (built kernels, inputs)."""
-        return self.workdir
+    # -- places ------------------------------------------------------------------
+    @abstractmethod
+    def workdir(self) -> str:
+        """This target's private work directory (tmpfs where possible), for this run only."""
 
-    def inside(self, host_path: Path) -> str:
-        """The path a command inside the target uses for host_path."""
-        return str(host_path)
+    def cache_dir(self) -> str:
+        """A directory that keeps what is expensive to make (built kernels); the work directory
+        unless the target has somewhere persistent."""
+        return f"{self.workdir()}/cache"
+
+    def scratch(self, kind: str) -> str:
+        """A directory for a workload's files: "tmpfs" (memory) or "disk" (the configuration's
+        scratch storage, the device under test)."""
+        if kind == "tmpfs":
+            return self.mkdir(f"{self.workdir()}/scratch")
+        if kind == "disk":
+            if self._scratch_area is None:
+                area = open_scratch(self.config, self._journal())
+                try:
+                    self._disk = self.attach_scratch(area.host_path)
+                except BaseException:
+                    area.close()
+                    raise
+                self._scratch_area = area
+            return self._disk
+        raise UsageError(f"unknown scratch kind {kind!r}", "use one of: " + ", ".join(SCRATCH_KINDS))
+
+    def attach_scratch(self, host_path: Path) -> str:
+        """Make the host directory `host_path` visible inside the target; the path inside."""
+        raise TargetError(f"{self.config.display} cannot use scratch storage on this machine",
+                          "run disk workloads on a local target (host or userspace)")
+
+    def scratch_facts(self) -> dict[str, Any] | None:
+        """What the disk scratch is (device, filesystem), once one was made."""
+        return None if self._scratch_area is None else dict(self._scratch_area.facts)
+
+    def _journal(self) -> Journal:
+        if self.journal is not None:
+            return self.journal
+        if self._own_journal is None:
+            self._own_journal = Journal()  # undone by close()
+        return self._own_journal
+
+    # -- files (through run(); local targets override) -----------------------------
+    def _checked(self, argv: Sequence[str], what: str, stdin: Stdin = None, timeout: float = 600.0) -> ProcResult:
+        result = self.run(argv, stdin=stdin, timeout=timeout)
+        if result.exit_status != 0 or result.timed_out:
+            raise TargetError(f"cannot {what} in {self.config.display}: "
+                              f"{result.stderr_tail(1) or 'exit ' + str(result.exit_status)}",
+                              "check the free space and permissions inside the target")
+        return result
+
+    def put(self, source: bytes | Path, dest: str) -> str:
+        """Write bytes, or the content of a host file, to `dest` inside the target; returns dest."""
+        self._checked(["sh", "-c", _PUT, "put", dest], f"write {dest}", stdin=source)
+        return dest
+
+    def put_tree(self, source: Path, dest: str) -> str:
+        """Copy the host directory `source` to `dest` inside the target (replacing it); returns dest."""
+        with tempfile.NamedTemporaryFile(prefix="shootout-tree-", suffix=".tar") as fh:
+            with tarfile.open(fileobj=fh, mode="w") as tar:
+                tar.add(source, arcname=".")
+            fh.flush()
+            self._checked(["sh", "-c", _PUT_TREE, "put", dest], f"write {dest}", stdin=Path(fh.name))
+        return dest
+
+    def read(self, path: str, limit: int | None = None) -> bytes:
+        """The content of a file inside the target (its first `limit` bytes)."""
+        result = self._checked(["sh", "-c", _READ, "read", path, "" if limit is None else str(limit)],
+                               f"read {path}")
+        return base64.b64decode(result.stdout.strip())
+
+    def exists(self, path: str) -> bool:
+        return self.run(["test", "-e", path], timeout=60).exit_status == 0
+
+    def mkdir(self, path: str) -> str:
+        """Make a directory (and its parents) inside the target; returns path."""
+        self._checked(["mkdir", "-p", "--", path], f"make directory {path}")
+        return path
+
+    def remove(self, path: str) -> None:
+        """Delete a file or a directory tree inside the target."""
+        self._checked(["rm", "-rf", "--", path], f"remove {path}")
 
     def which(self, tool: str) -> str | None:
         """Path of tool inside the target, or None."""
-        return shutil.which(tool, path=CLEAN_PATH)
+        result = self.run(["sh", "-c", 'command -v "$1"', "which", tool], timeout=60)
+        found = result.stdout.strip()
+        return found if result.exit_status == 0 and found.startswith("/") else None
+
+    # -- software ------------------------------------------------------------------
+    def provide(self, packages: Sequence[str], components: Sequence[str] = ()) -> list[str]:
+        """Install the Debian packages the target lacks, where it may (a userspace); returns
+        what was installed. The host is never changed: a missing tool is an error naming its
+        package."""
+        return []
 
     # -- description -------------------------------------------------------------
+    def probe(self) -> TargetFacts:
+        """Cores, memory and cache sizes of the target, which default parameters are sized by."""
+        if self._sizing is None:
+            self._sizing = probe.sizing(self)
+        return self._sizing
+
     def facts(self) -> dict[str, Any]:
         """Facts about this target's userspace (distro, libc, compiler, openssl)."""
-        from shootout.facts import target_facts
-
-        return target_facts(self)
+        return probe.identity(self)

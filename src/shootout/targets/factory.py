@@ -12,7 +12,7 @@ def make_target(config: Config, journal: Journal) -> Target:
     if config.target == "host":
         from shootout.targets.host import HostTarget
 
-        return HostTarget(config)
+        return HostTarget(config, journal)
     if config.target == "chroot":
         from shootout.targets.chroot import ChrootTarget
 
@@ -20,5 +20,5 @@ def make_target(config: Config, journal: Journal) -> Target:
     if config.target == "fake":
         from shootout.targets.fake import FakeTarget
 
-        return FakeTarget(config)
+        return FakeTarget(config, journal)
     raise UsageError(f"unknown target {config.target!r} in configuration {config.name}", "use host or chroot")

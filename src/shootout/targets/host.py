@@ -1,4 +1,4 @@
-"""The host userspace: commands run directly, scratch space on /dev/shm (tmpfs)."""
+"""The host userspace: commands run directly, the work directory on /dev/shm (tmpfs)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from pathlib import Path
 
 from shootout.model import Config
 from shootout.paths import cache_dir
-from shootout.targets.base import Target
-from shootout.targets.process import ProcResult, run_process
+from shootout.system.journal import Journal
+from shootout.targets.base import CLEAN_PATH
+from shootout.targets.local import LocalFiles
+from shootout.targets.process import Background, ProcResult, Stdin, run_process
 
 
 def _tmpfs_root() -> str | None:
@@ -18,9 +20,9 @@ def _tmpfs_root() -> str | None:
     return str(shm) if shm.is_dir() else None
 
 
-class HostTarget(Target):
-    def __init__(self, config: Config) -> None:
-        super().__init__(config)
+class HostTarget(LocalFiles):
+    def __init__(self, config: Config, journal: Journal | None = None) -> None:
+        super().__init__(config, journal)
         self._workdir: Path | None = None
 
     def open(self) -> None:
@@ -31,18 +33,25 @@ class HostTarget(Target):
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
+        super().close()
 
-    @property
-    def workdir(self) -> Path:
+    def workdir(self) -> str:
         self.open()
-        assert self._workdir is not None
-        return self._workdir
+        return str(self._workdir)
 
-    @property
-    def cachedir(self) -> Path:
+    def cache_dir(self) -> str:
         path = cache_dir() / "host"
         path.mkdir(parents=True, exist_ok=True)
-        return path
+        return str(path)
+
+    def host_path(self, inside: str) -> Path:
+        return Path(inside)
+
+    def attach_scratch(self, host_path: Path) -> str:
+        return str(host_path)
+
+    def which(self, tool: str) -> str | None:
+        return shutil.which(tool, path=dict(self.config.env).get("PATH", CLEAN_PATH))
 
     def run(
         self,
@@ -51,5 +60,12 @@ class HostTarget(Target):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         timeout: float = 3600.0,
+        stdin: Stdin = None,
+        wrap: Sequence[str] = (),
     ) -> ProcResult:
-        return run_process(argv, env=self.environment(env), cwd=cwd or str(self.workdir), timeout=timeout)
+        return run_process([*wrap, *argv], env=self.environment(env), cwd=cwd or self.workdir(), timeout=timeout,
+                           stdin=stdin)
+
+    def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+              cwd: str | None = None) -> Background:
+        return Background(argv, env=self.environment(env), cwd=cwd or self.workdir())

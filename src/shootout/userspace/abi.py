@@ -6,17 +6,14 @@ are 32-bit and 64-bit; this reads their ELF headers (shootout.elf) and compares.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from shootout.elf import elf_identity
+from shootout.elf import HEAD_BYTES, elf_identity_of
 from shootout.errors import TargetError
 from shootout.model import Config
 from shootout.targets.base import Target
 from shootout.userspace import registry
 from shootout.userspace.arches import ARCHES, Arch, host_arch
-
-__all__ = ["elf_identity", "expected_abi", "tool_elf", "verify_abi"]
 
 
 def _config_arch(config: Config) -> str | None:
@@ -61,28 +58,30 @@ def verify_abi(config: Config, elf: dict[str, Any]) -> None:
         )
 
 
-def _host_path(target: Target, inside: str) -> Path:
-    mapper = getattr(target, "host_path", None)
-    return mapper(inside) if mapper else Path(inside).resolve()
+def _identity(target: Target, path: str) -> dict[str, Any]:
+    try:
+        return elf_identity_of(target.read(path, HEAD_BYTES))
+    except TargetError:
+        return {}
 
 
 def tool_elf(target: Target, tool: str) -> dict[str, Any]:
-    """ELF identity of `tool` as the target resolves it; a script reports its interpreter's."""
+    """ELF identity of `tool` as the target resolves it (read through the target); a script
+    reports its interpreter's."""
     inside = target.which(tool)
     if inside is None:
         return {}
-    host = _host_path(target, inside)
-    identity = elf_identity(host)
+    identity = _identity(target, inside)
     if identity:
         return {**identity, "path": inside}
     try:
-        first = host.read_bytes()[:256].split(b"\n", 1)[0]
-    except OSError:
+        first = target.read(inside, 256).split(b"\n", 1)[0]
+    except TargetError:
         return {}
     if not first.startswith(b"#!"):
         return {}
     interpreter = first[2:].decode(errors="replace").split()
     if not interpreter:
         return {}
-    identity = elf_identity(_host_path(target, interpreter[0]))
+    identity = _identity(target, interpreter[0])
     return {**identity, "path": interpreter[0], "script": inside} if identity else {}

@@ -14,11 +14,15 @@ from pathlib import Path
 
 from shootout.errors import TargetError, ToolMissing
 from shootout.system.journal import Journal
+from shootout.system.namespace import private_mounts
 from shootout.userspace.arches import arch, is_foreign
 from shootout.userspace.mounts import umount_undo
 
 BINFMT_DIR = Path("/proc/sys/fs/binfmt_misc")
 BINFMT_D = (Path("/usr/lib/binfmt.d"), Path("/lib/binfmt.d"))
+_UNREGISTER = ('m=; if [ ! -e "$2/register" ]; then mount -t binfmt_misc binfmt_misc "$2" && m=1; fi\n'
+               'if [ -e "$1" ]; then echo -1 > "$1"; fi; s=$?\n'
+               'if [ -n "$m" ]; then umount "$2"; fi; exit $s')
 
 
 def registration(arch_name: str) -> tuple[str, str]:
@@ -55,6 +59,7 @@ def ensure_emulation(arch_name: str, journal: Journal) -> bool:
     if not interpreter.exists():
         raise ToolMissing(str(interpreter), "qemu-user-static")
     if not (BINFMT_DIR / "register").exists():
+        private_mounts()  # the mount goes away with the run; the registration is undone below
         try:
             journal.run("mount binfmt_misc", ["mount", "-t", "binfmt_misc", "binfmt_misc", str(BINFMT_DIR)],
                         umount_undo(BINFMT_DIR))
@@ -70,8 +75,10 @@ def ensure_emulation(arch_name: str, journal: Journal) -> bool:
     def register() -> None:
         (BINFMT_DIR / "register").write_text(line)
 
-    # Undo first looks whether the entry still exists: another tool may have removed it.
-    undo = {"argv": ["sh", "-c", 'if [ -e "$1" ]; then echo -1 > "$1"; fi', "shootout-binfmt", str(BINFMT_DIR / entry)]}
+    # Undo first looks whether the entry still exists: another tool may have removed it. The
+    # registration is the kernel's, but our binfmt_misc mount dies with the run's mount
+    # namespace: replayed after a kill, the undo mounts binfmt_misc for the moment it needs it.
+    undo = {"argv": ["sh", "-c", _UNREGISTER, "shootout-binfmt", str(BINFMT_DIR / entry), str(BINFMT_DIR)]}
     try:
         journal.change(f"register qemu for {arch_name} in binfmt_misc", undo, register)
     except OSError as exc:

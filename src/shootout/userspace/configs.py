@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from shootout.errors import ShootoutError, TargetError
 from shootout.model import Config
 from shootout.system.journal import journal
+from shootout.system.namespace import private_mounts
 from shootout.targets.base import CLEAN_PATH
 from shootout.userspace import registry
 from shootout.userspace.arches import COMPANION_32, arch, host_arch
@@ -85,6 +86,7 @@ def headline_configs(progress: Progress | None = None) -> tuple[list[Config], st
 
 def _create_parallel(todo: list[tuple[str, str]], release: str, progress: Progress | None) -> None:
     """Create the userspaces side by side (downloads and dpkg of one overlap the other's)."""
+    private_mounts()  # before the threads start, so they all mount in the one namespace
     with journal() as j, ThreadPoolExecutor(max_workers=len(todo)) as pool:
         futures = [pool.submit(create_userspace, n, a, release, progress=progress, journal=j, checked=True)
                    for n, a in todo]

@@ -1,4 +1,4 @@
-"""Create a userspace with debootstrap: minbase plus WORKLOAD_PACKAGES, versions recorded.
+"""Create a userspace with debootstrap: minbase plus the workloads' packages, versions recorded.
 
 Built under userspaces/.incomplete-NAME and renamed to NAME only when everything succeeded,
 so a failed or killed create never leaves anything that looks usable. Two stages:
@@ -32,7 +32,7 @@ from shootout.userspace import registry
 from shootout.userspace.arches import arch as lookup_arch
 from shootout.userspace.binfmt import ensure_emulation
 from shootout.userspace.mounts import bind_private, mounts_under, safe_rmtree
-from shootout.userspace.packages import WORKLOAD_PACKAGES, installed_versions, missing
+from shootout.userspace.packages import installed_versions, missing, workload_packages
 
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 DEFAULT_RELEASE = "bookworm"
@@ -42,8 +42,6 @@ _UNSAFE_IO = "etc/dpkg/dpkg.cfg.d/shootout-unsafe-io"
 
 Progress = Callable[[str], None]
 
-# Journal is not thread-safe; creates running in parallel threads share one through this.
-JOURNAL_LOCK = threading.RLock()
 _running: set[subprocess.Popen[str]] = set()
 _running_lock = threading.Lock()
 
@@ -236,15 +234,15 @@ def create_userspace(
     release: str | None = None,
     *,
     mirror: str = DEFAULT_MIRROR,
-    packages: Sequence[str] = WORKLOAD_PACKAGES,
+    packages: Sequence[str] | None = None,
     progress: Progress | None = None,
     journal: Journal | None = None,
     checked: bool = False,
 ) -> registry.Userspace:
     """Build userspace `name` and return it ready; raise a one-line ShootoutError otherwise.
 
-    progress may be called from a worker thread. `checked` skips preflight() when the caller
-    already ran it.
+    packages: what to install besides minbase (default: workload_packages()). progress may be
+    called from a worker thread. `checked` skips preflight() when the caller already ran it.
     """
     registry.check_name(name)
     release = release or host_release() or DEFAULT_RELEASE
@@ -256,9 +254,10 @@ def create_userspace(
                 raise UsageError(f"userspace {name} already exists",
                                  f"use it, or `shootout userspace remove {name}` first")
         with _journal_for(journal) as j:
-            with JOURNAL_LOCK:
+            with j.lock:
                 ensure_emulation(arch_name, j)
-            return _build(name, arch_name, release, mirror, tuple(packages), progress, j)
+            wanted = tuple(workload_packages() if packages is None else packages)
+            return _build(name, arch_name, release, mirror, wanted, progress, j)
 
 
 def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple[str, ...],
@@ -278,7 +277,7 @@ def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple
     bind_id: int | None = None
     lines: list[str] = []
     try:
-        with JOURNAL_LOCK:
+        with j.lock:
             bind_id = bind_private(j, root, root, f"userspace {name} while it is built")
         cache = _arch_cache(release, arch_name)
         stage1 = ["debootstrap", "--foreign", "--variant=minbase", f"--arch={arch_name}", "--components=main",
@@ -295,7 +294,7 @@ def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple
         if absent := missing(versions, packages):
             raise TargetError(f"packages did not install in {name}: {', '.join(absent)}",
                               "check that they exist for this release and architecture")
-        with JOURNAL_LOCK:
+        with j.lock:
             leftover = j.undo_entry(bind_id)
         bind_id = None
         if leftover or mounts_under(work):
@@ -314,7 +313,7 @@ def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple
         return registry.Userspace(name, target, "ready", meta)
     except BaseException as exc:
         if bind_id is not None:
-            with JOURNAL_LOCK:
+            with j.lock:
                 j.undo_entry(bind_id)
         try:
             safe_rmtree(work)

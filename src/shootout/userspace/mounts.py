@@ -1,18 +1,20 @@
 """Mounts made through the change journal, and deletion that never crosses into a mount.
 
-Every mount here is private (no propagation to or from the host's mounts), its undo is
-recorded before it is made, and the undo only unmounts what is still mounted, lazily, so
-replaying it after a kill is safe.
+Every mount here is made in this process's private mount namespace (system.namespace), so
+the kernel drops it when the run dies; it is also private (no propagation to or from other
+mounts), its undo is recorded before it is made, and the undo only unmounts what is still
+mounted, lazily, so replaying it after a kill is safe.
 """
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
+from shootout.conditions.fsread import unescape
 from shootout.errors import TargetError
 from shootout.system.journal import Journal, Undo
+from shootout.system.namespace import private_mounts
 
 # Unmount only if still mounted: a replayed undo after a crash must not fail or hit a parent.
 _UMOUNT_IF_MOUNTED = 'if mountpoint -q -- "$1"; then umount -l -- "$1"; fi'
@@ -22,24 +24,21 @@ def umount_undo(path: Path) -> Undo:
     return {"argv": ["sh", "-c", _UMOUNT_IF_MOUNTED, "shootout-umount", str(path)]}
 
 
-def _unescape(field: str) -> str:
-    """mountinfo escapes space, tab, newline and backslash as \\ooo (octal)."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
 def mounts_under(path: Path) -> list[str]:
-    """Mount points at or below path, as the kernel lists them for this process."""
+    """Mount points at or below path, as the kernel lists them for the calling thread's namespace."""
     base = str(path.resolve()) if path.exists() else str(path)
     found = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        point = _unescape(line.split()[4])
+    for line in Path("/proc/thread-self/mountinfo").read_text().splitlines():
+        point = unescape(line.split()[4])
         if point == base or point.startswith(base.rstrip("/") + "/"):
             found.append(point)
     return found
 
 
 def mount(journal: Journal, description: str, argv: list[str], point: Path) -> int:
-    """Run a mount command for `point` through the journal; TargetError with mount's message."""
+    """Run a mount command for `point` through the journal, in the private mount namespace;
+    TargetError with mount's message."""
+    private_mounts()
     try:
         return journal.run(description, argv, umount_undo(point))
     except subprocess.CalledProcessError as exc:

@@ -1,4 +1,4 @@
-"""The one package set every userspace gets, and reading what a userspace has installed."""
+"""Which packages a userspace gets (derived from the workload catalogue), and which it has."""
 
 from __future__ import annotations
 
@@ -7,27 +7,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from shootout.errors import TargetError
+from shootout.workloads.registry import REGISTRY
 
-# Everything the workloads run inside a userspace; the same list on every arch, each
-# package available on every Debian bookworm release arch. Workloads may rely on it.
-WORKLOAD_PACKAGES: tuple[str, ...] = (
-    "gcc",  # native kernels are compiled inside, with the userspace's own compiler
-    "libc6-dev",
-    "make",
-    "coreutils",  # sha1sum, truncate, dd
-    "procps",
-    "openssl",
-    "flac",
-    "lame",
-    "7zip",
-    "zstd",
-    "xz-utils",
-    "gzip",
-    "bzip2",
-    "nodejs",
-    "fio",
-    "mbw",
-)
+
+def workload_packages(*, at_creation: bool = True) -> tuple[str, ...]:
+    """The Debian packages the catalogue's workloads need inside a userspace, as they declare
+    them. at_creation: only those every userspace gets when it is made; the big ones of
+    workloads that say preinstalled = False come on first use (userspace.apt)."""
+    return tuple(dict.fromkeys(p for cls in REGISTRY.values() if cls.preinstalled or not at_creation
+                               for p in cls.debian_packages()))
 
 
 def installed_versions(root: Path) -> dict[str, str]:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from shootout.errors import TargetError, UsageError
 from shootout.paths import data_dir
@@ -158,12 +158,16 @@ def version_confounders(names: list[str], packages: Iterable[str] | None = None)
     return lines
 
 
+def _lock_file(name: str, kind: str) -> Path:
+    directory = userspaces_dir() / ".locks"
+    directory.mkdir(exist_ok=True)
+    return directory / f"{name}.{kind}"
+
+
 @contextmanager
 def locked(name: str, *, wait: bool) -> Iterator[None]:
     """Hold the lock of userspace `name`; without wait, TargetError when another process has it."""
-    directory = userspaces_dir() / ".locks"
-    directory.mkdir(exist_ok=True)
-    with open(directory / f"{name}.lock", "a") as fh:
+    with open(_lock_file(name, "lock"), "a") as fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
@@ -175,11 +179,29 @@ def locked(name: str, *, wait: bool) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def claim(name: str) -> IO[str]:
+    """A shared claim on userspace `name` while a target runs in it; closing the file (or the
+    process dying) gives it up. Its mounts are in that process's private namespace, out of
+    other processes' sight, so this is how they see that it is in use."""
+    fh = open(_lock_file(name, "use"), "a")
+    fcntl.flock(fh, fcntl.LOCK_SH)
+    return fh
+
+
+def _refuse_if_claimed(name: str) -> None:
+    with open(_lock_file(name, "use"), "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise TargetError(f"userspace {name} is in use by a running shootout",
+                              "wait for that run to finish (or stop it)") from None
+
+
 def remove_userspace(name: str) -> list[str]:
     """Delete userspace `name`, ready or half-made; returns the directories removed.
 
     Mounts a killed shootout left inside are undone first (from its journal); a userspace
-    still mounted by a live process is refused, never deleted under it.
+    a live process runs in, or still has mounted, is refused, never deleted under it.
     """
     from shootout.system.journal import recover
     from shootout.userspace.mounts import safe_rmtree
@@ -189,6 +211,7 @@ def remove_userspace(name: str) -> list[str]:
         found = find(name)
         if not found:
             raise UsageError(f"no userspace named {name!r}", "shootout userspace list")
+        _refuse_if_claimed(name)
         recover()
         removed = []
         for u in found:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 from pathlib import Path, PurePosixPath
 
 _MAX_LINKS = 40  # as the kernel's ELOOP limit
@@ -48,3 +49,15 @@ def which_in_root(root: Path, tool: str, search_path: str) -> str | None:
         if host is not None and host.is_file() and os.access(host, os.X_OK):
             return inside
     return None
+
+
+def host_path_in_root(root: Path, path: str) -> Path:
+    """Host path of `path` inside root, also for a file about to be made: the longest existing
+    prefix resolves as a chroot would see it, the rest is appended."""
+    found = resolve_in_root(root, path)
+    if found is not None:
+        return found
+    parent, name = posixpath.split(posixpath.normpath("/" + path))
+    if not name:
+        return root
+    return host_path_in_root(root, parent) / name

@@ -7,35 +7,34 @@ fetched once into the cache, with `apt-get source` where deb-src lines are confi
 otherwise from the Debian archive's pool over HTTP. A directory the user names (param
 `source_dir`) is built instead when given; its ./configure, if any, runs during prepare.
 
-Each trial copies the prepared tree to a fresh directory on tmpfs (untimed) and times only
-make, so every trial compiles everything.
+The sources are put into the target and unpacked there. Each trial copies the prepared tree
+to a fresh directory on tmpfs (untimed) and times only make, so every trial compiles everything.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import subprocess
-import tarfile
 import tempfile
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from shootout.errors import ToolMissing, UsageError, WorkloadError
+from shootout.build import ABI_FLAGS, require_compiler
+from shootout.errors import UsageError, WorkloadError
 from shootout.model import Metric, WorkloadSpec
 from shootout.paths import cache_dir
 from shootout.targets.base import Target
+from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
-from shootout.workloads.base import Prepared, Tool, Workload
+from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import Step, q, run_checked, step_seconds, timed_argv, tool_version
 
 PACKAGE, VERSION = "lua5.4", "5.4.4-3+deb12u1"
 TARBALL = "lua5.4_5.4.4.orig.tar.gz"
 TARBALL_SHA256 = "164c7849653b80ae67bec4b7473b884bf5cc8d2dca05653475ec2ed27b9ebf61"
 POOL_URL = f"http://deb.debian.org/debian/pool/main/l/lua5.4/{TARBALL}"
-ABI_FLAGS = {None: "", "m32": " -m32", "mx32": " -mx32"}
 
 
 def _sha256(path: Path) -> str:
@@ -81,58 +80,47 @@ class Build(Workload):
         headline="make_s",
         reproduces="D: time to build a C program (iozone3), 32-bit vs 64-bit",
     )
-    tools = (Tool("make", "make"), Tool("cp", "coreutils"), Tool("date", "coreutils"))
+    tools = (Tool("make", "make"), Tool("cp", "coreutils"), Tool("date", "coreutils"), Tool("tar", "tar"),
+             Tool("gzip", "gzip"))
+    packages = ("gcc", "libc6-dev")
 
-    def default_params(self) -> dict[str, Any]:
-        return {"source_dir": None, "jobs": os.cpu_count() or 1, "make_args": [], "configure_args": []}
-
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return cls().default_params()  # Lua builds in seconds already
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
+        return {"source_dir": None, "jobs": facts.cores or 1, "make_args": [], "configure_args": []}
 
     def check_tools(self, target: Target) -> None:
         super().check_tools(target)
-        cc = target.config.cc
-        if target.which(cc) is None:
-            raise ToolMissing(cc, "gcc", where=target.config.display)
+        require_compiler(target)
 
     def _cc(self, target: Target) -> str:
         config = target.config
-        return " ".join([config.cc + ABI_FLAGS.get(config.abi, ""), *config.cflags])
+        return " ".join([config.cc, *ABI_FLAGS.get(config.abi, ()), *config.cflags])
 
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
-        tree = target.workdir / "build-src"
-        shutil.rmtree(tree, ignore_errors=True)
+    def prepare(self, ctx: Context) -> Prepared:
+        target, params = ctx.target, ctx.params
+        tree = f"{ctx.workdir()}/src"
         cc = self._cc(target)
         if params.get("source_dir"):
             source = Path(params["source_dir"]).expanduser()
             if not source.is_dir():
                 raise UsageError(f"build: source_dir {source} is not a directory", "name a C project directory")
-            shutil.copytree(source, tree, symlinks=True)
+            target.put_tree(source, tree)
             facts: dict[str, Any] = {"source": str(source)}
             make_args = list(params.get("make_args", []))
-            if (tree / "configure").exists() and not (tree / "Makefile").exists():
-                run_checked(target, ["sh", "-c", f"cd {q(target.inside(tree))} && CC={q(cc)} ./configure "
+            if target.exists(f"{tree}/configure") and not target.exists(f"{tree}/Makefile"):
+                run_checked(target, ["sh", "-c", f"cd {q(tree)} && CC={q(cc)} ./configure "
                                      + " ".join(q(a) for a in params.get("configure_args", []))],
                             "build: ./configure", timeout=1800)
         else:
-            tarball = pinned_tarball()
-            with tarfile.open(tarball) as tar:
-                # the "data" filter refuses links and paths outside the directory (Python >= 3.11.4)
-                safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-                tar.extractall(tree.with_name("build-unpack"), **safe)
-            shutil.rmtree(tree, ignore_errors=True)
-            (tree.with_name("build-unpack") / "lua-5.4.4").rename(tree)
-            shutil.rmtree(tree.with_name("build-unpack"), ignore_errors=True)
+            tarball = target.put(pinned_tarball(), f"{ctx.workdir()}/{TARBALL}")
+            run_checked(target, ["sh", "-c", 'mkdir -p "$2" && tar -xzf "$1" -C "$2" --strip-components=1',
+                                 "unpack", tarball, tree], "build: unpacking the Lua sources")
             facts = {"source": f"{PACKAGE} {VERSION}", "input_sha256": TARBALL_SHA256}
             # Lua's own Makefile: CC carries the ABI flag so the objects and the link agree
             make_args = ["-C", "src", "linux", f"CC={cc} -std=gnu99", *params.get("make_args", [])]
-        facts.update(make=tool_version(target, ["make", "--version"]),
-                     compiler=tool_version(target, [target.config.cc, "--version"]), cc=cc)
-        files = {"tree": target.inside(tree), "work": target.inside(target.workdir) + "/build-tree"}
-        facts["make_args"] = make_args
-        return Prepared(files=files, facts=facts)
+        facts.update(cc=cc, make_args=make_args)
+        versions = {"make": tool_version(target, ["make", "--version"]),
+                    "compiler": tool_version(target, [target.config.cc, "--version"])}
+        return Prepared(files={"tree": tree, "work": f"{ctx.workdir()}/tree"}, facts=facts, versions=versions)
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         tree, work = q(prepared.files["tree"]), q(prepared.files["work"])

@@ -9,15 +9,15 @@ configuration.
 
 from __future__ import annotations
 
-import math
+from statistics import geometric_mean
 from typing import Any
 
 from shootout.errors import WorkloadError
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.base import Target
+from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
 from shootout.workloads import inputs
-from shootout.workloads.base import MIN_TRIAL_S, Prepared, Tool, Workload
+from shootout.workloads.base import Context, Prepared, Tool, Workload, repeats_for
 from shootout.workloads.shell import Step, parse_steps, q, step_seconds, timed_argv, tool_version
 
 # codec -> (compress command, decompress command, file suffix); {i} input, {o} output
@@ -27,7 +27,7 @@ CODECS: dict[str, tuple[str, str, str]] = {
     "xz6": ("xz -6 -T1 -c {i} > {o}", "xz -d -c {i} > {o}", "xz"),
     "gzip6": ("gzip -6 -c {i} > {o}", "gzip -d -c {i} > {o}", "gz"),
 }
-VERSION_ARGV = {"zstd": ["zstd", "--version"], "xz": ["xz", "--version"], "gzip": ["gzip", "--version"]}
+VERSIONED = ("zstd", "xz", "gzip")  # each answers --version
 
 
 def _metrics() -> tuple[Metric, ...]:
@@ -50,24 +50,19 @@ class Compress(Workload):
     )
     tools = (Tool("zstd", "zstd"), Tool("xz", "xz-utils"), Tool("gzip", "gzip"), Tool("cmp", "diffutils"),
              Tool("date", "coreutils"))
+    quick = {"corpus_mib": 2}
 
-    def default_params(self) -> dict[str, Any]:
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"corpus_mib": 16, "codecs": list(CODECS), "repeat": {}}
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "corpus_mib": 2}
-
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
-        unknown = [c for c in params["codecs"] if c not in CODECS]
+    def prepare(self, ctx: Context) -> Prepared:
+        unknown = [c for c in ctx.params["codecs"] if c not in CODECS]
         if unknown:
             raise WorkloadError(f"compress: unknown codec {unknown[0]!r}", "use: " + ", ".join(CODECS))
-        corpus = inputs.corpus(int(params["corpus_mib"]))
-        files = {"corpus": inputs.place(target, corpus), "out": target.inside(target.workdir) + "/compress-out"}
-        facts = {tool: tool_version(target, argv) for tool, argv in VERSION_ARGV.items()}
-        facts.update(input_sha256=corpus.sha256, input_bytes=corpus.size)
-        return Prepared(files=files, facts=facts)
+        corpus = inputs.corpus(int(ctx.params["corpus_mib"]))
+        files = {"corpus": inputs.place(ctx.target, corpus), "out": f"{ctx.workdir()}/out"}
+        return Prepared(files=files, facts={"input_sha256": corpus.sha256, "input_bytes": corpus.size},
+                        versions={tool: tool_version(ctx.target, [tool, "--version"]) for tool in VERSIONED})
 
     def _repeat(self, params: dict[str, Any], step: str) -> int:
         return int(params.get("repeat", {}).get(step, 1))
@@ -87,10 +82,10 @@ class Compress(Workload):
                          f"else echo 'roundtrip {codec} 0'; fi; rm -f {packed} {unpacked}")
         return timed_argv(steps, after="\n".join(after))
 
-    def calibrate(self, target: Target, prepared: Prepared, params: dict[str, Any]) -> dict[str, Any]:
+    def calibrate(self, ctx: Context, prepared: Prepared) -> dict[str, Any]:
         """Repeat counts so every timed step lasts at least MIN_TRIAL_S."""
-        probe = {**params, "repeat": {}}
-        result = target.run(self.argv(prepared, probe), timeout=3600)
+        params = ctx.params
+        result = ctx.target.run(self.argv(prepared, {**params, "repeat": {}}), timeout=3600)
         seconds = parse_steps(result.stdout)
         repeat = {}
         for codec in params["codecs"]:
@@ -99,8 +94,7 @@ class Compress(Workload):
                 if result.exit_status != 0 or seconds.get(step, 0) <= 0:
                     raise WorkloadError(f"compress: {step} failed while calibrating: {result.stderr_tail(1)[:200]}",
                                         "run the codec by hand on a file")
-                # 30% margin so jitter does not drop a step under the minimum
-                repeat[step] = max(1, math.ceil(1.3 * MIN_TRIAL_S / seconds[step]))
+                repeat[step] = repeats_for(seconds[step])
         return {**params, "repeat": repeat}
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
@@ -118,8 +112,7 @@ class Compress(Workload):
             values[f"{codec}_ratio"] = size / packed[0]
         for name in names:
             values[f"{name}_mbps"] = size * self._repeat(params, name) / 1e6 / seconds[name]
-        rates = [values[f"{n}_mbps"] for n in names]
-        values["geomean_mbps"] = math.exp(sum(math.log(r) for r in rates) / len(rates))
+        values["geomean_mbps"] = geometric_mean(values[f"{n}_mbps"] for n in names)
         return values
 
 

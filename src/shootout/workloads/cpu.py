@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from shootout.model import Metric, WorkloadSpec
+from shootout.targets.probe import TargetFacts
 from shootout.workloads.kernel import NativeKernel
 
 
@@ -17,11 +18,12 @@ class IntMix(NativeKernel):
         headline="iterations",
         reproduces="A: Dhrystone on the Pi 4, 32-bit vs 64-bit",
     )
+    suites = ("native",)
     kernel = "intmix"
     outputs = {"iter_per_s": "iterations"}
     calibrate_param = "iterations"
 
-    def default_params(self) -> dict[str, Any]:
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"iterations": 1_000_000}
 
     def args(self, params: dict[str, Any]) -> list[str]:
@@ -37,11 +39,12 @@ class PtrTree(NativeKernel):
         headline="lookups",
         reproduces="D: pointer-heavy work favours 32-bit (12-byte vs 24-byte nodes)",
     )
+    suites = ("native",)
     kernel = "ptrtree"
     outputs = {"lookups_per_s": "lookups"}
     calibrate_param = "lookups"
 
-    def default_params(self) -> dict[str, Any]:
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"nodes": 2_000_000, "lookups": 500_000}
 
     def args(self, params: dict[str, Any]) -> list[str]:

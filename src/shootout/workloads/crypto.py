@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-import math
-import os
 from functools import lru_cache
+from statistics import geometric_mean
 from typing import Any
 
 from shootout.errors import WorkloadError
 from shootout.model import Metric, WorkloadSpec
 from shootout.targets.base import Target
+from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
-from shootout.workloads.base import Prepared, Tool, Workload
+from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.openssl_output import ALL_SIZES, hw_paths, parse_speed
-from shootout.workloads.shell import Step, q, step_seconds, timed_argv, tool_version
+from shootout.workloads.shell import Step, q, run_checked, step_seconds, timed_argv, tool_version
 
 ALGORITHMS = ("md5", "sha1", "sha256", "sha512", "aes-128-cbc", "aes-192-cbc", "aes-256-cbc",
               "aes-128-gcm", "chacha20-poly1305", "bf-cbc")
@@ -51,34 +51,31 @@ class OpensslSpeed(Workload):
         reproduces="C: ARM vs Intel cloud, openssl speed -multi",
     )
     tools = (Tool("openssl", "openssl"),)
+    quick = {"algorithms": ["sha1", "sha256", "aes-128-cbc", "chacha20-poly1305"], "sizes": [HEADLINE_SIZE],
+             "multi": False}
 
-    def default_params(self) -> dict[str, Any]:
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"algorithms": list(ALGORITHMS), "sizes": list(ALL_SIZES), "seconds": 1,
-                "multi": True, "threads": os.cpu_count() or 1}
+                "multi": True, "threads": facts.cores or 1}
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "algorithms": ["sha1", "sha256", "aes-128-cbc", "chacha20-poly1305"],
-                "sizes": [HEADLINE_SIZE], "multi": False}
-
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
+    def prepare(self, ctx: Context) -> Prepared:
+        target = ctx.target
         version = tool_version(target, ["openssl", "version"])
         major = _major(version)
-        unknown = sorted(set(params["algorithms"]) - set(ALGORITHMS))
+        unknown = sorted(set(ctx.params["algorithms"]) - set(ALGORITHMS))
         if unknown:
             raise WorkloadError(f"openssl-speed: unknown algorithm {unknown[0]!r}", "use: " + ", ".join(ALGORITHMS))
         usable, missing = [], []
-        for alg in params["algorithms"]:
+        for alg in ctx.params["algorithms"]:
             (usable if _available(target, alg, major) else missing).append(alg)
         info = target.run(["openssl", "version", "-a"], timeout=60).stdout
         cpuinfo = target.run(["cat", "/proc/cpuinfo"], timeout=60).stdout
-        facts = {"openssl": version, "algorithms": usable, "unavailable": missing,
+        facts = {"algorithms": usable, "unavailable": missing,
                  "hw_paths": hw_paths(info, cpuinfo, dict(target.environment()))}
-        return Prepared(facts=facts)
+        return Prepared(facts=facts, versions={"openssl": version})
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
-        major = _major(prepared.facts["openssl"])
+        major = _major(prepared.versions["openssl"])
         sizes = [int(s) for s in params["sizes"]]
         runs = [("1", [])]
         if params.get("multi"):
@@ -104,22 +101,17 @@ class OpensslSpeed(Workload):
         wanted = [metric_name(a, int(s), m) for a in params["algorithms"] for s in params["sizes"]
                   for m in ((False, True) if params.get("multi") else (False,))]
         if not any(w in values for w in wanted):
-            tail = (result.stdout.strip().splitlines() or ["<no output>"])[-1]
-            raise WorkloadError(f"openssl speed printed no results (last line: {tail[:120]!r})",
+            raise WorkloadError(f"openssl speed printed no results (last line: {result.last_line()!r})",
                                 "run openssl speed -mr -evp sha256 by hand")
         heads = [values.get(metric_name(a, HEADLINE_SIZE, False)) for a in params["algorithms"]]
         # over the same algorithms on every side, or not at all (a missing legacy provider)
         if heads and all(heads):
-            values[f"geomean_{HEADLINE_SIZE}"] = _geomean(heads)
+            values[f"geomean_{HEADLINE_SIZE}"] = geometric_mean(heads)
         return values
 
-    def calibrate(self, target: Target, prepared: Prepared, params: dict[str, Any]) -> dict[str, Any]:
+    def calibrate(self, ctx: Context, prepared: Prepared) -> dict[str, Any]:
         """Keep the algorithms the first configuration can run; the others are in its facts."""
-        return {**params, "algorithms": list(prepared.facts["algorithms"])}
-
-
-def _geomean(xs: list[float]) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+        return {**ctx.params, "algorithms": list(prepared.facts["algorithms"])}
 
 
 def _major(version: str) -> int:
@@ -164,26 +156,23 @@ class Sha1Sparse(Workload):
         headline="sha1sum_mbps",
         reproduces="A: SHA-1 of a 2 GB sparse file on the Pi 4, 32-bit vs 64-bit",
     )
-    tools = (Tool("sha1sum", "coreutils"), Tool("openssl", "openssl"), Tool("date", "coreutils"))
+    tools = (Tool("sha1sum", "coreutils"), Tool("openssl", "openssl"), Tool("truncate", "coreutils"),
+             Tool("date", "coreutils"))
+    suites = ("native",)
+    quick = {"size": 500_000_000}
 
-    def default_params(self) -> dict[str, Any]:
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"size": 2_000_000_000}
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "size": 500_000_000}
-
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
-        size = int(params["size"])
-        path = target.workdir / f"sparse-{size}"
-        # like `truncate -s`: a hole, so reading it costs no I/O and no memory on tmpfs
-        with open(path, "wb") as fh:
-            fh.truncate(size)
-        facts = {"sha1sum": tool_version(target, ["sha1sum", "--version"]),
-                 "openssl": tool_version(target, ["openssl", "version"]),
-                 "input_sha1": zeros_sha1(size), "input_bytes": size}
-        return Prepared(files={"sparse": target.inside(path)}, facts=facts)
+    def prepare(self, ctx: Context) -> Prepared:
+        size = int(ctx.params["size"])
+        path = f"{ctx.workdir()}/sparse-{size}"
+        # a hole, so reading it costs no I/O and no memory on tmpfs
+        run_checked(ctx.target, ["truncate", "-s", str(size), path], "sha1-sparse: truncate")
+        versions = {"sha1sum": tool_version(ctx.target, ["sha1sum", "--version"]),
+                    "openssl": tool_version(ctx.target, ["openssl", "version"])}
+        return Prepared(files={"sparse": path}, facts={"input_sha1": zeros_sha1(size), "input_bytes": size},
+                        versions=versions)
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         path = q(prepared.files["sparse"])

@@ -1,9 +1,9 @@
-"""Deterministic inputs: the same bytes on every machine, made on the host, copied into targets.
+"""Deterministic inputs: the same bytes on every machine, made on the host, put into targets.
 
 Everything here is integer arithmetic on a counter-based generator (splitmix64) plus a few
 small tables, so the bytes do not depend on the numpy version, the libm, SIMD code paths or
 the machine. Each input is generated once into the cache, its sha256 kept beside it, and
-copied into each target's tmpfs work directory.
+put into each target's tmpfs work directory (through the target: it may be elsewhere).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import hashlib
 import json
 import math
 import os
-import shutil
 import wave
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,13 +99,12 @@ def cached(kind: str, ext: str, params: dict[str, Any], make: Callable[[Path], N
 
 
 def place(target: Target, item: Input) -> str:
-    """Copy an input into the target's work directory (tmpfs) once; its path inside the target."""
-    dest = target.workdir / f"input-{item.sha256[:16]}{item.path.suffix}"
-    if not (dest.exists() and dest.stat().st_size == item.size):
-        tmp = dest.with_name(dest.name + ".tmp")
-        shutil.copyfile(item.path, tmp)
-        tmp.rename(dest)
-    return target.inside(dest)
+    """Put an input into the target's work directory (tmpfs) once, shared by the workloads
+    that read it; its path inside the target."""
+    dest = f"{target.workdir()}/input-{item.sha256[:16]}{item.path.suffix}"
+    if not target.exists(dest):  # put() is atomic: an existing file is complete
+        target.put(item.path, dest)
+    return dest
 
 
 # -- synthesized music -----------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 The packages (a parser, a minifier, a formatter and the TypeScript compiler, plus every
 transitive dependency, pinned) are installed once with npm on the host into the cache and
-copied into each target, where that side's `node` runs them on fixed generated inputs
+put into each target, where that side's `node` runs them on fixed generated inputs
 (jssource). Only pure-JavaScript packages are used, so the same files run on i386, armhf,
 amd64 and arm64. Each tool runs a fixed number of times (chosen on the first configuration
 so it takes at least MIN_TRIAL_S); module loading is outside the timing. A headless-Chromium
@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import shutil
 import subprocess
 from pathlib import Path
+from statistics import geometric_mean
 from typing import Any
 
 from shootout.errors import ToolMissing, WorkloadError
 from shootout.model import Metric, WorkloadSpec
 from shootout.paths import cache_dir
-from shootout.targets.base import Target
+from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
-from shootout.workloads.base import MIN_TRIAL_S, Prepared, Tool, Workload, parse_key_values, require
+from shootout.workloads.base import Context, Prepared, Tool, Workload, parse_key_values, repeats_for, require
 from shootout.workloads.jssource import module_source
 from shootout.workloads.shell import tool_version
 
@@ -126,36 +126,31 @@ class JavaScript(Workload):
         reproduces="D: browser/JavaScript benchmarks (Speedometer, JetStream) 32-bit vs 64-bit",
     )
     tools = (Tool("node", "nodejs"),)
+    quick = {"units": 40}
 
-    def default_params(self) -> dict[str, Any]:
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"units": 100, "tasks": list(TASKS), "runs": {}, "expect": {}}
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "units": 40}
-
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
+    def prepare(self, ctx: Context) -> Prepared:
+        target, params = ctx.target, ctx.params
         unknown = [t for t in params["tasks"] if t not in TASKS]
         if unknown:
             raise WorkloadError(f"js: unknown task {unknown[0]!r}", "use: " + ", ".join(TASKS))
         modules = node_modules()
-        dest = target.workdir / "js"
-        if not (dest / "node_modules").exists():
-            shutil.copytree(modules / "node_modules", dest / "node_modules", symlinks=True)
-        (dest / "bench.mjs").write_text(BENCH)
+        dest = ctx.workdir()
+        target.put_tree(modules / "node_modules", f"{dest}/node_modules")
+        target.put(BENCH.encode(), f"{dest}/bench.mjs")
         units = int(params["units"])
         sources = {"js": module_source(units, typed=False), "ts": module_source(units, typed=True)}
         for ext, text in sources.items():
-            (dest / f"input.{ext}").write_text(text)
+            target.put(text.encode(), f"{dest}/input.{ext}")
         digest = hashlib.sha256(sources["js"].encode() + b"\0" + sources["ts"].encode()).hexdigest()
         lock = modules / "package-lock.json"
-        facts = {"node": tool_version(target, ["node", "--version"]), "packages": PACKAGES,
+        facts = {"packages": PACKAGES,
                  "lock_sha256": hashlib.sha256(lock.read_bytes()).hexdigest() if lock.exists() else None,
                  "input_sha256": digest, "bench_sha256": hashlib.sha256(BENCH.encode()).hexdigest()}
-        inside = target.inside(dest)
-        files = {"dir": inside, "bench": f"{inside}/bench.mjs", "js": f"{inside}/input.js", "ts": f"{inside}/input.ts"}
-        return Prepared(files=files, facts=facts)
+        files = {"dir": dest, "bench": f"{dest}/bench.mjs", "js": f"{dest}/input.js", "ts": f"{dest}/input.ts"}
+        return Prepared(files=files, facts=facts, versions={"node": tool_version(target, ["node", "--version"])})
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         plan = []
@@ -164,9 +159,10 @@ class JavaScript(Workload):
         f = prepared.files
         return ["node", f["bench"], f["dir"], f["js"], f["ts"], *plan]
 
-    def calibrate(self, target: Target, prepared: Prepared, params: dict[str, Any]) -> dict[str, Any]:
+    def calibrate(self, ctx: Context, prepared: Prepared) -> dict[str, Any]:
         """Runs per tool so each takes at least MIN_TRIAL_S; outputs recorded to check every side."""
-        result = target.run(self.argv(prepared, {**params, "runs": {}}), timeout=1800)
+        params = ctx.params
+        result = ctx.target.run(self.argv(prepared, {**params, "runs": {}}), timeout=1800)
         values = parse_key_values(result.stdout)
         runs, expect = {}, {}
         for task in params["tasks"]:
@@ -174,7 +170,7 @@ class JavaScript(Workload):
             if result.exit_status != 0 or seconds <= 0:
                 raise WorkloadError(f"js: {task} failed while calibrating: {result.stderr_tail(1)[:200]}",
                                     "run node bench.mjs by hand in the target")
-            runs[task] = max(1, math.ceil(1.3 * MIN_TRIAL_S / seconds))
+            runs[task] = repeats_for(seconds)
             expect[task] = values[f"{task}_out"]
         return {**params, "runs": runs, "expect": expect}
 
@@ -185,8 +181,8 @@ class JavaScript(Workload):
                 raise WorkloadError(f"js: {task} gave different output here ({values.get(task + '_out')} "
                                     f"characters, {size} on the first configuration)",
                                     "the tools or node behave differently on this side")
-        picked = require(values, {f"{t}_runs_per_s": t for t in params["tasks"]}, result.stdout)
-        picked["geomean"] = math.exp(sum(math.log(v) for v in picked.values()) / len(picked))
+        picked = require(values, {f"{t}_runs_per_s": t for t in params["tasks"]}, result)
+        picked["geomean"] = geometric_mean(picked.values())
         return picked
 
 

@@ -2,7 +2,7 @@
 
 The input is a deterministic stereo 44.1 kHz 16-bit WAV (inputs.music), 23.5 minutes by
 default like the track of the published test; it is made once on the host, its sha256
-recorded, and copied into each target's work directory.
+recorded, and put into each target's work directory.
 """
 
 from __future__ import annotations
@@ -11,21 +11,18 @@ from typing import Any
 
 from shootout.errors import WorkloadError
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.base import Target
+from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
 from shootout.workloads import inputs
-from shootout.workloads.base import Prepared, Tool, Workload
+from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import Step, q, step_seconds, timed_argv, tool_version
 
 
-def _prepare_audio(target: Target, params: dict[str, Any], tool: str, version_argv: list[str]) -> Prepared:
-    track = inputs.music(float(params["minutes"]))
-    wav = inputs.place(target, track)
-    out = target.inside(target.workdir)
-    files = {"wav": wav, "out": f"{out}/{tool}-out"}
-    facts = {tool: tool_version(target, version_argv), "input_sha256": track.sha256,
-             "input_bytes": track.size, "minutes": float(params["minutes"])}
-    return Prepared(files=files, facts=facts)
+def _prepare_audio(ctx: Context, tool: str) -> Prepared:
+    track = inputs.music(float(ctx.params["minutes"]))
+    files = {"wav": inputs.place(ctx.target, track), "out": f"{ctx.workdir()}/{tool}-out"}
+    facts = {"input_sha256": track.sha256, "input_bytes": track.size, "minutes": float(ctx.params["minutes"])}
+    return Prepared(files=files, facts=facts, versions={tool: tool_version(ctx.target, [tool, "--version"])})
 
 
 class Flac(Workload):
@@ -39,17 +36,13 @@ class Flac(Workload):
         reproduces="A: flac encoding of a 23.5-minute track; D: FLAC decode to WAV then re-encode",
     )
     tools = (Tool("flac", "flac"), Tool("cmp", "diffutils"), Tool("date", "coreutils"))
+    quick = {"minutes": 3.0}
 
-    def default_params(self) -> dict[str, Any]:
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"minutes": 23.5, "level": 5}
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "minutes": 3.0}
-
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
-        return _prepare_audio(target, params, "flac", ["flac", "--version"])
+    def prepare(self, ctx: Context) -> Prepared:
+        return _prepare_audio(ctx, "flac")
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         wav, out = q(prepared.files["wav"]), prepared.files["out"]
@@ -80,17 +73,13 @@ class Lame(Workload):
         reproduces="A: lame encoding of a 23.5-minute track",
     )
     tools = (Tool("lame", "lame"), Tool("date", "coreutils"))
+    quick = {"minutes": 1.0}
 
-    def default_params(self) -> dict[str, Any]:
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"minutes": 23.5, "lame_args": []}  # lame's defaults: 128 kbit/s CBR, -q 3
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "minutes": 1.0}
-
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
-        return _prepare_audio(target, params, "lame", ["lame", "--version"])
+    def prepare(self, ctx: Context) -> Prepared:
+        return _prepare_audio(ctx, "lame")
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         wav, mp3 = q(prepared.files["wav"]), q(prepared.files["out"] + ".mp3")

@@ -2,57 +2,27 @@
 
 from __future__ import annotations
 
-import math
-import re
-from pathlib import Path
 from typing import Any
 
-import psutil
-
-from shootout.build import build_native
 from shootout.errors import WorkloadError
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.base import Target
+from shootout.targets.probe import LEVELS, TargetFacts
 from shootout.targets.process import ProcResult
-from shootout.workloads.base import Prepared, Workload, parse_key_values, require
-from shootout.workloads.shell import parse_sections, q
+from shootout.workloads.base import Context, Prepared, parse_key_values, repeats_for, require
+from shootout.workloads.kernel import CompiledWorkload
+from shootout.workloads.shell import q
 
 OPS = ("read", "write", "copy", "fill")
-LEVELS = ("l1", "l2", "l3")
-
-
-def cache_sizes(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> dict[str, int]:
-    """Data/unified cache size in KiB per level ('l1'..'l3') from sysfs; {} when unreadable."""
-    sizes: dict[str, int] = {}
-    for index in sorted(root.glob("index*")):
-        try:
-            level = int((index / "level").read_text())
-            kind = (index / "type").read_text().strip()
-            text = (index / "size").read_text().strip()
-        except (OSError, ValueError):
-            continue
-        m = re.fullmatch(r"(\d+)([KMG]?)", text)
-        if kind == "Instruction" or not m or f"l{level}" not in LEVELS:
-            continue
-        sizes[f"l{level}"] = int(m.group(1)) * {"": 1 / 1024, "K": 1, "M": 1024, "G": 1 << 20}[m.group(2)]
-    return {k: int(v) for k, v in sizes.items() if v >= 1}
-
-
-# When sysfs says nothing (some ARM boards): typical Cortex-A72-class sizes.
+# When the target's sysfs says nothing (some ARM boards): typical Cortex-A72-class sizes.
 FALLBACK_CACHES = {"l1": 32, "l2": 1024}
 
 
-def sections(stdout: str) -> dict[str, dict[str, float]]:
+def sections(result: ProcResult) -> dict[str, dict[str, float]]:
     """The `name value` lines of each run of a multi-run trial, by section."""
-    return {name: parse_key_values(text) for name, text in parse_sections(stdout).items()}
+    return {name: parse_key_values(text) for name, text in result.sections().items()}
 
 
-def _binary(target: Target, kernel: str) -> Prepared:
-    binary = build_native(target, kernel, target.config)
-    return Prepared(files={"binary": binary.path}, facts={"binary": binary.facts})
-
-
-class MemBandwidth(Workload):
+class MemBandwidth(CompiledWorkload):
     spec = WorkloadSpec(
         name="membw",
         category="memory",
@@ -65,21 +35,16 @@ class MemBandwidth(Workload):
         headline="copy_mbps",
         reproduces="A, D: RAM bandwidth (mlock'd buffer, mbw) 32-bit vs 64-bit",
     )
+    suites = ("native",)
+    kernel = "membw"
+    quick = {"reps": 3}
 
-    def default_params(self) -> dict[str, Any]:
-        caches = cache_sizes() or FALLBACK_CACHES
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
+        caches = facts.caches_kib or FALLBACK_CACHES
         # two buffers take half of the level, so they stay resident while being copied
         levels = {lvl: max(1, kib // 4) for lvl, kib in caches.items()}
         far = max(256, 4 * max(caches.values()) // 1024)
         return {"levels_kib": levels, "caches_kib": caches, "size_mib": far, "reps": 5, "mlock": True}
-
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "reps": 3}
-
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
-        return _binary(target, "membw")
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         binary = q(prepared.files["binary"])
@@ -92,17 +57,16 @@ class MemBandwidth(Workload):
         return ["sh", "-c", "\n".join(lines)]
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
-        runs = sections(result.stdout)
+        runs = sections(result)
         values: dict[str, float] = {}
         for name in ["mem", *sorted(params["levels_kib"])]:
             suffix = "" if name == "mem" else f"_{name}"
-            picked = require(runs.get(name, {}), {f"{op}_mbps": f"{op}{suffix}_mbps" for op in OPS},
-                             result.stdout)
+            picked = require(runs.get(name, {}), {f"{op}_mbps": f"{op}{suffix}_mbps" for op in OPS}, result)
             values.update(picked)
         return values
 
 
-class MaxAlloc(Workload):
+class MaxAlloc(CompiledWorkload):
     spec = WorkloadSpec(
         name="maxalloc",
         category="memory",
@@ -111,30 +75,31 @@ class MaxAlloc(Workload):
         headline="max_mib",
         reproduces="A: a 3 GB buffer works in 64-bit and fails in 32-bit",
     )
+    kernel = "maxalloc"
 
-    def default_params(self) -> dict[str, Any]:
-        # Above the 4 GiB a 32-bit process can address, far below what the machine has free.
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
+        # Above the 4 GiB a 32-bit process can address, far below what the target has free.
         step = 64
-        bound = min(psutil.virtual_memory().available // 2 >> 20, 4608)
+        free = _free_mib(facts)
+        bound = min(free // 2, 4608) if free is not None else 1024
         return {"limit_mib": max(step, bound // step * step), "step_mib": step}
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return cls().default_params()
-
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
-        free = psutil.virtual_memory().available >> 20
-        if int(params["limit_mib"]) > free * 3 // 4:  # chosen at half; leave room for drift since
-            raise WorkloadError(f"maxalloc: limit {params['limit_mib']} MiB is too close to the free memory "
-                                f"({free} MiB)", "lower limit_mib or free memory first")
-        return _binary(target, "maxalloc")
+    def prepare(self, ctx: Context) -> Prepared:
+        free = _free_mib(ctx.facts)
+        if free is not None and int(ctx.params["limit_mib"]) > free * 3 // 4:  # chosen at half of the baseline's
+            raise WorkloadError(f"maxalloc: limit {ctx.params['limit_mib']} MiB is too close to the free memory "
+                                f"of {ctx.config.display} ({free} MiB)", "lower limit_mib or free memory first")
+        return super().prepare(ctx)
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         return [prepared.files["binary"], str(int(params["limit_mib"])), str(int(params["step_mib"]))]
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
-        return require(parse_key_values(result.stdout), {"max_mib": "max_mib"}, result.stdout)
+        return require(parse_key_values(result.stdout), {"max_mib": "max_mib"}, result)
+
+
+def _free_mib(facts: TargetFacts) -> int | None:
+    return None if facts.available_bytes is None else facts.available_bytes >> 20
 
 
 MEMLAT_SIZES_KIB = tuple(4**i for i in range(10))  # 1 KiB .. 256 MiB
@@ -146,7 +111,7 @@ def size_label(kib: int) -> str:
         f"{kib >> 10}m" if kib >= 1024 and kib % 1024 == 0 else f"{kib}k"
 
 
-class MemLatency(Workload):
+class MemLatency(CompiledWorkload):
     spec = WorkloadSpec(
         name="memlat",
         category="memory",
@@ -161,22 +126,19 @@ class MemLatency(Workload):
         reproduces="D: pointer-heavy code pays per hop (cache and TLB misses)",
     )
     TARGET_S = 0.05  # timed seconds per size; set-up of the biggest buffers costs more than this
+    kernel = "memlat"
+    quick = {"sizes_kib": [16, 1024, 65536], "modes": ["nothp"]}
 
-    def default_params(self) -> dict[str, Any]:
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"sizes_kib": list(MEMLAT_SIZES_KIB), "modes": list(THP_MODES), "loads": {}}
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "sizes_kib": [16, 1024, 65536], "modes": ["nothp"]}
-
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
-        bad = [k for k in params["sizes_kib"] if k not in MEMLAT_SIZES_KIB]
+    def prepare(self, ctx: Context) -> Prepared:
+        bad = [k for k in ctx.params["sizes_kib"] if k not in MEMLAT_SIZES_KIB]
         if bad:
             raise WorkloadError(f"memlat: size {bad[0]} KiB is not one of the measured sizes",
                                 "use powers of 4 from 1 to 262144 KiB")
-        prepared = _binary(target, "memlat")
-        probe = target.run([prepared.files["binary"], "8192", "1000", "--thp"], timeout=120)
+        prepared = super().prepare(ctx)
+        probe = ctx.target.run([prepared.files["binary"], "8192", "1000", "--thp"], timeout=120)
         huge = parse_key_values(probe.stdout).get("anon_huge_kib")
         prepared.facts["thp_effective"] = None if huge is None else huge > 0
         return prepared
@@ -193,27 +155,28 @@ class MemLatency(Workload):
                              f"{binary} {kib} {self._loads(params, kib)} {THP_MODES[mode]}")
         return ["sh", "-c", "\n".join(lines)]
 
-    def calibrate(self, target: Target, prepared: Prepared, params: dict[str, Any]) -> dict[str, Any]:
+    def calibrate(self, ctx: Context, prepared: Prepared) -> dict[str, Any]:
         """Loads per size so each timed loop lasts about TARGET_S; the same for every configuration."""
+        params = ctx.params
         probe = {**params, "modes": ["nothp"], "loads": {}}
-        result = target.run(self.argv(prepared, probe), timeout=1800)
-        runs = sections(result.stdout)
+        result = ctx.target.run(self.argv(prepared, probe), timeout=1800)
+        runs = sections(result)
         loads = {}
         for kib in params["sizes_kib"]:
             ns = runs.get(f"nothp_{size_label(kib)}", {}).get("ns_per_load")
             if result.exit_status != 0 or not ns or ns <= 0:
                 raise WorkloadError(f"memlat failed while calibrating: {result.stderr_tail(1)[:200]}",
                                     "run the memlat kernel by hand")
-            loads[str(kib)] = min(50_000_000, max(100_000, math.ceil(self.TARGET_S * 1e9 / ns)))
+            loads[str(kib)] = min(50_000_000, max(100_000, repeats_for(ns * 1e-9, self.TARGET_S)))
         return {**params, "loads": loads}
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
-        runs = sections(result.stdout)
+        runs = sections(result)
         values = {}
         for mode in params["modes"]:
             for kib in params["sizes_kib"]:
                 name = f"{mode}_{size_label(kib)}"
-                values.update(require(runs.get(name, {}), {"ns_per_load": name}, result.stdout))
+                values.update(require(runs.get(name, {}), {"ns_per_load": name}, result))
         if "nothp" in params["modes"]:
             values["largest_nothp"] = values[f"nothp_{size_label(max(params['sizes_kib']))}"]
         return values

@@ -1,4 +1,9 @@
-"""The catalogue: every built-in workload by name, and the named suites."""
+"""The catalogue: every built-in workload by name, and the suites derived from what each declares.
+
+Adding a workload: one module with a WORKLOADS tuple, and its name in MODULES. Its spec
+(category), `suites`, `tools` and `packages` are all the catalogue, the suites and the
+userspaces' package lists need.
+"""
 
 from __future__ import annotations
 
@@ -12,18 +17,21 @@ from shootout.workloads.base import Workload
 MODULES = (cpu, memory, crypto, media, compress, sevenzip, build_workload, js, swap)
 REGISTRY: dict[str, type[Workload]] = {cls.spec.name: cls for module in MODULES for cls in module.WORKLOADS}
 
-# The default suite: the four native workloads of the headline comparison.
+# The default suite: the native workloads of the headline comparison.
 DEFAULT_SUITE = "native"
-# Suites whose workloads run with their reduced quick_params().
+# Suites whose workloads run with their reduced `quick` parameters.
 REDUCED_SUITES = {"quick"}
 
 
 def suites() -> dict[str, list[str]]:
+    """Suite name -> workloads: the declared suites, quick and full (everything), each category."""
+    named: dict[str, list[str]] = {}
     categories: dict[str, list[str]] = {}
     for name, cls in REGISTRY.items():
+        for suite_name in cls.suites:
+            named.setdefault(suite_name, []).append(name)
         categories.setdefault(cls.spec.category, []).append(name)
-    native = ["intmix", "ptrtree", "membw", "sha1-sparse"]
-    return {"native": native, "quick": list(REGISTRY), "full": list(REGISTRY), **categories}
+    return {**named, "quick": list(REGISTRY), "full": list(REGISTRY), **categories}
 
 
 def workload(name: str) -> Workload:
@@ -44,4 +52,4 @@ def suite_params(name: str) -> dict[str, dict[str, Any]]:
     """Per-workload parameter overrides a suite implies."""
     if name not in REDUCED_SUITES:
         return {}
-    return {w: REGISTRY[w].quick_params() for w in suite(name)}
+    return {w: dict(REGISTRY[w].quick) for w in suite(name)}

@@ -8,16 +8,16 @@ difference between configurations shows up in the facts. The dictionary size is 
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
 from shootout.errors import ToolMissing, WorkloadError
 from shootout.model import Metric, WorkloadSpec
 from shootout.targets.base import Target
+from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
-from shootout.workloads.base import Prepared, Workload
-from shootout.workloads.shell import parse_sections, q, tool_version
+from shootout.workloads.base import Context, Prepared, Workload
+from shootout.workloads.shell import q, tool_version
 
 COMMANDS = (("7zz", "7zip"), ("7z", "p7zip-full"), ("7za", "p7zip"))
 MODES = {"1t": "one thread (-mmt1)", "mt": "all threads"}
@@ -57,27 +57,29 @@ class SevenZip(Workload):
         reproduces="D: 7-zip benchmark, Pi 3B+/Pi 4, 32-bit vs 64-bit",
     )
 
-    def default_params(self) -> dict[str, Any]:
-        return {"passes": 2, "dict_log2": 22, "threads": os.cpu_count() or 1, "modes": list(MODES)}
+    packages = ("7zip",)  # what a userspace without any of the commands gets
+    quick = {"passes": 1, "modes": ["mt"]}
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "passes": 1, "modes": ["mt"]}
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
+        return {"passes": 2, "dict_log2": 22, "threads": facts.cores or 1, "modes": list(MODES)}
+
+    def required_packages(self, target: Target) -> list[str]:
+        return [] if any(target.which(cmd) for cmd, _ in COMMANDS) else list(self.packages)
 
     def check_tools(self, target: Target) -> None:
         if not any(target.which(cmd) for cmd, _ in COMMANDS):
             raise ToolMissing("7zz", "7zip", where=target.config.display)
 
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
-        command, package = next((c, p) for c, p in COMMANDS if target.which(c))
-        banner = tool_version(target, [command], r"7-Zip")
+    def prepare(self, ctx: Context) -> Prepared:
+        command, package = next((c, p) for c, p in COMMANDS if ctx.target.which(c))
+        banner = tool_version(ctx.target, [command], r"7-Zip")
         # The banner names the build's architecture ("(x64)", "(x86)"): that is the ABI being
         # compared, not a version difference, so it is kept apart from the version.
         arch = re.search(r"\((x64|x86|arm64|arm)\)", banner)
         version = re.sub(r"\s*\((x64|x86|arm64|arm)\)", "", banner)
-        return Prepared(files={"7z": command}, facts={"7z": command, "package": package, "version": version,
-                                                        "build_arch": arch.group(1) if arch else None})
+        return Prepared(files={"7z": command}, facts={"7z": command, "package": package,
+                                                        "build_arch": arch.group(1) if arch else None},
+                        versions={"7z": version})
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         exe = q(prepared.files["7z"])
@@ -89,7 +91,7 @@ class SevenZip(Workload):
         return ["sh", "-c", "\n".join(lines)]
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
-        runs = parse_sections(result.stdout)
+        runs = result.sections()
         values = {}
         for mode in params["modes"]:
             ratings = parse_bench(runs.get(mode, ""))

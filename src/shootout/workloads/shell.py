@@ -19,7 +19,6 @@ from shootout.targets.base import Target
 from shootout.targets.process import ProcResult
 
 _STEP = re.compile(r"^step ([a-z0-9_]+) (\d+\.\d+) (\d+\.\d+)$")
-_SECTION = re.compile(r"^section (\S+)$")
 
 
 def q(text: str) -> str:
@@ -69,8 +68,7 @@ def step_seconds(result: ProcResult, names: Sequence[str]) -> dict[str, float]:
     seconds = parse_steps(result.stdout)
     for name in names:
         if name not in seconds:
-            tail = (result.stdout.strip().splitlines() or ["<no output>"])[-1]
-            raise WorkloadError(f"step {name!r} did not finish (last line: {tail[:120]!r})",
+            raise WorkloadError(f"step {name!r} did not finish (last line: {result.last_line()!r})",
                                 f"stderr: {result.stderr_tail(1)[:200] or 'empty'}")
         if seconds[name] <= 0:
             raise WorkloadError(f"step {name!r} took {seconds[name]} s", "the clock (date +%s.%N) is unusable")
@@ -94,16 +92,3 @@ def run_checked(target: Target, argv: Sequence[str], what: str, timeout: float =
                             f"{result.stderr_tail(1)[:200] or 'exit ' + str(result.exit_status)}",
                             "run the command by hand: " + " ".join(argv)[:200])
     return result
-
-
-def parse_sections(stdout: str) -> dict[str, str]:
-    """Split the output of a trial that ran several programs, each after `echo 'section NAME'`."""
-    out: dict[str, list[str]] = {}
-    current = None
-    for line in stdout.splitlines():
-        if m := _SECTION.match(line.strip()):
-            current = m.group(1)
-            out[current] = []
-        elif current is not None:
-            out[current].append(line)
-    return {name: "\n".join(lines) for name, lines in out.items()}

@@ -6,6 +6,7 @@
     metric = "wall"                     # or: regex = 'throughput: ([0-9.]+)'
     unit = "s"                          # a unit from shootout.units, or any unit plus
     direction = "lower"                 #   direction = "higher" | "lower"
+    scratch = "disk"                    # optional: $SHOOTOUT_SCRATCH is the configuration's scratch
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from shootout.errors import UsageError, WorkloadError
 from shootout.model import Metric, WorkloadSpec
 from shootout.targets.process import ProcResult
 from shootout.units import UNITS, Direction, Unit
-from shootout.workloads.base import Prepared, Workload
+from shootout.workloads.base import Context, Prepared, Workload
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -68,6 +69,9 @@ class CommandWorkload(Workload):
             self.regex = None
             unit = definition.get("unit", "s")
         _register_unit(unit, definition.get("direction"), where)
+        self.scratch = definition.get("scratch")
+        if self.scratch not in (None, "disk"):
+            raise UsageError(f"{where}: scratch must be \"disk\"", "leave it out for a command that needs no disk")
         self.definition = dict(definition)
         self.spec = WorkloadSpec(  # type: ignore[misc]  # per-instance spec for user workloads
             name=name,
@@ -77,7 +81,14 @@ class CommandWorkload(Workload):
             headline=metric,
         )
 
+    def prepare(self, ctx: Context) -> Prepared:
+        if self.scratch == "disk":
+            return Prepared(files={"scratch": ctx.target.scratch("disk")})
+        return Prepared()
+
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        if "scratch" in prepared.files:
+            return ["env", f"SHOOTOUT_SCRATCH={prepared.files['scratch']}", *self.command]
         return list(self.command)
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
@@ -86,8 +97,8 @@ class CommandWorkload(Workload):
             return {metric: result.wall_s}
         found = self.regex.findall(result.stdout) or self.regex.findall(result.stderr)
         if not found:
-            last = (result.stdout.strip().splitlines() or ["<no output>"])[-1][:100]
-            raise WorkloadError(f"{self.spec.name} printed no number matching {self.regex.pattern!r} (last line: {last!r})",
+            raise WorkloadError(f"{self.spec.name} printed no number matching {self.regex.pattern!r} "
+                                f"(last line: {result.last_line(100)!r})",
                                 "check the command and the regex")
         text = found[-1][0] if isinstance(found[-1], tuple) else found[-1]
         try:

@@ -20,6 +20,8 @@
  * Copy bandwidth counts the bytes copied once (SIZE bytes per pass), like mbw
  * does, not read plus written (which would be 2 x SIZE).
  *
+ * Passes are timed in CPU time (cpu_seconds in kernel.h).
+ *
  * Buffers that fit in a cache are too quick to time one pass at a time, so
  * below INNER_BYTES each timed interval repeats its pass INNER times (at
  * least INNER_BYTES moved per interval); rates count every repetition.
@@ -163,27 +165,27 @@ int main(int argc, char **argv)
         double t[5], d;
         int k;
 
-        t[0] = now_seconds();
+        t[0] = cpu_seconds();
         for (j = 0; j < inner; j++) {
             BARRIER();
             write_words(a, n, v);
         }
-        t[1] = now_seconds();
+        t[1] = cpu_seconds();
         for (j = 0, sum = 0; j < inner; j++) {
             BARRIER();
             sum = read_words(a, n);
         }
-        t[2] = now_seconds();
+        t[2] = cpu_seconds();
         for (j = 0; j < inner; j++) {
             BARRIER();
             memcpy(b, a, bytes);
         }
-        t[3] = now_seconds();
+        t[3] = cpu_seconds();
         for (j = 0; j < inner; j++) {
             BARRIER();
             memset(a, fill, bytes);
         }
-        t[4] = now_seconds();
+        t[4] = cpu_seconds();
 
         if (sum != v * (uint64_t)n || b[n - 1] != v
             || ((const unsigned char *)a)[bytes - 1] != (unsigned char)fill) {

@@ -26,7 +26,8 @@
  *
  * Usage:  memlat SIZE_KIB LOADS [--thp|--no-thp]
  *         (SIZE_KIB 1..33554431, LOADS >= 1)
- * Output: size_kib, loads, seconds, ns_per_load, checksum;
+ * Output: size_kib, loads, seconds (CPU time of the timed loads, see
+ *         cpu_seconds in kernel.h), ns_per_load, checksum;
  *         thp_advice_ok (1|0, whether madvise accepted the advice) only with
  *         --thp or --no-thp; anon_huge_kib (huge-page-backed KiB of the
  *         buffer, from /proc/self/smaps) only when that file is readable.
@@ -195,7 +196,7 @@ int main(int argc, char **argv)
     /* Go on from where the warm-up stopped: when LOADS < slots the timed
      * loads visit slots the warm-up did not, so a large buffer is not
      * measured as if it were cached. */
-    t0 = now_seconds();
+    t0 = cpu_seconds();
     for (k = loads / 8; k > 0; k--) {
         p = *(void **)p;
         p = *(void **)p;
@@ -208,7 +209,7 @@ int main(int argc, char **argv)
     }
     for (k = loads % 8; k > 0; k--)
         p = *(void **)p;
-    t1 = now_seconds();
+    t1 = cpu_seconds();
     g_sink = p;
     secs = t1 - t0;
     if (!(secs > 0.0)) {

@@ -1,0 +1,23 @@
+"""Named experiments: the published comparisons, each one command (`shootout run --experiment NAME`).
+
+An experiment is one module holding an Experiment: the configurations, workloads and
+parameters of a write-up in shootout.toml's own format, and what the write-up found, so the
+report can put each measured result beside it. Register a new one with one line below.
+"""
+
+from __future__ import annotations
+
+from shootout.errors import UsageError
+from shootout.experiments import rpi64
+from shootout.experiments.base import Experiment
+
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
+    rpi64.EXPERIMENT,
+)}
+
+
+def experiment(name: str) -> Experiment:
+    try:
+        return EXPERIMENTS[name]
+    except KeyError:
+        raise UsageError(f"unknown experiment {name!r}", "list them with: shootout experiments") from None

@@ -1,0 +1,65 @@
+"""What a configuration part is: one kind of machine state that a [[config]] may set.
+
+A part lives in one module and is registered with one line in shootout/parts/__init__.py.
+Its life in a run, driven by RunParts:
+  parse(table, where)     its spec from a [[config]] table: JSON-able data kept in
+                          Config.parts[name]; UsageError for bad input (no I/O)
+  problem(spec)           why the spec cannot be used here, in one line, or None; may try
+                          a change through a journal of its own, but leaves nothing changed
+  open(configs, journal)  a session for one run over every configuration of it (a
+                          configuration that does not set something runs with the machine's
+                          own state), or None when the part has nothing to do in this run
+  session.apply(config)   before each trial: put the configuration's state in force where it
+                          is not (switching between interleaved configurations)
+  session.in_force(config)  the state in force now, read back; stored with the trial
+  session.wrap(config)    a command prefix around the trial's command (e.g. entering a cgroup
+                          made for it), run on the machine outside the target's userspace
+  session.after_trial(config)  what the part saw during the trial (counters), stored with it
+  session.facts(config)   facts of the run about this part (e.g. the scratch's device)
+  session.close()         undo what the session did; the journal undoes it too after a kill
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from shootout.model import Config
+from shootout.system.journal import Journal
+
+
+class PartSession(ABC):
+    @abstractmethod
+    def apply(self, config: Config) -> None: ...
+
+    def in_force(self, config: Config) -> dict[str, Any]:
+        return {}
+
+    def wrap(self, config: Config) -> list[str]:
+        return []
+
+    def after_trial(self, config: Config) -> dict[str, Any]:
+        return {}
+
+    def facts(self, config: Config) -> dict[str, Any]:
+        return {}
+
+    @abstractmethod
+    def close(self) -> list[str]:
+        """Undo; returns what could not be undone."""
+
+
+class Part(ABC):
+    name: ClassVar[str]  # key in Config.parts and Trial.in_force
+    keys: ClassVar[tuple[str, ...]]  # the [[config]] keys it reads
+
+    @abstractmethod
+    def parse(self, table: Mapping[str, Any], where: str) -> Any:
+        """The spec from a table that has at least one of `keys`."""
+
+    def problem(self, spec: Any) -> str | None:
+        return None
+
+    @abstractmethod
+    def open(self, configs: Sequence[Config], journal: Journal) -> PartSession | None: ...

@@ -1,0 +1,102 @@
+"""Scratch storage of a configuration: the directory disk-touching workloads write into.
+
+    scratch = "/mnt/usbssd/shootout"                                   # a directory on the device under test
+    scratch = { fs = "btrfs", mount = "compress=zstd:3", size = "4G", in = "/var/tmp" }   # a filesystem in a file
+
+Spec (Config.parts["scratch"]): {"dir": PATH} or {"fs", "mount", "size" (bytes), "in"}. The
+area itself is made by shootout.system.scratch.open_scratch when a workload first needs it;
+this part checks the spec before the run, records the area's device facts and, per trial, the
+filesystem and mount options in force, and closes what was opened when the run ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from shootout.errors import UsageError
+from shootout.model import Config
+from shootout.parts.base import Part, PartSession
+from shootout.system.blockdev import mount_of
+from shootout.system.journal import Journal
+from shootout.system.scratch import DEFAULT_BASE, MKFS, ScratchArea, opened_scratch, scratch_problem
+from shootout.units import byte_size
+
+DEFAULT_SIZE = "2G"
+_FILE_KEYS = {"fs", "mount", "size", "in"}
+_HINT = 'scratch = "/path/on/the/disk" or scratch = { fs = "ext4", size = "4G", in = "/var/tmp" }'
+
+
+def _absolute(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.startswith("/"):
+        raise UsageError(f"{where}: {value!r} is not an absolute path", _HINT)
+    return str(Path(value))
+
+
+class ScratchPart(Part):
+    name = "scratch"
+    keys = ("scratch",)
+
+    def parse(self, table: Mapping[str, Any], where: str) -> dict[str, Any]:
+        given = table["scratch"]
+        where = f"{where}: scratch"
+        if isinstance(given, str):
+            return {"dir": _absolute(given, where)}
+        if not isinstance(given, dict):
+            raise UsageError(f"{where} must be a directory or a table", _HINT)
+        if "dir" in given:
+            if extra := set(given) - {"dir"}:
+                raise UsageError(f"{where}: {', '.join(sorted(extra))} cannot go with dir", "a directory is used as it is")
+            return {"dir": _absolute(given["dir"], where)}
+        if unknown := set(given) - _FILE_KEYS:
+            raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}", "allowed: dir, " + ", ".join(sorted(_FILE_KEYS)))
+        fs = given.get("fs")
+        if fs not in MKFS:
+            raise UsageError(f"{where}: unknown filesystem {fs!r}", "use fs = one of " + ", ".join(MKFS))
+        options = given.get("mount", "")
+        if not isinstance(options, str) or "loop" in options.split(","):
+            raise UsageError(f"{where}: mount must be a string of mount options", 'e.g. mount = "compress=zstd:3"')
+        return {"fs": fs, "mount": options, "size": byte_size(given.get("size", DEFAULT_SIZE), f"{where} size"),
+                "in": _absolute(given.get("in", str(DEFAULT_BASE)), f"{where} in")}
+
+    def problem(self, spec: dict[str, Any]) -> str | None:
+        return scratch_problem(spec)
+
+    def open(self, configs: Sequence[Config], journal: Journal) -> PartSession:
+        return _Session(journal, list(configs))
+
+
+class _Session(PartSession):
+    """Nothing to switch: each configuration has its own area, made on first use."""
+
+    def __init__(self, journal: Journal, configs: list[Config]) -> None:
+        self.journal = journal
+        self.configs = configs
+
+    def _area(self, config: Config) -> ScratchArea | None:  # an A/A copy uses its original's area
+        from shootout.configs import aa_original
+
+        by_name = {c.name: c for c in self.configs}
+        return opened_scratch(self.journal, by_name.get(aa_original(config.name), config))
+
+    def apply(self, config: Config) -> None:
+        pass
+
+    def in_force(self, config: Config) -> dict[str, Any]:
+        area, spec = self._area(config), config.parts.get(ScratchPart.name, {})
+        if area is None or "fs" not in spec:
+            return {}  # a directory's mount is the machine's, recorded once in the facts
+        mount = mount_of(area.host_path) or {}
+        return {"filesystem": mount.get("fstype"), "mount_options": mount.get("options")}
+
+    def facts(self, config: Config) -> dict[str, Any]:
+        area = self._area(config)
+        return dict(area.facts) if area is not None else {}
+
+    def close(self) -> list[str]:
+        errors: list[str] = []
+        for config in self.configs:
+            if (area := opened_scratch(self.journal, config)) is not None:
+                errors += area.close()
+        return errors

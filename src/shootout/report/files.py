@@ -1,0 +1,52 @@
+"""`shootout report`: render a report in one format and write its files into a directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shootout.analysis import Analysis
+from shootout.errors import UsageError
+from shootout.report import charts
+from shootout.report.html import render_html
+from shootout.report.markdown import render_markdown
+
+REPORT_FORMATS = ("html", "md", "png", "svg")
+
+
+def write_report(
+    analysis: Analysis,
+    out_dir: Path,
+    fmt: str,
+    prices: dict[str, float] | None = None,
+    price_unit: str = "$",
+) -> list[Path]:
+    """Write the report for `shootout report --format html|md|png|svg --out DIR`.
+
+    html: report.html (self-contained); md: report.md plus its PNG charts; png/svg: the
+    charts only. Returns the paths written. Everything is rendered before anything is
+    written, so a rendering error leaves the directory untouched.
+    """
+    if fmt not in REPORT_FORMATS:
+        raise UsageError(f"unknown report format {fmt!r}", "use one of: " + ", ".join(REPORT_FORMATS))
+    files: dict[str, bytes] = {}
+    if fmt == "html":
+        files["report.html"] = render_html(analysis, prices, price_unit).encode("utf-8")
+    else:
+        ext = "png" if fmt == "md" else fmt
+        names = charts.chart_names(analysis, ext)
+        for key, name in names.items():
+            files[name] = (charts.summary_chart(analysis, ext) if key == charts.SUMMARY_KEY
+                           else charts.workload_chart(analysis, key, ext))
+        if fmt == "md":
+            files["report.md"] = render_markdown(analysis, names, prices, price_unit).encode("utf-8")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, data in files.items():
+            path = out_dir / name
+            path.write_bytes(data)
+            written.append(path)
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {out_dir}: {exc.strerror or exc}",
+                         "choose a writable directory with --out") from None
+    return written

@@ -1,0 +1,76 @@
+"""A private mount namespace for this process, so the kernel frees a run's mounts when it dies.
+
+The first time a process mounts anything (a chroot session, a scratch filesystem), the
+calling thread moves into a new mount namespace whose root is a *slave* of the host's:
+mounts made by others still appear in it, ours never propagate out. Threads and processes
+started from then on inherit it. When the last process in it exits (shootout itself, and
+the trials, which die with it: see ChrootTarget), the kernel unmounts everything in it, so
+a SIGKILLed run leaves no mount behind even before `shootout doctor` runs. Mounts are
+still recorded in the change journal: undoing them early (close(), Ctrl-C) is normal
+cleanup, and replaying an old journal in the host's namespace stays correct.
+
+Do this only after replaying leftover journals (journal.recover): their mounts live in the
+host's namespace, where their undo must run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+from shootout.errors import TargetError
+
+CLONE_FS = 0x00000200
+CLONE_NEWNS = 0x00020000
+MS_REC = 0x4000
+MS_SLAVE = 1 << 19
+
+_lock = threading.Lock()
+_namespace: str | None = None  # "mnt:[inode]" of the namespace this process made
+_fd: int | None = None  # keeps it open for threads that join later
+
+
+def _current() -> str:
+    return os.readlink("/proc/thread-self/ns/mnt")
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _fail(what: str) -> TargetError:
+    err = ctypes.get_errno()
+    return TargetError(f"cannot {what}: {os.strerror(err)}", "run as root (mounts need CAP_SYS_ADMIN)")
+
+
+def private_mounts() -> str:
+    """Put the calling thread in this process's private mount namespace (made on first call).
+
+    Returns the namespace id ("mnt:[...]"). Idempotent; a thread started before the first
+    call joins the namespace when it calls this itself.
+    """
+    global _namespace, _fd
+    with _lock:
+        if _namespace is not None and _current() == _namespace:
+            return _namespace
+        libc = _libc()
+        if _namespace is None:
+            if libc.unshare(CLONE_NEWNS) != 0:
+                raise _fail("make a private mount namespace")
+            # Without this, mounts under a shared mount would still propagate to the host.
+            if libc.mount(None, b"/", None, MS_REC | MS_SLAVE, None) != 0:
+                raise _fail("make / a slave mount in the private namespace")
+            _namespace = _current()
+            _fd = os.open("/proc/thread-self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+        else:
+            # A thread shares its filesystem context with the others; it must have its own
+            # before it can enter another mount namespace.
+            if libc.unshare(CLONE_FS) != 0 or libc.setns(_fd, CLONE_NEWNS) != 0:
+                raise _fail("join the private mount namespace")
+        return _namespace
+
+
+def in_private_mounts() -> bool:
+    """True when the calling thread is in this process's private mount namespace."""
+    return _namespace is not None and _current() == _namespace

@@ -1,0 +1,188 @@
+"""Scratch storage: where disk-touching workloads of a configuration put their files.
+
+Three kinds, from the configuration's `scratch` (Config.parts["scratch"]):
+  none                     a fresh directory under /var/tmp
+  {"dir": PATH}            a fresh directory inside PATH, the device under test
+  {"fs": "btrfs", ...}     a filesystem shootout makes in a file in the directory `in`,
+                           mounted through a loop device (`mount -o loop` sets autoclear, so
+                           the device goes away with the mount, also when a killed run's
+                           mount namespace is freed); never a raw block device
+Everything made goes through the change journal and is undone by close(), at the end of the
+run, or by `shootout doctor` after a kill. open_scratch() is called lazily by whatever first
+needs the scratch (a target asked for scratch("disk")), so CPU-only runs never make one; for
+one journal and one configuration it makes the area once and hands the same one out after.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+import threading
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shootout.errors import TargetError, ToolMissing
+from shootout.model import Config
+from shootout.system.blockdev import RAM_FILESYSTEMS, mount_of, storage_facts
+from shootout.system.journal import Journal
+from shootout.userspace.mounts import make_dir, mount
+
+DEFAULT_BASE = Path("/var/tmp")
+SBIN_PATH = "/usr/local/sbin:/usr/sbin:/sbin:/usr/local/bin:/usr/bin:/bin"
+
+# Filesystem -> (mkfs command with its quiet/force flags, Debian package).
+MKFS: dict[str, tuple[tuple[str, ...], str]] = {
+    "ext4": (("mkfs.ext4", "-q", "-F"), "e2fsprogs"),
+    "ext3": (("mkfs.ext3", "-q", "-F"), "e2fsprogs"),
+    "ext2": (("mkfs.ext2", "-q", "-F"), "e2fsprogs"),
+    "btrfs": (("mkfs.btrfs", "-q", "-f"), "btrfs-progs"),
+    "xfs": (("mkfs.xfs", "-q", "-f"), "xfsprogs"),
+    "f2fs": (("mkfs.f2fs", "-q", "-f"), "f2fs-tools"),
+}
+
+_names = itertools.count(1)
+_lock = threading.Lock()
+_opened: weakref.WeakKeyDictionary[Journal, dict[str, ScratchArea]] = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class ScratchArea:
+    host_path: Path  # a directory on the host (in shootout's mount namespace), fresh for this run
+    facts: dict[str, Any]  # filesystem, mount options, and the device under it (see blockdev)
+    journal: Journal
+    entries: list[int] = field(default_factory=list)  # journal entries, oldest first
+    close_errors: list[str] = field(default_factory=list)
+
+    def close(self) -> list[str]:
+        """Unmount and remove what was made, newest first; returns what could not be undone."""
+        for entry in reversed(self.entries):
+            self.close_errors += self.journal.undo_entry(entry)
+        self.entries = []
+        with _lock:
+            areas = _opened.get(self.journal, {})
+            for name in [n for n, a in areas.items() if a is self]:
+                del areas[name]
+        return self.close_errors
+
+
+def ram_backed(path: Path) -> str | None:
+    """The RAM filesystem (tmpfs, ramfs) or RAM disk (zram) holding path, or None."""
+    found = mount_of(path)
+    if found is None:
+        return None
+    if found["fstype"] in RAM_FILESYSTEMS:
+        return found["fstype"]
+    return "zram" if found["source"].startswith("/dev/zram") else None
+
+
+def kernel_has(fs: str) -> bool:
+    known = Path("/proc/filesystems").read_text().split()
+    modules = Path("/lib/modules") / os.uname().release / "kernel/fs" / fs
+    return fs in known or any(modules.glob(f"{fs}.ko*"))
+
+
+def _directory_problem(path: Path, what: str) -> str | None:
+    if not path.is_dir():
+        return f"{what} {path} does not exist" if not path.exists() else f"{what} {path} is not a directory"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f"{what} {path} is not writable"
+    if ram := ram_backed(path):
+        return f"{what} {path} is on {ram}: a disk workload there measures RAM, not a disk"
+    return None
+
+
+def scratch_problem(spec: dict[str, Any]) -> str | None:
+    """Why this scratch cannot be made here, in one line (nothing is changed to find out)."""
+    if "dir" in spec:
+        return _directory_problem(Path(spec["dir"]), "scratch directory")
+    fs, base, size = spec["fs"], Path(spec["in"]), int(spec["size"])
+    if problem := _directory_problem(base, "scratch file directory"):
+        return problem
+    if os.geteuid() != 0:
+        return f"a {fs} scratch in a file needs root (to mount it)"
+    command, package = MKFS[fs]
+    if shutil.which(command[0], path=SBIN_PATH) is None:
+        return str(ToolMissing(command[0], package))
+    if not kernel_has(fs):
+        return f"this kernel has no {fs} (not in /proc/filesystems, no module)"
+    free = shutil.disk_usage(base).free
+    if size > free:
+        return f"scratch size {size / 2**30:.2f} GiB is more than the {free / 2**30:.2f} GiB free in {base}"
+    return None
+
+
+def _tag() -> str:
+    return f"shootout-scratch-{os.getpid()}-{next(_names)}"
+
+
+def _fresh_dir(journal: Journal, parent: Path, entries: list[int]) -> Path:
+    path = parent / _tag()
+    # rm --one-file-system: never into a mount someone made inside it.
+    undo = {"argv": ["rm", "-rf", "--one-file-system", "--", str(path)]}
+    entries.append(journal.change(f"create scratch directory {path}", undo, lambda: path.mkdir(mode=0o755)))
+    return path
+
+
+def _allocate(image: Path, size: int) -> None:
+    with open(image, "xb") as fh:  # never an existing file
+        os.posix_fallocate(fh.fileno(), 0, size)  # the space is really there, not a sparse promise
+
+
+def _file_fs(spec: dict[str, Any], journal: Journal, entries: list[int]) -> Path:
+    """A filesystem in a file, loop-mounted: image, mkfs, mount point, mount."""
+    fs, base, size = spec["fs"], Path(spec["in"]), int(spec["size"])
+    tag = _tag()
+    image, point = base / f"{tag}.img", base / tag
+    undo = [{"detach_loops": str(image)}, {"remove": str(image)}]
+    try:
+        entries.append(journal.change(f"create scratch file {image}", undo, lambda: _allocate(image, size)))
+    except OSError as exc:
+        raise TargetError(f"cannot create scratch file {image}: {exc.strerror or exc}",
+                          "free some space or choose another directory with in = ...") from None
+    command, package = MKFS[fs]
+    try:
+        subprocess.run([*command, str(image)], check=True, capture_output=True, text=True,
+                       env={**os.environ, "PATH": SBIN_PATH})
+    except FileNotFoundError:
+        raise ToolMissing(command[0], package) from None
+    except subprocess.CalledProcessError as exc:
+        last = (exc.stderr or exc.stdout or "").strip().splitlines()[-1:] or [f"exit {exc.returncode}"]
+        raise TargetError(f"{command[0]} failed on {image}: {last[0]}", "check the scratch size and filesystem") from None
+    entries.append(make_dir(journal, point))
+    options = ",".join(filter(None, ["loop", spec.get("mount", "")]))
+    entries.append(mount(journal, f"mount the {fs} scratch at {point}",
+                         ["mount", "--make-private", "-t", fs, "-o", options, str(image), str(point)], point))
+    return point
+
+
+def open_scratch(config: Config, journal: Journal) -> ScratchArea:
+    """The configuration's scratch area for this run (made on the first call)."""
+    with _lock:
+        area = _opened.setdefault(journal, {}).get(config.name)
+        if area is not None:
+            return area
+        spec: dict[str, Any] = config.parts.get("scratch") or {"dir": str(DEFAULT_BASE)}
+        if problem := scratch_problem(spec):
+            raise TargetError(f"configuration {config.name}: {problem}", "fix scratch = ... in shootout.toml")
+        entries: list[int] = []
+        try:
+            path = _fresh_dir(journal, Path(spec["dir"]), entries) if "dir" in spec else _file_fs(spec, journal, entries)
+        except BaseException:
+            for entry in reversed(entries):
+                journal.undo_entry(entry)
+            raise
+        facts = {"kind": "directory" if "dir" in spec else "file", **{k: v for k, v in spec.items() if k != "dir"},
+                 **storage_facts(path)}
+        area = ScratchArea(path, facts, journal, entries)
+        _opened[journal][config.name] = area
+        return area
+
+
+def opened_scratch(journal: Journal, config: Config) -> ScratchArea | None:
+    """The area open_scratch made for this configuration in this journal, if any."""
+    with _lock:
+        return _opened.get(journal, {}).get(config.name)

@@ -1,0 +1,123 @@
+"""What a target is, asked through its own run(): the facts workloads size their work by, and
+the userspace's identity (libc, compiler, openssl, architecture, distro).
+
+Every probe is a command run inside the target, so a target whose files live elsewhere (a
+VM, a machine over SSH) answers the same way. A probe never raises for something absent:
+facts describe, they do not judge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from shootout.errors import ShootoutError
+from shootout.facts import os_release_name
+
+if TYPE_CHECKING:
+    from shootout.targets.base import Target
+
+LEVELS = ("l1", "l2", "l3")
+
+# One round trip: CPUs this target's processes may use, its memory, its data cache sizes.
+_SIZING = r"""
+echo 'section cores'; nproc 2>/dev/null || getconf _NPROCESSORS_ONLN
+echo 'section meminfo'; cat /proc/meminfo
+echo 'section caches'
+for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+  [ -r "$d/size" ] && echo "$(cat "$d/level") $(cat "$d/type") $(cat "$d/size")"
+done
+true
+"""
+
+
+@dataclass(frozen=True)
+class TargetFacts:
+    """The target's own resources, which default parameters are sized by (None: unknown)."""
+
+    cores: int | None = None
+    memory_bytes: int | None = None
+    available_bytes: int | None = None
+    caches_kib: dict[str, int] = field(default_factory=dict)  # data/unified cache per level
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _meminfo_bytes(text: str, key: str) -> int | None:
+    m = re.search(rf"^{key}:\s+(\d+) kB$", text, re.MULTILINE)
+    return int(m.group(1)) * 1024 if m else None
+
+
+def parse_caches(text: str) -> dict[str, int]:
+    """`level type size` lines (sysfs cache index*) -> KiB per level 'l1'..'l3'; instruction caches left out."""
+    sizes: dict[str, float] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) != 3 or not parts[0].isdigit() or parts[1] == "Instruction":
+            continue
+        m = re.fullmatch(r"(\d+)([KMG]?)", parts[2])
+        level = f"l{parts[0]}"
+        if m and level in LEVELS:
+            sizes[level] = int(m.group(1)) * {"": 1 / 1024, "K": 1, "M": 1024, "G": 1 << 20}[m.group(2)]
+    return {k: int(v) for k, v in sizes.items() if v >= 1}
+
+
+def sizing(target: Target) -> TargetFacts:
+    """Cores, memory, available memory and cache sizes as the target sees them."""
+    try:
+        result = target.run(["sh", "-c", _SIZING], timeout=60)
+    except (ShootoutError, OSError):
+        return TargetFacts()
+    parts = result.sections()
+    cores = parts.get("cores", "").strip()
+    meminfo = parts.get("meminfo", "")
+    return TargetFacts(
+        cores=int(cores) if cores.isdigit() and int(cores) > 0 else None,
+        memory_bytes=_meminfo_bytes(meminfo, "MemTotal"),
+        available_bytes=_meminfo_bytes(meminfo, "MemAvailable"),
+        caches_kib=parse_caches(parts.get("caches", "")),
+    )
+
+
+# -- the userspace's identity ----------------------------------------------------------------
+
+
+def _output(target: Target, argv: Sequence[str], *, use_stderr: bool = False) -> str | None:
+    """Stripped output of argv in the target, or None when it is absent or fails."""
+    try:
+        result = target.run(list(argv), timeout=30)
+    except (ShootoutError, OSError):
+        return None
+    if result.timed_out or (result.exit_status != 0 and not use_stderr):
+        return None
+    return result.stdout.strip() or (result.stderr.strip() if use_stderr else "") or None
+
+
+def _first_line(text: str | None) -> str | None:
+    return text.splitlines()[0].strip() if text else None
+
+
+def libc(target: Target) -> str | None:
+    """"glibc 2.36"; musl's ldd prints its version to stderr and exits 1."""
+    if found := _first_line(_output(target, ["getconf", "GNU_LIBC_VERSION"])):
+        return found
+    text = _output(target, ["ldd", "--version"], use_stderr=True)
+    return _first_line(text) if text and "libc" in text.lower() else None
+
+
+_IDENTITY: dict[str, Callable[[Target], str | None]] = {
+    "libc": libc,
+    "cc": lambda t: _first_line(_output(t, ["cc", "--version"])),
+    "openssl": lambda t: _first_line(_output(t, ["openssl", "version"])),
+    "uname_m": lambda t: _first_line(_output(t, ["uname", "-m"])),
+    "dpkg_arch": lambda t: _first_line(_output(t, ["dpkg", "--print-architecture"])),
+    "distro": lambda t: os_release_name(_output(t, ["cat", "/etc/os-release"]) or ""),
+}
+
+
+def identity(target: Target) -> dict[str, Any]:
+    """Facts of a target's userspace (libc, compiler, openssl, architecture, distro); None if absent."""
+    return {name: probe(target) for name, probe in _IDENTITY.items()}

@@ -1,0 +1,98 @@
+"""The debootstrap userspaces the integration tests share: bookworm amd64, i386 and armhf.
+
+Created once (in parallel) by the `spaces` fixture of conftest.py, in SHOOTOUT_TEST_HOME when
+set (kept between runs; ready ones are reused), else in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from shootout.system.journal import journal
+from shootout.system.namespace import private_mounts
+from shootout.userspace.create import create_userspace
+from shootout.userspace.packages import workload_packages
+from shootout.userspace.registry import find
+
+RELEASE = "bookworm"
+AMD64, I386, ARMHF = f"debian-{RELEASE}-amd64", f"debian-{RELEASE}-i386", "test-armhf"
+WANTED = [(AMD64, "amd64", workload_packages()), (I386, "i386", workload_packages()),
+          (ARMHF, "armhf", ("gcc", "libc6-dev"))]
+
+
+@dataclass
+class Spaces:
+    home: Path
+    seconds: dict[str, float] = field(default_factory=dict)
+    errors: dict[str, BaseException] = field(default_factory=dict)
+
+    def need(self, name: str) -> None:
+        if name in self.errors:
+            raise self.errors[name]
+
+
+def _ready(name: str) -> bool:
+    return any(u.state == "ready" for u in find(name))
+
+
+def _timed_create(name: str, arch: str, packages: tuple[str, ...], j) -> float:
+    t0 = time.monotonic()
+    create_userspace(name, arch, RELEASE, packages=packages, journal=j)
+    return time.monotonic() - t0
+
+
+def make_spaces(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Spaces]:
+    """The `spaces` fixture: SHOOTOUT_HOME points at their home while a module uses them."""
+    if os.geteuid() != 0:
+        pytest.fail("userspace tests need root (CI runs as root)")
+    home = Path(os.environ.get("SHOOTOUT_TEST_HOME") or tmp_path_factory.mktemp("userspaces"))
+    home.mkdir(parents=True, exist_ok=True)
+    saved = os.environ.get("SHOOTOUT_HOME")
+    os.environ["SHOOTOUT_HOME"] = str(home)
+    found = Spaces(home)
+    try:
+        private_mounts()  # before the threads: their creates then mount in this one namespace
+        with journal() as j, ThreadPoolExecutor(max_workers=len(WANTED)) as pool:
+            futures = {n: pool.submit(_timed_create, n, a, p, j) for n, a, p in WANTED if not _ready(n)}
+            for name, future in futures.items():
+                try:
+                    found.seconds[name] = future.result()
+                except BaseException as exc:  # noqa: BLE001 (each test that needs it fails with this)
+                    found.errors[name] = exc
+        if artifacts := os.environ.get("SHOOTOUT_ARTIFACTS"):
+            Path(artifacts).mkdir(parents=True, exist_ok=True)
+            (Path(artifacts) / "userspace-create-seconds.json").write_text(json.dumps(found.seconds, indent=2))
+        yield found
+    finally:
+        if saved is None:
+            os.environ.pop("SHOOTOUT_HOME", None)
+        else:
+            os.environ["SHOOTOUT_HOME"] = saved
+
+
+
+def mounts_anywhere(path: Path) -> dict[str, int]:
+    """Mount namespace -> number of mounts under path, over every process on the machine:
+    what the kernel still holds, whichever namespace it is in."""
+    found: dict[str, int] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            ns = os.readlink(proc / "ns/mnt")
+            lines = (proc / "mountinfo").read_text().splitlines()
+        except OSError:
+            continue  # gone meanwhile
+        points = [ln.split()[4] for ln in lines]
+        count = sum(1 for p in points if p == str(path) or p.startswith(f"{path}/"))
+        if count and ns not in found:
+            found[ns] = count
+    return found

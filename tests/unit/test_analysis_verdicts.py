@@ -1,0 +1,45 @@
+"""analyze(): verdicts for headline metrics only, the rule named, short workloads left out of the geomean."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shootout.analysis import analyze
+from shootout.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
+from shootout.stats import Verdict
+
+TWO = WorkloadSpec("two", "cpu", "two metrics", (Metric("rate", "ops/s"), Metric("sub", "ops/s")), "rate")
+NOISY = WorkloadSpec("noisy", "cpu", "noisy", (Metric("rate", "ops/s"),), "rate")
+SHORT = WorkloadSpec("short", "cpu", "stopped early", (Metric("rate", "ops/s"),), "rate")
+
+
+def trial(r: int, workload: str, config: str, values: dict[str, float]) -> Trial:
+    return Trial(TrialSpec(r, 0, workload, config), values, 0.5, 0.5, 0.0, 1, 1, 0, "", 0.0)
+
+
+def test_headline_verdicts_sub_metric_estimates_and_a_short_workload_left_out():
+    rng = np.random.default_rng(3)
+    trials = []
+    for r in range(1, 21):
+        for config, factor in (("A", 1.0), ("B", 1.10)):
+            trials.append(trial(r, "two", config, {"rate": 100 * factor * np.exp(rng.normal(0, 0.005)),
+                                                   "sub": 50 * factor * np.exp(rng.normal(0, 0.005))}))
+            trials.append(trial(r, "noisy", config, {"rate": 100 * np.exp(rng.normal(0, 0.2))}))
+            if r <= 3:  # a workload the budget cut short
+                trials.append(trial(r, "short", config, {"rate": 100 * np.exp(rng.normal(0, 0.01))}))
+    run = Run(1, 0.0, "complete", RunSettings(max_rounds=20), [Config("A"), Config("B")], [TWO, NOISY, SHORT],
+              {w.name: {} for w in (TWO, NOISY, SHORT)}, {})
+    analysis = analyze(run, trials)
+    by = {(c.workload, c.metric): c for c in analysis.comparisons}
+    head, sub, noisy = by[("two", "rate")], by[("two", "sub")], by[("noisy", "rate")]
+    assert head.verdict is Verdict.FASTER and sub.verdict is Verdict.ESTIMATE
+    assert "Bonferroni over 3 headline comparisons" in head.estimate.rule and "sequential" in head.estimate.rule
+    assert sub.estimate.rule.startswith("sequential") and "Bonferroni" not in sub.estimate.rule
+    assert noisy.verdict is Verdict.INCONCLUSIVE and noisy.resolution is not None
+    assert noisy.resolution.resolves > 0.01 and noisy.resolution.seconds is not None  # 1 s a round here
+    assert by[("short", "rate")].estimate is None
+    summary = analysis.summaries[0]
+    assert summary.left_out == ("short (3 rounds)",) and summary.geomean is not None
+    assert any("leaves out short" in note for note in analysis.notes)
+    assert summary.faster == 1 and summary.inconclusive == 2  # verdicts count headline metrics only
+    assert any("Sequential rule" in rule for rule in analysis.rules)

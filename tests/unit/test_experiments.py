@@ -1,0 +1,75 @@
+"""Named experiments: each parses, selects real workloads, and explains results beside its write-up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shootout.configs import load_text
+from shootout.errors import UsageError
+from shootout.experiments import EXPERIMENTS, experiment
+from shootout.model import RunSettings
+from shootout.request import Wish, build_request
+from shootout.workloads.registry import REGISTRY
+
+
+@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
+def test_every_experiment_selects_known_workloads_with_known_params(name):
+    settings = EXPERIMENTS[name].settings()
+    selected = list(settings.run.get("workloads", []))
+    assert selected or settings.run.get("suite"), f"{name} selects nothing"
+    for workload in selected:
+        assert workload in REGISTRY or workload in settings.workloads, workload
+    assert set(settings.params) <= set(selected)
+    for workload, found in EXPERIMENTS[name].found.items():
+        assert workload in selected and found
+
+
+def test_an_experiment_is_the_request_a_file_would_make():
+    request = build_request(Wish(configs=["host"], experiment="rpi64", settings=RunSettings()), lambda _: None)
+    assert [w.spec.name for w in request.workloads] == ["intmix", "sha1-sparse", "membw", "lame", "flac"]
+
+
+def test_file_and_experiment_together_are_refused(tmp_path: Path):
+    (tmp_path / "s.toml").write_text("[run]\nworkloads = ['intmix']\n")
+    with pytest.raises(UsageError, match="--file and --experiment"):
+        build_request(Wish(configs=["host"], file=tmp_path / "s.toml", experiment="rpi64"), lambda _: None)
+
+
+def test_unknown_experiment_names_the_list_command():
+    with pytest.raises(UsageError) as caught:
+        experiment("nosuch")
+    assert "shootout experiments" in caught.value.hint
+
+
+def test_params_tables_set_parameters_of_selected_workloads_only(tmp_path: Path):
+    toml = tmp_path / "s.toml"
+    toml.write_text("[run]\nworkloads = ['intmix']\n[params.intmix]\niterations = 12345\n")
+    request = build_request(Wish(configs=["host"], file=toml), lambda _: None)
+    assert request.params["intmix"]["iterations"] == 12345
+    toml.write_text("[run]\nworkloads = ['intmix']\n[params.ptrtree]\nnodes = 5\n")
+    with pytest.raises(UsageError, match=r"\[params.ptrtree\] names a workload this run does not select"):
+        build_request(Wish(configs=["host"], file=toml), lambda _: None)
+    with pytest.raises(UsageError, match="must be a table"):
+        load_text("params = { intmix = 3 }", "x")
+
+
+def test_explanation_sets_each_headline_result_beside_the_write_up(analysis):
+    lines = EXPERIMENTS["rpi64"].explain(analysis)
+    heads = [c for c in analysis.comparisons if c.headline]
+    assert lines[0].startswith("rpi64: A, ")
+    assert len(lines) == 1 + len(heads)
+    intmix = next(line for line in lines if line.startswith("intmix:"))
+    assert "i386 userspace vs amd64 userspace" in intmix and "the write-up: Dhrystone, 64-bit faster" in intmix
+
+
+def test_reports_show_the_explanation(analysis, tmp_path):
+    import dataclasses
+
+    from shootout.report.html import render_html
+    from shootout.report.markdown import render_markdown
+
+    explained = dataclasses.replace(analysis, explanation=("intmix: measured; the write-up: faster",))
+    assert "- intmix: measured; the write-up: faster" in render_markdown(explained, {})
+    assert "<li>intmix: measured; the write-up: faster</li>" in render_html(explained)
