@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from shootout.errors import UsageError
-from shootout.swap.spec import MemorySpec, SwapSpec, parse_memory, parse_swap
+from shootout.parts import parse_parts
+from shootout.swap.spec import SwapSpec, parse_memory
+
+
+def parse_swap(value, where, **table) -> SwapSpec:  # noqa: ANN001 - as a [[config]] table writes it
+    return SwapSpec.of(parse_parts({"swap": value, **table}, where)["swap"])
 from shootout.units import byte_size
 
 
@@ -25,7 +30,9 @@ def test_byte_size_refuses_what_is_no_size(text):
 
 def test_each_kind_parses_with_defaults():
     assert parse_swap("none", "c") == SwapSpec()
-    assert parse_swap({"kind": "disk"}, "c") == SwapSpec("disk", 1 << 30)
+    assert parse_swap({"kind": "disk"}, "c") == SwapSpec("disk", 1 << 30, on="/var/tmp")
+    assert parse_swap({"kind": "disk"}, "c", scratch="/mnt/ssd").on == "/mnt/ssd"  # the scratch directory
+    assert parse_swap({"kind": "disk", "on": "scratch"}, "c", scratch={"dir": "/mnt/x"}).on == "/mnt/x"
     z = parse_swap({"kind": "zswap", "size": "2G", "compressor": "lzo", "max_pool_percent": 15, "on": "/x"}, "c")
     assert (z.kind, z.size, z.compressor, z.max_pool_percent, z.on, z.backing) == ("zswap", 2 << 30, "lzo", 15, "/x", "file")
     assert z.zswap_settings() == {"enabled": "Y", "compressor": "lzo", "max_pool_percent": "15"}
@@ -47,16 +54,27 @@ def test_each_kind_parses_with_defaults():
     ({"kind": "disk", "size": "big"}, "is not a size"),
     ({"kind": "disk", "colour": "red"}, "has no setting 'colour'"),
     ({"kind": "zswap", "compressor": ""}, "non-empty string"),
+    ({"kind": "disk", "on": "var/tmp"}, "is not an absolute directory"),
+    ({"kind": "disk", "on": "scratch"}, "swap on the scratch needs scratch"),
     (["disk"], "must be a table"),
 ])
 def test_bad_swap_tables_are_one_line_errors(value, message):
     with pytest.raises(UsageError, match=message) as err:
-        parse_swap(value, "mine")
+        parse_swap(value, "configuration mine")
     assert "configuration mine" in str(err.value) and "\n" not in str(err.value)
 
 
-def test_memory_limit():
-    assert parse_memory("1G", "c") == MemorySpec(1 << 30)
+def test_swap_never_goes_on_a_scratch_filesystem_in_a_file():
+    with pytest.raises(UsageError, match="mounted only in the run's private mount namespace"):
+        parse_swap({"kind": "disk", "on": "scratch"}, "c", scratch={"fs": "ext4"})
+    assert parse_swap({"kind": "disk"}, "c", scratch={"fs": "ext4"}).on == "/var/tmp"
+
+
+def test_memory_limit_carries_the_swap_it_allows():
+    assert parse_memory("1G", "c") == 1 << 30
+    assert parse_parts({"memory": "1G"}, "c")["memory"] == {"limit": 1 << 30, "swap": None}
+    assert parse_parts({"memory": "1G", "swap": "none"}, "c")["memory"]["swap"] == 0
+    assert parse_parts({"memory": "1G", "swap": {"kind": "zram", "size": "2G"}}, "c")["memory"]["swap"] == 2 << 30
     with pytest.raises(UsageError, match="too small"):
         parse_memory("1M", "c")
     with pytest.raises(UsageError, match="is not a size"):

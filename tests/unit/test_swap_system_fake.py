@@ -9,7 +9,6 @@ import pytest
 
 from shootout.errors import TargetError
 from shootout.swap import memory
-from shootout.swap.spec import MemorySpec, SwapSpec
 from shootout.system import cgroups, zram, zswap
 from shootout.system.journal import Journal, recover
 
@@ -62,24 +61,27 @@ def test_pure_cgroup2_enables_the_controller_and_journals_everything(tmp_path):
 
 
 def test_v2_and_v1_limit_files():
-    one_g, swap = MemorySpec(1 << 30), SwapSpec("disk", 2 << 30)
-    assert memory.limit_files(2, one_g, swap) == {"memory.max": str(1 << 30), "memory.swap.max": str(2 << 30)}
-    assert memory.limit_files(2, one_g, SwapSpec()) == {"memory.max": str(1 << 30), "memory.swap.max": "0"}
+    one_g, two_g = 1 << 30, 2 << 30
+    assert memory.swap_allowed({"kind": "disk", "size": two_g}) == two_g
+    assert memory.swap_allowed({"kind": "none", "size": 0}) == 0 and memory.swap_allowed(None) is None
+    assert memory.limit_files(2, one_g, two_g) == {"memory.max": str(one_g), "memory.swap.max": str(two_g)}
+    assert memory.limit_files(2, one_g, 0) == {"memory.max": str(one_g), "memory.swap.max": "0"}
     assert memory.limit_files(2, one_g, None)["memory.swap.max"] == "max"
-    v1 = memory.limit_files(1, one_g, swap)
+    v1 = memory.limit_files(1, one_g, two_g)
     assert list(v1) == ["memory.limit_in_bytes", "memory.memsw.limit_in_bytes"]  # the order matters in v1
     assert v1["memory.memsw.limit_in_bytes"] == str(3 << 30)
-    assert memory.limit_files(1, one_g, SwapSpec())["memory.memsw.limit_in_bytes"] == str(1 << 30)
+    assert memory.limit_files(1, one_g, 0)["memory.memsw.limit_in_bytes"] == str(one_g)
     assert memory.limit_files(1, one_g, None)["memory.memsw.limit_in_bytes"] == "-1"
+    assert memory.limit_files(1, None, None) == {"memory.memsw.limit_in_bytes": "-1"}  # no limit: none set
 
 
 def test_memory_limit_without_a_memory_controller_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr("os.geteuid", lambda: 0)
     bare = cgroups.Layout((cgroups.Hierarchy(tmp_path, 2, frozenset({"cpu"})),))
-    assert "no cgroup hierarchy here offers the memory controller" in memory.problem(MemorySpec(1 << 30), None, bare)
+    assert "no cgroup hierarchy here offers the memory controller" in memory.problem(1 << 30, None, bare)
     v1 = cgroups.Layout((cgroups.Hierarchy(tmp_path, 1, frozenset({"memory"})),))  # no memsw files in it
-    assert "cannot limit a cgroup's swap" in memory.problem(MemorySpec(1 << 30), SwapSpec(), v1)
-    assert memory.problem(MemorySpec(1 << 30), None, v1) is None  # swap as the machine has it needs no memsw
+    assert "cannot limit a cgroup's swap" in memory.problem(1 << 30, 0, v1)
+    assert memory.problem(1 << 30, None, v1) is None  # swap as the machine has it needs no memsw
     with pytest.raises(TargetError, match="no cgroup hierarchy here offers the memory controller"):
         cgroups.create(Journal(_dir(tmp_path / "j")), bare, "x", ["memory"])
 

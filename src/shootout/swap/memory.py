@@ -1,7 +1,7 @@
 """The memory limit of a run's workloads: one cgroup per run, one child per trial.
 
 open() creates the run's cgroup (memory controller, plus the cgroup2 hierarchy for per-cgroup
-pressure). Each trial gets a fresh child with the configuration's limits, so its counters
+pressure). Each trial gets a fresh child with its configuration's limits, so its counters
 (OOM kills, peak use, stall time) start from zero; the trial's command is wrapped to enter it
 (see Cgroup.enter_argv), and the child is removed, stragglers killed, when the trial is over.
 
@@ -21,46 +21,29 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from shootout.conditions.fsread import read_key_values, read_text
 from shootout.errors import TargetError
 from shootout.swap import observe
-from shootout.swap.spec import MemorySpec, SwapSpec
 from shootout.system import cgroups
 from shootout.system.journal import Journal
 
-UNLIMITED = None
 ROOT = Path("/")
 
 
-@dataclass
-class TrialScope:
-    """What a target needs to run one trial inside the limits, and what was recorded."""
-
-    cgroup: cgroups.Cgroup
-    limits: dict[str, str]
-    recorded: dict[str, float] = field(default_factory=dict)
-
-    def wrap(self, argv: Sequence[str]) -> list[str]:
-        return self.cgroup.enter_argv(argv)
-
-
-def swap_allowed(swap: SwapSpec | None) -> int | None:
-    """Bytes of swap the workload may use: 0, the setup's size, or None (unlimited)."""
+def swap_allowed(swap: Mapping[str, Any] | None) -> int | None:
+    """Bytes of swap the workload may use under a swap spec (SwapSpec.as_dict): 0, the
+    setup's size, or None (unlimited: no swap setup, the machine's own swap)."""
     if swap is None:
-        return UNLIMITED
-    return 0 if swap.kind == "none" else swap.size
-
-
-def problem(memory: MemorySpec | None, swap: SwapSpec | None, where: cgroups.Layout | None = None) -> str | None:
-    """Why this memory limit cannot be applied here, in one line; None if it can."""
-    if memory is None:
         return None
+    return 0 if swap["kind"] == "none" else int(swap["size"])
+
+
+def problem(limit: int, allowed: int | None, where: cgroups.Layout | None = None) -> str | None:
+    """Why this memory limit cannot be applied here, in one line; None if it can."""
     if os.geteuid() != 0:
         return "a memory limit needs root (it creates cgroups)"
     where = where or cgroups.layout()
@@ -68,23 +51,20 @@ def problem(memory: MemorySpec | None, swap: SwapSpec | None, where: cgroups.Lay
     if h is None:
         return "no cgroup hierarchy here offers the memory controller (see /proc/cgroups)"
     memsw = h.mount / "memory.memsw.limit_in_bytes"
-    if h.version == 1 and swap_allowed(swap) is not UNLIMITED and not memsw.exists():
+    if h.version == 1 and allowed is not None and not memsw.exists():
         return f"this kernel cannot limit a cgroup's swap ({memsw} is missing; boot with swapaccount=1)"
     return None
 
 
-def limit_files(version: int, memory: MemorySpec | None, swap: SwapSpec | None) -> dict[str, str]:
+def limit_files(version: int, limit: int | None, allowed: int | None) -> dict[str, str]:
     """File -> value for a trial cgroup, in the order they must be written."""
-    allowed = swap_allowed(swap)
     if version == 2:
-        out = {"memory.max": str(memory.limit) if memory else "max"}
-        out["memory.swap.max"] = "max" if allowed is UNLIMITED else str(allowed)
-        return out
-    if memory is None:
-        return {"memory.memsw.limit_in_bytes": "-1"} if allowed is UNLIMITED else {}
-    out = {"memory.limit_in_bytes": str(memory.limit)}  # first: memsw may never be below it
-    out["memory.memsw.limit_in_bytes"] = "-1" if allowed is UNLIMITED else str(memory.limit + allowed)
-    return out
+        return {"memory.max": "max" if limit is None else str(limit),
+                "memory.swap.max": "max" if allowed is None else str(allowed)}
+    if limit is None:
+        return {"memory.memsw.limit_in_bytes": "-1"} if allowed is None else {}
+    return {"memory.limit_in_bytes": str(limit),  # first: memsw may never be below it
+            "memory.memsw.limit_in_bytes": "-1" if allowed is None else str(limit + allowed)}
 
 
 def _psi(text: str | None) -> dict[str, int]:
@@ -98,56 +78,68 @@ def _psi(text: str | None) -> dict[str, int]:
     return out
 
 
-class MemoryLimits:
-    def __init__(self, journal: Journal, memory: Mapping[str, MemorySpec | None],
-                 swap: Mapping[str, SwapSpec | None], where: cgroups.Layout | None = None) -> None:
-        self.journal = journal
-        self.memory = dict(memory)
-        self.swap = dict(swap)
-        self.where = where or cgroups.layout()
-        self.group: cgroups.Cgroup | None = None
-        self._trials = itertools.count(1)
-        self.facts: dict[str, Any] = {}
+class TrialGroups:
+    """The run's cgroup and, during a trial, the trial's child in it with its limits and sampler."""
 
-    def open(self) -> None:
-        self.group = cgroups.create(self.journal, self.where, cgroups.unique_name("shootout"), ["memory"])
+    def __init__(self, journal: Journal, where: cgroups.Layout | None = None) -> None:
+        self.journal = journal
+        self.where = where or cgroups.layout()
         h = self.where.holding("memory")
-        assert h is not None  # problem() said so before open
+        if h is None:
+            raise TargetError("no cgroup hierarchy here offers the memory controller", "see /proc/cgroups")
+        self.version = h.version
+        self.group: cgroups.Cgroup | None = cgroups.create(journal, self.where, cgroups.unique_name("shootout"),
+                                                           ["memory"])
         self.facts = {"cgroups": self.where.describe(), "memory_controller": f"v{h.version}",
                       "psi": "cgroup" if "" in self.group.dirs else "system"}
+        self._trials = itertools.count(1)
+        self.child: cgroups.Cgroup | None = None
+        self.limits: dict[str, str] = {}
+        self._sampler: observe.Sampler | None = None
+
+    def begin(self, limit: int | None, allowed: int | None) -> None:
+        """A fresh child cgroup with these limits, sampled from now until end()."""
+        self.end()  # a trial that failed before it ran leaves its child behind
+        assert self.group is not None, "closed"
+        child = cgroups.create(self.journal, self.where, f"trial-{next(self._trials)}", ["memory"], parent=self.group)
+        self.child = child
+        files = limit_files(self.version, limit, allowed)
+        for name, value in files.items():
+            child.write("memory", name, value)
+        self.limits = {k: child.read("memory", k).strip() for k in files}
+        self._sampler = observe.Sampler(lambda: self._read(child)).start()
+
+    def wrap(self) -> list[str]:
+        return self.child.enter_argv([]) if self.child is not None else []
+
+    def end(self) -> dict[str, float]:
+        """The trial's figures; the child removed (what is left in it killed)."""
+        if self.child is None:
+            return {}
+        figures = _figures(self._sampler.stop()) if self._sampler is not None else {}
+        child, self.child, self._sampler = self.child, None, None
+        if errors := cgroups.remove(self.journal, child):
+            raise TargetError(f"cannot remove the trial's cgroup: {errors[0]}", "see `shootout doctor`")
+        return figures
 
     def close(self) -> list[str]:
-        errors = cgroups.remove(self.journal, self.group) if self.group else []
-        self.group = None
+        errors: list[str] = []
+        try:
+            self.end()
+        except TargetError as exc:
+            errors.append(str(exc))
+        if self.group is not None:
+            errors += cgroups.remove(self.journal, self.group)
+            self.group = None
         return errors
 
-    @contextmanager
-    def trial(self, config: str) -> Iterator[TrialScope]:
-        """A fresh cgroup with this configuration's limits around one trial."""
-        assert self.group is not None, "open() first"
-        h = self.where.holding("memory")
-        assert h is not None
-        child = cgroups.create(self.journal, self.where, f"trial-{next(self._trials)}", ["memory"], parent=self.group)
-        try:
-            limits = limit_files(h.version, self.memory.get(config), self.swap.get(config))
-            for name, value in limits.items():
-                child.write("memory", name, value)
-            scope = TrialScope(child, {k: child.read("memory", k).strip() for k in limits})
-            with observe.sampled(lambda: self._read(child, h.version)) as samples:
-                yield scope
-            scope.recorded.update(_figures(samples))
-        finally:
-            errors = cgroups.remove(self.journal, child)
-        if errors:
-            raise TargetError(f"cannot remove the trial's cgroup: {errors[0]}", "see `shootout doctor`")
-
-    def _read(self, child: cgroups.Cgroup, version: int) -> observe.Reading:
+    def _read(self, child: cgroups.Cgroup) -> observe.Reading:
         mem = child.path("memory")
         reading: observe.Reading = {}
         psi_file = child.path("") / "memory.pressure" if child.has("") else Path("/proc/pressure/memory")
         for kind, total in _psi(read_text(ROOT, psi_file)).items():
             reading[f"psi_{kind}_us"] = total
-        if version == 2:
+        if self.version == 2:
             events = read_key_values(ROOT, str(mem / "memory.events"), sep=" ")
             reading["oom_kill"] = int(events.get("oom_kill", 0))
             reading["peak"] = int(read_text(ROOT, mem / "memory.peak") or read_text(ROOT, mem / "memory.current") or 0)

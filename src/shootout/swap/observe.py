@@ -8,12 +8,11 @@ thread reads them a few times a second; cumulative counters need only the two en
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 Reading = dict[str, int]
-SAMPLE_S = 0.2
+SAMPLE_S = 0.25
 
 
 @dataclass
@@ -38,25 +37,33 @@ class Samples:
         return self.last[key] - self.first[key]
 
 
-@contextmanager
-def sampled(read: Callable[[], Reading], interval: float = SAMPLE_S) -> Iterator[Samples]:
-    """Read at entry, every `interval` seconds while the block runs, and at exit."""
-    samples = Samples()
-    samples.add(read())
-    stop = threading.Event()
+class Sampler:
+    """Reads at start(), every `interval` seconds until stop(), and at stop()."""
 
-    def loop() -> None:
-        while not stop.wait(interval):
-            samples.add(read())
+    def __init__(self, read: Callable[[], Reading], interval: float = SAMPLE_S) -> None:
+        self.read = read
+        self.interval = interval
+        self.samples = Samples()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
-    thread = threading.Thread(target=loop, name="shootout-sampler", daemon=True)
-    thread.start()
-    try:
-        yield samples
-    finally:
-        stop.set()
-        thread.join()
-        samples.add(read())
+    def start(self) -> Sampler:
+        self.samples.add(self.read())
+        self._thread = threading.Thread(target=self._loop, name="shootout-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.samples.add(self.read())
+
+    def stop(self) -> Samples:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+            self.samples.add(self.read())
+        return self.samples
 
 
 def mib(value: int | None) -> float | None:

@@ -8,16 +8,15 @@ reads back /proc/swaps, zswap's parameters and the zram device and fails if they
 the configuration asked for. A configuration without a swap setup gets the machine's own
 state back (zswap as it was, none of the run's areas on). close() undoes everything.
 
-Swap files go into the configuration's `on` directory, else into `default_dir` (the scratch
-directory of the configuration once scratch storage exists; /var/tmp until then). They must
-be on a filesystem of the machine's own mount namespace (see system/swapfile.py).
+Swap files go into the directory the spec names (`on`, resolved when parsed: see spec.py).
+They must be on a filesystem of the machine's own mount namespace (see system/swapfile.py).
+Between begin_trial and end_trial a sampler reads zswap's and zram's figures for the trial.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,6 @@ from shootout.swap.spec import SwapSpec
 from shootout.system import swapfile, swaps, zram, zswap
 from shootout.system.cgroups import unique_name
 from shootout.system.journal import Journal
-
-DEFAULT_DIR = Path("/var/tmp")
 
 
 @dataclass
@@ -42,11 +39,7 @@ class _Area:
     active_entry: int | None = None  # the swapon entry while on
 
 
-def _directory(spec: SwapSpec, default_dir: Path) -> Path:
-    return Path(spec.on) if spec.on else default_dir
-
-
-def problem(spec: SwapSpec, default_dir: Path = DEFAULT_DIR) -> str | None:
+def problem(spec: SwapSpec) -> str | None:
     """Why this swap setup cannot be used here, in one line (nothing is changed to find out)."""
     if spec.kind == "none":
         return None
@@ -63,20 +56,21 @@ def problem(spec: SwapSpec, default_dir: Path = DEFAULT_DIR) -> str | None:
         if spec.kind == "zram" and spec.compressor and offered is not None and spec.compressor not in offered:
             return f"zram: this kernel has no algorithm {spec.compressor!r} (it has: {', '.join(offered)})"
     if spec.backing == "file":
-        return swapfile.problem(swapfile.storage(_directory(spec, default_dir)), spec.size)
+        return swapfile.problem(swapfile.storage(Path(str(spec.on))), spec.size)
     return None
 
 
 class SwapSetups:
-    def __init__(self, journal: Journal, specs: Mapping[str, SwapSpec | None], default_dir: Path = DEFAULT_DIR) -> None:
+    def __init__(self, journal: Journal, specs: Mapping[str, SwapSpec | None]) -> None:
         self.journal = journal
         self.specs = dict(specs)
-        self.default_dir = default_dir
         self.areas: dict[str, _Area] = {}
         self.zswap: zswap.Zswap | None = None
         self.facts: dict[str, Any] = {}
         self.lock = swaps.MachineLock()
         self._debugfs: int | None = None  # the journal entry of a debugfs mount made for zswap's counters
+        self._sampler: observe.Sampler | None = None
+        self._sampled: str | None = None  # the configuration whose trial is being sampled
 
     # -- once per run ----------------------------------------------------------------------
     def open(self) -> None:
@@ -103,13 +97,14 @@ class SwapSetups:
                 pool = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * spec.max_pool_percent // 100
             device = zram.add(self.journal, spec.size, spec.compressor if spec.kind == "zram" else None, pool)
             return _Area(device.dev, [device.entry], device=device)
-        where = swapfile.storage(_directory(spec, self.default_dir))
+        where = swapfile.storage(Path(str(spec.on)))
         made = swapfile.create(self.journal, where, spec.size, unique_name("shootout-swap"))
         self.facts.setdefault("swap_files", {})[made.path] = where.as_fact()
         return _Area(made.path, [made.entry])
 
     def close(self) -> list[str]:
         """Undo in reverse: zswap as the machine had it, every area off and removed, debugfs."""
+        self.end_trial()
         errors = self.zswap.restore() if self.zswap is not None else []
         for area in reversed(list(self.areas.values())):
             if area.active_entry is not None:
@@ -167,9 +162,9 @@ class SwapSetups:
                               "another process changed swap meanwhile; see /proc/swaps")
 
     # -- around each trial -----------------------------------------------------------------
-    @contextmanager
-    def observed(self, config: str) -> Iterator[dict[str, float]]:
-        """Yields a dict that holds, after the block, zswap's and zram's figures for the trial."""
+    def begin_trial(self, config: str) -> None:
+        """Sample zswap's and zram's figures from now until end_trial."""
+        self.end_trial()
         area = self.areas.get(config)
         device = area.device if area else None
 
@@ -179,11 +174,17 @@ class SwapSetups:
                 reading.update({f"zram.{k}": v for k, v in zram.state(device).items() if isinstance(v, int)})
             return reading
 
-        recorded: dict[str, float] = {}
-        with observe.sampled(read) as samples:
-            yield recorded
-        recorded.update(_figures(samples, zswap_on=(self.specs.get(config) or SwapSpec()).kind == "zswap",
-                                 zram_on=device is not None))
+        self._sampler, self._sampled = observe.Sampler(read).start(), config
+
+    def end_trial(self) -> dict[str, float]:
+        """The figures of the trial begun last: pool sizes at their peak, counters as differences."""
+        if self._sampler is None or self._sampled is None:
+            return {}
+        samples, config = self._sampler.stop(), self._sampled
+        self._sampler = self._sampled = None
+        area = self.areas.get(config)
+        return _figures(samples, zswap_on=(self.specs.get(config) or SwapSpec()).kind == "zswap",
+                        zram_on=area is not None and area.device is not None)
 
 
 def _figures(s: observe.Samples, zswap_on: bool, zram_on: bool) -> dict[str, float]:

@@ -11,16 +11,15 @@ summarised per configuration, and a configuration that lost more tabs is never c
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from shootout.build import build_native
 from shootout.errors import UsageError
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.base import Target
+from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
-from shootout.workloads.base import Prepared, Workload, parse_key_values, require
+from shootout.workloads.base import Context, Prepared, parse_key_values, require
 from shootout.workloads.compile import Build
+from shootout.workloads.kernel import CompiledWorkload
 
 # A text-like block repeats this share of its bytes (TEXT_REPEAT_PERMILLE in tabs.c); zero
 # blocks save everything and random blocks nothing, so the mix below gives the asked
@@ -32,23 +31,14 @@ MAX_COMPRESSIBILITY = 0.85
 TAB_OVERHEAD_MIB = 8
 
 _MS = "switch latency from request to the tab's answer"
-RECORDED: dict[str, Metric] = {m.name: m for m in (
+# What the program counts that may be zero: stored with the trial's values, summarised per
+# configuration (shootout.amounts), never compared as speed-ups.
+RECORDED = (
     Metric("tabs_killed", "tabs", "tabs the OOM killer killed (each reloaded when next switched to)"),
     Metric("major_faults", "faults", "major page faults of the tabs and the driver"),
-    Metric("psi_some_ms", "ms", "memory stall time of some of the workload's tasks (PSI, cgroup or system)"),
-    Metric("psi_full_ms", "ms", "memory stall time of all of the workload's tasks at once (PSI)"),
-    Metric("oom_kills", "processes", "OOM kills in the workload's cgroup"),
-    Metric("pswpin", "pages", "pages swapped in from a swap device, machine-wide"),
-    Metric("pswpout", "pages", "pages swapped out to a swap device, machine-wide"),
-    Metric("zswap_stored_pages", "pages", "pages in the zswap pool at its peak (debugfs)"),
-    Metric("zswap_pool_mib", "MiB", "zswap pool size at its peak"),
-    Metric("zswap_ratio", "x", "zswap compression ratio at the pool's peak (stored / pool)"),
-    Metric("zswap_written_back_pages", "pages", "pages zswap wrote back to the swap device"),
-    Metric("zswap_reject_compress_poor", "pages", "pages zswap refused because they compress poorly"),
-    Metric("zswap_pool_limit_hit", "pages", "times the zswap pool was full (max_pool_percent)"),
-    Metric("zram_ratio", "x", "zram compression ratio at its peak (mm_stat orig / compr)"),
-    Metric("zram_mem_mib", "MiB", "memory the zram device used at its peak"),
-)}
+)
+# Without a memory limit the tabs run in RAM: a modest load, nothing to swap.
+UNLIMITED_MIB = 256
 
 
 def mix_for(compressibility: float) -> tuple[int, int]:
@@ -79,7 +69,8 @@ def check_limit(params: dict[str, Any], limit_bytes: int | None) -> None:
                          "raise memory, or use more, smaller tabs (tabs, overcommit)")
 
 
-class Tabs(Workload):
+class Tabs(CompiledWorkload):
+    kernel = "tabs"
     spec = WorkloadSpec(
         name="tabs",
         category="swap",
@@ -93,25 +84,24 @@ class Tabs(Workload):
         ),
         headline="p95_ms",
         reproduces="E: a dozen browser tabs on a 1 GB Pi 3 with zswap in front of swap on a USB SSD",
+        recorded=RECORDED,
+        guard="tabs_killed",
     )
+    quick = {"tabs": 4, "switches": 100, "max_seconds": 30}
 
-    def default_params(self) -> dict[str, Any]:
-        # Sized for a 1 GiB limit at twice that load; limit_mib follows the configuration's
-        # memory limit once configurations carry one.
-        return {"tabs": 12, "limit_mib": 1024, "overcommit": 2.0, "compressibility": 0.6, "touch_pct": 10,
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
+        # The load is `overcommit` times the configuration's memory limit (parts/memory.py).
+        limit = facts.memory_limit >> 20 if facts.memory_limit else UNLIMITED_MIB
+        return {"tabs": 12, "limit_mib": limit, "overcommit": 2.0, "compressibility": 0.6, "touch_pct": 10,
                 "switches": 400, "max_seconds": 120, "seed": 1}
 
-    @classmethod
-    def quick_params(cls) -> dict[str, Any]:
-        return {**cls().default_params(), "tabs": 4, "limit_mib": 64, "switches": 100, "max_seconds": 30}
-
-    def prepare(self, target: Target, params: dict[str, Any]) -> Prepared:
-        self.check_tools(target)
-        text, zero = mix_for(float(params["compressibility"]))
-        binary = build_native(target, "tabs", target.config)
-        return Prepared(files={"binary": binary.path},
-                        facts={"binary": binary.facts, "tab_mib": tab_mib(params), "text_permille": text,
-                               "zero_permille": zero, "compressibility": expected_compressibility(text, zero)})
+    def prepare(self, ctx: Context) -> Prepared:
+        check_limit(ctx.params, ctx.facts.memory_limit)
+        text, zero = mix_for(float(ctx.params["compressibility"]))
+        prepared = super().prepare(ctx)
+        prepared.facts.update(tab_mib=tab_mib(ctx.params), text_permille=text, zero_permille=zero,
+                              compressibility=expected_compressibility(text, zero))
+        return prepared
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         f = prepared.facts
@@ -120,12 +110,9 @@ class Tabs(Workload):
                 str(int(params["seed"])), str(int(params["max_seconds"]))]
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
-        return require(parse_key_values(result.stdout), {m.name: m.name for m in self.spec.metrics}, result.stdout)
-
-    def recorded(self, result: ProcResult) -> dict[str, float]:
-        """Amounts the program counted that may be zero (see RECORDED)."""
-        values = parse_key_values(result.stdout)
-        return {k: values[k] for k in ("tabs_killed", "major_faults", "reloads", "truncated") if k in values}
+        """The metrics, and the recorded amounts (which may be zero) beside them."""
+        names = [m.name for m in (*self.spec.metrics, *self.spec.recorded)]
+        return require(parse_key_values(result.stdout), {n: n for n in names}, result)
 
 
 class KbuildPressure(Build):
@@ -140,8 +127,8 @@ class KbuildPressure(Build):
         reproduces="E: zswap's own benchmark (a kernel build in a memory-limited cgroup)",
     )
 
-    def default_params(self) -> dict[str, Any]:
-        return {**super().default_params(), "jobs": 8 * (os.cpu_count() or 1)}
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
+        return {**super().default_params(facts), "jobs": 8 * (facts.cores or 1)}
 
 
 WORKLOADS = (Tabs, KbuildPressure)
