@@ -1,6 +1,7 @@
-"""Swap setups and memory limits on the real kernel (root): each kind really active during a
-short `tabs` trial, a verdict between none and zswap, everything restored after a normal exit
-and after SIGKILL + `shootout doctor`, and bad input refused in one line with nothing left.
+"""Swap setups and memory limits on the real kernel (root, CI), through `shootout run`: each
+kind really active during short `tabs` trials, a verdict between none and zswap, everything
+restored after a normal exit and after SIGKILL + `shootout doctor`, bad input refused in one
+line with nothing left.
 
 Other tests share this machine: only what these tests create is checked (their swap files,
 zram devices and cgroups by name), and zswap, which is global, must be back as it was read."""
@@ -8,131 +9,134 @@ zram devices and cgroups by name), and zswap, which is global, must be back as i
 from __future__ import annotations
 
 import json
-import math
 import os
+import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from shootout.errors import TargetError, UsageError
-from shootout.swap import observe, setup
-from shootout.swap.parts import MemoryPart, SwapPart
-from shootout.swap.spec import MemorySpec, parse_swap
+from shootout.errors import TargetError
+from shootout.swap import setup
+from shootout.swap.spec import SwapSpec
 from shootout.system import swapfile, swaps, zswap
 from shootout.system.journal import journal
-from shootout.workloads.base import Prepared
-from shootout.workloads.swap import Tabs, check_limit
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-LIMIT = MemorySpec(64 << 20)
-PARAMS = {**Tabs().default_params(), "tabs": 4, "limit_mib": 64, "overcommit": 2.0, "switches": 60, "max_seconds": 60}
-TABLES: dict[str, Any] = {
-    "none": "none",
-    "disk": {"kind": "disk", "size": "256M"},
-    "zswap": {"kind": "zswap", "size": "256M", "compressor": "lzo", "max_pool_percent": 2},
-    "zram": {"kind": "zram", "size": "256M", "compressor": "lzo"},
+SETUPS = {
+    "none": '"none"',
+    "disk": '{ kind = "disk", size = "128M" }',
+    # not max_pool_percent: test_config_parts flips that one on this shared machine
+    "zswap": '{ kind = "zswap", size = "128M", compressor = "lzo-rle" }',
+    "zram": '{ kind = "zram", size = "128M", compressor = "lzo" }',
 }
 
 
-def _specs(*kinds: str, memory: MemorySpec | None = LIMIT) -> dict[str, dict[str, Any]]:
-    return {k: {"swap": parse_swap(TABLES[k], k), "memory": memory} for k in kinds}
+def write_toml(path: Path, memory: str = "48M", tabs: str = "switches = 60\nmax_seconds = 60", **setups: str) -> Path:
+    tables = [f'[[config]]\nname = "{name}"\nmemory = "{memory}"\nswap = {table}\n' for name, table in setups.items()]
+    path.write_text("\n".join(tables) + f"\n[params.tabs]\ntabs = 4\n{tabs}\n")
+    return path
 
 
-@pytest.fixture(scope="module")
-def tabs(host) -> Prepared:  # noqa: ANN001 - the shared host target of conftest
-    return Tabs().prepare(host, dict(PARAMS))
+def trials(db: Path) -> list[dict[str, Any]]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute('select config, round, "values", in_force, observed from trials').fetchall()
+    return [{"config": c, "round": r, "values": json.loads(v), "in_force": json.loads(i), "observed": json.loads(o)}
+            for c, r, v, i, o in rows]
 
 
-@contextmanager
-def opened(specs: dict[str, dict[str, Any]]) -> Iterator[tuple[Any, Any]]:
-    with journal() as j, ExitStack() as stack:
-        swap_run = SwapPart().open(j, specs)
-        stack.callback(swap_run.close)
-        mem_run = MemoryPart().open(j, specs)
-        stack.callback(mem_run.close)
-        yield swap_run, mem_run
+def run_facts(db: Path) -> dict[str, Any]:
+    with sqlite3.connect(db) as conn:
+        return json.loads(conn.execute("select facts from runs order by id desc limit 1").fetchone()[0])
 
 
-def _trial(host, tabs: Prepared, swap_run, mem_run, config: str, read=None, params=PARAMS):  # noqa: ANN001
-    swap_run.apply(config)
-    with swap_run.trial(config) as h0, mem_run.trial(config) as h1, observe.sampled(read or dict) as seen:
-        result = host.run(h1.wrap(Tabs().argv(tabs, params)), timeout=300)
-    assert result.exit_status == 0, result.stderr_tail(3)
-    return result, {**h0.recorded, **h1.recorded}, seen, h1.scope.cgroup
-
-
-def _gone(paths: list[str], zram_devices: list[str], cgroup_dirs: list[Path]) -> None:
+def gone(paths: list[str], cgroup_dirs: list[str]) -> None:
+    """The swap files and zram devices (by path) and cgroups (by directory) are gone."""
     active = {a.path for a in swaps.areas()}
     for path in paths:
-        assert path not in active and not Path(path).exists(), path
-    for dev in zram_devices:
-        assert dev not in active and not Path("/sys/block", Path(dev).name).exists(), dev
+        assert path not in active, path
+        assert not (Path("/sys/block", Path(path).name).exists() if path.startswith("/dev/zram") else Path(path).exists()), path
     for d in cgroup_dirs:
-        assert not d.exists(), d
+        assert not Path(d).exists(), d
 
 
-@pytest.mark.parametrize("kind", ["disk", "zswap", "zram"])
-def test_each_kind_is_active_during_a_trial_and_undone_after(require_root, host, tabs, kind):
+def test_each_kind_is_active_in_a_run_none_loses_tabs_and_all_is_undone(require_root, shootout, tmp_path):
     before = zswap.parameters()
-    with opened(_specs(kind)) as (swap_run, mem_run):
-        area = swap_run.setups.areas[kind]
-
-        def read() -> observe.Reading:
-            used = next((a.used_kib for a in swaps.areas() if a.path == area.path), -1)
-            z = zswap.statistics()
-            r = {"used_kib": used, "zswap_enabled": int(zswap.parameters()["enabled"] == "Y"),
-                 "zswapped": z.get("stored_bytes", 0)}
-            if area.device is not None:
-                r["zram_orig"] = int(Path(f"/sys/block/zram{area.device.number}/mm_stat").read_text().split()[0])
-            return r
-
-        result, recorded, seen, group = _trial(host, tabs, swap_run, mem_run, kind, read)
-        group_dirs = list(group.dirs.values())
-        run_dirs = list(mem_run.limits.group.dirs.values())
-        assert seen.peak["used_kib"] > 0  # pages really went to this swap area
-        assert recorded["swap_peak_mib"] > 0 and recorded["psi_some_ms"] > 0
+    toml = write_toml(tmp_path / "swap.toml", **SETUPS)
+    done = shootout("run", "-f", str(toml), *(a for c in SETUPS for a in ("-c", c)), "-w", "tabs",
+                    "--max-rounds", "12", "--budget", "45s", "--db", shootout.db, timeout=900)
+    assert done.returncode == 0, done.stderr
+    found = [t for t in trials(tmp_path / "results.db") if t["round"] > 0]
+    assert {t["config"] for t in found} == set(SETUPS)
+    for t in found:
+        kind, seen, swap_state = t["config"], t["observed"], t["in_force"]["swap"]
+        memory, values = seen["memory"], t["values"]
+        assert t["in_force"]["memory"]["cgroup"], t  # the limits read back from the trial's cgroup
+        assert swap_state["zswap"]["enabled"] == ("Y" if kind == "zswap" else "N")  # never both unless asked
+        if kind == "none":
+            assert swap_state["area"] == "none" and memory["swap_peak_mib"] == 0
+            assert values["tabs_killed"] > 0 and memory["oom_kills"] >= values["tabs_killed"]
+            continue
+        assert swap_state["area"].startswith("partition" if kind == "zram" else "file")
+        assert values["tabs_killed"] == 0 and memory["swap_peak_mib"] > 0  # the cgroup's pages went to swap
         if kind == "zswap":
-            assert seen.peak["zswap_enabled"] == 1 and seen.peak["zswapped"] > 0
-            assert recorded["zswap_pool_mib"] > 0 and recorded["zswap_ratio"] > 1.2
-        else:
-            assert seen.peak["zswap_enabled"] == 0  # never on together with another kind unless asked
+            assert swap_state["zswap"]["compressor"] == "lzo-rle"
+            assert seen["swap"]["zswap_pool_mib"] > 0 and seen["swap"]["zswap_ratio"] > 1.2
         if kind == "zram":
-            assert seen.peak["zram_orig"] > 0 and recorded["zram_ratio"] > 1.2
-        paths = [a.path for a in swap_run.setups.areas.values() if a.device is None]
-        devices = [a.path for a in swap_run.setups.areas.values() if a.device is not None]
-    assert not any(d.exists() for d in group_dirs)  # the trial's cgroup went with the trial
-    _gone(paths, devices, run_dirs)
+            assert swap_state["zram"]["comp_algorithm"] == "lzo"
+            assert seen["swap"]["zram_orig_mib"] > 0 and seen["swap"]["zram_ratio"] > 1.2
+        if kind == "disk":
+            assert memory["pswpout"] > 0
+    rows = {r["config"]: r for r in shootout.rows() if r["workload"] == "tabs" and r["headline"]}
+    assert rows["zswap"]["verdict"] == "faster"  # none lost tabs: never faster than a setup that lost none
+    assert any(f.startswith("tabs_killed: lost 0") for f in rows["zswap"]["flags"])
+    facts = run_facts(tmp_path / "results.db")
+    made = [facts[c]["swap"]["area"] for c in ("disk", "zswap", "zram")]
+    gone(made, facts["none"]["memory"]["cgroup"])
     assert zswap.parameters() == before
 
 
-def test_zswap_beats_none_which_loses_tabs(require_root, host):
-    """Six paired rounds at a small size: none loses tabs every round, so zswap is faster."""
-    from shootout.stats import paired_estimate, verdict
-    from shootout.stats.recorded import guarded_verdict
-    from shootout.stats.verdict import Verdict
-
-    small = {**PARAMS, "limit_mib": 32, "switches": 30}
-    prepared = Tabs().prepare(host, dict(small))
-    p95: dict[str, dict[int, float]] = {"none": {}, "zswap": {}}
-    lost: dict[str, dict[int, float]] = {"none": {}, "zswap": {}}
-    with opened(_specs("none", "zswap", memory=MemorySpec(32 << 20))) as (swap_run, mem_run):
-        for r in range(6):
-            for config in (("none", "zswap") if r % 2 else ("zswap", "none")):
-                result, recorded, _, _ = _trial(host, prepared, swap_run, mem_run, config, params=small)
-                p95[config][r] = Tabs().parse(result, small)["p95_ms"]
-                lost[config][r] = Tabs().recorded(result)["tabs_killed"]
-                assert recorded["oom_kills"] >= lost[config][r]  # the cgroup saw every kill
-    assert all(v > 0 for v in lost["none"].values()) and not any(lost["zswap"].values())
-    est = paired_estimate([math.log(p95["none"][r] / p95["zswap"][r]) for r in range(6)])
-    got, why = guarded_verdict(verdict(est, 0.01), lost["none"], lost["zswap"])
-    assert got is Verdict.FASTER and why is not None
+def test_sigkill_then_doctor_restores_everything(require_root, shootout, tmp_path):
+    before = zswap.parameters()
+    toml = write_toml(tmp_path / "swap.toml", tabs="switches = 100000\nmax_seconds = 20",
+                      **{k: SETUPS[k] for k in ("disk", "zswap", "zram")})
+    child = shootout.popen("run", "-f", str(toml), "-c", "disk", "-c", "zswap", "-c", "zram", "-w", "tabs",
+                           "--db", shootout.db)
+    records: list[dict[str, Any]] = []
+    try:
+        deadline = time.time() + 300
+        procs: list[Path] = []
+        while not (zswap.parameters()["enabled"] == "Y" and procs and len(procs[0].read_text().split()) >= 3):
+            assert time.time() < deadline and child.poll() is None, child.stderr.read() if child.poll() else "no zswap trial"
+            procs = list(Path("/sys/fs/cgroup/memory").glob(f"shootout-{child.pid}-*/trial-*/cgroup.procs"))
+            time.sleep(0.2)
+        pids = [int(p) for p in procs[0].read_text().split()]  # the driver and its tabs
+        for path in (tmp_path / "journal").glob("*.jsonl"):
+            records += [json.loads(line) for line in path.read_text().splitlines()]
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.communicate(timeout=60)
+    described = " | ".join(r.get("description", "") for r in records)
+    files = re.findall(r"create swap file (\S+)", described)
+    devices = [f"/dev/{n}" for n in re.findall(r"zram device (zram\d+)", described)]
+    groups = re.findall(r"create cgroup (\S+)", described)
+    assert len(files) == 2 and len(devices) == 1 and "trial-" in described, described
+    assert "zswap compressor (was " in described and (before["enabled"] == "Y" or "zswap enabled (was N)" in described)
+    doctor = shootout("doctor")
+    assert doctor.returncode == 0, doctor.stderr
+    assert "undid:" in doctor.stdout
+    dirs = [str(d) for g in groups if not g.startswith("trial-")
+            for d in Path("/sys/fs/cgroup").glob(f"*/{g}")]
+    gone([*files, *devices], dirs)
+    assert not list(Path("/sys/fs/cgroup/memory").glob(f"shootout-{child.pid}-*"))
+    assert zswap.parameters() == before
+    assert not [p for p in pids if _running(p)]  # no tab survived
+    assert list((tmp_path / "journal").glob("*.jsonl")) == []
 
 
 def _running(pid: int) -> bool:
@@ -143,81 +147,34 @@ def _running(pid: int) -> bool:
         return False
 
 
-CHILD = r"""
-import json, sys
-from shootout.model import Config
-from shootout.swap.parts import MemoryPart, SwapPart
-from shootout.swap.spec import MemorySpec, parse_swap
-from shootout.system.journal import Journal
-from shootout.targets.host import HostTarget
-from shootout.workloads.swap import Tabs
-binary, tables = sys.argv[1], json.loads(sys.argv[2])
-specs = {k: {"swap": parse_swap(v, k), "memory": MemorySpec(64 << 20)} for k, v in tables.items()}
-j = Journal()
-swap_run, mem_run = SwapPart().open(j, specs), MemoryPart().open(j, specs)
-swap_run.apply("zswap")
-made = {"files": [a.path for a in swap_run.setups.areas.values() if a.device is None],
-        "zram": [a.path for a in swap_run.setups.areas.values() if a.device is not None]}
-target = HostTarget(Config("host"))
-with mem_run.trial("zswap") as hook:
-    made["trial"] = str(hook.scope.cgroup.path("memory"))
-    made["cgroups"] = [str(d) for d in {*hook.scope.cgroup.dirs.values(), *mem_run.limits.group.dirs.values()}]
-    print(json.dumps(made), flush=True)
-    target.run(hook.wrap([binary, "4", "32", "100000", "450", "150", "10", "1", "120"]), timeout=300)
-"""
-
-
-def test_sigkill_then_doctor_restores_everything(require_root, tabs, tmp_path):
-    before = zswap.parameters()
-    env = {**os.environ, "SHOOTOUT_HOME": str(tmp_path), "PYTHONPATH": str(SRC)}
-    tables = {k: TABLES[k] for k in ("disk", "zswap", "zram")}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, tabs.files["binary"], json.dumps(tables)],
-                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        made = json.loads(child.stdout.readline() or "{}")
-        assert made, child.stderr.read()
-        procs = Path(made["trial"]) / "cgroup.procs"
-        deadline = time.time() + 60
-        while time.time() < deadline and len(procs.read_text().split()) < 3:
-            time.sleep(0.1)  # the driver and some tabs are running
-        time.sleep(1.0)
-        pids = [int(p) for p in procs.read_text().split()]
-        assert zswap.parameters()["enabled"] == "Y" and any(a.path in made["files"] for a in swaps.areas())
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-    doctor = subprocess.run([sys.executable, "-m", "shootout", "doctor"], env=env, capture_output=True, text=True,
-                            timeout=300)
-    assert doctor.returncode == 0, doctor.stderr
-    _gone(made["files"], made["zram"], [Path(d) for d in made["cgroups"]])
+@pytest.mark.parametrize(("setup_table", "memory", "message"), [
+    ('{ kind = "disk", size = "64M", on = "/dev/shm" }', "48M", "tmpfs lives in memory"),
+    ('{ kind = "zswap", compressor = "nosuch" }', "48M", "zswap: this kernel has no compressor 'nosuch' (it has: "),
+    ('{ kind = "zram", compressor = "nosuch" }', "48M", "zram: this kernel has no algorithm 'nosuch' (it has: "),
+    ('{ kind = "zswap", size = "64M" }', "16M", "the memory limit 16 MiB is below what one tab needs"),
+])
+def test_bad_input_is_one_line_and_leaves_nothing(require_root, shootout, tmp_path, setup_table, memory, message):
+    before, files_before = zswap.parameters(), set(Path("/var/tmp").glob("shootout-swap-*"))
+    toml = write_toml(tmp_path / "bad.toml", memory=memory, tabs="limit_mib = 64", bad=setup_table)
+    done = shootout("run", "-f", str(toml), "-c", "bad", "-w", "tabs", "--db", shootout.db, timeout=300)
+    assert done.returncode != 0
+    assert message in " ".join((done.stdout + done.stderr).split()), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
     assert zswap.parameters() == before
-    assert not [p for p in pids if _running(p)]  # no tab survived
     assert list((tmp_path / "journal").glob("*.jsonl")) == []
+    assert set(Path("/var/tmp").glob("shootout-swap-*")) <= files_before
 
 
-def test_bad_input_is_refused_in_one_line_with_nothing_left(require_root, tmp_path):
-    before = zswap.parameters()
-    disk = parse_swap({"kind": "disk", "size": "64M", "on": "/dev/shm"}, "c")
-    assert "tmpfs lives in memory" in setup.problem(disk)
-    sysfs = parse_swap({"kind": "disk", "size": "64M", "on": "/sys/kernel"}, "c")
-    assert "a sysfs filesystem cannot hold a swap file" in setup.problem(sysfs)
-    huge = parse_swap({"kind": "disk", "size": "100T", "on": "/var/tmp"}, "c")
-    assert "MiB free" in setup.problem(huge)
+def test_a_failing_open_and_a_refused_compressor_leave_nothing(require_root, tmp_path):
     have = ", ".join(zswap.compressors())
-    lacking = parse_swap({"kind": "zswap", "compressor": "nosuch"}, "c")
-    assert setup.problem(lacking) == f"zswap: this kernel has no compressor 'nosuch' (it has: {have})"
-    zram_lacking = parse_swap({"kind": "zram", "compressor": "nosuch"}, "c")
-    assert "zram: this kernel has no algorithm 'nosuch' (it has: " in setup.problem(zram_lacking)
-    with pytest.raises(UsageError, match="below what one tab needs"):
-        check_limit({**PARAMS, "limit_mib": 1024}, 64 << 20)
-    # A failing open leaves nothing: the first configuration's file is removed again.
-    specs = {"a": {"swap": parse_swap({"kind": "disk", "size": "64M"}, "a")},
-             "b": {"swap": disk}}
+    before = zswap.parameters()
+    good = SwapSpec("disk", 64 << 20, on="/var/tmp")
+    bad = SwapSpec("disk", 64 << 20, on="/dev/shm")
     with journal() as j:
-        with pytest.raises(UsageError, match="tmpfs"):
-            SwapPart().open(j, specs)
+        with pytest.raises(Exception, match="tmpfs"):
+            setup.SwapSetups(j, {"a": good, "b": bad}).open()
         assert j.pending == []
-    assert not [p for p in Path("/var/tmp").glob(f"shootout-swap-{os.getpid()}-*")]
+    assert not list(Path("/var/tmp").glob(f"shootout-swap-{os.getpid()}-*"))
     # Before zswap's first use the kernel takes any name and falls back to its default when
     # turned on (caught by reading back); later it refuses the write. Either way: one line
     # naming the compressors there are, and zswap put back as it was.
@@ -225,8 +182,9 @@ def test_bad_input_is_refused_in_one_line_with_nothing_left(require_root, tmp_pa
         with pytest.raises(TargetError, match="zswap (refused|did not keep) compressor = 'nosuch'") as err:
             zswap.Zswap(j).set({"compressor": "nosuch", "enabled": "Y"})
         assert f"compressors here: {have}" in str(err.value)
-        assert zswap.parameters() == before
     assert zswap.parameters() == before
+    assert "a sysfs filesystem cannot hold a swap file" in setup.problem(SwapSpec("disk", 64 << 20, on="/sys/kernel"))
+    assert "MiB free" in setup.problem(SwapSpec("disk", 100 << 40, on="/var/tmp"))
 
 
 def test_swap_file_on_btrfs_is_nocow_and_removed(require_root, tmp_path):
@@ -237,18 +195,18 @@ def test_swap_file_on_btrfs_is_nocow_and_removed(require_root, tmp_path):
             fh.truncate(256 << 20)
         subprocess.run(["mkfs.btrfs", "-q", str(image)], check=True, capture_output=True)
         subprocess.run(["mount", "-o", "loop,compress=zstd", str(image), str(point)], check=True, capture_output=True)
-        spec = {"b": {"swap": parse_swap({"kind": "disk", "size": "64M", "on": str(point)}, "b")}}
         with journal() as j:
-            run = SwapPart().open(j, spec)
+            setups = setup.SwapSetups(j, {"b": SwapSpec("disk", 64 << 20, on=str(point))})
+            setups.open()
             try:
-                path = run.setups.areas["b"].path
-                run.apply("b")
+                path = setups.areas["b"].path
+                setups.apply("b")
                 assert swaps.active(path) is not None
                 attrs = subprocess.run(["lsattr", path], capture_output=True, text=True, check=True).stdout
                 assert "C" in attrs.split()[0]  # nocow, so also never compressed
-                assert run.setups.facts["swap_files"][path]["filesystem"] == "btrfs"
+                assert setups.facts["swap_files"][path]["filesystem"] == "btrfs"
             finally:
-                run.close()
+                setups.close()
         assert swaps.active(path) is None and not Path(path).exists()
     finally:
         subprocess.run(["umount", str(point)], check=False, capture_output=True)

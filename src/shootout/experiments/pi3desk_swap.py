@@ -74,6 +74,7 @@ EXPERIMENT = Experiment(
     reproduces="E, 'Pi3Desk' (Pi 3 with 1 GB: zswap, max_pool_percent=15, in front of swap on a USB SSD)",
     toml="""
 [run]
+configs = ["none", "disk", "zswap", "zram"]
 workloads = ["tabs"]
 
 [[config]]

@@ -73,9 +73,10 @@ class _Session(PartSession):
         return self.setups.end_trial()
 
     def facts(self, config: Config) -> dict[str, Any]:
-        f = self.setups.facts
+        f, area = self.setups.facts, self.setups.areas.get(config.name)
         return {"machine_swap": f.get("machine_swap"), "zswap_before": f.get("zswap_before"),
-                "setup": f.get("setups", {}).get(config.name), "zswap_debugfs": f.get("zswap_debugfs")}
+                "setup": f.get("setups", {}).get(config.name), "zswap_debugfs": f.get("zswap_debugfs"),
+                "area": area.path if area else None, "storage": f.get("swap_files", {}).get(area.path if area else "")}
 
     def close(self) -> list[str]:
         return self.setups.close()

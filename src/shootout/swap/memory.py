@@ -91,7 +91,8 @@ class TrialGroups:
         self.group: cgroups.Cgroup | None = cgroups.create(journal, self.where, cgroups.unique_name("shootout"),
                                                            ["memory"])
         self.facts = {"cgroups": self.where.describe(), "memory_controller": f"v{h.version}",
-                      "psi": "cgroup" if "" in self.group.dirs else "system"}
+                      "psi": "cgroup" if "" in self.group.dirs else "system",
+                      "cgroup": sorted(str(d) for d in set(self.group.dirs.values()))}
         self._trials = itertools.count(1)
         self.child: cgroups.Cgroup | None = None
         self.limits: dict[str, str] = {}

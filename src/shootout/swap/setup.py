@@ -119,8 +119,8 @@ class SwapSetups:
         return errors
 
     # -- before each trial -----------------------------------------------------------------
-    def apply(self, config: str) -> dict[str, Any]:
-        """Put this configuration's swap setup in force (only what differs) and return it as read back."""
+    def apply(self, config: str) -> None:
+        """Put this configuration's swap setup in force (only what differs), then check it is."""
         spec = self.specs.get(config)
         mine = self.areas.get(config)
         errors: list[str] = []
@@ -137,25 +137,28 @@ class SwapSetups:
             raise TargetError(f"cannot switch to the swap setup of {config}: {errors[0]}", "see dmesg")
         if mine is not None and swaps.active(mine.path) is None:
             mine.active_entry = swaps.swapon(self.journal, mine.path)
-        state = self.state(config)
-        self._verify(config, state)
-        return state
+        self._verify(config)
 
     def state(self, config: str) -> dict[str, Any]:
-        """What is in force now: every swap area (the run's own marked), zswap, the zram device."""
+        """What is in force now, read back: the run's swap area that is on, the machine's own
+        areas, zswap's parameters and the zram device's settings (its counters are in end_trial)."""
         ours = {a.path for a in self.areas.values()}
+        areas = swaps.areas()
         out: dict[str, Any] = {
-            "swap_areas": [{**a.as_fact(), "shootout": a.path in ours} for a in swaps.areas()],
+            "area": ", ".join(f"{a.kind} of {a.size_kib >> 10} MiB, priority {a.priority}"
+                              for a in areas if a.path in ours) or "none",
+            "machine_swap": ", ".join(f"{a.path} ({a.size_kib >> 10} MiB)" for a in areas if a.path not in ours) or "none",
             "zswap": zswap.in_force() if zswap.present() else None,
         }
         area = self.areas.get(config)
         if area is not None and area.device is not None:
-            out["zram"] = zram.state(area.device)
+            zram_state = zram.state(area.device)
+            out["zram"] = {k: zram_state[k] for k in ("comp_algorithm", "disksize", "mem_limit") if k in zram_state}
         return out
 
-    def _verify(self, config: str, state: dict[str, Any]) -> None:
+    def _verify(self, config: str) -> None:
         mine = self.areas.get(config)
-        active = {a["path"] for a in state["swap_areas"] if a["shootout"]}
+        active = {a.path for a in swaps.areas()} & {a.path for a in self.areas.values()}
         wanted = {mine.path} if mine else set()
         if active != wanted:
             raise TargetError(f"swap in force for {config} is {sorted(active) or 'none'}, not {sorted(wanted) or 'none'}",
