@@ -89,9 +89,9 @@ def _amounts(analysis: Analysis) -> list[str]:
         spread = f"[{fmt_value(i.low, a.unit)}, {fmt_value(i.high, a.unit)}]" if i else f"({len(a.values)} rounds: no interval)"
         rows.append([a.workload, a.name, display(analysis, a.config), f"{median} {spread}", a.description])
     return ["## Recorded amounts", "",
-            "What the trials counted that may be zero: the median over rounds, 95% distribution-free interval "
-            "(order statistics); not speed-ups. A workload's guard (tabs lost) decides its verdict first.", "",
-            *_table(["Workload", "Amount", "Configuration", "Median [95% CI]", "What"], ["l", "l", "l", "r", "l"], rows)]
+            "What the trials counted that may be zero: the median over rounds with a distribution-free interval "
+            "(order statistics, at the run's confidence); not speed-ups. A workload's guard (tabs lost) decides its verdict first.", "",
+            *_table(["Workload", "Amount", "Configuration", "Median [interval]", "What"], ["l", "l", "l", "r", "l"], rows)]
 
 
 def _facts(analysis: Analysis) -> list[str]:
