@@ -1,12 +1,12 @@
 """Memory-pressure workloads (category `swap`): browser-like tabs, and a build with -j too high.
 
-They are meant to run under a configuration's memory limit and swap setup (shootout.swap):
-the limit makes them swap, the setup decides how fast the pages come back. Without a limit
-they still run, in RAM. Besides their metrics (strictly positive, compared as speed-ups)
-they report *recorded* amounts that may be zero — tabs the OOM killer took, major faults,
-and, from the configuration's parts, stall time and swap traffic (RECORDED): those are
-summarised per configuration, and a configuration that lost more tabs is never called faster
-(shootout.stats.recorded).
+They are meant to run under a configuration's memory limit and swap setup (parts/memory.py,
+parts/swap.py): the limit makes them swap, the setup decides how fast the pages come back.
+Without a limit they still run, in RAM. Besides their metrics (strictly positive, compared as
+speed-ups) tabs reports *recorded* amounts that may be zero (RECORDED: tabs the OOM killer
+took, major faults); the parts add stall time, swap traffic and pool sizes. Those are
+summarised per configuration (shootout.amounts), and a configuration that lost more tabs is
+never called faster (the spec's guard).
 """
 
 from __future__ import annotations
