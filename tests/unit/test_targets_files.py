@@ -133,7 +133,7 @@ def test_stdin_reaches_the_command(target: Target, tmp_path: Path) -> None:
 
 def test_spawn_runs_in_the_background_and_stop_ends_its_group(target: Target) -> None:
     flag = f"{target.workdir()}/started"
-    bg = target.spawn(["sh", "-c", f"sleep 30 & touch {flag}; echo up; wait"])
+    bg = target.spawn(["sh", "-c", f"sleep 30 & echo up; touch {flag}; wait"])
     deadline = time.monotonic() + 10
     while not target.exists(flag):
         assert time.monotonic() < deadline
