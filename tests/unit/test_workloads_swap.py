@@ -112,4 +112,4 @@ def test_the_experiment_parses_and_its_paragraph_ranks_lost_tabs_last():
     assert settings.params["tabs"]["tabs"] == 12
     text = named.explain(_analysis({"none": 40.0, "disk": 300.0, "zswap": 90.0}, {"none": 120, "disk": 0, "zswap": 0}))[0]
     assert "zswap kept tab switches fastest (median p95 90 ms, no tab lost)" in text
-    assert "Then disk (300 ms)." in text and "none lost 120 tabs to the OOM killer" in text
+    assert "Then disk (300 ms)." in text and "none lost 120 tabs to the OOM killer over 1 rounds" in text

@@ -46,13 +46,15 @@ def explain(analysis: Analysis) -> list[str]:
     ranked = sorted(p95, key=lambda c: (lost[c] > 0, p95[c]))  # a setup that lost tabs is never fastest
     best = ranked[0]
     text = (f"Under the 1 GiB limit with about twice that in tabs, {names[best]} kept tab switches fastest "
-            f"(median p95 {p95[best]:.0f} ms" + (f", yet lost {lost[best]:.0f} tabs)." if lost[best] else
+            f"(median p95 {p95[best]:.0f} ms" + (f", yet lost {lost[best]:.0f} tabs in all)." if lost[best] else
                                                   ", no tab lost)."))
     rest = [c for c in ranked[1:] if not lost[c]]
     if rest:
         text += " Then " + ", ".join(f"{names[c]} ({p95[c]:.0f} ms)" for c in rest) + "."
     losing = [c for c in ranked if lost[c]]
-    text += (" " + " and ".join(f"{names[c]} lost {lost[c]:.0f} tabs to the OOM killer" for c in losing)
+    rounds = {c: len(a.values) if (a := _amount(analysis, "tabs_killed", c)) else 0 for c in p95}
+    text += (" " + " and ".join(f"{names[c]} lost {lost[c]:.0f} tabs to the OOM killer over {rounds[c]} rounds"
+                                for c in losing)
              + ": a lost tab is reloaded, so its switches only look fast." if losing else " No setup lost a tab.")
     lines = [f"pi3desk-swap: {text}"]
     for c in p95:
