@@ -161,3 +161,21 @@ def test_one_process_at_a_time_switches_swap(tmp_path):
     first.release()
     second.acquire(wait_s=0.3)
     second.release()
+
+
+def test_the_sampler_keeps_both_ends_and_each_peak_with_its_reading():
+    from shootout.swap import observe
+
+    readings = iter([{"pool": 1, "stored": 2, "count": 10}, {"pool": 9, "stored": 30, "count": 12},
+                     {"pool": 3, "stored": 4, "count": 15}])
+    last = {"pool": 3, "stored": 4, "count": 15}
+    sampler = observe.Sampler(lambda: next(readings, last), interval=0.01).start()
+    import time
+
+    time.sleep(0.1)
+    samples = sampler.stop()
+    assert samples.first == {"pool": 1, "stored": 2, "count": 10} and samples.last == last
+    assert samples.peak["pool"] == 9 and samples.at_peak["pool"]["stored"] == 30  # the ratio at the pool's peak
+    assert samples.delta("count") == 5 and samples.delta("missing") is None
+    assert sampler.stop() is samples  # a second stop reads nothing more
+    assert observe.ratio(30, 0) is None and observe.present({"a": None, "b": 2}) == {"b": 2.0}
