@@ -69,7 +69,7 @@ def test_each_kind_is_active_in_a_run_none_loses_tabs_and_all_is_undone(require_
     before = zswap.parameters()
     toml = write_toml(tmp_path / "swap.toml", **SETUPS)
     done = shootout("run", "-f", str(toml), *(a for c in SETUPS for a in ("-c", c)), "-w", "tabs",
-                    "--max-rounds", "12", "--budget", "45s", "--db", shootout.db, timeout=900)
+                    "--max-rounds", "12", "--budget", "45s", "--partial", "--db", shootout.db, timeout=900)
     assert done.returncode == 0, done.stderr
     found = [t for t in trials(tmp_path / "results.db") if t["round"] > 0]
     assert {t["config"] for t in found} == set(SETUPS)
