@@ -47,6 +47,7 @@ UNITS: dict[str, Unit] = {
         Unit("MB/s", "bandwidth", 1e6, _H, ",.1f"),
         Unit("MiB/s", "bandwidth", 2.0**20, _H, ",.1f"),
         Unit("kB/s", "bandwidth", 1e3, _H, ",.0f"),
+        Unit("KiB/s", "bandwidth", 2.0**10, _H, ",.0f"),  # iozone's "kB/sec"
         Unit("GB/s", "bandwidth", 1e9, _H, ",.2f"),
         Unit("Mbit/s", "bitrate", 1e6, _H, ",.1f"),
         Unit("Gbit/s", "bitrate", 1e9, _H, ",.2f"),

@@ -16,11 +16,13 @@ from shootout.model import Config
 from shootout.parts.base import Part, PartSession
 from shootout.parts.scratch import ScratchPart
 from shootout.parts.settings import SettingsPart
+from shootout.parts.throttle import ThrottlePart
 from shootout.system.journal import Journal
 
 PARTS: dict[str, Part] = {p.name: p for p in (
     SettingsPart(),
     ScratchPart(),
+    ThrottlePart(),
 )}
 
 
