@@ -80,9 +80,9 @@ scratch = {{ fs = "btrfs", mount = "compress=zlib", size = "1G", throttle = "{LI
 size_mib = 128
 
 [params.fio]
-size_mib = 128
-runtime_s = 3
-ramp_s = 1
+size_mib = 64
+runtime_s = 2
+ramp_s = 0.5
 """,
     found={
         "dd-write": "1 GiB of zeros at 123 MB/s over a 30 MB/s link (btrfs compress=zlib)",

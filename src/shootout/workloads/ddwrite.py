@@ -13,19 +13,18 @@ from __future__ import annotations
 from typing import Any
 
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.base import Target
 from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
 from shootout.workloads import inputs
-from shootout.workloads.base import Context, Prepared, Tool, Workload
-from shootout.workloads.diskscratch import (COMPSIZE_PACKAGE, compression_ratio, compsize_command, fresh_dir_setup,
-                                            open_disk, wants_compsize)
+from shootout.workloads.base import Context, Prepared, Tool
+from shootout.workloads.diskscratch import (ScratchWorkload, compression_ratio, compsize_command, fresh_dir_setup,
+                                            open_disk)
 from shootout.workloads.shell import Step, q, step_seconds, timed_argv, tool_version
 
 SOURCES = ("zeros", "corpus")
 
 
-class DdWrite(Workload):
+class DdWrite(ScratchWorkload):
     spec = WorkloadSpec(
         name="dd-write",
         category="storage",
@@ -44,9 +43,6 @@ class DdWrite(Workload):
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"size_mib": 512}
-
-    def required_packages(self, target: Target) -> list[str]:
-        return super().required_packages(target) + ([COMPSIZE_PACKAGE] if wants_compsize(target.config) else [])
 
     def prepare(self, ctx: Context) -> Prepared:
         size = int(ctx.params["size_mib"])

@@ -13,9 +13,10 @@ import re
 import shutil
 from dataclasses import dataclass
 
-from shootout.errors import WorkloadError
+from shootout.errors import ToolMissing, WorkloadError
 from shootout.model import Config
-from shootout.workloads.base import Context
+from shootout.targets.base import Target
+from shootout.workloads.base import Context, Workload
 from shootout.workloads.shell import q
 
 COMPSIZE_PACKAGE = "btrfs-compsize"
@@ -45,6 +46,18 @@ class DiskScratch:
 def wants_compsize(config: Config) -> bool:
     """A scratch shootout makes as btrfs gets compsize into the userspace."""
     return (config.parts.get("scratch") or {}).get("fs") == "btrfs"
+
+
+class ScratchWorkload(Workload):
+    """A workload writing into the disk scratch: on a btrfs scratch shootout makes, it needs compsize."""
+
+    def required_packages(self, target: Target) -> list[str]:
+        return super().required_packages(target) + ([COMPSIZE_PACKAGE] if wants_compsize(target.config) else [])
+
+    def check_tools(self, target: Target) -> None:
+        super().check_tools(target)
+        if wants_compsize(target.config) and target.which("compsize") is None:
+            raise ToolMissing("compsize", COMPSIZE_PACKAGE, where=target.config.display)
 
 
 def open_disk(ctx: Context, need_bytes: int) -> DiskScratch:

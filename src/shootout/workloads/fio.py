@@ -21,10 +21,9 @@ from shootout.errors import WorkloadError
 from shootout.model import Metric, WorkloadSpec
 from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
-from shootout.targets.base import Target
-from shootout.workloads.base import Context, Prepared, Tool, Workload
-from shootout.workloads.diskscratch import (COMPSIZE_PACKAGE, compression_ratio, compsize_command, fresh_dir_setup, open_disk,
-                                            wants_compsize)
+from shootout.workloads.base import Context, Prepared, Tool
+from shootout.workloads.diskscratch import (ScratchWorkload, compression_ratio, compsize_command, fresh_dir_setup,
+                                            open_disk)
 from shootout.workloads.shell import tool_version
 
 # job name -> (rw, block size, queue depth)
@@ -97,7 +96,7 @@ def job_values(doc: dict[str, Any]) -> dict[str, float]:
     return values
 
 
-class Fio(Workload):
+class Fio(ScratchWorkload):
     spec = WorkloadSpec(
         name="fio",
         category="storage",
@@ -113,9 +112,6 @@ class Fio(Workload):
         # With direct I/O no page cache holds the file; 1 GiB is beyond any disk's own cache
         # that would flatter a 4 KiB random read.
         return {"size_mib": 1024, "runtime_s": 10, "ramp_s": 2, "compress_pct": 0, "jobs": list(JOBS)}
-
-    def required_packages(self, target: Target) -> list[str]:
-        return super().required_packages(target) + ([COMPSIZE_PACKAGE] if wants_compsize(target.config) else [])
 
     def prepare(self, ctx: Context) -> Prepared:
         params = ctx.params
