@@ -112,3 +112,22 @@ def test_throttle_reads_back_only_its_own_device(tmp_path: Path):
     (tmp_path / "blkio.throttle.write_bps_device").write_text("7:3 2000\n")
     assert read_rules(tmp_path, "7:3") == {"read_bps": 1000, "write_bps": 2000}
     assert read_rules(tmp_path, "7:4") == {}
+
+
+def test_small_files_tree_and_rates(tmp_path: Path, monkeypatch):
+    import tarfile
+
+    from shootout.workloads.smallfiles import PER_DIR, SmallFiles, write_tree_tar
+
+    monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path))  # the corpus cache
+    write_tree_tar(tmp_path / "t.tar", 250)
+    with tarfile.open(tmp_path / "t.tar") as tar:
+        members = tar.getmembers()
+    assert len(members) == 250 and all(1024 <= m.size < 16 * 1024 for m in members)
+    assert len({m.name.rsplit("/", 1)[0] for m in members}) == 250 // PER_DIR + 1
+    stdout = "".join(f"step {s} 10.000000000 10.{n}00000000\n" for s, n in
+                     (("create", 5), ("stat", 1), ("read", 2), ("delete", 4))) + compsize_lines("tree")
+    values = SmallFiles().parse(result(stdout), {"files": 250})
+    assert values["create_files_s"] == pytest.approx(500) and values["stat_files_s"] == pytest.approx(2500)
+    assert min(values[k] for k in values if k.endswith("_files_s")) < values["geomean"] < 2500
+    assert values["tree_compress_x"] > 1
