@@ -9,6 +9,7 @@ so every check looks only at what this test made: its scratch directory and its 
 from __future__ import annotations
 
 import signal
+import statistics
 import time
 from pathlib import Path
 
@@ -48,9 +49,9 @@ size_mib = 6
 
 [params.fio]
 size_mib = 4
-runtime_s = 0.3
+runtime_s = 0.2
 ramp_s = 0.1
-jobs = ["seq_write", "seq_read", "randwrite_qd32"]
+jobs = ["seq_write", "randread_qd32"]
 ''')
     done = shootout("run", "-f", str(toml), "-c", "ext4", "-c", "btrfs-zstd", "-w", "dd-write", "-w", "fio",
                     "--max-rounds", "8", "--db", shootout.db)
@@ -59,10 +60,10 @@ jobs = ["seq_write", "seq_read", "randwrite_qd32"]
     zeros = next(r for r in rows if r["metric"] == "zeros_mbps")
     assert zeros["ci_low"] > 1, zeros  # compressed zeros pass the throttle faster: CI above 1
     db = tmp_path / "results.db"
+    ext4_corpus = [v["corpus_mbps"] for c, v, _ in trials(db) if c == "ext4" and "corpus_mbps" in v]
+    assert statistics.median(ext4_corpus) < 1.5 * RATE / 1e6  # fsync waited for the throttled device
     for config, values, in_force in trials(db):
         assert in_force["throttle"] == {"read_bps": RATE, "write_bps": RATE}
-        if "corpus_mbps" in values and config == "ext4":
-            assert values["corpus_mbps"] < 1.5 * RATE / 1e6  # fsync waited for the throttled device
         if config == "btrfs-zstd" and "zeros_mbps" in values:
             assert values["zeros_compress_x"] > 4 and values["corpus_compress_x"] > 1
     facts = run_facts(db)
