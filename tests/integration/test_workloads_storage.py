@@ -69,6 +69,7 @@ jobs = ["seq_write", "randread_qd32"]
     facts = run_facts(db)
     assert facts["ext4"]["workloads"]["fio"]["direct"] is True
     assert facts["btrfs-zstd"]["workloads"]["fio"]["direct"] is False  # O_DIRECT would skip compression
+    assert facts["ext4"]["scratch"]["loop"]["direct_io"] is True  # reads reach the disk, not the image's cache
     devices = [facts[c]["throttle"]["device"] for c in ("ext4", "btrfs-zstd")]
     assert rules_left(devices) == {} and left_behind(scratch_in) == []
 
