@@ -131,3 +131,11 @@ def test_small_files_tree_and_rates(tmp_path: Path, monkeypatch):
     assert values["create_files_s"] == pytest.approx(500) and values["stat_files_s"] == pytest.approx(2500)
     assert min(values[k] for k in values if k.endswith("_files_s")) < values["geomean"] < 2500
     assert values["tree_compress_x"] > 1
+
+
+def test_a_missing_non_free_tool_says_how_to_get_it():
+    from shootout.errors import ToolMissing
+
+    hint = ToolMissing("iozone", "iozone3", components=iozone.Iozone.components).hint
+    assert "non-free" in hint and "apt-get install iozone3" in hint and "userspace" in hint
+    assert ToolMissing("fio", "fio").hint == "install the Debian package fio: apt-get install fio"
