@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shootout.conditions.flags import clock_drop, monitor_flags, reference_mhz
+from shootout.conditions.runflags import RunConditions
 from shootout.inforce import compared_notes
 from shootout.model import Config, Run, Trial, WorkloadSpec
 from shootout.stats import (
@@ -82,6 +82,7 @@ class Analysis:
     threshold: float
     noise_floor: float | None = None  # relative half-width seen in A/A runs on this machine
     notes: tuple[str, ...] = ()  # e.g. "unpaired: includes drift between the runs"
+    conditions: tuple[str, ...] = ()  # machine-wide conditions during the run, said once
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)  # "machine" and config -> facts
     rules: tuple[str, ...] = ()  # the statistical rules used, in words, for the report's method section
     explanation: tuple[str, ...] = ()  # a named experiment's results beside its write-up's (experiments/)
@@ -122,7 +123,7 @@ def _flatten(facts: Any, prefix: str = "") -> dict[str, Any]:
 # Facts that are confounders when they differ: versions of what ran (every tool a workload
 # declares in Prepared.versions), the compiler, the libc, the input, hardware code paths.
 # The ABI itself (ELF class, machine) is the point of a 32/64-bit comparison, so it is not.
-_CONFOUNDER_FACTS = {"compiler", "cc", "libc", "openssl", "hw_paths", "input_sha256"}
+_CONFOUNDER_FACTS = {"compiler", "cc", "libc", "openssl", "hw_paths", "input_sha256", "code_path"}
 
 
 def _is_confounder(key: str) -> bool:
@@ -131,11 +132,20 @@ def _is_confounder(key: str) -> bool:
             or key.startswith("workload.versions."))
 
 
-def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str) -> list[str]:
-    """Facts of the two configurations that differ and could explain a difference."""
+def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str,
+                metric: str | None = None) -> list[str]:
+    """Facts of the two configurations that differ and could explain a difference.
+
+    A workload's `code_paths` ({metric: path}) concern one metric each: only that metric's
+    path is compared.
+    """
 
     def relevant(facts: dict[str, Any]) -> dict[str, Any]:
-        scoped = {"target": facts.get("target", {}), "workload": facts.get("workloads", {}).get(workload, {})}
+        mine = dict(facts.get("workloads", {}).get(workload, {}))
+        paths = mine.pop("code_paths", None) or {}
+        if metric in paths:
+            mine["code_path"] = paths[metric]
+        scoped = {"target": facts.get("target", {}), "workload": mine}
         return {k: v for k, v in _flatten(scoped).items() if _is_confounder(k)}
 
     a, b = relevant(facts_a), relevant(facts_b)
@@ -145,24 +155,6 @@ def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str)
 
 def is_emulated(facts: dict[str, Any]) -> bool:
     return bool(facts.get("target", {}).get("emulated"))
-
-
-def drop_rounds(machine_facts: dict[str, Any]) -> set[int]:
-    """Rounds whose measured clock was more than 3% below the clock at the start of the run."""
-    clock = machine_facts.get("clock_mhz") or []
-    return {r for r, mhz in clock if clock and clock_drop(clock[0][1], mhz)}
-
-
-def condition_flags(run: Run, trials: Sequence[Trial], workload: str, configs: tuple[str, ...],
-                    rounds: Iterable[int]) -> list[str]:
-    """What the monitor and the clock loop saw during this metric's trials."""
-    machine = run.facts.get("machine", {})
-    windows = [t.monitor for t in trials if t.spec.workload == workload and t.spec.config in configs and t.monitor]
-    flags = monitor_flags(windows, reference_mhz(machine.get("monitor_samples", [])))
-    dropped = sorted(drop_rounds(machine) & set(rounds))
-    if dropped and "clock-drop" not in flags:
-        flags.append("clock-drop")
-    return flags
 
 
 def run_design(run: Run, headline: bool) -> Design:
@@ -204,6 +196,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
     base = run.configs[0].name
     measured = [t for t in trials if t.spec.round > 0]
     designs = {True: run_design(run, True), False: run_design(run, False)}
+    conditions = RunConditions(measured, run.facts.get("machine", {}))
     comparisons: list[Comparison] = []
     values: dict[tuple[str, str, str], list[float]] = {}
     for spec in run.workloads:
@@ -232,7 +225,8 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                     [t.wall_s for t in measured
                      if t.spec.workload == spec.name and t.spec.config == config.name and t.wall_s > 0],
                 )
-                flags += condition_flags(run, measured, spec.name, (base, config.name), ratios)
+                flags += conditions.flags(t for t in measured if t.spec.workload == spec.name
+                                          and t.spec.config in (base, config.name))
                 if not s.interleaved:
                     flags.append(WITHIN_RUN)
                 emulated = is_emulated(cfg_facts) or is_emulated(base_facts)
@@ -251,7 +245,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                     log_ratios=ratios, estimate=est,
                     verdict=Verdict.INCONCLUSIVE if emulated and headline else judged(est, headline, s.threshold),
                     paired=s.interleaved, flags=tuple(flags),
-                    confounders=tuple(confounders(base_facts, cfg_facts, spec.name)),
+                    confounders=tuple(confounders(base_facts, cfg_facts, spec.name, metric.name)),
                 )
                 comparisons.append(settle(comp, s.threshold, seconds_per_round(measured, spec.name,
                                                                                (base, config.name))))
@@ -263,7 +257,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
     return Analysis(
         runs=(run,), configs=tuple(run.configs), workloads=tuple(run.workloads),
         comparisons=tuple(comparisons), summaries=summaries,
-        values=values, threshold=s.threshold, noise_floor=noise_floor,
+        values=values, threshold=s.threshold, noise_floor=noise_floor, conditions=tuple(conditions.lines),
         notes=(*compared_notes(run, trials), *notes),
         facts={"machine": run.facts.get("machine", {}), **{c.name: run.facts.get(c.name, {}) for c in run.configs}},
         rules=method_rules(designs[True], s.interleaved),
@@ -333,6 +327,8 @@ def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], conf
             samples = {c.workload: (log_perf(values[(c.workload, c.metric, c.baseline)], c.unit),
                                     log_perf(values[(c.workload, c.metric, c.config)], c.unit)) for c in heads}
             est, by_category, left_out, note = unpaired_geomean(samples, confidence), {}, (), WITHIN_RUN
+        if not any(c.estimate for c in heads):
+            est, by_category = None, {}  # no workload has an interval yet: a suite verdict would claim what none can
         out.append(Summary(
             config=config.name, geomean=est, by_category=by_category,
             faster=counts[Verdict.FASTER], slower=counts[Verdict.SLOWER],

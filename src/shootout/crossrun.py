@@ -186,7 +186,7 @@ def compare_members(members: Sequence[Member]) -> Analysis:
                     paired=bool(ratios), flags=flags,
                     confounders=tuple(confounders(base.parts[0].run.facts.get(base.parts[0].config, {}),
                                                   other.parts[0].run.facts.get(other.parts[0].config, {}),
-                                                  spec.name)),
+                                                  spec.name, metric.name)),
                 ), settings.threshold, None))
     summaries = tuple(_summary(base, o, comparisons, values, settings.confidence) for o in others)
     if any(WITHIN_RUN in c.flags for c in comparisons):

@@ -39,6 +39,21 @@ class RoundStarted(Event):
 
 
 @dataclass(frozen=True)
+class BudgetEstimate(Event):
+    """After the warm-up: what the rounds up to the first possible verdict still need against
+    what the budget has left."""
+
+    rounds: int  # rounds still to measure before the sequential rule can give a verdict
+    round_s: float  # one round, as long as the warm-up round took
+    needed_s: float
+    left_s: float
+
+    @property
+    def enough(self) -> bool:
+        return self.needed_s <= self.left_s
+
+
+@dataclass(frozen=True)
 class TrialDone(Event):
     trial: Trial
     eta_s: float | None

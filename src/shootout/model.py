@@ -110,6 +110,7 @@ class RunSettings:
     # whose configurations ran one after another (unpaired, one look).
     interleaved: bool = True
     experiment: str = ""  # the named experiment this run reproduces (shootout.experiments), if any
+    partial: bool = False  # measure even when the budget cannot reach the first deciding round (no verdicts then)
 
 
 @dataclass

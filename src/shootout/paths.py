@@ -22,5 +22,11 @@ def cache_dir() -> Path:
     return path
 
 
+def shared_cache_dir() -> Path:
+    """Downloads kept for every data directory of this user (like apt's archive cache), so a
+    fresh SHOOTOUT_HOME does not fetch again what an earlier one fetched."""
+    return Path(platformdirs.user_cache_dir("shootout"))
+
+
 def default_db_url() -> str:
     return f"sqlite:///{data_dir() / 'results.db'}"

@@ -81,6 +81,18 @@ def _file_settings(wish: Wish) -> FileSettings:
     return load_file(wish.file) if wish.file else FileSettings()
 
 
+def default_workloads(file: FileSettings, where: str, notify: Notify) -> tuple[list[str], str | None]:
+    """Nothing selected: the workloads the file names ([[workload]] tables, then [params.WORKLOAD]
+    tables of built-in ones), else the default suite."""
+    named = list(dict.fromkeys([*file.workloads, *file.params]))
+    if not named:
+        return [], DEFAULT_SUITE
+    notify(f"running the {len(named)} workload{'s' if len(named) > 1 else ''} named in {where} "
+           f"({', '.join(named)}): none was selected (-w NAME, --suite, or workloads = [...] in [run] "
+           "choose others)")
+    return named, None
+
+
 def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) -> RunRequest:
     """notify: one-line messages the user must see; progress: passing status (userspace creation)."""
     progress = progress or notify
@@ -91,7 +103,10 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     if wish.settings.aa:
         configs = [configs[0], aa_copy(configs[0])]
     names = wish.workloads or list(file.run.get("workloads", []))
-    suite_name = wish.suite or file.run.get("suite") or (None if names else DEFAULT_SUITE)
+    suite_name = wish.suite or file.run.get("suite")
+    where = f"experiment {wish.experiment}" if wish.experiment else str(wish.file or "shootout.toml")
+    if not names and not suite_name:
+        names, suite_name = default_workloads(file, where, notify)
     params = {**file.params, **wish.params}
     if suite_name:
         names += suite(suite_name)
@@ -101,9 +116,14 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
             raise UsageError(f"unknown workload {name!r}", "list them with: shootout workloads (or define it in shootout.toml)")
     chosen = list(dict.fromkeys(names))  # keep order, drop repeats
     if stray := sorted(set(file.params) - set(chosen)):
-        raise UsageError(f"[params.{stray[0]}] names a workload this run does not select",
-                         "select it with -w or in [run] workloads, or drop the table")
-    where = str(wish.file or "shootout.toml")
+        if not (wish.workloads or wish.suite):  # the file contradicts itself
+            raise UsageError(f"[params.{stray[0]}] names a workload this run does not select",
+                             "select it with -w or in [run] workloads, or drop the table")
+        # The command line chose other workloads than the file's: its parameters for them go unused.
+        tables = ", ".join(f"[params.{name}]" for name in stray)
+        notify(f"{tables} of {where} not used: not among the workloads chosen with "
+               f"{'-w' if wish.workloads else '--suite'}")
+        params = {name: table for name, table in params.items() if name not in stray}
     workloads = [make_workload(n, file.workloads, where) for n in chosen]
     user_defs = {n: file.workloads[n] for n in chosen if n in file.workloads}
     return RunRequest(configs=configs, workloads=workloads, settings=wish.settings,

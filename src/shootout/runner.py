@@ -33,6 +33,8 @@ from shootout.userspace.abi import tool_elf, verify_abi
 from shootout.workloads.base import Context, Prepared, Workload
 
 TargetFactory = Callable[[Config, Journal], Target]
+_ROUND_OVERHEAD = 1.1  # a round's time beyond its trials' wall time (clock check, commits)
+_PAUSED = 2.0  # a warm-up spanning more than twice its trials' time was interrupted and resumed
 
 
 @dataclass
@@ -80,6 +82,14 @@ def verify_binaries(config: Config, target: Target, workload: Workload, prepared
         elves["native kernel"] = prepared.facts["binary"]
         verify_abi(config, prepared.facts["binary"])
     prepared.facts["elf"] = {tool: {k: v for k, v in elf.items() if k != "path"} for tool, elf in elves.items() if elf}
+
+
+def _round_seconds(trials: list[Trial]) -> float:
+    """How long a round of these trials takes: the span they ran in (trials plus what the
+    runner does between them), or their summed wall time when the span holds a pause."""
+    work = sum(t.wall_s for t in trials)
+    span = max(t.started_at + t.wall_s for t in trials) - min(t.started_at for t in trials)
+    return span if work <= span <= _PAUSED * work else work * _ROUND_OVERHEAD
 
 
 class Runner:
@@ -271,6 +281,8 @@ class Runner:
             if not active:
                 self.emit(ev.Stopped("every headline metric has a verdict or reached the target precision"))
                 return
+            if r == 1:
+                self._check_budget(live, active)
             order = round_order(s.seed, r, active, configs)
             if any((spec.round, spec.workload, spec.config) not in live.done for spec in order):
                 self._measure_clock(live, r)
@@ -300,14 +312,39 @@ class Runner:
         the trial has ended."""
         return self.monitor.quiet() if self.monitor is not None else nullcontext()
 
+    def _check_budget(self, live: _Live, active: list[str]) -> None:
+        """After the warm-up: can the budget pay for the rounds up to the first that can give a
+        verdict? Say what they need, and stop before measuring when it cannot (unless the user
+        asked for a partial run)."""
+        s = live.run.settings
+        warmup = [t for t in live.trials if t.spec.round == 0 and t.spec.workload in active]
+        measured = {t.spec.round for t in live.trials if t.spec.round > 0}
+        first = self._first_deciding_round(live)
+        rounds = max(0, first - len(measured))
+        if not warmup or not rounds or len(live.run.configs) < 2:
+            return  # one configuration has no verdicts to lose
+        round_s = _round_seconds(warmup)
+        estimate = ev.BudgetEstimate(rounds, round_s, rounds * round_s, max(0.0, s.budget_s - live.elapsed()))
+        self.emit(estimate)
+        if not estimate.enough and not s.partial:
+            wanted = math.ceil((live.elapsed() + estimate.needed_s * 1.2) / 60)
+            raise UsageError(
+                f"the budget of {s.budget_s / 60:g} min cannot pay for the {first} rounds a first verdict needs "
+                "under the sequential rule, so no workload would get a verdict; nothing was measured beyond the warm-up",
+                f"run again with --budget {wanted}m, or fewer workloads (-w), or --partial to measure anyway")
+
+    def _first_deciding_round(self, live: _Live) -> int:
+        """The first round at which the run's sequential rule can give a verdict (stats/design.py)."""
+        s = live.run.settings
+        return max(s.min_rounds, run_design(live.run, headline=True).first_look() or s.max_rounds)
+
     def _eta(self, live: _Live, round_index: int, in_round: int) -> float | None:
         """Seconds left until the first round that can decide (more rounds may follow if undecided)."""
         if not live.trial_seconds:
             return None
         per_trial = sum(live.trial_seconds[-50:]) / len(live.trial_seconds[-50:])
         pairs = len(self._active(live)) * len(live.run.configs)
-        first = max(live.run.settings.min_rounds, run_design(live.run, headline=True).first_look() or 0)
-        rounds_left = max(0, first - round_index)
+        rounds_left = max(0, self._first_deciding_round(live) - round_index)
         left = (rounds_left * pairs + in_round) * per_trial
         return min(left, max(0.0, live.run.settings.budget_s - live.elapsed()))
 

@@ -142,3 +142,20 @@ def test_overhead_benchmark_runs() -> None:
     assert r["estimate"] is not None and r["estimate"].n == 6
     assert r["verdict"] in {"faster", "slower", "same", "inconclusive"}
     assert 0 < r["monitor_cpu_ms_per_sample"] < 50
+
+
+def test_the_gate_names_the_process_that_keeps_the_machine_busy() -> None:
+    from shootout.conditions.preflight import wait_for_idle
+
+    cpus = os.cpu_count() or 1
+    # One spinning process per CPU: busy by any measure, whatever else runs here.
+    spinners = [subprocess.Popen(["bash", "-c", "while :; do :; done"]) for _ in range(cpus)]
+    try:
+        time.sleep(0.3)
+        gate = wait_for_idle(1.5, cpus)
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+    assert not gate.idle
+    assert gate.busiest and any(f"(pid {s.pid})" in line for s in spinners for line in gate.busiest), gate.busiest

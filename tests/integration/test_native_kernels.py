@@ -153,7 +153,7 @@ def test_ptrtree_single_node(binaries):
 def test_membw(binaries):
     args = ["8", "2"] if os.geteuid() == 0 else ["8", "2", "--no-mlock"]
     out = run_both(binaries, "membw", *args)
-    rates = {"write_mbps", "read_mbps", "copy_mbps", "fill_mbps"}
+    rates = {"write_mbps", "read_mbps", "copy_mbps", "fill_mbps", "writeread_mbps"}
     for abi in ABIS:
         v = out[abi]
         assert_metrics(v, rates | {"size_mib", "reps", "mlocked", "checksum"}, rates)
@@ -163,6 +163,16 @@ def test_membw(binaries):
         for rate in rates:  # anything outside this range is a broken timer
             assert 100 < float(v[rate]) < 10_000_000
     assert out["64"]["checksum"] == out["32"]["checksum"]
+
+
+def test_membw_paths_probe_prints_latencies_and_counts(binaries):
+    for abi in ABIS:
+        v = parse_output(run_kernel(binaries[("membw", abi)], "8", "1", "--no-mlock", "--paths").stdout)
+        assert v["probe_reps"] == "7" and 0 <= int(v["probe_valid_reps"]) <= 7
+        assert 0 <= int(v["copy_bypass_reps"]) <= int(v["probe_valid_reps"])
+        assert all(0 < float(v[k]) < 100_000 for k in ("warm_ns", "cold_ns", "copy_dst_ns", "fill_dst_ns"))
+    too_small = run_kernel(binaries[("membw", "64")], "256", "1", "--kib", "--paths", expect_rc=1)
+    assert "--paths needs a buffer of at least 512 KiB" in too_small.stderr
 
 
 def test_membw_no_mlock(binaries):

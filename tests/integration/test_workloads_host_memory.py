@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import platform
+
 import pytest
 
 from shootout.model import Config
@@ -46,3 +48,31 @@ def test_memlat_calibrates_loads_and_sees_the_hierarchy(target, run_workload):
     assert set(params["loads"]) == {"4", "65536"} and params["loads"]["4"] > params["loads"]["65536"]
     assert values["largest_nothp"] == values["nothp_64m"] > 3 * values["nothp_4k"]
     assert "thp_64m" in values and prepared.facts["thp_effective"] in (True, False)
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="glibc's non-temporal threshold is an x86 tunable")
+def test_membw_probe_tells_which_strategy_glibcs_memcpy_took(cached_home, context):
+    """glibc copies with non-temporal stores above x86_non_temporal_threshold: lowering it below
+    the buffer (as i386's build effectively does at 256 MiB on the development machine) must turn
+    the probe's verdict, and with it a code-path confounder of copy_mbps alone."""
+    from shootout.analysis import confounders
+
+    w = MemBandwidth()
+    facts, sizes = {}, set()
+    for name, threshold in (("temporal", 1 << 40), ("streaming", 1 << 20)):
+        tunable = ("GLIBC_TUNABLES", f"glibc.cpu.x86_non_temporal_threshold={threshold:#x}")
+        t = HostTarget(Config(name=name, env=(tunable,)))
+        try:
+            ctx = context(t, w, {})  # the default far buffer, sized from the target's caches
+            sizes.add(ctx.params["size_mib"])
+            facts[name] = {"workloads": {"membw": w.prepare(ctx).facts}}
+        finally:
+            t.close()
+    (size,) = sizes
+    assert facts["temporal"]["workloads"]["membw"]["code_paths"]["copy_mbps"] == f"memcpy of {size} MiB through the cache"
+    assert facts["streaming"]["workloads"]["membw"]["code_paths"]["copy_mbps"] == (
+        f"memcpy of {size} MiB bypasses the cache (non-temporal stores)")
+    assert [c for c in confounders(facts["temporal"], facts["streaming"], "membw", "copy_mbps")
+            if c.startswith("code_path")]
+    assert not [c for c in confounders(facts["temporal"], facts["streaming"], "membw", "writeread_mbps")
+                if c.startswith("code_path")]

@@ -22,3 +22,15 @@ def test_every_declared_tool_version_that_differs_is_a_confounder_whatever_its_n
     found = confounders(with_versions("flac 1.4.2"), with_versions("flac 1.4.3"), "flac")
     assert found == ["versions.flac: flac 1.4.2 vs flac 1.4.3"]
     assert confounders(with_versions("flac 1.4.2"), with_versions("flac 1.4.2"), "flac") == []
+
+
+def membw_facts(copy: str, fill: str) -> dict:
+    return {"target": {}, "workloads": {"membw": {"code_paths": {"copy_mbps": copy, "fill_mbps": fill}}}}
+
+
+def test_a_code_path_is_a_confounder_of_its_own_metric_only():
+    cached, bypass = "memcpy of 256 MiB through the cache", "memcpy of 256 MiB bypasses the cache (non-temporal stores)"
+    a, b = membw_facts(cached, "memset through the cache"), membw_facts(bypass, "memset through the cache")
+    assert confounders(a, b, "membw", "copy_mbps") == [f"code_path: {cached} vs {bypass}"]
+    assert confounders(a, b, "membw", "fill_mbps") == []
+    assert confounders(a, b, "membw", "writeread_mbps") == []  # the headline does not call memcpy

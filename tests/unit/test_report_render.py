@@ -127,3 +127,16 @@ def test_write_report_errors_leave_nothing(analysis, tmp_path):
     blocker.write_text("")
     with pytest.raises(UsageError, match="cannot write"):
         write_report(analysis, blocker / "sub", "html")
+
+
+@pytest.mark.parametrize("typed, canonical", [("markdown", "md"), ("Markdown", "md"), ("MD", "md"),
+                                              ("htm", "html"), ("HTML", "html"), (".svg", "svg")])
+def test_obvious_spellings_of_a_format(typed, canonical):
+    from shootout.report.files import report_format
+
+    assert report_format(typed) == canonical
+
+
+def test_markdown_spelled_out_writes_the_markdown_report(analysis, tmp_path):
+    names = {p.name for p in write_report(analysis, tmp_path / "out", "markdown")}
+    assert "report.md" in names

@@ -303,3 +303,24 @@ def test_meta_written_atomically(home: Path) -> None:
     assert json.loads((path / registry.META).read_text())["packages"] == {"a": "2"}
     assert not any(p.name.endswith(".tmp") for p in path.iterdir())
     assert os.access(path / registry.META, os.R_OK)
+
+
+def test_downloads_are_shared_between_data_directories(tmp_path, monkeypatch):
+    """A create's verified packages join the user's store; a create in another data directory
+    starts from them (its own arch's packages, and arch:all ones from any arch)."""
+    from shootout.userspace import create
+
+    monkeypatch.setattr(create, "shared_cache_dir", lambda: tmp_path / "store")
+    monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path / "first"))
+    first = create._arch_cache("bookworm", "amd64")
+    for name in ("libc6_2.36_amd64.deb", "tzdata_2024a_all.deb"):
+        (first / name).write_bytes(b"deb " + name.encode())
+    create._publish_downloads(first)
+    assert sorted(p.name for p in (tmp_path / "store/debootstrap/bookworm-amd64").iterdir()) == [
+        "libc6_2.36_amd64.deb", "tzdata_2024a_all.deb"]  # no temporary file left
+
+    monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path / "second"))
+    again = create._arch_cache("bookworm", "amd64")
+    assert (again / "libc6_2.36_amd64.deb").read_bytes() == b"deb libc6_2.36_amd64.deb"
+    other = create._arch_cache("bookworm", "i386")
+    assert sorted(p.name for p in other.iterdir()) == ["tzdata_2024a_all.deb"]  # not amd64's libc6

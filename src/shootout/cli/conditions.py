@@ -20,9 +20,9 @@ def print_preflight(pf: Preflight, console: Console | None = None) -> None:
     """One line per finding, then the run-level flags (if any) in yellow."""
     console = console or Console()
     for line in pf.lines:
-        console.print(f"  {escape(line)}")
+        console.print(f"  {escape(line)}", soft_wrap=True)  # a log keeps each finding on one line
     if pf.flags:
-        console.print(f"  [yellow]flags: {escape(', '.join(pf.flags))}[/yellow]")
+        console.print(f"  [yellow]flags: {escape(', '.join(pf.flags))}[/yellow]", soft_wrap=True)
 
 
 def conditions_command(

@@ -40,12 +40,13 @@ def _interrupt(signum: int, frame: object) -> None:
 
 @app.command()
 def run(
-    config: Annotated[list[str], typer.Option("--config", "-c", help="configuration: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, or a [[config]] name")] = [],
+    config: Annotated[list[str], typer.Option("--config", "-c", help=escape("configuration: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, or a [[config]] name"))] = [],
     workload: Annotated[list[str], typer.Option("--workload", "-w", help="workload name (repeatable)")] = [],
     suite: Annotated[Optional[str], typer.Option(help="suite name: native, quick, full, or a category")] = None,
-    file: Annotated[Optional[Path], typer.Option("--file", "-f", help="shootout.toml with [[config]] and [[workload]] tables")] = None,
+    file: Annotated[Optional[Path], typer.Option("--file", "-f", help=escape("shootout.toml with [[config]] and [[workload]] tables; without -w or --suite, its workloads run"))] = None,
     experiment: Annotated[Optional[str], typer.Option("--experiment", "-e", help="a named experiment that reproduces a published comparison (see: shootout experiments)")] = None,
-    budget: Annotated[str, typer.Option(help="time budget of the measuring, e.g. 10m")] = "4m",
+    budget: Annotated[str, typer.Option(help="time budget of the measuring, e.g. 10m; checked after the warm-up round")] = "4m",
+    partial: Annotated[bool, typer.Option("--partial", help="measure even when the budget cannot reach the first round that can give a verdict (no verdicts then)")] = False,
     precision: Annotated[Optional[str], typer.Option(help="stop a workload once its CI half-width is under this (default: half the threshold)")] = None,
     threshold: Annotated[str, typer.Option(help="practical threshold δ for faster/slower/same (0.1% or more)")] = "1%",
     confidence: Annotated[str, typer.Option(help="what every interval shown with a verdict promises, over all rounds and workloads")] = "95%",
@@ -98,7 +99,7 @@ def run(
             min_rounds=min_rounds, max_rounds=max(max_rounds, min_rounds),
             budget_s=options.duration(budget, "--budget"),
             seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
-            confidence=options.confidence(confidence), experiment=experiment or "",
+            confidence=options.confidence(confidence), experiment=experiment or "", partial=partial,
         )
         with err_console.status("preparing configurations") as status:
             request = build_request(Wish(config, workload, suite, file, experiment, settings),
@@ -142,23 +143,25 @@ def _analysis(store, stored):
 
 def _show(store, ref: str, as_json: bool, all_metrics: bool = False):
     from shootout.report.jsondata import show_rows
-    from shootout.report.terminal import show_table
+    from shootout.report.terminal import show
 
     analysis = _analysis(store, store.get_run(ref))
     if as_json:
         print(json.dumps(show_rows(analysis), indent=2))
     else:
-        console.print(show_table(analysis, all_metrics=all_metrics))
-        for line in analysis.explanation:
-            console.print(escape(line), soft_wrap=True, highlight=False)
+        show(analysis, console, all_metrics)
     return analysis
 
 
-@app.command()
-def show(ref: RunArg = "last", json_out: Annotated[bool, typer.Option("--json", help="print the rows as JSON (every metric)")] = False,
-         all_metrics: Annotated[bool, typer.Option("--all", help="also the sub-metrics, as estimates without verdicts")] = False,
-         db: DbOption = None) -> None:
-    """Per headline metric: medians, speed-up over the baseline with its 95% CI, verdict, flags; then the geomean."""
+@app.command("show")
+def show_run(ref: RunArg = "last", json_out: Annotated[bool, typer.Option("--json", help="print the rows as JSON (every metric)")] = False,
+             all_metrics: Annotated[bool, typer.Option("--all", help="also the sub-metrics, as estimates without verdicts")] = False,
+             db: DbOption = None) -> None:
+    """Verdicts per workload: speed-up of its headline metric over the baseline with its 95% CI, verdict, flags; then the geomean.
+
+    Fits the terminal (80 columns: speed-ups and verdicts; wider: medians too); written to a
+    file or a pipe, plain lines with every cell whole.
+    """
     _show(_store(db), ref, json_out, all_metrics)
 
 
@@ -252,6 +255,7 @@ def export_run(ref: RunArg, format: Annotated[str, typer.Option("--format", help
                out: Annotated[Optional[Path], typer.Option("--out", "-o", help="file to write (default: stdout)")] = None,
                db: DbOption = None) -> None:
     """Write a run with every raw trial, its plan, seed and facts (JSON), or one row per value (CSV)."""
+    format = format.strip().lower()
     store = _store(db)
     run_id = store.get_run(ref).id
     if format == "json":
@@ -298,16 +302,17 @@ def _compared(store, refs: list[str], by_label: bool):
 @app.command()
 def compare(refs: Annotated[list[str], typer.Argument(help="runs to compare: 3 7, or two sides: 3 5 vs 7 9")],
             by_label: Annotated[bool, typer.Option("--by-label", help="pool runs whose configurations share a label")] = False,
+            all_metrics: Annotated[bool, typer.Option("--all", help="also the sub-metrics, as estimates without verdicts")] = False,
             db: DbOption = None) -> None:
     """Compare stored runs (unpaired). With two or more runs per side the intervals include run-to-run drift."""
-    from shootout.report.terminal import show_table
+    from shootout.report.terminal import show
 
-    console.print(show_table(_compared(_store(db), refs, by_label)))
+    show(_compared(_store(db), refs, by_label), console, all_metrics)
 
 
 @app.command()
 def report(refs: Annotated[list[str], typer.Argument(help="one run, or several to compare (3 5 vs 7 9)")] = ["last"],
-           format: Annotated[str, typer.Option("--format", help="html, md, png or svg")] = "html",
+           format: Annotated[str, typer.Option("--format", help="html, md (or markdown), png or svg")] = "html",
            out: Annotated[Path, typer.Option("--out", help="directory to write into")] = Path("shootout-report"),
            price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE for performance per dollar (repeatable)")] = [],
            price_unit: Annotated[str, typer.Option(help="what a price is, e.g. '$/h' or '$'")] = "$/h",

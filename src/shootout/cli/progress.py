@@ -9,16 +9,23 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from shootout import events as ev
 
 
+def fmt_duration(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
 def _fmt_eta(seconds: float | None) -> str:
-    if seconds is None:
-        return "ETA …"
-    minutes, secs = divmod(int(seconds), 60)
-    return f"ETA {minutes}m{secs:02d}s"
+    return "ETA …" if seconds is None else f"ETA {fmt_duration(seconds)}"
 
 
 class ProgressView:
+    """A live bar on a terminal; when stdout is a file or a pipe (CI logs), a line per round."""
+
     def __init__(self, console: Console, errors: Console, min_rounds: int) -> None:
         self.console = console
+        self.lines = not console.is_terminal
         self.errors = errors  # skipped workloads are problems: they go to stderr
         self.min_rounds = min_rounds
         self.progress = Progress(
@@ -50,9 +57,19 @@ class ProgressView:
                 self._update(description=f"preparing {w} on {c}")
             case ev.WorkloadSkipped(workload=w, reason=reason):
                 self.errors.print(f"[yellow]skipping {w}[/]: {escape(reason)}", highlight=False, soft_wrap=True)
+            case ev.BudgetEstimate() as est:
+                self.console.print(
+                    f"a first verdict needs {est.rounds} rounds: about {fmt_duration(est.needed_s)} "
+                    f"({fmt_duration(est.round_s)} a round, as the warm-up took); "
+                    f"{fmt_duration(est.left_s)} of the budget left"
+                    + ("" if est.enough else ": not enough"), highlight=False, soft_wrap=True)
             case ev.RoundStarted(round=r, workloads=ws, eta_s=eta):
                 label = "warm-up" if r == 0 else f"round {r}"
                 self._update(description=f"{label} ({len(ws)} workloads)", eta=_fmt_eta(eta))
+                if self.lines:
+                    of = f" of {self.min_rounds}" if 0 < r <= self.min_rounds else " (undecided only)" if r else ""
+                    self.console.print(f"{label}{of}: {len(ws)} workload{'s' if len(ws) != 1 else ''} left, "
+                                       f"{_fmt_eta(eta)}", highlight=False, soft_wrap=True)
                 if r > self.min_rounds and self.task is not None:
                     # rounds past the minimum run only the undecided workloads
                     self.progress.update(self.task, total=self.progress.tasks[self.task].total + len(ws) * self.n_configs)

@@ -6,7 +6,8 @@ Import from the submodules (this package imports nothing, so shootout.facts can 
   clock.measure_mhz                 the effective clock from a dependent-add loop
   throttling.decode_throttled, kernel_events_since
   monitor.Monitor                   background sampler and per-trial windows
-  flags.monitor_flags / clock_drop  what those readings mean (pure; analysis uses them)
+  flags.clock_drop / reference_mhz  what those readings mean (pure; analysis uses them)
+  runflags.RunConditions            flags against the run's typical trial; machine-wide lines
   noise.noise_floor_key             where a machine's A/A noise floor is stored
 Every probe takes a `root` so tests can point it at a fake /proc and /sys tree.
 """

@@ -6,10 +6,14 @@ changed unless tune=True, and then only through the change journal.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from shootout.conditions import sensors
 from shootout.conditions.clock import measure_mhz
@@ -27,9 +31,14 @@ from shootout.conditions.throttling import (
 from shootout.facts import machine_facts
 from shootout.system.journal import Journal
 
-IDLE_LOAD_PER_CPU = 0.3  # 1-minute load average below this times the CPU count is idle
-IDLE_BUSY_PCT = 15.0  # and CPU use over the last second below this share (all CPUs)
-SAMPLE_S = 1.0  # length of the /proc/stat window for CPU use and steal
+# Idleness is decided on what runs now, never on the load average: right after shootout
+# built its userspaces the 1-minute average still holds its own debootstrap for minutes.
+IDLE_BUSY_PCT = 15.0  # CPU use over the window below this share (all CPUs)
+IDLE_RUNQ_PER_CPU = 0.25  # and on average fewer runnable tasks than this per CPU (besides us)
+SAMPLE_S = 1.0  # length of the /proc/stat window for CPU use, run queue and steal
+RUNQ_SAMPLES = 10  # run-queue readings per window
+BUSIEST_SHOWN = 5  # processes named when the gate gives up
+BUSIEST_MIN_PCT = 10.0  # of one CPU
 
 
 @dataclass
@@ -45,23 +54,52 @@ class _Gate:
     waited_s: float
     load1: float | None
     busy_pct: float | None
+    runq: float | None  # mean runnable tasks besides this process over the window
     steal_pct: float | None
+    busiest: list[str] | None = None  # "name (pid N) P% CPU", asked when this machine is not idle
+
+
+def _window(root: Path) -> tuple[float | None, float | None, float | None]:
+    """CPU use, mean run queue (without this process) and steal over one SAMPLE_S window."""
+    before = sensors.cpu_times(root)
+    queue = []
+    for _ in range(RUNQ_SAMPLES):
+        time.sleep(SAMPLE_S / RUNQ_SAMPLES)
+        running = sensors.procs_running(root)
+        if running is not None:
+            queue.append(max(0, running - 1))  # this process is running while it reads
+    after = sensors.cpu_times(root)
+    runq = sum(queue) / len(queue) if queue else None
+    return sensors.busy_pct(before, after), runq, sensors.steal_pct(before, after)
+
+
+def busiest_processes(window_s: float = SAMPLE_S) -> list[str]:
+    """The processes that used the most CPU over a window, busiest first (this one left out)."""
+    procs = [p for p in psutil.process_iter(["name"]) if p.pid != os.getpid()]
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.cpu_percent(None)  # starts each process's window
+    time.sleep(window_s)
+    used = []
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            used.append((proc.cpu_percent(None), proc.info["name"], proc.pid))
+    used.sort(reverse=True)
+    return [f"{name} (pid {pid}) {pct:.0f}% CPU" for pct, name, pid in used[:BUSIEST_SHOWN] if pct >= BUSIEST_MIN_PCT]
 
 
 def wait_for_idle(load_wait_s: float, cpus: int, root: Path = Path("/")) -> _Gate:
-    """Sample load and CPU use every second until the machine is idle or load_wait_s passed."""
+    """Sample CPU use and the run queue until the machine is idle or load_wait_s passed."""
     t0 = time.monotonic()
     while True:
-        before = sensors.cpu_times(root)
-        time.sleep(SAMPLE_S)
-        after = sensors.cpu_times(root)
-        load = sensors.loadavg(root)
-        load1 = load[0] if load else None
-        busy = sensors.busy_pct(before, after)
-        idle = (load1 is None or load1 < IDLE_LOAD_PER_CPU * cpus) and (busy is None or busy < IDLE_BUSY_PCT)
+        busy, runq, steal = _window(root)
+        idle = (busy is None or busy < IDLE_BUSY_PCT) and (runq is None or runq < IDLE_RUNQ_PER_CPU * cpus)
         waited = time.monotonic() - t0
         if idle or waited + SAMPLE_S > load_wait_s:
-            return _Gate(idle, waited, load1, busy, sensors.steal_pct(before, after))
+            load = sensors.loadavg(root)
+            # Name what kept the machine busy: only this machine's processes can be asked.
+            busiest = busiest_processes() if not idle and root == Path("/") else None
+            return _Gate(idle, waited, load[0] if load else None, busy, runq, steal, busiest)
 
 
 def _fmt(value: float | None, spec: str, unit: str = "") -> str:
@@ -82,12 +120,15 @@ def preflight(
     cond: dict[str, Any] = {"started_at": time.time()}
 
     gate = wait_for_idle(load_wait_s, cpus, root)
-    cond.update(load1=gate.load1, busy_pct=gate.busy_pct, waited_s=round(gate.waited_s, 1))
+    cond.update(load1=gate.load1, busy_pct=gate.busy_pct, runq=gate.runq, waited_s=round(gate.waited_s, 1))
     state = "idle" if gate.idle else f"not idle after {gate.waited_s:.0f} s; going on (busy-start)"
-    lines.append(f"load: {_fmt(gate.load1, '.2f')} (1 min) on {cpus} CPUs, "
-                 f"{_fmt(gate.busy_pct, '.0f', '%')} busy over {SAMPLE_S:g} s: {state}")
+    lines.append(f"load: {_fmt(gate.busy_pct, '.0f', '%')} busy and {_fmt(gate.runq, '.1f')} tasks waiting "
+                 f"for a CPU over {SAMPLE_S:g} s on {cpus} CPUs (load average {_fmt(gate.load1, '.2f')}): {state}")
     if not gate.idle:
         flags.append("busy-start")
+    if gate.busiest is not None:
+        cond["busiest"] = gate.busiest
+        lines.append(f"busiest processes: {', '.join(gate.busiest) or 'none stands out (many small ones)'}")
 
     if tune:
         assert journal is not None

@@ -11,6 +11,17 @@ from shootout.report.html import render_html
 from shootout.report.markdown import render_markdown
 
 REPORT_FORMATS = ("html", "md", "png", "svg")
+# Other spellings people type for the same formats (case is ignored too).
+FORMAT_ALIASES = {"htm": "html", "markdown": "md", "mdown": "md", "mkd": "md"}
+
+
+def report_format(name: str) -> str:
+    """The canonical format for what the user typed: 'Markdown' -> 'md'; one-line error otherwise."""
+    key = name.strip().lower().lstrip(".")
+    fmt = FORMAT_ALIASES.get(key, key)
+    if fmt not in REPORT_FORMATS:
+        raise UsageError(f"unknown report format {name!r}", "use one of: html, md (or markdown), png, svg")
+    return fmt
 
 
 def write_report(
@@ -26,8 +37,7 @@ def write_report(
     charts only. Returns the paths written. Everything is rendered before anything is
     written, so a rendering error leaves the directory untouched.
     """
-    if fmt not in REPORT_FORMATS:
-        raise UsageError(f"unknown report format {fmt!r}", "use one of: " + ", ".join(REPORT_FORMATS))
+    fmt = report_format(fmt)
     files: dict[str, bytes] = {}
     if fmt == "html":
         files["report.html"] = render_html(analysis, prices, price_unit).encode("utf-8")

@@ -121,6 +121,7 @@ def render_markdown(
     base = baseline(analysis)
     lines = [f"# shootout: {' vs '.join(c.display for c in analysis.configs)}", "", f"*{subtitle(analysis)}*", ""]
     lines += [f"**{summary_sentence(analysis, s)}**" for s in iter_summaries(analysis)]
+    lines += [f"> During the run: {line}" for line in analysis.conditions]
     lines += [f"> {note}" for note in all_notes(analysis)]
     if analysis.explanation:
         lines += ["", "## Beside the write-up", "", *(f"- {line}" for line in analysis.explanation)]

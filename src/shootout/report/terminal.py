@@ -1,12 +1,32 @@
-"""The Rich table of `shootout show`: medians, speed-ups with CIs, verdicts, flags, geomean."""
+"""What `shootout show` prints: verdicts that fit the terminal, or plain lines for a file.
+
+Layouts, chosen from where the output goes (never by truncating cells):
+- a terminal wide enough for it: the wide table (medians per configuration, speed-up,
+  verdict and flags per other configuration);
+- a narrower terminal (80 columns): the compact table (speed-up and verdict), its flags
+  and confounders as numbered notes under it;
+- not a terminal (a pipe, a file, a CI log): the wide table as plain text, every cell whole.
+By default one row per workload: its headline metric, the only kind with a verdict;
+`all_metrics` adds the sub-metrics, estimates with intervals and no verdict.
+Machine-wide conditions come first; after the table the summary sentence, a named
+experiment's comparison with its write-up, then the legend (the rule behind the verdict
+intervals, notes such as what is compared or what the geomean leaves out).
+"""
 
 from __future__ import annotations
 
+import io
+
+from rich import box
+from rich.console import Console, RenderableType
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from shootout.analysis import WITHIN_RUN, Analysis
+from shootout.model import Config
 from shootout.report.text import (
+    MetricRow,
     all_notes,
     baseline,
     fmt_estimate,
@@ -16,8 +36,9 @@ from shootout.report.text import (
     metric_rows,
     notes_of,
     others,
-    rule_lines,
     row_medians,
+    rule_lines,
+    summary_sentence,
     workloads,
 )
 from shootout.stats import Estimate, Verdict, verdict
@@ -29,89 +50,206 @@ VERDICT_STYLE = {
     Verdict.INCONCLUSIVE: "yellow",
     Verdict.ESTIMATE: "dim",
 }
+DASH = "\u2014"
 
 
-def verdict_text(v: Verdict) -> Text:
-    return Text(str(v), style=VERDICT_STYLE[v])
+def verdict_text(v: Verdict | None) -> Text:
+    """A verdict in its colour ("estimate" for a sub-metric); empty where there is none."""
+    return Text("") if v is None else Text(str(v), style=VERDICT_STYLE[v])
 
 
-def _geomean_cells(est: Estimate | None, threshold: float) -> list[Text | str]:
-    return [fmt_estimate(est), verdict_text(verdict(est, threshold))]
+def _geomean_verdict(est: Estimate | None, threshold: float) -> Text:
+    # No geomean (no workload has an interval yet): no suite verdict either.
+    return verdict_text(None if est is None else verdict(est, threshold))
+
+
+def shown_rows(analysis: Analysis, all_metrics: bool) -> list[MetricRow]:
+    """Every metric, or one per workload: its headline (or, if the run has none, its first
+    metric, which shows as an estimate without a verdict)."""
+    rows = metric_rows(analysis)
+    if all_metrics:
+        return rows
+    picked: dict[str, MetricRow] = {}
+    for row in rows:
+        if row.workload not in picked or row.headline and not picked[row.workload].headline:
+            picked[row.workload] = row
+    return list(picked.values())
+
+
+def _metric_label(row: MetricRow, all_metrics: bool) -> str:
+    arrow = "\u2191" if row.direction == "higher" else "\u2193"
+    return f"{row.metric} {arrow}{' *' if row.headline and all_metrics else ''}"
+
+
+def _notes(row: MetricRow, configs: list[Config]) -> list[str]:
+    by_config = {c.config: c for c in row.comparisons}
+    notes: list[str] = []
+    for cfg in configs:
+        comp = by_config.get(cfg.name)
+        notes += [n for n in (notes_of(comp) if comp else []) if n not in notes]
+    return notes
+
+
+def _comparison_cells(row: MetricRow, configs: list[Config]) -> list[Text | str]:
+    by_config = {c.config: c for c in row.comparisons}
+    cells: list[Text | str] = []
+    for cfg in configs:
+        comp = by_config.get(cfg.name)
+        cells += [DASH, DASH] if comp is None else [fmt_estimate(comp.estimate), verdict_text(comp.verdict)]
+    return cells
+
+
+def _geomean_rows(table: Table, analysis: Analysis, configs: list[Config], lead: int, tail: int) -> None:
+    """The suite geomean (and per category) under the metric rows; `lead` empty cells after the
+    label pair, `tail` after the comparison cells."""
+    summaries = {s.config: s for s in iter_summaries(analysis)}
+    if not summaries:
+        return
+    table.add_section()
+    n = max(geomean_workload_count(analysis, s) for s in summaries)
+    lines = [("geomean", workloads(n), "bold", lambda s: s.geomean)]
+    categories = sorted({cat for s in summaries.values() for cat in s.by_category})
+    if len(categories) > 1:
+        lines += [("geomean", cat, "dim", lambda s, cat=cat: s.by_category.get(cat)) for cat in categories]
+    for label, what, style, pick in lines:
+        cells: list[Text | str] = [label, what, *[""] * lead]
+        for cfg in configs:
+            est = pick(summaries[cfg.name]) if cfg.name in summaries else None
+            cells += [fmt_estimate(est), _geomean_verdict(est, analysis.threshold)]
+        table.add_row(*cells, *[""] * tail, style=style)
+
+
+def wide_table(analysis: Analysis, rows: list[MetricRow], all_metrics: bool = True, plain: bool = False) -> Table:
+    """Medians per configuration, then speed-up and verdict per other configuration, then flags.
+
+    Speed-ups are of each configuration over the baseline (>1: that configuration is
+    faster), whatever the metric's direction.
+    """
+    base, rest = baseline(analysis), others(analysis)
+    table = Table(box=None if plain else box.HEAVY_HEAD, pad_edge=not plain)
+    table.add_column("workload", no_wrap=True)
+    table.add_column("metric", no_wrap=True)
+    for cfg in analysis.configs:
+        table.add_column(f"median\n{cfg.display}", justify="right", no_wrap=True)
+    for cfg in rest:
+        table.add_column(f"{cfg.display}\nvs {base.display}", justify="right", no_wrap=True)
+        table.add_column("verdict", no_wrap=True)
+    table.add_column("flags", no_wrap=plain)
+    for row in rows:
+        medians = row_medians(analysis, row)
+        notes = _notes(row, rest)
+        table.add_row(row.workload, _metric_label(row, all_metrics),
+                      *[fmt_value(medians.get(cfg.name), row.unit) for cfg in analysis.configs],
+                      *_comparison_cells(row, rest),
+                      Text(("; " if plain else "\n").join(notes), style="magenta") if notes else "")
+    _geomean_rows(table, analysis, rest, lead=len(analysis.configs), tail=1)
+    return table
+
+
+def compact_table(analysis: Analysis, rows: list[MetricRow], configs: list[Config],
+                  all_metrics: bool) -> tuple[Table, list[str]]:
+    """Speed-up and verdict only, for 80 columns; flags become numbered notes (returned)."""
+    base = baseline(analysis)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    # Names break over lines rather than lose their end when even this does not fit.
+    table.add_column("workload", overflow="fold")
+    table.add_column("metric", overflow="fold")
+    for cfg in configs:
+        table.add_column(f"{cfg.display}\nvs {base.display}", justify="right", no_wrap=True)
+        table.add_column("verdict", no_wrap=True)
+    table.add_column("", justify="right", no_wrap=True)  # the number of the row's note
+    notes: list[str] = []
+    previous = None
+    for row in rows:
+        found = _notes(row, configs)
+        if found:
+            notes.append(f"{row.workload} {row.metric}: {'; '.join(found)}")
+        table.add_row("" if row.workload == previous else row.workload, _metric_label(row, all_metrics),
+                      *_comparison_cells(row, configs), str(len(notes)) if found else "")
+        previous = row.workload
+    _geomean_rows(table, analysis, configs, lead=0, tail=1)
+    return table, notes
+
+
+def _width(console: Console, renderable: RenderableType) -> int:
+    return Measurement.get(console, console.options.update(width=10_000), renderable).maximum
+
+
+def _legend(analysis: Analysis, rows: list[MetricRow], all_metrics: bool) -> list[str]:
+    conf = _confidence(analysis)
+    lines = [f"speed-up = performance of the configuration / baseline (>1: faster), {conf}% CI; "
+             f"threshold \u00b1{analysis.threshold * 100:g}%; \u2191 higher is better, \u2193 lower is better"]
+    hidden = len(metric_rows(analysis)) - len(rows)
+    if all_metrics:
+        lines.append("* headline metric (one per workload in the geomean, the only ones with verdicts); "
+                     "the others are estimates with intervals")
+    elif hidden:
+        lines.append(f"one headline metric per workload; {hidden} sub-metric{'s' if hidden > 1 else ''} not shown "
+                     "(shootout show --all): estimates with intervals, no verdicts")
+    lines += rule_lines(analysis)
+    if analysis.noise_floor is not None:
+        lines.append(f"noise floor on this machine (A/A): \u00b1{analysis.noise_floor * 100:.1f}%")
+    lines += all_notes(analysis)
+    if any(not c.paired for c in analysis.comparisons) and not any(
+            "unpaired" in n or WITHIN_RUN in n for n in analysis.notes):
+        lines.append("unpaired comparison: intervals include drift between the runs")
+    return lines
+
+
+def _title(analysis: Analysis) -> str:
+    return (f"shootout: {' vs '.join(c.display for c in analysis.configs)} "
+            f"(baseline: {baseline(analysis).display})")
+
+
+def show(analysis: Analysis, console: Console, all_metrics: bool = False) -> None:
+    """Print the verdicts in the layout that suits `console` (see the module docstring)."""
+    rows = shown_rows(analysis, all_metrics)
+    head = [_title(analysis)] + [f"during the run: {line}" for line in analysis.conditions]
+    sentences = [summary_sentence(analysis, s) for s in iter_summaries(analysis)]
+    legend = _legend(analysis, rows, all_metrics)
+    if not console.is_terminal:
+        tail = [*sentences, *analysis.explanation, *legend]
+        console.file.write(plain_text(head, wide_table(analysis, rows, all_metrics, plain=True), tail))
+        return
+    for line in head:
+        console.print(line, style="bold" if line == head[0] else "yellow", highlight=False, markup=False)
+    wide = wide_table(analysis, rows, all_metrics)
+    if _width(console, wide) <= console.width:
+        console.print(wide)
+    else:
+        rest = others(analysis)
+        tables = [compact_table(analysis, rows, rest, all_metrics)]
+        if _width(console, tables[0][0]) > console.width:  # one table per configuration then
+            tables = [compact_table(analysis, rows, [cfg], all_metrics) for cfg in rest]
+        for table, notes in tables:
+            console.print(table)
+            listed = Table.grid(padding=(0, 2))
+            listed.add_column(justify="right")
+            listed.add_column(style="magenta")
+            for i, note in enumerate(notes, 1):
+                listed.add_row(str(i), Text(note))
+            console.print(listed)
+    console.print()
+    for lines, style in ((sentences, "bold"), (analysis.explanation, ""), (legend, "dim")):
+        for line in lines:
+            console.print(line, style=style, highlight=False, markup=False)
+
+
+def plain_text(head: list[str], table: Table, tail: list[str]) -> str:
+    """Lines without colour, box or wrapping: as wide as the widest cell needs."""
+    out = Console(file=io.StringIO(), width=10_000, color_system=None, record=True)
+    out.print(table)
+    body = [line.rstrip() for line in out.export_text().splitlines()]
+    return "\n".join([*head, "", *body, "", *tail]) + "\n"
 
 
 def show_table(analysis: Analysis, all_metrics: bool = False) -> Table:
-    """One row per headline metric (every metric with all_metrics); speed-up and verdict
-    columns per non-baseline configuration.
-
-    Speed-ups are of each configuration over the baseline (>1: that configuration is
-    faster), whatever the metric's direction. Sub-metrics are estimates without verdicts.
-    """
-    base = baseline(analysis)
-    rest = others(analysis)
-    table = Table(title=f"shootout: {' vs '.join(c.display for c in analysis.configs)} (baseline: {base.display})")
-    table.add_column("workload")
-    table.add_column("metric")
-    for cfg in analysis.configs:
-        table.add_column(f"median\n{cfg.display}", justify="right")
-    for cfg in rest:
-        table.add_column(f"{cfg.display}\nvs {base.display}", justify="right", no_wrap=True)
-        table.add_column("verdict")
-    table.add_column("flags")
-
-    rows = metric_rows(analysis)
-    shown = [row for row in rows if all_metrics or row.headline]
-    for row in shown:
-        medians = row_medians(analysis, row)
-        arrow = "\u2191" if row.direction == "higher" else "\u2193"
-        metric = f"{row.metric} {arrow}{' *' if row.headline else ''}"
-        cells: list[Text | str] = [row.workload, metric]
-        cells += [fmt_value(medians.get(cfg.name), row.unit) for cfg in analysis.configs]
-        by_config = {c.config: c for c in row.comparisons}
-        notes: list[str] = []
-        for cfg in rest:
-            comp = by_config.get(cfg.name)
-            if comp is None:
-                cells += ["\u2014", "\u2014"]
-                continue
-            cells += [fmt_estimate(comp.estimate), verdict_text(comp.verdict)]
-            notes += [n for n in notes_of(comp) if n not in notes]
-        cells.append(Text("\n".join(notes), style="magenta") if notes else "")
-        table.add_row(*cells)
-
-    summaries = {s.config: s for s in iter_summaries(analysis)}
-    if summaries:
-        table.add_section()
-        n = max(geomean_workload_count(analysis, s) for s in summaries)
-        cells = ["geomean", workloads(n), *[""] * len(analysis.configs)]
-        for cfg in rest:
-            s = summaries.get(cfg.name)
-            cells += _geomean_cells(s.geomean if s else None, analysis.threshold)
-        table.add_row(*cells, "", style="bold")
-        categories = sorted({cat for s in summaries.values() for cat in s.by_category})
-        if len(categories) > 1:
-            for cat in categories:
-                cells = ["geomean", cat, *[""] * len(analysis.configs)]
-                for cfg in rest:
-                    s = summaries.get(cfg.name)
-                    cells += _geomean_cells(s.by_category.get(cat) if s else None, analysis.threshold)
-                table.add_row(*cells, "", style="dim")
-
-    caption = [
-        ("speed-up = performance of the configuration / baseline (>1: faster), "
-        f"{_confidence(analysis)}% CI; threshold \u00b1{analysis.threshold * 100:g}%"),
-        "\u2191 higher is better, \u2193 lower is better; * headline metric (one per workload in the geomean)",
-    ]
-    caption += rule_lines(analysis)
-    if len(shown) < len(rows):
-        caption.append(f"{len(rows) - len(shown)} sub-metrics not shown (shootout show --all): "
-                       "estimates with intervals, no verdicts")
-    if analysis.noise_floor is not None:
-        caption.append(f"noise floor on this machine (A/A): \u00b1{analysis.noise_floor * 100:.1f}%")
-    caption += all_notes(analysis)
-    if any(not c.paired for c in analysis.comparisons) and not any(
-            "unpaired" in n or WITHIN_RUN in n for n in analysis.notes):
-        caption.append("unpaired comparison: intervals include drift between the runs")
-    table.caption = "\n".join(caption)
+    """The wide table of the headline metrics (every metric with all_metrics), with the legend
+    as its caption (for reports and tests)."""
+    rows = shown_rows(analysis, all_metrics)
+    table = wide_table(analysis, rows, all_metrics)
+    table.title = _title(analysis)
+    table.caption = "\n".join(_legend(analysis, rows, all_metrics))
     return table
 
 

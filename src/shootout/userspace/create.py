@@ -2,7 +2,8 @@
 
 Built under userspaces/.incomplete-NAME and renamed to NAME only when everything succeeded,
 so a failed or killed create never leaves anything that looks usable. Two stages:
-  1. `debootstrap --foreign`: download (into a persistent per-arch cache) and unpack;
+  1. `debootstrap --foreign`: download (into a persistent per-arch cache, seeded from the
+     packages this user's earlier creates fetched) and unpack;
   2. `chroot ROOT /debootstrap/debootstrap --second-stage`: install and configure, with
      dpkg's unsafe-io (the tree is synced once at the end instead of after every file).
 The root is bind-mounted on itself privately for the duration, so whatever debootstrap
@@ -11,6 +12,7 @@ mounts inside it is detached with it, by us or by `shootout doctor` after a kill
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -20,12 +22,12 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from shootout.errors import ShootoutError, TargetError, ToolMissing, UsageError
-from shootout.paths import cache_dir, data_dir
+from shootout.paths import cache_dir, data_dir, shared_cache_dir
 from shootout.system.journal import Journal, journal, recover
 from shootout.targets.base import CLEAN_PATH
 from shootout.userspace import registry
@@ -152,26 +154,47 @@ def _stream(argv: list[str], progress: Progress | None, prefix: str) -> tuple[in
             _running.discard(proc)
 
 
+def _link_missing(into: Path, debs: Iterable[Path]) -> None:
+    for deb in debs:
+        if not (into / deb.name).exists():
+            with contextlib.suppress(OSError):  # another filesystem: that one is downloaded
+                os.link(deb, into / deb.name)
+
+
 def _arch_cache(release: str, arch_name: str) -> Path:
-    """Per-arch download cache, seeded with the arch-independent packages its siblings fetched.
+    """Per-arch download cache, seeded with the packages this user fetched before and the
+    arch-independent packages its siblings fetched.
 
     Per arch because debootstrap writes cache files in place (two parallel runs sharing one
     directory could read each other's half-written files); seeding by hard link shares the
-    _all.deb files safely since debootstrap checks every cached file's checksum.
+    files safely since debootstrap checks every cached file's checksum.
     """
     base = cache_dir() / "debootstrap"
     mine = base / f"{release}-{arch_name}"
     mine.mkdir(parents=True, exist_ok=True)
-    for sibling in base.glob(f"{release}-*"):
-        if sibling == mine:
-            continue
-        for deb in sibling.glob("*_all.deb"):
-            if not (mine / deb.name).exists():
-                try:
-                    os.link(deb, mine / deb.name)
-                except OSError:
-                    pass
+    store = shared_cache_dir() / "debootstrap"
+    _link_missing(mine, (store / f"{release}-{arch_name}").glob("*.deb"))
+    for sibling in [*base.glob(f"{release}-*"), *store.glob(f"{release}-*")]:
+        if sibling != mine:
+            _link_missing(mine, sibling.glob("*_all.deb"))
     return mine
+
+
+def _publish_downloads(cache: Path) -> None:
+    """After a create succeeded: its verified packages join the shared store (complete files
+    only: each appears there by an atomic rename)."""
+    store = shared_cache_dir() / "debootstrap" / cache.name
+    with contextlib.suppress(OSError):
+        store.mkdir(parents=True, exist_ok=True)
+        for deb in cache.glob("*.deb"):
+            if (store / deb.name).exists():
+                continue
+            tmp = store / f".{deb.name}.{os.getpid()}"
+            try:
+                os.link(deb, tmp)
+                os.replace(tmp, store / deb.name)
+            except OSError:
+                tmp.unlink(missing_ok=True)
 
 
 def _no_space(name: str) -> TargetError:
@@ -300,6 +323,7 @@ def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple
         if leftover or mounts_under(work):
             raise TargetError(f"cannot unmount {root}: {'; '.join(leftover) or 'still mounted'}",
                               "run `shootout doctor`")
+        _publish_downloads(cache)
         os.sync()  # unsafe-io skipped dpkg's fsyncs: make the tree durable before it counts as ready
         meta.update(ready=True, packages=versions, created_at=time.time(),
                     create_seconds=round(time.time() - started, 1), debootstrap=_debootstrap_version())

@@ -1,0 +1,72 @@
+"""A budget that cannot pay for the rounds a first verdict needs stops after the warm-up, and says why."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from shootout import events as ev
+from shootout.analysis import analyze, run_design
+from shootout.errors import UsageError
+from shootout.model import Config, RunSettings
+from shootout.runner import Runner, RunRequest
+from shootout.store import Store
+from shootout.system.journal import Journal
+from shootout.targets.fake import SCRIPTS
+from shootout.workloads.user import CommandWorkload
+
+TRIAL_S = 0.05  # 3 workloads x 2 configurations: a round takes about 0.3 s, the first deciding one 3 s
+
+
+def slow(argv, config, n):
+    time.sleep(TRIAL_S)
+    return f"value: {100 + n % 3}\n"
+
+
+def start(tmp_path, **settings):
+    SCRIPTS["budget"] = slow
+    configs = [Config(name=n, target="fake", options=(("script", "budget"),)) for n in ("A", "B")]
+    works = [CommandWorkload({"name": f"w{i}", "command": ["w"], "regex": r"value: ([0-9.]+)", "unit": "ops/s"})
+             for i in range(3)]
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    seen: list[ev.Event] = []
+    runner = Runner(store, Journal(tmp_path), on_event=seen.append)
+    request = RunRequest(configs, works, RunSettings(seed=2, **settings))
+    return runner, request, store, seen
+
+
+def test_a_budget_short_of_the_first_deciding_round_stops_before_measuring(tmp_path):
+    runner, request, store, seen = start(tmp_path, budget_s=1.5)
+    with pytest.raises(UsageError) as err:
+        runner.start(request)
+    run = store.get_run("last")
+    # Not the minimum 6 rounds: the first round the sequential rule over 3 comparisons can decide at.
+    first = run_design(run, headline=True).first_look()
+    assert first is not None and first > 6
+    assert f"cannot pay for the {first} rounds a first verdict needs" in str(err.value)
+    assert "--budget" in err.value.hint and "--partial" in err.value.hint
+    (estimate,) = [e for e in seen if isinstance(e, ev.BudgetEstimate)]
+    assert estimate.rounds == first and not estimate.enough
+    assert estimate.needed_s == pytest.approx(first * 6 * TRIAL_S, rel=0.5)
+    assert {t.spec.round for t in store.trials(run.id, include_warmup=True)} == {0}  # the warm-up only
+    assert run.status == "failed"
+
+
+def test_partial_measures_anyway_and_claims_no_suite_verdict(tmp_path):
+    runner, request, store, seen = start(tmp_path, budget_s=1.5, partial=True)
+    run_id = runner.start(request)
+    assert any(isinstance(e, ev.BudgetEstimate) and not e.enough for e in seen)
+    analysis = analyze(store.get_run(run_id), store.trials(run_id))
+    rounds = {r for c in analysis.comparisons for r in c.log_ratios}
+    assert 2 <= len(rounds) < 6  # measured, but short of the minimum
+    assert all(c.estimate is None for c in analysis.comparisons)
+    assert all(s.geomean is None and not s.by_category for s in analysis.summaries)
+
+
+def test_a_budget_that_covers_the_minimum_says_so_and_goes_on(tmp_path):
+    runner, request, store, seen = start(tmp_path, budget_s=60)
+    run_id = runner.start(request)
+    (estimate,) = [e for e in seen if isinstance(e, ev.BudgetEstimate)]
+    assert estimate.enough and estimate.left_s > estimate.needed_s
+    assert store.get_run(run_id).status == "complete"

@@ -1,0 +1,50 @@
+"""Progress when stdout is not a terminal (CI logs, `> run.log`): one line per round."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from shootout import events as ev
+from shootout.cli.progress import ProgressView
+
+
+def view(terminal: bool) -> tuple[ProgressView, io.StringIO]:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=terminal, width=100)
+    return ProgressView(console, Console(file=io.StringIO()), min_rounds=6), out
+
+
+def events() -> list[ev.Event]:
+    return [ev.RunStarted(4, ["amd64", "i386"], ["a", "b", "c"]),
+            ev.RoundStarted(0, ["a", "b", "c"], None),
+            ev.BudgetEstimate(rounds=6, round_s=20.0, needed_s=120.0, left_s=200.0),
+            ev.RoundStarted(1, ["a", "b", "c"], 125.0),
+            ev.RoundStarted(7, ["b"], 12.0)]
+
+
+def test_a_line_per_round_with_workloads_left_and_eta_when_piped() -> None:
+    progress, out = view(terminal=False)
+    with progress:
+        for event in events():
+            progress(event)
+    lines = out.getvalue().splitlines()
+    assert "warm-up: 3 workloads left, ETA …" in lines
+    assert "round 1 of 6: 3 workloads left, ETA 2m05s" in lines
+    assert "round 7 (undecided only): 1 workload left, ETA 12s" in lines
+    assert any(line.startswith("a first verdict needs 6 rounds: about 2m00s (20s a round, as the warm-up took)") for line in lines)
+
+
+def test_no_round_lines_on_a_terminal_the_bar_shows_them() -> None:
+    progress, out = view(terminal=True)
+    with progress:
+        for event in events():
+            progress(event)
+    assert "round 1 of 6" not in out.getvalue()
+
+
+def test_a_short_budget_is_said_before_measuring() -> None:
+    progress, out = view(terminal=False)
+    progress(ev.BudgetEstimate(rounds=6, round_s=120.0, needed_s=720.0, left_s=100.0))
+    assert out.getvalue().strip().endswith("1m40s of the budget left: not enough")

@@ -1,0 +1,67 @@
+"""What `shootout run --file` runs when the file defines workloads (README's own example)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from shootout.request import Wish, build_request
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_toml(tmp_path: Path) -> Path:
+    """The shootout.toml example of README.md, verbatim."""
+    match = re.search(r"```toml\n(.*?)```", README.read_text(), re.S)
+    assert match, "README lost its shootout.toml example"
+    path = tmp_path / "shootout.toml"
+    path.write_text(match.group(1))
+    return path
+
+
+def test_a_file_that_defines_workloads_and_selects_none_runs_them(tmp_path: Path) -> None:
+    said: list[str] = []
+    request = build_request(Wish(file=readme_toml(tmp_path)), said.append)
+    # Its own workload, and the built-in one it gives parameters to (README's [params.intmix]).
+    assert [w.spec.name for w in request.workloads] == ["mytool", "intmix"]
+    assert request.params["intmix"]["iterations"] == 2000000
+    assert [c.name for c in request.configs] == ["plain", "lto"]
+    assert any("mytool" in line and "none was selected" in line for line in said), said
+
+
+@pytest.mark.parametrize("wish, expected", [
+    ({"suite": "cpu"}, None),  # an explicit suite: the suite only
+    ({"workloads": ["ptrtree"]}, ["ptrtree"]),
+    ({"workloads": ["mytool", "ptrtree"]}, ["mytool", "ptrtree"]),
+])
+def test_an_explicit_choice_wins_over_the_file(tmp_path: Path, wish: dict, expected: list[str] | None) -> None:
+    said: list[str] = []
+    request = build_request(Wish(file=readme_toml(tmp_path), **wish), said.append)
+    names = [w.spec.name for w in request.workloads]
+    if expected is None:
+        assert "mytool" not in names and names
+    else:
+        assert names == expected
+    assert not any("none was selected" in line for line in said)
+    if "intmix" not in names:  # the file's parameters for a workload not chosen: said, not applied
+        assert "intmix" not in request.params
+        assert any("[params.intmix]" in line and "not used" in line for line in said), said
+
+
+def test_workloads_listed_in_the_run_table_are_used(tmp_path: Path) -> None:
+    path = readme_toml(tmp_path)
+    path.write_text(path.read_text().replace('[run]\n', '[run]\nworkloads = ["intmix"]\n'))
+    request = build_request(Wish(file=path), lambda line: None)
+    assert [w.spec.name for w in request.workloads] == ["intmix"]
+
+
+def test_a_file_with_parameters_only_runs_the_workloads_it_gives_them_to(tmp_path: Path) -> None:
+    path = tmp_path / "shootout.toml"
+    path.write_text("[params.intmix]\niterations = 12345\n")
+    said: list[str] = []
+    request = build_request(Wish(configs=["host"], file=path), said.append)
+    assert [w.spec.name for w in request.workloads] == ["intmix"]
+    assert request.params["intmix"]["iterations"] == 12345
+    assert any("intmix" in line and "none was selected" in line for line in said), said
