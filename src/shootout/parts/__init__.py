@@ -19,6 +19,8 @@ from shootout.parts.settings import SettingsPart
 from shootout.parts.throttle import ThrottlePart
 from shootout.system.journal import Journal
 
+ELSEWHERE = ("ssh", "vm")  # targets on another machine than shootout's
+
 PARTS: dict[str, Part] = {p.name: p for p in (
     SettingsPart(),
     ScratchPart(),
@@ -59,6 +61,9 @@ def parts_problem(config: Config) -> str | None:
         part = PARTS.get(name)
         if part is None:
             return f"it sets {name}, which this shootout does not know"
+        if part.local_only and config.target in ELSEWHERE:
+            return (f"it sets {name}, which shootout changes on this machine only, not on the "
+                    f"{config.target} target's machine; set it there by hand or use a local target")
         if (problem := part.problem(spec)) is not None:
             return problem
     return None
