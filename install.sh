@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything shootout needs on Debian 12 (as root) into ./.venv.
 #   ./install.sh          the tool and the programs its workloads run
-#   ./install.sh --test   the same plus what the test suite needs (Chromium for the HTML report test)
+#   ./install.sh --test   the same plus what the test suite needs (Chromium for the HTML report test and the browser workloads)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -17,7 +17,13 @@ packages=(
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
   e2fsprogs btrfs-progs xfsprogs  # filesystems for scratch = { fs = ... }
+  openssh-client                  # ssh: targets (and vm: ones, reached over ssh)
 )
+# VMs of the host's own architecture (the vm: configurations)
+case "$(dpkg --print-architecture)" in
+  arm64|armhf) packages+=(qemu-system-arm) ;;
+  *) packages+=(qemu-system-x86) ;;
+esac
 packages+=(mount)  # swapon/swapoff for swap setups (mkswap: util-linux; chattr +C: e2fsprogs)
 # node and npm for the js workload: Debian's packages, unless a node (with its own npm,
 # which conflicts with Debian's) is installed already
@@ -25,7 +31,7 @@ command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
 extras=()
 if [ "${1:-}" = "--test" ]; then
-  extras=(chromium hyperfine)
+  extras=(chromium hyperfine openssh-server)
 fi
 
 export DEBIAN_FRONTEND=noninteractive

@@ -1,7 +1,8 @@
 """Configurations from spec strings and shootout.toml, and whether each can run here.
 
-Spec strings: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, or the name
-of a [[config]] table in shootout.toml.
+Spec strings: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME,
+ssh:[USER@]HOST[:PORT], vm:debian:RELEASE:ARCH:KERNEL, kernel:RELEASE[:MACHINE], or the
+name of a [[config]] table in shootout.toml.
 """
 
 from __future__ import annotations
@@ -45,13 +46,26 @@ def parse_spec(spec: str, named: dict[str, Config] | None = None,
 
         _, release, arch = spec.split(":")
         return userspace_config(release, arch, progress=progress)  # created on first use
+    if spec.startswith("ssh:"):
+        from shootout.targets.ssh import ssh_config
+
+        return ssh_config(spec)
+    if spec.startswith("vm:"):
+        from shootout.targets.vm import vm_config
+
+        return vm_config(spec)
+    if spec.startswith("kernel:"):
+        from shootout.boots.identity import kernel_config
+
+        return kernel_config(spec)
     if spec.startswith("userspace:"):
         from shootout.userspace.configs import named_userspace_config
 
         return named_userspace_config(spec.removeprefix("userspace:"))
     raise UsageError(
         f"unknown configuration {spec!r}",
-        "use host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME or a [[config]] name from shootout.toml",
+        "use host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, ssh:[USER@]HOST[:PORT], "
+        "vm:debian:RELEASE:ARCH:KERNEL, kernel:RELEASE[:MACHINE] or a [[config]] name from shootout.toml",
     )
 
 

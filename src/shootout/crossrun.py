@@ -44,6 +44,8 @@ from shootout.stats import Design, Estimate, Verdict, across_runs, between_runs,
 from shootout.units import unit
 
 UNPAIRED_NOTE = "unpaired comparison across runs: the differences include any drift between the runs"
+ACROSS_BOOTS_NOTE = ("across boots: each run is one boot of a run across boots (shootout run --across-boots), "
+                     "blocks in an A B B A order; the differences include the kernels and any drift between boots")
 ACROSS_RUNS_RULE = (
     "Across runs: with two or more runs on a side, every run contributes its mean (log performance, or paired "
     "log-ratio for configurations measured in the same runs) and the interval is Welch's t on those means, so it "
@@ -195,6 +197,8 @@ def compare_members(members: Sequence[Member]) -> Analysis:
     else:
         notes.insert(0, UNPAIRED_NOTE)
     runs = tuple({p.run.id: p.run for m in members for p in m.parts}.values())
+    if _one_campaign(runs):
+        notes.insert(0, ACROSS_BOOTS_NOTE)
     facts = {"machine": base.parts[0].run.facts.get("machine", {})}
     for m in members:
         p = m.parts[0]
@@ -205,6 +209,12 @@ def compare_members(members: Sequence[Member]) -> Analysis:
         comparisons=tuple(comparisons), summaries=summaries, values=values, threshold=settings.threshold,
         notes=tuple(dict.fromkeys(notes)), facts=facts, rules=_rules(designs[True]),
     )
+
+
+def _one_campaign(runs: Sequence[Run]) -> bool:
+    """Whether every run is a block of the same run across boots (boots/campaign.py marks them)."""
+    ids = {(r.facts.get("machine", {}).get("across_boots") or {}).get("campaign") for r in runs}
+    return len(ids) == 1 and None not in ids
 
 
 def _summary(base: Member, other: Member, comparisons: Sequence[Comparison],

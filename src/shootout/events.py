@@ -32,6 +32,13 @@ class WorkloadSkipped(Event):
 
 
 @dataclass(frozen=True)
+class Notice(Event):
+    """Something the user should know that does not stop the run (e.g. an apt warning)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class RoundStarted(Event):
     round: int  # 0 = warm-up
     workloads: list[str]

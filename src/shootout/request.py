@@ -18,6 +18,7 @@ from shootout.configs import FileSettings, aa_copy, abi_problem, load_file, pars
 from shootout.errors import ShootoutError, UsageError
 from shootout.model import Config, RunSettings
 from shootout.parts import parts_problem
+from shootout.targets.factory import target_problem
 from shootout.runner import RunRequest
 from shootout.stats import Design
 from shootout.workloads.base import Workload
@@ -38,6 +39,7 @@ class Wish:
     experiment: str | None = None
     settings: RunSettings = field(default_factory=RunSettings)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    emulate: bool = False  # VMs under TCG where KVM is not hardware-backed: function only, no verdicts
 
 
 def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = "shootout.toml") -> Workload:
@@ -60,7 +62,7 @@ def usable(configs: list[Config], notify: Notify) -> list[Config]:
     """Drop configurations that cannot run here, saying why in one line each."""
     kept = []
     for config in configs:
-        problem = abi_problem(config) or parts_problem(config)
+        problem = abi_problem(config) or parts_problem(config) or target_problem(config)
         if problem:
             notify(f"skipping configuration {config.name}: {problem}")
         else:
@@ -99,6 +101,10 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     file = _file_settings(wish)
     specs = wish.configs or list(file.run.get("configs", []))
     configs = resolve(specs, file.configs, progress) if specs else default_configs(notify, progress)
+    if wish.emulate:
+        from shootout.targets.vm import emulated
+
+        configs = [emulated(c) for c in configs]
     configs = usable(configs, notify)
     if wish.settings.aa:
         configs = [configs[0], aa_copy(configs[0])]

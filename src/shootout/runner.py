@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +30,7 @@ from shootout.system.journal import Journal
 from shootout.targets.base import Target, layout_padding
 from shootout.targets.factory import make_target
 from shootout.userspace.abi import tool_elf, verify_abi
+from shootout.userspace.apt import common_versions
 from shootout.workloads.base import Context, Prepared, Workload
 
 TargetFactory = Callable[[Config, Journal], Target]
@@ -67,6 +68,19 @@ class _Live:
 
     def elapsed(self) -> float:
         return self.elapsed_before + time.monotonic() - self.session_start
+
+
+def provide_alike(targets: Sequence[Target], workload: Workload) -> list[str]:
+    """What the workload needs, installed where missing (a userspace) at the newest version
+    every side is offered, so that the sides run the same program; returns apt's warnings.
+    A version that still differs shows in Prepared.versions: a confounder."""
+    wanted = [workload.required_packages(t) for t in targets]
+    # every side's versions of all the workload's packages: a side that has them counts too
+    offered = [t.offers(workload.debian_packages(), workload.components) for t in targets]
+    versions = common_versions([o for o, _ in offered])
+    for target, packages in zip(targets, wanted):
+        target.provide(packages, workload.components, versions)
+    return [line for _, warnings in offered for line in warnings]
 
 
 def verify_binaries(config: Config, target: Target, workload: Workload, prepared: Prepared) -> None:
@@ -158,6 +172,9 @@ class Runner:
             for name in list(live.workloads):
                 self._cleanup(live, name)
             self._record_parts(live)
+            for name, target in live.targets.items():  # a remote machine's own conditions
+                if samples := target.monitor_samples():
+                    run.facts.setdefault(name, {})["monitor_samples"] = samples
             for target in {id(t): t for t in live.targets.values()}.values():
                 target.close()
             if live.parts is not None:
@@ -208,10 +225,10 @@ class Runner:
                 if not calibrated:  # the work is sized by the baseline target's own facts
                     facts = live.targets[baseline].probe()
                     run.params[name] = {**workload.default_params(facts), **run.params.get(name, {})}
+                self._provide(live, workload)
                 for config in run.configs:
                     self.emit(ev.Preparing(name, config.name))
                     target = live.targets[config.name]
-                    target.provide(workload.required_packages(target), workload.components)
                     workload.check_tools(target)
                     ctx = live.contexts[(name, config.name)] = Context(target, name, dict(run.params[name]),
                                                                        self.journal)
@@ -233,6 +250,11 @@ class Runner:
                                   for (w, c), p in live.prepared.items() if c == config.name}
         self._record_parts(live)
         self.store.update_run(run.id, params=run.params, facts=run.facts)
+
+    def _provide(self, live: _Live, workload: Workload) -> None:
+        targets = {id(t): t for t in (live.targets[c.name] for c in live.run.configs)}
+        for line in provide_alike(list(targets.values()), workload):
+            self.emit(ev.Notice(line))
 
     def _cleanup(self, live: _Live, name: str) -> None:
         """The workload's cleanup on every configuration it was prepared on (once)."""

@@ -44,15 +44,18 @@ UNITS: dict[str, Unit] = {
         Unit("lookups/s", "rate", 1.0, _H, ",.0f"),
         Unit("ops/s", "rate", 1.0, _H, ",.0f"),
         Unit("runs/s", "rate", 1.0, _H, ".4g"),
+        Unit("runs/min", "rate", 1 / 60, _H, ".4g"),
         Unit("MB/s", "bandwidth", 1e6, _H, ",.1f"),
         Unit("MiB/s", "bandwidth", 2.0**20, _H, ",.1f"),
         Unit("kB/s", "bandwidth", 1e3, _H, ",.0f"),
+        Unit("KiB/s", "bandwidth", 2.0**10, _H, ",.0f"),  # iozone's "kB/sec"
         Unit("GB/s", "bandwidth", 1e9, _H, ",.2f"),
         Unit("Mbit/s", "bitrate", 1e6, _H, ",.1f"),
         Unit("Gbit/s", "bitrate", 1e9, _H, ",.2f"),
         Unit("kpps", "packet-rate", 1e3, _H, ",.1f"),
         Unit("MIPS", "rating", 1.0, _H, ",.0f"),
         Unit("MiB", "capacity", 2.0**20, _H, ",.0f"),
+        Unit("MiB used", "memory-use", 2.0**20, _L, ",.1f"),  # memory a program takes: less is better
         Unit("MHz", "frequency", 1e6, _H, ",.0f"),
         Unit("x", "ratio", 1.0, _H, ".3f"),
         Unit("fps", "rate", 1.0, _H, ",.1f"),

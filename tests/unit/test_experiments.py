@@ -73,3 +73,19 @@ def test_reports_show_the_explanation(analysis, tmp_path):
     explained = dataclasses.replace(analysis, explanation=("intmix: measured; the write-up: faster",))
     assert "- intmix: measured; the write-up: faster" in render_markdown(explained, {})
     assert "<li>intmix: measured; the write-up: faster</li>" in render_html(explained)
+
+
+def test_kernel_modes_are_three_vms_refused_in_one_line_without_hardware_kvm(monkeypatch):
+    from shootout.vm import kvm
+
+    told: list[str] = []
+    monkeypatch.setattr(kvm, "kvm_problem", lambda: "the CPU shows no vmx or svm flag")
+    with pytest.raises(UsageError, match="no usable configuration left"):
+        build_request(Wish(experiment="kernel-modes", settings=RunSettings()), told.append)
+    assert len(told) == 3 and all("no hardware KVM here" in t and "--emulate" in t and "\n" not in t for t in told)
+    request = build_request(Wish(experiment="kernel-modes", settings=RunSettings(), emulate=True), told.append)
+    assert [c.name for c in request.configs] == ["vm:debian:bookworm:i386:686-pae", "vm:debian:bookworm:i386:amd64",
+                                                 "vm:debian:bookworm:amd64:amd64"]
+    assert all(c.option("emulate") == "yes" for c in request.configs)
+    monkeypatch.setattr(kvm, "kvm_problem", lambda: None)
+    assert len(build_request(Wish(experiment="kernel-modes", settings=RunSettings()), told.append).configs) == 3

@@ -57,3 +57,32 @@ def test_killed_process_changes_are_recovered(tmp_path):
     assert undone == ["governor"] and errors == []
     assert sysfile.read_text() == "powersave"
     assert list(tmp_path.glob("*.jsonl")) == []
+
+
+def test_a_process_left_running_is_killed_but_a_reused_pid_is_not(tmp_path):
+    import psutil
+
+    survivor = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    other = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    started = psutil.Process(survivor.pid).create_time()
+    code = textwrap.dedent(f"""
+        import os
+        from pathlib import Path
+        from shootout.system.journal import Journal
+        j = Journal(Path({str(tmp_path)!r}))
+        j.record("a VM", {{"kill": {survivor.pid}, "started": {started}}})
+        # the same pid number with another start time: a pid reused by an unrelated process
+        j.record("an old VM", {{"kill": {other.pid}, "started": {started - 3600}}})
+        os.kill(os.getpid(), 9)
+    """)
+    subprocess.run([sys.executable, "-c", code])
+    try:
+        undone, errors = recover(tmp_path)
+        assert errors == [] and sorted(undone) == ["a VM", "an old VM"]
+        survivor.wait(timeout=10)  # a 300 s sleep ended: killed (and reaped by the undo's wait)
+        assert other.poll() is None  # not ours any more: left alone
+    finally:
+        other.kill()
+        other.wait()
+        survivor.kill()
+        survivor.wait()

@@ -101,3 +101,12 @@ def test_what_differs_in_force_is_the_point_of_the_comparison():
     trials += [_trial("b", r, {"settings": {"vm.dirty_ratio": "50", "vm.swappiness": "60"}}) for r in (1, 2)]
     assert compared_notes(run, trials) == ["what is compared: scratch.filesystem = ext4 (plain), btrfs (dirty)",
                                            "what is compared: vm.dirty_ratio = 20 (plain), 50 (dirty)"]
+
+
+@pytest.mark.parametrize("target", ["ssh", "vm"])
+def test_a_part_that_changes_this_machine_is_refused_for_a_remote_target(target: str) -> None:
+    config = Config(name="r", target=target, parts={"settings": {"sysctl": {"vm.dirty_ratio": "50"}}})
+    problem = parts.parts_problem(config)
+    assert problem is not None and "\n" not in problem
+    assert problem.startswith("it sets settings, which shootout changes on this machine only")
+    assert parts.parts_problem(Config(name="r", target=target)) is None

@@ -40,7 +40,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 @app.command()
 def run(
-    config: Annotated[list[str], typer.Option("--config", "-c", help=escape("configuration: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, or a [[config]] name"))] = [],
+    config: Annotated[list[str], typer.Option("--config", "-c", help=escape("configuration: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, ssh:[USER@]HOST[:PORT], vm:debian:RELEASE:ARCH:KERNEL, kernel:RELEASE, or a [[config]] name"))] = [],
     workload: Annotated[list[str], typer.Option("--workload", "-w", help="workload name (repeatable)")] = [],
     suite: Annotated[Optional[str], typer.Option(help="suite name: native, quick, full, or a category")] = None,
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help=escape("shootout.toml with [[config]] and [[workload]] tables; without -w or --suite, its workloads run"))] = None,
@@ -59,6 +59,11 @@ def run(
     no_boost: Annotated[bool, typer.Option("--no-boost", help="with --tune: also disable turbo/boost")] = False,
     load_wait: Annotated[str, typer.Option(help="wait up to this long for an idle machine", envvar="SHOOTOUT_LOAD_WAIT")] = "60s",
     monitor: Annotated[bool, typer.Option(help="sample clock, temperature, load and steal during the run")] = True,
+    across_boots: Annotated[bool, typer.Option("--across-boots", help="the configurations are kernels (kernel:RELEASE): measure one block of rounds per boot, A B B A …, and say which kernel to boot next")] = False,
+    boots: Annotated[int, typer.Option(help="with --across-boots: how many boots (blocks) in all, a multiple of twice the kernels")] = 4,
+    next_kernel: Annotated[bool, typer.Option("--next-kernel", help="with --across-boots: make GRUB boot the next scheduled kernel once (grub-reboot)")] = False,
+    resume_at_boot: Annotated[bool, typer.Option("--resume-at-boot", help="with --across-boots: install a one-shot systemd unit that measures the next block after the reboot")] = False,
+    emulate: Annotated[bool, typer.Option("--emulate", help="run vm: configurations under TCG where KVM is not hardware-backed (function only: results marked emulated, no verdicts)")] = False,
     db: DbOption = None,
 ) -> None:
     """Run workloads under every configuration in randomized interleaved rounds, then show the verdicts."""
@@ -80,6 +85,8 @@ def run(
 
     if min_rounds < 6:
         raise UsageError(f"--min-rounds {min_rounds} is too few", "a 95% interval needs at least 6 rounds")
+    if across_boots and aa:
+        raise UsageError("--aa and --across-boots do not combine", "for a noise floor, run --aa under one kernel")
     wait_s = options.duration(load_wait, "--load-wait")
     store = _store(db)
     undone, _ = recover()
@@ -102,11 +109,12 @@ def run(
             confidence=options.confidence(confidence), experiment=experiment or "", partial=partial,
         )
         with err_console.status("preparing configurations") as status:
-            request = build_request(Wish(config, workload, suite, file, experiment, settings),
+            request = build_request(Wish(config, workload, suite, file, experiment, settings, emulate=emulate),
                                     lambda text: err_console.print(escape(text), soft_wrap=True),
                                     progress=lambda text: status.update(escape(text)))
         check_settings(request, load_noise_floor(store, {"machine_id": machine_id(), "hostname": hostname()}))
         min_shown = settings.min_rounds
+    across = _across_boots(store, stored if resume else None, request if across_boots and not resume else None, boots)
     with journal() as j, Monitor() if monitor else nullcontext() as sampler:
         pf = preflight(tune=tune, journal=j, load_wait_s=wait_s)
         print_preflight(pf, err_console)
@@ -115,14 +123,52 @@ def run(
                 err_console.print(f"  {escape(line)}")
         runner = Runner(store, j, ProgressView(console, err_console, min_shown), monitor=sampler, clock=measure_mhz)
         with runner.emit:
-            run_id = runner.resume(stored, resumed) if resume else runner.start(request, facts=pf.facts)
+            block = _run_block(runner, across, request if not resume else None, pf.facts) if across else None
+            run_id = block.run_id if block else runner.resume(stored, resumed) if resume else runner.start(request, facts=pf.facts)
     analysis = _show(store, str(run_id), as_json=False)
+    if block:
+        console.print(escape(block.message()))
+        _prepare_next_boot(block, next_kernel, resume_at_boot, db)
     if aa:
         floor = aa_floor(analysis)
         if floor is not None:
             save_noise_floor(store, analysis.facts["machine"], {"run": run_id, **floor})
             console.print(f"noise floor of this machine: ±{floor['halfwidth']:.2%} in {floor['rounds']} rounds "
                           f"(per-round noise {floor['sd']:.2%}; stored, shown beside later verdicts)")
+
+
+def _across_boots(store, stored, request, boots: int):
+    """A run across boots, planned and checked before the load gate: the first block's
+    campaign, or the resumption after a reboot; None for any other run."""
+    from shootout.boots import campaign
+
+    if stored is not None:
+        return campaign.prepare_resume(store, stored) if campaign.campaign_of(stored) else None
+    return campaign.plan(request.configs, boots) if request is not None else None
+
+
+def _run_block(runner, step, request, machine: dict):
+    from shootout.boots import campaign
+    from shootout.request import workloads_of
+
+    if isinstance(step, campaign.Resumption):
+        return campaign.resume(runner, step, lambda r: workloads_of([w.name for w in r.workloads], r.user_workloads),
+                               machine)
+    return campaign.start(runner, request, step, machine)
+
+
+def _prepare_next_boot(block, next_kernel: bool, resume_at_boot: bool, db: str | None) -> None:
+    """--next-kernel and --resume-at-boot: opt-in, said in one line each with their undo."""
+    import os
+
+    from shootout.boots.switch import after_block
+
+    command = [sys.executable, "-m", "shootout", "run", "--resume", "last", *(["--db", db] if db else []),
+               *(["--next-kernel"] if next_kernel else []), *(["--resume-at-boot"] if resume_at_boot else [])]
+    home = {"SHOOTOUT_HOME": os.environ["SHOOTOUT_HOME"]} if "SHOOTOUT_HOME" in os.environ else {}
+    for line in after_block(block, next_kernel=next_kernel, resume_at_boot=resume_at_boot, command=command,
+                            environment=home):
+        console.print(escape(line))
 
 
 def _analysis(store, stored):

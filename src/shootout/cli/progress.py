@@ -57,6 +57,8 @@ class ProgressView:
                 self._update(description=f"preparing {w} on {c}")
             case ev.WorkloadSkipped(workload=w, reason=reason):
                 self.errors.print(f"[yellow]skipping {w}[/]: {escape(reason)}", highlight=False, soft_wrap=True)
+            case ev.Notice(text=text):
+                self.errors.print(f"[yellow]note[/]: {escape(text)}", highlight=False, soft_wrap=True)
             case ev.BudgetEstimate() as est:
                 self.console.print(
                     f"a first verdict needs {est.rounds} rounds: about {fmt_duration(est.needed_s)} "

@@ -8,11 +8,15 @@ report can put each measured result beside it. Register a new one with one line 
 from __future__ import annotations
 
 from shootout.errors import UsageError
-from shootout.experiments import pi3desk_swap, rpi64
+from shootout.experiments import browser32, kernelmodes, pi3desk, pi3desk_swap, rpi64, rpi_iozone
 from shootout.experiments.base import Experiment
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     rpi64.EXPERIMENT,
+    browser32.EXPERIMENT,
+    kernelmodes.EXPERIMENT,
+    pi3desk.EXPERIMENT,
+    rpi_iozone.EXPERIMENT,
     pi3desk_swap.EXPERIMENT,
 )}
 

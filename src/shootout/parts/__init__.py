@@ -18,12 +18,16 @@ from shootout.parts.memory import MemoryPart
 from shootout.parts.scratch import ScratchPart
 from shootout.parts.settings import SettingsPart
 from shootout.parts.swap import SwapPart
+from shootout.parts.throttle import ThrottlePart
 from shootout.system.journal import Journal
 from shootout.targets.probe import TargetFacts
+
+ELSEWHERE = ("ssh", "vm")  # targets on another machine than shootout's
 
 PARTS: dict[str, Part] = {p.name: p for p in (
     SettingsPart(),
     ScratchPart(),
+    ThrottlePart(),
     SwapPart(),
     MemoryPart(),  # after swap: the limit allows the swap that is in force
 )}
@@ -62,6 +66,9 @@ def parts_problem(config: Config) -> str | None:
         part = PARTS.get(name)
         if part is None:
             return f"it sets {name}, which this shootout does not know"
+        if part.local_only and config.target in ELSEWHERE:
+            return (f"it sets {name}, which shootout changes on this machine only, not on the "
+                    f"{config.target} target's machine; set it there by hand or use a local target")
         if (problem := part.problem(spec)) is not None:
             return problem
     return None

@@ -58,6 +58,9 @@ class Part(ABC):
     name: ClassVar[str]  # key in Config.parts and Trial.in_force
     keys: ClassVar[tuple[str, ...]]  # the [[config]] keys it reads
     observes: ClassVar[tuple[Metric, ...]] = ()  # what its sessions' after_trial may report
+    # It changes this machine (a sysctl, a device, a cgroup here): refused for configurations
+    # whose target is another machine (ssh, vm), where it would change the wrong one.
+    local_only: ClassVar[bool] = True
 
     @abstractmethod
     def parse(self, table: Mapping[str, Any], where: str) -> Any:

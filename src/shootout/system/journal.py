@@ -7,6 +7,8 @@ Undo steps are data, not closures, so another process can replay them:
   {"argv": [...]}                       run a command (e.g. umount)
   {"write": path, "content": text}      write a sysfs/procfs file back to its old value
   {"rmtree": path} / {"remove": path}   delete what was created
+  {"kill": pid, "started": unix_time}   SIGKILL a process shootout started (a VM), if that
+                                        pid is still the same process (its start time matches)
   {"detach_loops": path}                detach the loop devices backed by a file shootout made
 """
 
@@ -45,6 +47,21 @@ def _process_start(pid: int) -> float | None:
         return None
 
 
+def kill_started(pid: int, started: float) -> None:
+    """SIGKILL pid and wait for it, unless the pid now belongs to another process."""
+    start = _process_start(pid)
+    if start is None or abs(start - started) > 1.0:
+        return  # gone already, or the pid was reused
+    try:
+        proc = psutil.Process(pid)
+        proc.kill()
+        proc.wait(timeout=30)
+    except psutil.NoSuchProcess:
+        pass
+    except psutil.Error as exc:  # no permission, or it did not die within the wait
+        raise OSError(f"cannot kill process {pid}: {exc}") from exc
+
+
 def _detach_loops(backing: str) -> str | None:
     """Detach every loop device of a backing file (by file, never by a device number that
     another process may have been given since)."""
@@ -71,6 +88,8 @@ def _perform_undo(undo: Undo) -> str | None:
             shutil.rmtree(undo["rmtree"], ignore_errors=True)
         elif "remove" in undo:
             Path(undo["remove"]).unlink(missing_ok=True)
+        elif "kill" in undo:
+            kill_started(int(undo["kill"]), float(undo["started"]))
         elif "detach_loops" in undo:
             return _detach_loops(undo["detach_loops"])
         else:

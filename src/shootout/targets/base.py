@@ -190,10 +190,16 @@ class Target(ABC):
         return found if result.exit_status == 0 and found.startswith("/") else None
 
     # -- software ------------------------------------------------------------------
-    def provide(self, packages: Sequence[str], components: Sequence[str] = ()) -> list[str]:
-        """Install the Debian packages the target lacks, where it may (a userspace); returns
-        what was installed. The host is never changed: a missing tool is an error naming its
-        package."""
+    def offers(self, packages: Sequence[str], components: Sequence[str] = ()) -> tuple[dict[str, list[str]], list[str]]:
+        """Where packages are installed (a userspace): per package the versions this target
+        could end with, newest first, and warnings; the host offers none."""
+        return {}, []
+
+    def provide(self, packages: Sequence[str], components: Sequence[str] = (),
+                versions: Mapping[str, str] | None = None) -> list[str]:
+        """Install the Debian packages the target lacks, where it may (a userspace), at
+        `versions` where given; returns what was installed. The host is never changed: a
+        missing tool is an error naming its package."""
         return []
 
     # -- description -------------------------------------------------------------
@@ -207,3 +213,8 @@ class Target(ABC):
     def facts(self) -> dict[str, Any]:
         """Facts about this target's userspace (distro, libc, compiler, openssl)."""
         return probe.identity(self)
+
+    def monitor_samples(self) -> list[dict[str, Any]]:
+        """Samples of the conditions on the target's own machine (clock, temperature, steal),
+        for a target on another machine; the run's monitor samples this one's."""
+        return []

@@ -191,8 +191,12 @@ class ChrootTarget(LocalFiles):
     def which(self, tool: str) -> str | None:
         return which_in_root(self.root, tool, dict(self.config.env).get("PATH", CLEAN_PATH))
 
-    def provide(self, packages: Sequence[str], components: Sequence[str] = ()) -> list[str]:
-        installed = apt.provide(self, packages, components)
+    def offers(self, packages: Sequence[str], components: Sequence[str] = ()) -> tuple[dict[str, list[str]], list[str]]:
+        return apt.offers(self, packages, components)
+
+    def provide(self, packages: Sequence[str], components: Sequence[str] = (),
+                versions: Mapping[str, str] | None = None) -> list[str]:
+        installed = apt.provide(self, packages, components, versions)
         if installed:
             self.userspace = registry.get_ready(self.userspace.name)
         return installed

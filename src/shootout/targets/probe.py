@@ -76,12 +76,16 @@ def sizing(target: Target) -> TargetFacts:
         return TargetFacts()
     parts = result.sections()
     cores = parts.get("cores", "").strip()
-    meminfo = parts.get("meminfo", "")
+    return sizing_from(int(cores) if cores.isdigit() else None, parts.get("meminfo", ""), parts.get("caches", ""))
+
+
+def sizing_from(cores: int | None, meminfo: str, caches: str) -> TargetFacts:
+    """TargetFacts from a CPU count, /proc/meminfo's text and `level type size` cache lines."""
     return TargetFacts(
-        cores=int(cores) if cores.isdigit() and int(cores) > 0 else None,
+        cores=cores if cores is not None and cores > 0 else None,
         memory_bytes=_meminfo_bytes(meminfo, "MemTotal"),
         available_bytes=_meminfo_bytes(meminfo, "MemAvailable"),
-        caches_kib=parse_caches(parts.get("caches", "")),
+        caches_kib=parse_caches(caches),
     )
 
 

@@ -3,12 +3,20 @@
 Used by `shootout userspace update` and to install, on first use, a package a selected
 workload needs but the userspace was created without (big ones, such as a browser, are
 never installed at creation). What was installed is recorded in userspace.json.
+
+A userspace lists its release, release-updates and release-security (the last from Debian's
+security mirror), so the sides of a comparison get current versions and a browser with its
+security fixes. A suite other than the release itself that cannot be fetched (a mirror caught
+mid-sync) is a warning: apt keeps what it had. Then the sides may be offered different versions
+(here bookworm-security's i386 index lags): the runner installs, on every side, the newest
+version all of them offer (`common_versions`, pinned by source package for that install only).
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +30,25 @@ if TYPE_CHECKING:
 
 APT_ENV = {"DEBIAN_FRONTEND": "noninteractive"}
 _SOURCES = "/etc/apt/sources.list"
+SECURITY_MIRROR = "http://deb.debian.org/debian-security"
+_NO_UPDATES = {"sid", "unstable", "experimental"}  # suites without -updates and -security
+_FAILED = re.compile(r"^[WE]: Failed to fetch (\S+)\s*(.*)$")
+_IP = re.compile(r"\s*\[IP:.*")  # the mirror's address apt appends
+_MISSING = re.compile(r"^E: (?:Unable to locate package (\S+)|Package '?([^' ]+)'? has no installation candidate)")
+
+
+def sources_list(release: str, mirror: str, components: Sequence[str] = ()) -> str:
+    """The release, its -updates and -security suites, with main and `components`."""
+    parts = " ".join(dict.fromkeys(["main", *components]))
+    lines = [f"deb {mirror} {release} {parts}"]
+    if release not in _NO_UPDATES:
+        lines += [f"deb {mirror} {release}-updates {parts}", f"deb {SECURITY_MIRROR} {release}-security {parts}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_sources(root: Path, release: str, mirror: str) -> None:
+    """At creation, on the host side of the new root."""
+    (root / _SOURCES.lstrip("/")).write_text(sources_list(release, mirror))
 
 
 def copy_resolv_conf(target: ChrootTarget) -> None:
@@ -41,27 +68,96 @@ def apt_get(target: ChrootTarget, args: Sequence[str], what: str, hint: str, tim
     return done
 
 
-def enable_components(target: ChrootTarget, components: Sequence[str]) -> bool:
-    """Add archive components (e.g. non-free) to the userspace's Debian lines; True if changed."""
+def update_sources(target: ChrootTarget, components: Sequence[str] = ()) -> bool:
+    """The sources this version of shootout writes (a userspace made by an older one lists its
+    release only), with `components` (e.g. non-free) and those already enabled; True if changed."""
     try:
         text = target.read(_SOURCES).decode()
     except TargetError:
-        return False
-    lines = []
-    for line in text.splitlines():
-        fields = line.split()
-        if fields[:1] == ["deb"] and len(fields) >= 4:
-            fields += [c for c in components if c not in fields[3:]]
-        lines.append(" ".join(fields) if fields[:1] == ["deb"] else line)
-    new = "\n".join(lines) + "\n"
+        text = ""
+    lines = [fields for line in text.splitlines() if (fields := line.split())[:1] == ["deb"] and len(fields) >= 4]
+    mirror = next((f[1] for f in lines if f[2] == target.userspace.release), target.userspace.meta.get("mirror"))
+    enabled = [c for f in lines for c in f[3:]]
+    new = sources_list(target.userspace.release, str(mirror), [*enabled, *components])
     if new == text:
         return False
     target.put(new.encode(), _SOURCES)
     return True
 
 
-def provide(target: ChrootTarget, packages: Sequence[str], components: Sequence[str] = ()) -> list[str]:
-    """Install the packages the userspace lacks and record them; returns what was installed."""
+def refresh(target: ChrootTarget, components: Sequence[str] = ()) -> list[str]:
+    """Sources up to date, the host's name servers, `apt-get update`; a warning line for each
+    extra suite that failed (apt keeps its old index), a TargetError if the release's own did."""
+    update_sources(target, components)
+    copy_resolv_conf(target)
+    name, release = target.userspace.name, target.userspace.release
+    done = target.run(["apt-get", "-o", "Acquire::Retries=3", "update"], env=APT_ENV, timeout=1800)
+    return update_warnings(done, name, release)
+
+
+def update_warnings(done: ProcResult, name: str, release: str) -> list[str]:
+    failed = [(m.group(1), m.group(2)) for line in (done.stdout + "\n" + done.stderr).splitlines()
+              if (m := _FAILED.match(line.strip()))]
+    if any(f"/dists/{release}/" in url for url, _ in failed) or (done.exit_status != 0 and not failed):
+        raise TargetError(f"apt-get update failed in {name}: {done.stderr_tail(1) or done.exit_status}",
+                          "check the network connection to the mirror")
+    return [f"{name}: apt ignored {url.split('/dists/')[-1]} ({_IP.sub('', why).strip()[:80] or 'failed'}); "
+            "older versions from it may be used" for url, why in failed]
+
+
+def offers(target: ChrootTarget, packages: Sequence[str], components: Sequence[str] = ()) -> tuple[dict[str, list[str]], list[str]]:
+    """Before installing what the userspace lacks: lists refreshed, then per package the
+    versions this side could end with (an installed one: that one; else apt's, newest first),
+    and the refresh's warnings. Nothing lacking: nothing done."""
+    installed = installed_versions(target.root)
+    if all(p in installed for p in packages):
+        return {p: [installed[p]] for p in packages}, []
+    with registry.locked(target.userspace.name, wait=True):
+        warnings = refresh(target, components)
+        versions: dict[str, list[str]] = {}
+        for p in packages:
+            done = target.run(["apt-cache", "madison", p], env=APT_ENV, timeout=120)
+            versions[p] = [installed[p]] if p in installed else [
+                cols[1] for line in done.stdout.splitlines() if len(cols := [c.strip() for c in line.split("|")]) >= 3]
+    return versions, warnings
+
+
+def common_versions(sides: Sequence[Mapping[str, Sequence[str]]]) -> dict[str, str]:
+    """package -> the newest version every side offers, for the packages whose sides would
+    otherwise end at different versions (none in common: left out, the sides differ)."""
+    pins = {}
+    for package in sorted({p for side in sides for p in side}):
+        offered = [list(side[package]) for side in sides if side.get(package)]
+        if len(offered) < 2 or len({o[0] for o in offered}) == 1:
+            continue
+        if common := next((v for v in offered[0] if all(v in o for o in offered[1:])), None):
+            pins[package] = common
+    return pins
+
+
+def _pin_file(target: ChrootTarget, versions: Mapping[str, str]) -> str:
+    """apt preferences holding each package's source package at its version (so that e.g.
+    chromium-common follows chromium); their path, for -o Dir::Etc::Preferences."""
+    stanzas = []
+    for package, version in sorted(versions.items()):
+        shown = target.run(["apt-cache", "show", "--no-all-versions", f"{package}={version}"], env=APT_ENV, timeout=120)
+        source = next((line.split()[1] for line in shown.stdout.splitlines() if line.startswith("Source:")), package)
+        stanzas.append(f"Package: src:{source}\nPin: version {version}\nPin-Priority: 1000\n")
+    return target.put("\n".join(stanzas).encode(), f"{target.workdir()}/apt-pins")
+
+
+def missing_package(done: ProcResult, space: str, arch: str, release: str) -> None:
+    """A package the release lacks for this arch: a one-line TargetError."""
+    for line in done.stderr.splitlines():
+        if m := _MISSING.match(line.strip()):
+            raise TargetError(f"Debian {release} has no {m.group(1) or m.group(2)} package for {arch} "
+                              f"(userspace {space})", "use another architecture or release for this workload")
+
+
+def provide(target: ChrootTarget, packages: Sequence[str], components: Sequence[str] = (),
+            versions: Mapping[str, str] | None = None) -> list[str]:
+    """Install the packages the userspace lacks (at `versions` where given) and record them;
+    returns what was installed."""
     name = target.userspace.name
     wanted = [p for p in dict.fromkeys(packages) if p not in installed_versions(target.root)]
     if not wanted:
@@ -72,13 +168,20 @@ def provide(target: ChrootTarget, packages: Sequence[str], components: Sequence[
             return []
         copy_resolv_conf(target)
         install = ["-y", "--no-install-recommends", "-o", "Dpkg::Options::=--force-confold", "install", *wanted]
+        if pins := {p: v for p, v in (versions or {}).items() if p in wanted}:
+            install = ["-o", f"Dir::Etc::Preferences={_pin_file(target, pins)}", *install]
         hint = (f"check the network connection to the mirror, or install {' '.join(wanted)} "
                 f"into {name} by hand")
-        # The package lists debootstrap left are usually enough; refresh them only if not.
-        if enable_components(target, components) or target.run(["apt-get", *install], env=APT_ENV,
-                                                               timeout=3600).exit_status != 0:
-            apt_get(target, ["update"], "apt-get update", hint, timeout=1800)
-            apt_get(target, install, f"installing {' '.join(wanted)}", hint)
+        # The lists are usually fresh (the runner asked for offers first); refresh them if not.
+        done = None if update_sources(target, components) else target.run(["apt-get", *install], env=APT_ENV,
+                                                                         timeout=3600)
+        if done is None or done.exit_status != 0:
+            refresh(target, components)
+            done = target.run(["apt-get", *install], env=APT_ENV, timeout=3600)
+        if done.exit_status != 0 or done.timed_out:
+            missing_package(done, name, target.userspace.arch, target.userspace.release)
+            raise TargetError(f"installing {' '.join(wanted)} failed in {name}: "
+                              f"{done.stderr_tail(1) or 'exit ' + str(done.exit_status)}", hint)
         target.run(["apt-get", "clean"], env=APT_ENV, timeout=300)
         versions = installed_versions(target.root)
         if absent := [p for p in wanted if p not in versions]:

@@ -31,6 +31,7 @@ from shootout.paths import cache_dir, data_dir, shared_cache_dir
 from shootout.system.journal import Journal, journal, recover
 from shootout.targets.base import CLEAN_PATH
 from shootout.userspace import registry
+from shootout.userspace.apt import write_sources
 from shootout.userspace.arches import arch as lookup_arch
 from shootout.userspace.binfmt import ensure_emulation
 from shootout.userspace.mounts import bind_private, mounts_under, safe_rmtree
@@ -231,8 +232,10 @@ def _save_log(name: str, lines: list[str], root: Path) -> Path | None:
         return None
 
 
-def _finish_root(root: Path) -> None:
-    """Settle the tree for use: no dpkg shortcuts, no services, no leftover .debs."""
+def _finish_root(root: Path, release: str, mirror: str) -> None:
+    """Settle the tree for use: apt sources with updates and security, no dpkg shortcuts,
+    no services, no leftover .debs."""
+    write_sources(root, release, mirror)
     (root / _UNSAFE_IO).unlink(missing_ok=True)
     policy = root / "usr/sbin/policy-rc.d"
     policy.write_text("#!/bin/sh\n# shootout: never start services inside the userspace\nexit 101\n")
@@ -312,7 +315,7 @@ def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple
             lines += more
         if rc != 0:
             raise _failure(name, lines, root, _save_log(name, lines, root))
-        _finish_root(root)
+        _finish_root(root, release, mirror)
         versions = installed_versions(root)
         if absent := missing(versions, packages):
             raise TargetError(f"packages did not install in {name}: {', '.join(absent)}",

@@ -9,7 +9,7 @@ from shootout.model import Config
 from shootout.system.journal import Journal
 from shootout.targets.chroot import ChrootTarget
 from shootout.userspace import registry
-from shootout.userspace.apt import APT_ENV, apt_get, copy_resolv_conf
+from shootout.userspace.apt import APT_ENV, apt_get, refresh
 from shootout.userspace.create import Progress, _journal_for, require_root
 from shootout.userspace.packages import installed_versions
 
@@ -27,11 +27,10 @@ def update_userspace(name: str, *, progress: Progress | None = None,
             target.open()
             marker.touch()  # not ready again until the upgrade has finished
             try:
-                copy_resolv_conf(target)
                 say(f"{name}: apt-get update")
                 try:
-                    apt_get(target, ["update"], "apt-get update", "check the network connection to the mirror",
-                            timeout=1800)
+                    for warning in refresh(target):
+                        say(warning)
                 except TargetError:
                     marker.unlink()  # nothing was changed yet
                     raise

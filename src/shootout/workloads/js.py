@@ -5,8 +5,8 @@ transitive dependency, pinned) are installed once with npm on the host into the 
 put into each target, where that side's `node` runs them on fixed generated inputs
 (jssource). Only pure-JavaScript packages are used, so the same files run on i386, armhf,
 amd64 and arm64. Each tool runs a fixed number of times (chosen on the first configuration
-so it takes at least MIN_TRIAL_S); module loading is outside the timing. A headless-Chromium
-"browser" variant is not implemented yet.
+so it takes at least MIN_TRIAL_S); module loading is outside the timing. JavaScript in a
+real browser is the `browser` workload (workloads/browser).
 """
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
 from pathlib import Path
 from statistics import geometric_mean
 from typing import Any
 
-from shootout.errors import ToolMissing, WorkloadError
+from shootout.errors import WorkloadError
 from shootout.model import Metric, WorkloadSpec
 from shootout.paths import cache_dir
 from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context, Prepared, Tool, Workload, parse_key_values, repeats_for, require
 from shootout.workloads.jssource import module_source
+from shootout.workloads.npm import check_versions, npm_install
 from shootout.workloads.shell import tool_version
 
 PACKAGES = {"acorn": "8.14.0", "terser": "5.36.0", "prettier": "3.3.3", "typescript": "5.6.3"}
@@ -96,21 +96,11 @@ def node_modules() -> Path:
     root = cache_dir() / "js" / hashlib.sha256(text.encode()).hexdigest()[:12]
     if (root / ".complete").exists():
         return root
-    npm = shutil.which("npm")
-    if npm is None:
-        raise ToolMissing("npm", "npm", where="the host (it installs the js tools once)")
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     (root / "package.json").write_text(text)
-    proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"],
-                          cwd=root, capture_output=True, text=True, timeout=1200)
-    if proc.returncode != 0:
-        raise WorkloadError(f"npm install of the js tools failed: {proc.stderr.strip().splitlines()[-1:]}",
-                            "check that the npm registry is reachable")
-    for name, version in PACKAGES.items():
-        got = json.loads((root / "node_modules" / name / "package.json").read_text())["version"]
-        if got != version:
-            raise WorkloadError(f"npm installed {name} {got}, not the pinned {version}", "clear the js cache")
+    npm_install(root, "install", "the js tools")
+    check_versions(root, PACKAGES, "the js tools")
     (root / ".complete").write_text("ok")
     return root
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from shootout.errors import UsageError
+from shootout.workloads import browser
 from shootout.workloads import compile as build_workload
-from shootout.workloads import compress, cpu, crypto, js, media, memory, sevenzip, swap
+from shootout.workloads import compress, cpu, crypto, ddwrite, fio, iozone, js, media, memory, sevenzip, smallfiles, swap
 from shootout.workloads.base import Workload
 
-MODULES = (cpu, memory, crypto, media, compress, sevenzip, build_workload, js, swap)
+MODULES = (cpu, memory, crypto, media, compress, sevenzip, build_workload, js, browser, fio, iozone, ddwrite, smallfiles, swap)
 REGISTRY: dict[str, type[Workload]] = {cls.spec.name: cls for module in MODULES for cls in module.WORKLOADS}
 
 # The default suite: the native workloads of the headline comparison.

@@ -1,0 +1,31 @@
+"""EXPERIMENTS.md D, the kernel half: 32-bit kernel + 32-bit userspace, 64-bit kernel + 32-bit
+userspace, 64-bit kernel + 64-bit userspace, on one machine.
+
+The write-up rebooted a Pi between images and compared single unpaired runs; here the three
+combinations are three VMs of Debian bookworm (i386 with the 686-pae kernel, i386 with the
+amd64 kernel through multiarch, amd64), booted once per run with the same vCPUs, memory and
+CPU model and measured in interleaved rounds. Its explanation ("the kernel mode determines
+the page table structure… how much can be kept in the TLBs") is what ptrtree and memlat
+probe; membw, 7zip and flac are the write-up's own. Needs hardware KVM: without it the run
+is refused, and --emulate checks only that the three VMs work (no verdicts). On a Pi, where
+kernels switch by rebooting, use `shootout run --across-boots -c kernel:… -c kernel:…`.
+"""
+
+from shootout.experiments.base import Experiment
+
+EXPERIMENT = Experiment(
+    name="kernel-modes",
+    description="32/32, 64-bit kernel + 32-bit userspace and 64/64 as three VMs of Debian bookworm "
+                "(x86: 686-pae and amd64 kernels): pointer chasing, memory latency and bandwidth, 7-zip, FLAC",
+    reproduces="D, 'Raspberry Pi OS: 32-bit vs 64-bit Benchmarking' (32/32, 64-bit kernel + 32-bit userspace, 64/64)",
+    toml="""
+[run]
+configs = ["vm:debian:bookworm:i386:686-pae", "vm:debian:bookworm:i386:amd64", "vm:debian:bookworm:amd64:amd64"]
+workloads = ["ptrtree", "memlat", "membw", "7zip", "flac"]
+""",
+    found={
+        "membw": "memory bandwidth: 32-bit won on the Pi 3B+",
+        "7zip": "7-zip decompression preferred 32-bit code on both Pis",
+        "flac": "FLAC: 64-bit slightly faster on the Pi 4",
+    },
+)

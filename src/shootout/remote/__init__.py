@@ -1,0 +1,1 @@
+"""Machines reached over SSH: the channel, the remote helper and its session, probes."""

@@ -1,0 +1,115 @@
+"""A VM as a target: a Debian userspace image with a Debian kernel, booted by qemu, reached over SSH.
+
+`vm:debian:RELEASE:ARCH:FLAVOUR`, e.g. vm:debian:bookworm:i386:686-pae (32-bit kernel),
+vm:debian:bookworm:i386:amd64 (64-bit kernel, 32-bit userspace), vm:debian:bookworm:amd64:amd64.
+open() checks for hardware KVM (refused without it unless --emulate asked for TCG), builds
+or reuses the image, boots it and waits until its sshd answers with the image's own host
+key; from then on everything is the ssh target's. close() ends the ssh side, then qemu.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from dataclasses import asdict, replace
+from typing import Any
+
+from shootout.errors import TargetError, UsageError
+from shootout.model import Config
+from shootout.paths import data_dir
+from shootout.remote.ssh import SshAddress, SshChannel
+from shootout.system.journal import Journal
+from shootout.targets.ssh import SshTarget
+from shootout.userspace import registry
+from shootout.vm import qemu
+from shootout.vm.image import build_image
+from shootout.vm.kvm import Accel, choose_accel
+
+BOOT_TIMEOUT_S = {"kvm": 180.0, "tcg": 900.0}
+_runs = itertools.count(1)
+
+
+def vm_config(spec: str) -> Config:
+    parts = spec.split(":")
+    if len(parts) != 5 or parts[1] != "debian" or not all(parts[2:]):
+        raise UsageError(f"bad VM configuration {spec!r}",
+                         "use vm:debian:RELEASE:ARCH:KERNEL, e.g. vm:debian:bookworm:i386:686-pae")
+    _, _, release, arch, flavour = parts
+    return Config(name=spec, target="vm", label=f"VM: {arch} userspace, {flavour} kernel",
+                  options=(("release", release), ("arch", arch), ("flavour", flavour)))
+
+
+def emulated(config: Config) -> Config:
+    """The configuration with --emulate: TCG instead of refusing when KVM is not hardware-backed."""
+    return replace(config, options=(*config.options, ("emulate", "yes"))) if config.target == "vm" else config
+
+
+class VmTarget(SshTarget):
+    def __init__(self, config: Config, journal: Journal, shape: qemu.VmShape | None = None) -> None:
+        # The address is known only once qemu has a port: a placeholder until open().
+        super().__init__(config, journal, channel=SshChannel(SshAddress("root@127.0.0.1"), journal))
+        self.shape = shape or qemu.VmShape()
+        self.vm: qemu.RunningVm | None = None
+        self.accel: Accel | None = None
+        self.boot_s: float | None = None
+
+    def open(self) -> None:
+        if self.vm is not None:
+            return
+        opt = self.config.option
+        self.accel = choose_accel(emulate=opt("emulate") == "yes")
+        release, arch, flavour = opt("release"), opt("arch"), opt("flavour")
+        if not (release and arch and flavour):
+            raise UsageError(f"configuration {self.config.name} lacks release, arch or flavour",
+                             "use vm:debian:RELEASE:ARCH:KERNEL")
+        from shootout.userspace.configs import (
+            userspace_config,  # creates the userspace on first use
+        )
+
+        userspace = registry.get_ready(userspace_config(release, arch).userspace or "")
+        image = build_image(userspace, flavour, self.journal)
+        run_dir = data_dir() / "vm-runs" / f"{os.getpid()}-{next(_runs)}"
+        self.vm = qemu.boot(image, self.shape, self.accel, self.journal, run_dir)
+        try:
+            address = SshAddress("root@127.0.0.1", self.vm.port, identity=str(image.client_key),
+                                 known_hosts=str(self.vm.known_hosts))
+            self.channel = SshChannel(address, self.journal)
+            self.where = f"VM {self.config.name}"
+            self._wait_for_ssh(BOOT_TIMEOUT_S[self.accel.name])
+            super().open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _wait_for_ssh(self, timeout: float) -> None:
+        assert self.vm is not None
+        t0 = time.monotonic()
+        while True:
+            qemu.check_alive(self.vm)
+            try:
+                self.channel.open()
+                self.boot_s = time.monotonic() - t0
+                return
+            except TargetError as exc:
+                if "host key" in exc.message or time.monotonic() - t0 > timeout:
+                    raise TargetError(f"the VM {self.config.name} did not answer over SSH within {timeout:.0f} s "
+                                      f"({exc.message}); last console line: {self.vm.last_console_line()}",
+                                      "see `shootout doctor`; under TCG a boot takes about a minute") from None
+            time.sleep(1.0)
+
+    def close(self) -> None:
+        super().close()
+        if self.vm is not None:
+            qemu.stop(self.vm, self.journal)
+            self.vm = None
+
+    def facts(self) -> dict[str, Any]:
+        found = super().facts()
+        assert self.vm is not None and self.accel is not None
+        found.update(
+            emulated=self.accel.emulated, channel="ssh to a qemu VM",
+            vm={"qemu_argv": self.vm.argv, "accel": self.accel.name, "why_not_kvm": self.accel.why_not_kvm,
+                "shape": asdict(self.shape), "boot_s": self.boot_s, "image": self.vm.image.meta},
+        )
+        return found

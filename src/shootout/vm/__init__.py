@@ -1,0 +1,1 @@
+"""Virtual machines booted from a userspace image with a Debian kernel (qemu-system)."""

@@ -1,0 +1,5 @@
+// Mounts the compiled Svelte component.
+import { mount } from "svelte";
+import App from "./App.svelte";
+
+mount(App, { target: document.getElementById("app") });

@@ -1,0 +1,222 @@
+"""The browser workloads on the host's Chromium (Debian's package; ./install.sh --test installs it).
+
+Every metric at a small size, a host-vs-host A/A that says "same", pages that throw or log
+errors and renderers or browsers that die as one-line failed trials, and no Chromium
+process left behind by any of them (nor by a driver killed with SIGKILL).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from shootout.analysis import analyze
+from shootout.configs import aa_copy
+from shootout.model import Config, RunSettings
+from shootout.runner import Runner, RunRequest, verify_binaries
+from shootout.store import Store
+from shootout.system.journal import Journal
+from shootout.targets.host import HostTarget
+from shootout.targets.process import ProcResult
+from shootout.workloads.base import Context
+from shootout.workloads.browser import Browser, BrowserTabs, assets
+from shootout.workloads.browser.workload import CHROMIUM
+
+SMALL = {"heavy_sections": 8, "items": 30, "todo_target_ms": 200, "kernel_target_ms": 30, "samples": 3,
+         "kernels": {"splay": 2000, "raytrace": 40, "regexp": 500, "json": 500, "physics": 400}}
+
+
+@pytest.fixture(scope="module")
+def chromium(host: HostTarget) -> HostTarget:
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Chromium is not installed on the host: apt-get install chromium (./install.sh --test)")
+    return host
+
+
+def ours(target: HostTarget) -> list[psutil.Process]:
+    """Processes whose command line names this target's work directory: the trials' browsers."""
+    where = target.workdir()
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        if any(where in part for part in proc.info["cmdline"] or []):
+            found.append(proc)
+    return found
+
+
+def assert_none_left(target: HostTarget, within: float = 10.0) -> None:
+    deadline = time.monotonic() + within
+    while (left := ours(target)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == [], [" ".join(p.cmdline())[:160] for p in left]
+
+
+def test_browser_gives_every_metric_with_its_facts(chromium, run_workload):
+    w = Browser()
+    run = run_workload(chromium, w, {**Browser.quick, **SMALL})
+    assert set(run.values) == {m.name for m in Browser.spec.metrics}
+    assert run.values["renderer_peak_rss"] > 20  # MiB: a real renderer, not a stray process
+    assert run.values["todo_runs_per_min"] > run.values["todo_wall_runs_per_min"] / 10
+    assert set(run.params["expect"]) == set(SMALL["kernels"]) and run.params["iterations"] >= 1
+    verify_binaries(chromium.config, chromium, w, run.prepared)
+    assert run.prepared.facts["elf"][CHROMIUM]["elf_class"] == 64
+    facts = run.prepared.facts
+    assert run.prepared.versions["chromium"].startswith("Chromium ") and facts["npm_versions"]["puppeteer-core"]
+    assert len(facts["input_sha256"]) == 64 and facts["chromium_flags"][0] == "--headless"
+    assert_none_left(chromium)
+
+
+def test_browser_tabs_gives_every_metric(chromium, run_workload):
+    run = run_workload(chromium, BrowserTabs(), {**BrowserTabs.quick, "tabs": 3, "switches": 6,
+                                                 "heavy_sections": 8})
+    assert set(run.values) == {m.name for m in BrowserTabs.spec.metrics}
+    assert run.values["switch_p90_ms"] >= run.values["switch_ms"]
+    assert_none_left(chromium)
+
+
+PINNED_BUNDLES = {
+    "app-preact.js": "102f04a7049bd06faa6e06a7c9e0d71c4047c3253e43a7baabb8652e08b27312",
+    "app-react.js": "33d7a2a7e9cdbe9a285db182e1e1b61b6093dd506c47d74652e0cdfb8507b784",
+    "app-svelte.js": "05cccd2fae3f090761661dc95466d15bb568972137df8952f5bd41cf6aff065d",
+    "app-vanilla.js": "1d7758363ca16a0c97a521b2bd6e269d1d65efc723c3c955956db6575ab4b80d",
+    "app-vue.js": "5c4af2c9bcbd4e18b30944ee52ea6e61bd02e4aa668b64865f58ea7f96cfd745",
+}
+
+
+def test_app_bundles_are_byte_identical_to_their_pinned_hashes(cached_home):
+    built = assets.bundles()
+    got = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(built.glob("app-*.js"))}
+    assert got == PINNED_BUNDLES
+
+
+def test_host_against_itself_is_same(chromium, tmp_path):
+    """A/A at a small size: the headline's interval lies within ±20% after 10 paired rounds,
+    also on a machine other jobs keep busy (its CPU-time clock is what makes that possible;
+    the wall-clock figure beside it stays inconclusive there)."""
+    host = Config(name="host")
+    settings = RunSettings(seed=5, budget_s=1200, aa=True, threshold=0.20, precision=0.10, min_rounds=10, max_rounds=10)
+    params = {"browser": {**Browser.quick, **SMALL, "sets": ["todo"], "todo_target_ms": 300}}
+    store = Store(f"sqlite:///{tmp_path / 'aa.db'}")
+    run_id = Runner(store, Journal(tmp_path)).start(RunRequest([host, aa_copy(host)], [Browser()], settings, params=params))
+    trials = store.trials(run_id)
+    assert all(t.ok for t in trials), [t.error for t in trials if not t.ok]
+    headline = next(c for c in analyze(store.get_run(run_id), trials).comparisons if c.metric == "todo_runs_per_min")
+    assert headline.verdict == "same", headline.estimate
+
+
+# -- bad pages, crashes, kills ------------------------------------------------------------------------
+
+PAGES = {
+    "throws": "window.heavyReady = Promise.resolve(1); null.boom();",
+    "console": 'window.heavyReady = Promise.resolve(1); console.error("the widget is broken");',
+    "grows": ("window.heavyReady = new Promise(() => { const keep = []; const grow = () => { "
+              "for (let i = 0; i < 2000; i++) keep.push(new Array(10000).fill(i)); setTimeout(grow, 0); }; grow(); });"),
+    "hangs": "window.heavyReady = new Promise(() => {});",
+}
+
+
+@pytest.fixture(scope="module")
+def startup(chromium: HostTarget):
+    """A prepared browser workload whose heavy page a test replaces: (target, prepared, params)."""
+    w = Browser()
+    params = {**w.default_params(chromium.probe()), **Browser.quick, **SMALL, "sets": ["startup"], "timeout_s": 60}
+    return chromium, w, w.prepare(Context(chromium, "browser", params)), params
+
+
+def driver_argv(startup, page: str, timeout_s: float = 60, flags: tuple[str, ...] = ()) -> list[str]:
+    target, w, prepared, params = startup
+    html = Path(target.workdir()) / f"bad-{page}.html"
+    html.write_text(f"<!doctype html><html><body><p>bad page</p><script>{PAGES[page]}</script></body></html>")
+    plan = {**w.plan(prepared, {**params, "timeout_s": timeout_s}), "heavy": str(html)}
+    plan["flags"] = [*plan["flags"], *flags]
+    return ["node", prepared.files["driver"], json.dumps(plan)]
+
+
+def one_line_failure(done: ProcResult, message: str) -> None:
+    assert done.exit_status == 2, done.stdout
+    assert done.stderr.strip().count("\n") == 0 and done.stderr.startswith("error: "), done.stderr
+    assert message in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(("page", "timeout_s", "flags", "message"), [
+    ("throws", 60, (), "the heavy page threw: Cannot read properties of null (reading 'boom')"),
+    ("console", 60, (), "the heavy page logged an error: the widget is broken"),
+    ("grows", 60, ("--js-flags=--max-old-space-size=48",), "a renderer crashed during startup"),
+    ("hangs", 6, (), "timed out after 5.4 s during startup"),
+])
+def test_a_bad_page_is_a_one_line_failed_trial(startup, page, timeout_s, flags, message):
+    target = startup[0]
+    done = target.run(driver_argv(startup, page, timeout_s, flags), timeout=120)
+    one_line_failure(done, message)
+    assert_none_left(target)
+
+
+def _start(startup, page: str) -> subprocess.Popen[str]:
+    """The driver on a page that never gets ready, once it has launched the browser (startup)."""
+    target = startup[0]
+    child = subprocess.Popen(driver_argv(startup, page), env=target.environment(), cwd=target.workdir(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert child.stdout is not None and child.stdout.readline().startswith("launch_ms "), child.stderr
+    return child
+
+
+def _kind(proc: psutil.Process) -> str:
+    return next((a.split("=", 1)[1] for a in proc.info["cmdline"] if a.startswith("--type=")), "browser")
+
+
+def _wait_for(target: HostTarget, kind: str) -> list[psutil.Process]:
+    """The trial's Chromium processes of one kind ("renderer"; "browser" has no --type), once
+    the page is up (its renderer and the spare one)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = [p for p in ours(target) if Path(p.info["cmdline"][0]).name == "chromium"]
+        if sum(_kind(p) == "renderer" for p in found) >= 2:
+            return [p for p in found if _kind(p) == kind]
+        time.sleep(0.2)
+    pytest.fail(f"no {kind} process appeared")
+
+
+def test_a_killed_renderer_is_a_failed_trial_that_says_so(startup):
+    target = startup[0]
+    child = _start(startup, "hangs")
+    try:
+        for proc in _wait_for(target, "renderer"):
+            proc.send_signal(signal.SIGKILL)  # what the kernel's OOM killer does
+        _, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 2
+    assert err.strip().count("\n") == 0 and "a renderer was killed (out of memory?) during startup" in err, err
+    assert_none_left(target)
+
+
+def test_a_killed_browser_is_a_failed_trial_that_says_so(startup):
+    target = startup[0]
+    child = _start(startup, "hangs")
+    try:
+        (browser,) = _wait_for(target, "browser")
+        browser.send_signal(signal.SIGKILL)
+        _, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 2
+    assert "the browser exited during startup (killed by SIGKILL, out of memory?)" in err, err
+    assert_none_left(target)
+
+
+def test_a_killed_driver_leaves_no_browser_behind(startup):
+    target = startup[0]
+    child = _start(startup, "hangs")
+    try:
+        _wait_for(target, "renderer")
+        os.killpg(child.pid, signal.SIGKILL)  # the driver and only its process group, as a runner timeout does
+    finally:
+        child.wait()
+    assert_none_left(target)

@@ -1,0 +1,83 @@
+"""VM machinery, the pure parts: hardware KVM detection, kernel packages, specs, the qemu line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from shootout.errors import TargetError, UsageError
+from shootout.targets.vm import emulated, vm_config
+from shootout.vm.image import VmImage, _check_space, kernel_package
+from shootout.vm.kvm import choose_accel, kvm_problem
+from shootout.vm.qemu import VmShape, pinned_cores, qemu_argv
+
+
+def machine(tmp_path: Path, flags: str, modules: tuple[str, ...] = (), kvm: bool = True) -> Path:
+    (tmp_path / "proc").mkdir(parents=True)
+    (tmp_path / "proc/cpuinfo").write_text(f"processor\t: 0\nflags\t\t: fpu sse2 {flags}\n")
+    for m in modules:
+        (tmp_path / "sys/module" / m).mkdir(parents=True)
+    if kvm:
+        (tmp_path / "dev").mkdir()
+        (tmp_path / "dev/kvm").touch()
+    return tmp_path
+
+
+def test_hardware_kvm_needs_vmx_or_svm_and_not_pvm(tmp_path: Path) -> None:
+    assert kvm_problem(machine(tmp_path / "intel", "vmx", ("kvm", "kvm_intel")), "x86_64") is None
+    assert kvm_problem(machine(tmp_path / "amd", "svm", ("kvm", "kvm_amd")), "x86_64") is None
+    pvm = machine(tmp_path / "pvm", "hypervisor", ("kvm", "kvm_pvm"))
+    assert "PVM" in (kvm_problem(pvm, "x86_64") or "")
+    assert "no vmx or svm" in (kvm_problem(machine(tmp_path / "none", "hypervisor", ("kvm",)), "x86_64") or "")
+    assert "no /dev/kvm" in (kvm_problem(machine(tmp_path / "nodev", "vmx", kvm=False), "x86_64") or "")
+    assert "kvm_intel" in (kvm_problem(machine(tmp_path / "nomod", "vmx", ("kvm",)), "x86_64") or "")
+
+
+def test_without_hardware_kvm_only_emulate_gives_a_vm(tmp_path: Path) -> None:
+    pvm = machine(tmp_path, "hypervisor", ("kvm", "kvm_pvm"))
+    with pytest.raises(TargetError) as err:
+        choose_accel(emulate=False, root=pvm, machine="x86_64")
+    assert "no hardware KVM here" in err.value.message and "--emulate" in err.value.hint
+    accel = choose_accel(emulate=True, root=pvm, machine="x86_64")
+    assert (accel.name, accel.emulated) == ("tcg", True) and "PVM" in (accel.why_not_kvm or "")
+
+
+def test_kernel_packages() -> None:
+    assert kernel_package("i386", "686-pae") == ("linux-image-686-pae", None)
+    assert kernel_package("i386", "amd64") == ("linux-image-amd64:amd64", "amd64")  # multiarch
+    assert kernel_package("amd64", "amd64") == ("linux-image-amd64", None)
+    assert kernel_package("armhf", "arm64") == ("linux-image-arm64:arm64", "arm64")
+
+
+def test_vm_specs() -> None:
+    c = vm_config("vm:debian:bookworm:i386:amd64")
+    assert (c.target, c.option("release"), c.option("arch"), c.option("flavour")) == ("vm", "bookworm", "i386", "amd64")
+    assert emulated(c).option("emulate") == "yes" and emulated(vm_config("vm:debian:b:a:k")).target == "vm"
+    for bad in ("vm:debian:bookworm:i386", "vm:ubuntu:noble:amd64:generic", "vm:debian::i386:amd64"):
+        with pytest.raises(UsageError):
+            vm_config(bad)
+
+
+def test_every_vm_gets_the_same_shape_and_a_recorded_line(tmp_path: Path) -> None:
+    image = VmImage(tmp_path, {"arch": "i386", "host_key": "ssh-ed25519 AAAA", "kernel_release": "6.1.0-28-686-pae"})
+    tcg = choose_accel(True, machine(tmp_path / "m", "hypervisor"), "x86_64")
+    argv = qemu_argv(image, VmShape(), tcg, 40022, tmp_path / "serial.log")
+    joined = " ".join(argv)
+    assert "-accel tcg -cpu max -smp 2 -m 1024" in joined
+    assert f"file={tmp_path / 'disk.img'},format=raw,if=virtio,snapshot=on" in argv  # the cached image is never written
+    assert "user,id=net0,hostfwd=tcp:127.0.0.1:40022-:22" in argv
+    assert argv[argv.index("-append") + 1] == "root=/dev/vda rw console=ttyS0 init=/sbin/shootout-init panic=-1 quiet"
+    assert (argv[0] == "taskset") == (pinned_cores(VmShape(), os.cpu_count()) is not None)
+
+
+def test_vms_are_pinned_only_where_cores_allow() -> None:
+    assert pinned_cores(VmShape(vcpus=2), 2) is None and pinned_cores(VmShape(vcpus=2), None) is None
+    assert pinned_cores(VmShape(vcpus=2), 3) == [1, 2] and pinned_cores(VmShape(vcpus=2), 8) == [6, 7]
+
+
+def test_no_space_for_an_image_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(TargetError, match=r"not enough free space for a VM image: .* GB free in") as err:
+        _check_space(tmp_path, 10**18)
+    assert "\n" not in str(err.value)
