@@ -26,6 +26,7 @@ case "$(dpkg --print-architecture)" in
   arm64|armhf) packages+=(qemu-system-arm) ;;
   *) packages+=(qemu-system-x86) ;;
 esac
+packages+=(mount)  # swapon/swapoff for swap setups (mkswap: util-linux; chattr +C: e2fsprogs)
 # node and npm for the js workload: Debian's packages, unless a node (with its own npm,
 # which conflicts with Debian's) is installed already
 command -v node >/dev/null || packages+=(nodejs)

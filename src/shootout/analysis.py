@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from shootout.amounts import Amount, amounts, guard
 from shootout.conditions.runflags import RunConditions
 from shootout.inforce import compared_notes
 from shootout.model import Config, Run, Trial, WorkloadSpec
@@ -86,6 +87,7 @@ class Analysis:
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)  # "machine" and config -> facts
     rules: tuple[str, ...] = ()  # the statistical rules used, in words, for the report's method section
     explanation: tuple[str, ...] = ()  # a named experiment's results beside its write-up's (experiments/)
+    amounts: tuple[Amount, ...] = ()  # what the trials counted that may be zero, per configuration
 
 
 def _perf_by_round(trials: Iterable[Trial], spec: WorkloadSpec, metric: str, config: str) -> dict[int, float]:
@@ -247,6 +249,10 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                     paired=s.interleaved, flags=tuple(flags),
                     confounders=tuple(confounders(base_facts, cfg_facts, spec.name, metric.name)),
                 )
+                if headline:  # e.g. a setup that lost tabs is never faster
+                    decided, why = guard(spec, measured, base, config.name, comp.verdict)
+                    if why is not None:
+                        comp = dataclasses.replace(comp, verdict=decided, flags=(*comp.flags, why))
                 comparisons.append(settle(comp, s.threshold, seconds_per_round(measured, spec.name,
                                                                                (base, config.name))))
     summaries = summarize(comparisons, run.configs, s.confidence, values if not s.interleaved else None)
@@ -261,6 +267,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
         notes=(*compared_notes(run, trials), *notes),
         facts={"machine": run.facts.get("machine", {}), **{c.name: run.facts.get(c.name, {}) for c in run.configs}},
         rules=method_rules(designs[True], s.interleaved),
+        amounts=amounts(run, measured),
     )
 
 

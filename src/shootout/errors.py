@@ -29,11 +29,13 @@ class ToolMissing(ShootoutError):
 
     exit_code = 3
 
-    def __init__(self, tool: str, package: str, where: str = "this machine") -> None:
-        super().__init__(
-            f"{tool} is not installed on {where}",
-            f"install the Debian package {package}: apt-get install {package}",
-        )
+    def __init__(self, tool: str, package: str, where: str = "this machine", components: tuple[str, ...] = ()) -> None:
+        hint = f"install the Debian package {package}: apt-get install {package}"
+        if components:  # not in main: say how to enable it, or where shootout does that itself
+            hint = (f"{package} is in Debian's {' and '.join(components)} component: add it to Components in "
+                    f"/etc/apt/sources.list.d/debian.sources, apt-get update, then {hint.split(': ', 1)[1]}; "
+                    "or run in a shootout userspace (e.g. -c debian:bookworm:amd64), which gets it on first use")
+        super().__init__(f"{tool} is not installed on {where}", hint)
         self.tool = tool
         self.package = package
 

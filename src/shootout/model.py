@@ -21,9 +21,15 @@ class WorkloadSpec:
     metrics: tuple[Metric, ...]
     headline: str  # the metric that represents this workload in the suite geomean
     reproduces: str = ""  # which published experiment it reproduces (EXPERIMENTS.md letter)
+    # Amounts a trial counts that may be zero (tabs the OOM killer took): in Trial.values beside
+    # the metrics, summarised per configuration with an interval, never compared as speed-ups.
+    recorded: tuple[Metric, ...] = ()
+    # One of `recorded` that decides the headline verdict before any speed-up (shootout.amounts):
+    # over the rounds both measured, a configuration with more of it is slower, with less faster.
+    guard: str = ""
 
     def metric(self, name: str) -> Metric:
-        for m in self.metrics:
+        for m in (*self.metrics, *self.recorded):
             if m.name == name:
                 return m
         raise KeyError(name)

@@ -48,6 +48,7 @@ UNITS: dict[str, Unit] = {
         Unit("MB/s", "bandwidth", 1e6, _H, ",.1f"),
         Unit("MiB/s", "bandwidth", 2.0**20, _H, ",.1f"),
         Unit("kB/s", "bandwidth", 1e3, _H, ",.0f"),
+        Unit("KiB/s", "bandwidth", 2.0**10, _H, ",.0f"),  # iozone's "kB/sec"
         Unit("GB/s", "bandwidth", 1e9, _H, ",.2f"),
         Unit("Mbit/s", "bitrate", 1e6, _H, ",.1f"),
         Unit("Gbit/s", "bitrate", 1e9, _H, ",.2f"),
@@ -67,6 +68,12 @@ UNITS: dict[str, Unit] = {
         Unit("score", "score", 1.0, _H, ",.4g"),
         Unit("GFLOPS", "flop-rate", 1e9, _H, ",.2f"),
         Unit("W", "power", 1.0, _L, ",.1f"),
+        Unit("switches/s", "rate", 1.0, _H, ",.1f"),
+        # Recorded amounts (may be zero; summarised per configuration, never a speed-up)
+        Unit("tabs", "count", 1.0, _L, ",.0f"),
+        Unit("pages", "count", 1.0, _L, ",.0f"),
+        Unit("faults", "count", 1.0, _L, ",.0f"),
+        Unit("processes", "count", 1.0, _L, ",.0f"),
     ]
 }
 

@@ -48,7 +48,8 @@ def test_a_budget_short_of_the_first_deciding_round_stops_before_measuring(tmp_p
     assert "--budget" in err.value.hint and "--partial" in err.value.hint
     (estimate,) = [e for e in seen if isinstance(e, ev.BudgetEstimate)]
     assert estimate.rounds == first and not estimate.enough
-    assert estimate.needed_s == pytest.approx(first * 6 * TRIAL_S, rel=0.5)
+    # priced from the measured round: at least the trials' own sleeps, more under load
+    assert first * 6 * TRIAL_S * 0.9 <= estimate.needed_s < first * 6 * TRIAL_S * 5
     assert {t.spec.round for t in store.trials(run.id, include_warmup=True)} == {0}  # the warm-up only
     assert run.status == "failed"
 

@@ -14,16 +14,23 @@ from typing import Any
 
 from shootout.model import Config
 from shootout.parts.base import Part, PartSession
+from shootout.parts.memory import MemoryPart
 from shootout.parts.network import NetworkPart
 from shootout.parts.scratch import ScratchPart
 from shootout.parts.settings import SettingsPart
+from shootout.parts.swap import SwapPart
+from shootout.parts.throttle import ThrottlePart
 from shootout.system.journal import Journal
+from shootout.targets.probe import TargetFacts
 
 ELSEWHERE = ("ssh", "vm")  # targets on another machine than shootout's
 
 PARTS: dict[str, Part] = {p.name: p for p in (
     SettingsPart(),
     ScratchPart(),
+    ThrottlePart(),
+    SwapPart(),
+    MemoryPart(),  # after swap: the limit allows the swap that is in force
     NetworkPart(),
 )}
 
@@ -67,6 +74,14 @@ def parts_problem(config: Config) -> str | None:
         if (problem := part.problem(spec)) is not None:
             return problem
     return None
+
+
+def sized(config: Config, facts: TargetFacts) -> TargetFacts:
+    """The target's resources as this configuration's trials get them (e.g. under a memory limit)."""
+    for name, spec in config.parts.items():
+        if (part := PARTS.get(name)) is not None:
+            facts = part.sizing(spec, facts)
+    return facts
 
 
 class RunParts:

@@ -6,6 +6,9 @@ Its life in a run, driven by RunParts:
                           Config.parts[name]; UsageError for bad input (no I/O)
   problem(spec)           why the spec cannot be used here, in one line, or None; may try
                           a change through a journal of its own, but leaves nothing changed
+  sizing(spec, facts)     the target's resources as a trial under this part gets them (a
+                          memory limit), which workloads size their default parameters by
+  observes                the amounts after_trial reports (name, unit, description)
   open(configs, journal)  a session for one run over every configuration of it (a
                           configuration that does not set something runs with the machine's
                           own state), or None when the part has nothing to do in this run
@@ -25,8 +28,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from shootout.model import Config
+from shootout.model import Config, Metric
 from shootout.system.journal import Journal
+from shootout.targets.probe import TargetFacts
 
 
 class PartSession(ABC):
@@ -53,6 +57,7 @@ class PartSession(ABC):
 class Part(ABC):
     name: ClassVar[str]  # key in Config.parts and Trial.in_force
     keys: ClassVar[tuple[str, ...]]  # the [[config]] keys it reads
+    observes: ClassVar[tuple[Metric, ...]] = ()  # what its sessions' after_trial may report
     # It changes this machine (a sysctl, a device, a cgroup here): refused for configurations
     # whose target is another machine (ssh, vm), where it would change the wrong one.
     local_only: ClassVar[bool] = True
@@ -63,6 +68,9 @@ class Part(ABC):
 
     def problem(self, spec: Any) -> str | None:
         return None
+
+    def sizing(self, spec: Any, facts: TargetFacts) -> TargetFacts:
+        return facts
 
     @abstractmethod
     def open(self, configs: Sequence[Config], journal: Journal) -> PartSession | None: ...

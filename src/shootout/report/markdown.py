@@ -78,6 +78,22 @@ def _results(analysis: Analysis) -> list[str]:
     return _table(header, align, rows)
 
 
+def _amounts(analysis: Analysis) -> list[str]:
+    """Recorded amounts (shootout.amounts): per configuration, the median over rounds and its interval."""
+    if not analysis.amounts:
+        return []
+    rows = []
+    for a in analysis.amounts:
+        i = a.interval
+        median = fmt_value(i.median if i else sorted(a.values)[len(a.values) // 2], a.unit)
+        spread = f"[{fmt_value(i.low, a.unit)}, {fmt_value(i.high, a.unit)}]" if i else f"({len(a.values)} rounds: no interval)"
+        rows.append([a.workload, a.name, display(analysis, a.config), f"{median} {spread}", a.description])
+    return ["## Recorded amounts", "",
+            "What the trials counted that may be zero: the median over rounds with a distribution-free interval "
+            "(order statistics, at the run's confidence); not speed-ups. A workload's guard (tabs lost) decides its verdict first.", "",
+            *_table(["Workload", "Amount", "Configuration", "Median [interval]", "What"], ["l", "l", "l", "r", "l"], rows)]
+
+
 def _facts(analysis: Analysis) -> list[str]:
     table = config_facts(analysis)
     machine = machine_facts(analysis)
@@ -135,6 +151,8 @@ def render_markdown(
     lines += ["", (f"Speed-up = performance of the configuration \u00f7 performance of {base.display} "
                   f"(>1: faster), whatever the metric's direction; 95% CI in brackets; verdict threshold "
                   f"\u00b1{analysis.threshold * 100:g}%. \u2605 headline metric (one per workload in the geomean).{nf}")]
+    if analysis.amounts:
+        lines += [""] + _amounts(analysis)
     if prices:
         lines += [""] + _per_dollar(analysis, prices, price_unit)
     lines += ["", "## Workloads"]

@@ -112,10 +112,12 @@ def workload_to_dict(spec: WorkloadSpec) -> dict[str, Any]:
 def workload_from_dict(data: Any) -> WorkloadSpec:
     where = f"workload {data.get('name', '?') if isinstance(data, dict) else '?'}"
     kw = _fields(WorkloadSpec, data, where)
-    metrics = kw["metrics"]
-    if not isinstance(metrics, (list, tuple)):
-        raise _bad(where, f"'metrics' should be a list, got {metrics!r}")
-    kw["metrics"] = tuple(Metric(**_fields(Metric, m, f"{where} metric")) for m in metrics)
+    for key in ("metrics", "recorded"):
+        if key not in kw:
+            continue
+        if not isinstance(kw[key], (list, tuple)):
+            raise _bad(where, f"{key!r} should be a list, got {kw[key]!r}")
+        kw[key] = tuple(Metric(**_fields(Metric, m, f"{where} metric")) for m in kw[key])
     return WorkloadSpec(**kw)
 
 

@@ -102,7 +102,8 @@ def storage_facts(path: Path) -> dict[str, Any]:
     if name and name.startswith("loop"):
         backing = read_text(Path("/"), f"/sys/class/block/{name}/loop/backing_file")
         facts["loop"] = {"device": f"/dev/{name}", "backing_file": backing,
-                         "autoclear": read_int(Path("/"), f"/sys/class/block/{name}/loop/autoclear") == 1}
+                         "autoclear": read_int(Path("/"), f"/sys/class/block/{name}/loop/autoclear") == 1,
+                         "direct_io": read_int(Path("/"), f"/sys/class/block/{name}/loop/dio") == 1}
         if backing:
             under_file = storage_facts(Path(backing.removesuffix(" (deleted)")).parent)
             facts["loop"].update(filesystem=under_file.get("filesystem"), mount_options=under_file.get("mount_options"))

@@ -156,7 +156,20 @@ def _file_fs(spec: dict[str, Any], journal: Journal, entries: list[int]) -> Path
     options = ",".join(filter(None, ["loop", spec.get("mount", "")]))
     entries.append(mount(journal, f"mount the {fs} scratch at {point}",
                          ["mount", "--make-private", "-t", fs, "-o", options, str(image), str(point)], point))
+    _direct_loop(point)
     return point
+
+
+def _direct_loop(point: Path) -> None:
+    """Let the loop device read and write its file with O_DIRECT, so the scratch's I/O reaches the
+    disk under it instead of the page cache of the backing file (random 4 KiB direct reads of a
+    loop ext4 here: 23,000 IOPS from that cache, 300-700 from the disk). Best effort: a backing
+    filesystem without O_DIRECT keeps the flag off, and the facts record which (loop.direct_io).
+    The flag goes with the loop device."""
+    source = (mount_of(point) or {}).get("source", "")
+    if source.startswith("/dev/loop"):
+        subprocess.run(["losetup", "--direct-io=on", source], capture_output=True, timeout=30,
+                       env={**os.environ, "PATH": SBIN_PATH})
 
 
 def open_scratch(config: Config, journal: Journal) -> ScratchArea:

@@ -20,6 +20,7 @@ from typing import Any
 
 from shootout.errors import TargetError, UsageError
 from shootout.model import Config
+from shootout.parts import sized
 from shootout.system.journal import Journal
 from shootout.system.scratch import ScratchArea, open_scratch
 from shootout.targets import probe
@@ -203,9 +204,10 @@ class Target(ABC):
 
     # -- description -------------------------------------------------------------
     def probe(self) -> TargetFacts:
-        """Cores, memory and cache sizes of the target, which default parameters are sized by."""
+        """Cores, memory and cache sizes of the target, which default parameters are sized by:
+        as its configuration's trials get them (under its memory limit, if it sets one)."""
         if self._sizing is None:
-            self._sizing = probe.sizing(self)
+            self._sizing = sized(self.config, probe.sizing(self))
         return self._sizing
 
     def facts(self) -> dict[str, Any]:

@@ -41,6 +41,9 @@ class TargetFacts:
     memory_bytes: int | None = None
     available_bytes: int | None = None
     caches_kib: dict[str, int] = field(default_factory=dict)  # data/unified cache per level
+    # The configuration's memory limit for a trial's processes (parts/memory.py), when it has one;
+    # memory_bytes and available_bytes are then at most this.
+    memory_limit: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

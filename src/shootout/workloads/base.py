@@ -118,7 +118,7 @@ class Workload(ABC):
     def check_tools(self, target: Target) -> None:
         for tool in self.tools:
             if target.which(tool.command) is None:
-                raise ToolMissing(tool.command, tool.package, where=target.config.display)
+                raise ToolMissing(tool.command, tool.package, where=target.config.display, components=self.components)
 
     def prepare(self, ctx: Context) -> Prepared:
         return Prepared()

@@ -1,0 +1,98 @@
+"""What a desktop and a build do to a disk: unpack a source tree of many small files into the
+scratch, stat them, read them, delete them; files per second of each step.
+
+The tree is generated (the compress workload's corpus cut into files of 1-16 KiB, 100 to a
+directory) and unpacked from an uncompressed tar in the work directory (tmpfs), so tar's own
+cost is small beside the filesystem's. Each step that writes ends with `sync -f`, so it counts
+once on the device. Before the read step every file's cached pages are dropped (`dd
+iflag=nocache count=0`, coreutils' documented way for one file), so reading reaches the device
+instead of measuring RAM; stat may still find the inodes cached, as on a real machine after an
+unpack.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+from statistics import geometric_mean
+from typing import Any
+
+from shootout.model import Metric, WorkloadSpec
+from shootout.targets.probe import TargetFacts
+from shootout.targets.process import ProcResult
+from shootout.workloads import inputs, shell
+from shootout.workloads.base import Context, Prepared, Tool
+from shootout.workloads.diskscratch import (ScratchWorkload, compression_ratio, compsize_command, fresh_dir_setup,
+                                            open_disk)
+from shootout.workloads.shell import Step, step_seconds, tool_version
+
+STEPS = ("create", "stat", "read", "delete")
+PER_DIR = 100
+
+
+def write_tree_tar(path: Path, files: int, seed: int = 1) -> None:
+    """An uncompressed tar of `files` files cut from the corpus: sizes 1-16 KiB, PER_DIR per directory."""
+    corpus = inputs.corpus(max(1, files * 16 // 1024 + 1), seed).path.read_bytes()
+    rng = inputs.Rng(seed, 7)
+    sizes = 1024 + rng.below(files, 15 * 1024)
+    offset = 0
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tar:
+        for i, size in enumerate(sizes):
+            info = tarfile.TarInfo(f"tree/d{i // PER_DIR:04d}/f{i:06d}.c")
+            info.size, info.mtime = int(size), 0
+            tar.addfile(info, io.BytesIO(corpus[offset:offset + int(size)]))
+            offset += int(size)
+
+
+def tree_tar(files: int) -> inputs.Input:
+    return inputs.cached("tree", "tar", {"files": files, "v": 1}, lambda p: write_tree_tar(p, files))
+
+
+class SmallFiles(ScratchWorkload):
+    spec = WorkloadSpec(
+        name="small-files",
+        category="storage",
+        description="unpack, stat, read and delete a tree of small files in the scratch (files/s)",
+        metrics=(Metric("geomean", "items/s", "geometric mean of the four steps' files per second"),
+                 *(Metric(f"{s}_files_s", "items/s", f"{s}: files per second") for s in STEPS),
+                 Metric("tree_compress_x", "x", "btrfs: uncompressed / disk bytes of the tree (compsize)")),
+        headline="geomean",
+        reproduces="E: does a compressing btrfs make a desktop's real work faster?",
+    )
+    tools = (Tool("tar", "tar"), Tool("find", "findutils"), Tool("dd", "coreutils"), Tool("sync", "coreutils"),
+             Tool("date", "coreutils"))
+    quick = {"files": 500}
+
+    def default_params(self, facts: TargetFacts) -> dict[str, Any]:
+        return {"files": 5000}
+
+    def prepare(self, ctx: Context) -> Prepared:
+        tar = tree_tar(int(ctx.params["files"]))
+        scratch = open_disk(ctx, 2 * tar.size)
+        src = inputs.place(ctx.target, tar)
+        steps = [Step("create", f'tar -xf {src} -C "$d" && sync -f "$d"'),
+                 Step("stat", 'find "$d/tree" -type f -exec stat -c %s {} + > /dev/null'),
+                 Step("read", 'find "$d/tree" -type f -exec cat {} + > /dev/null'),
+                 Step("delete", 'rm -rf "$d/tree" && sync -f "$d"')]
+        # Untimed, between stat and read: drop each file's cached pages; compsize before delete.
+        drop = "find \"$d/tree\" -type f -exec sh -c 'for f; do dd if=\"$f\" iflag=nocache count=0 status=none; done' sh {} +"
+        between = "\n".join(([compsize_command('"$d/tree"', "tree")] if scratch.btrfs else []) + [drop])
+        script = shell.script(steps[:2], setup=fresh_dir_setup(scratch), after=between) + "\n" + shell.script(steps[2:])
+        return Prepared(files={"script": ctx.target.put(script.encode(), f"{ctx.workdir()}/trial.sh")},
+                        facts={**scratch.facts(), "input_sha256": tar.sha256},
+                        versions={"tar": tool_version(ctx.target, ["tar", "--version"])})
+
+    def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
+        return ["sh", prepared.files["script"]]
+
+    def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
+        seconds = step_seconds(result, STEPS)
+        values = {f"{s}_files_s": int(params["files"]) / seconds[s] for s in STEPS}
+        values["geomean"] = geometric_mean(values.values())
+        if (ratio := compression_ratio(result.stdout, "tree")) is not None:
+            values["tree_compress_x"] = ratio
+        return values
+
+
+WORKLOADS = (SmallFiles,)

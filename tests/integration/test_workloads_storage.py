@@ -1,0 +1,138 @@
+"""Storage workloads for real (root, CI): dd-write and fio on file-backed ext4 and btrfs+zstd
+scratches behind a throttle, iozone inside a userspace (non-free, installed on first use), and
+the throttle rule and loop devices gone after a normal exit and after SIGKILL + doctor.
+
+Sizes are a few MiB. Other helpers' tests use loop devices and blkio rules at the same time,
+so every check looks only at what this test made: its scratch directory and its devices.
+"""
+
+from __future__ import annotations
+
+import signal
+import statistics
+import time
+from pathlib import Path
+
+from shared_spaces import AMD64, Spaces
+from test_config_parts import left_behind, loops_under, run_facts, scratch_in, trials  # noqa: F401  (a fixture)
+
+from shootout.parts.throttle import blkio_root, read_rules
+
+RATE = 20_000_000  # bytes/s: a small file written at this rate takes a measurable time
+
+
+def configs_toml(scratch_in: Path, rate: int = RATE, spec: str = "host") -> str:
+    return f'''
+[[config]]
+name = "ext4"
+spec = "{spec}"
+scratch = {{ fs = "ext4", size = "96M", in = "{scratch_in}", throttle = "{rate}B/s" }}
+
+[[config]]
+name = "btrfs-zstd"
+spec = "{spec}"
+scratch = {{ fs = "btrfs", mount = "compress=zstd", size = "160M", in = "{scratch_in}", throttle = "{rate}B/s" }}
+'''
+
+
+def rules_left(devices: list[str]) -> dict[str, dict[str, int]]:
+    root = blkio_root()
+    assert root is not None, "this machine has no cgroup v1 blkio hierarchy"
+    return {d: rules for d in devices if (rules := read_rules(root, d))}
+
+
+def test_throttled_pair_btrfs_zstd_writes_zeros_faster_and_fio_runs_buffered(shootout, tmp_path, scratch_in):
+    toml = tmp_path / "shootout.toml"
+    toml.write_text(configs_toml(scratch_in) + '''
+[params.dd-write]
+size_mib = 6
+
+[params.fio]
+size_mib = 4
+runtime_s = 0.2
+ramp_s = 0.1
+jobs = ["seq_write", "randread_qd32"]
+''')
+    done = shootout("run", "-f", str(toml), "-c", "ext4", "-c", "btrfs-zstd", "-w", "dd-write", "-w", "fio",
+                    "--max-rounds", "8", "--db", shootout.db)
+    assert done.returncode == 0, done.stderr
+    rows = shootout.rows()
+    zeros = next(r for r in rows if r["metric"] == "zeros_mbps")
+    assert zeros["ci_low"] > 1, zeros  # compressed zeros pass the throttle faster: CI above 1
+    db = tmp_path / "results.db"
+    ext4_corpus = [v["corpus_mbps"] for c, v, _ in trials(db) if c == "ext4" and "corpus_mbps" in v]
+    assert statistics.median(ext4_corpus) < 1.5 * RATE / 1e6  # fsync waited for the throttled device
+    for config, values, in_force in trials(db):
+        assert in_force["throttle"] == {"read_bps": RATE, "write_bps": RATE}
+        if config == "btrfs-zstd" and "zeros_mbps" in values:
+            assert values["zeros_compress_x"] > 4 and values["corpus_compress_x"] > 1
+    facts = run_facts(db)
+    assert facts["ext4"]["workloads"]["fio"]["direct"] is True
+    assert facts["btrfs-zstd"]["workloads"]["fio"]["direct"] is False  # O_DIRECT would skip compression
+    assert facts["ext4"]["scratch"]["loop"]["direct_io"] is True  # reads reach the disk, not the image's cache
+    devices = [facts[c]["throttle"]["device"] for c in ("ext4", "btrfs-zstd")]
+    assert rules_left(devices) == {} and left_behind(scratch_in) == []
+
+
+def test_sigkill_then_doctor_lifts_the_throttle(shootout, tmp_path, scratch_in):
+    rate = 1_000_000 + (int(time.time()) % 1000) * 4096  # a rate no one else sets: this test's rule
+    toml = tmp_path / "shootout.toml"
+    toml.write_text(configs_toml(scratch_in, rate) + "[params.dd-write]\nsize_mib = 16\n")
+    child = shootout.popen("run", "-f", str(toml), "-c", "ext4", "-c", "btrfs-zstd", "-w", "dd-write",
+                           "--db", shootout.db)
+    root = blkio_root()
+    assert root is not None
+    rules = root / "blkio.throttle.write_bps_device"
+    deadline = time.time() + 120
+    while f" {rate}" not in rules.read_text():
+        assert time.time() < deadline and child.poll() is None, "the run never throttled its scratch"
+        time.sleep(0.05)
+    devices = [line.split()[0] for line in rules.read_text().splitlines() if line.endswith(f" {rate}")]
+    child.send_signal(signal.SIGKILL)
+    child.communicate(timeout=60)
+    time.sleep(0.5)
+    doctor = shootout("doctor")
+    assert "undid: throttle the scratch device" in doctor.stdout, doctor.stdout + doctor.stderr
+    assert rules_left(devices) == {} and left_behind(scratch_in) == [] and loops_under(scratch_in) == []
+
+
+def test_iozone_and_small_files_in_a_userspace_on_ext4_and_compressing_btrfs(spaces: Spaces, shootout, tmp_path, scratch_in):
+    spaces.need(AMD64)
+    shootout.env["SHOOTOUT_HOME"] = str(spaces.home)  # the shared userspaces; iozone3 comes on first use
+    toml = tmp_path / "shootout.toml"
+    toml.write_text(configs_toml(scratch_in, spec=f"userspace:{AMD64}")
+                    + '[params.iozone]\nsize_mib = 1\nrecords = ["4k", "512k"]\n'
+                    + '[params.small-files]\nfiles = 200\n')
+    done = shootout("run", "-f", str(toml), "-c", "ext4", "-c", "btrfs-zstd", "-w", "iozone", "-w", "small-files",
+                    "--max-rounds", "8",
+                    "--threshold", "50%", "--db", shootout.db)
+    assert done.returncode == 0, done.stderr
+    db = tmp_path / "results.db"
+    for config, values, _in_force in trials(db):
+        if "write_4k" in values:
+            assert {"randwrite_512k", "geomean"} <= set(values)
+        else:  # small-files: every step counted, and on btrfs what the tree takes on disk
+            assert {"create_files_s", "read_files_s", "delete_files_s"} <= set(values)
+            assert ("tree_compress_x" in values) == (config == "btrfs-zstd")
+    facts = run_facts(db)
+    assert "-I" in facts["ext4"]["workloads"]["iozone"]["flags"]
+    assert "-I" not in facts["btrfs-zstd"]["workloads"]["iozone"]["flags"]
+    assert facts["ext4"]["workloads"]["iozone"]["versions"]["iozone"].startswith("Version $Revision: 3.")
+    assert left_behind(scratch_in) == []
+
+
+def test_a_scratch_too_small_for_the_file_is_a_one_line_error(shootout, tmp_path, scratch_in):
+    toml = tmp_path / "shootout.toml"
+    toml.write_text(f'''
+[[config]]
+name = "small"
+spec = "host"
+scratch = {{ fs = "ext4", size = "32M", in = "{scratch_in}" }}
+
+[params.dd-write]
+size_mib = 32
+''')
+    done = shootout("run", "-f", str(toml), "-c", "small", "-w", "dd-write", "--db", shootout.db)
+    assert done.returncode != 0
+    assert "dd-write: needs 64 MiB in the scratch" in " ".join((done.stdout + done.stderr).split())
+    assert left_behind(scratch_in) == []

@@ -1,0 +1,141 @@
+"""Storage workloads and the scratch throttle: parsers on outputs recorded from the real tools
+(fio 3.33 JSON, iozone 3.489 in bookworm, compsize 1.5), job files, and the throttle's spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shootout.errors import UsageError, WorkloadError
+from shootout.parts import parse_parts
+from shootout.parts.throttle import parse_rate, read_rules
+from shootout.targets.process import ProcResult
+from shootout.workloads import fio, iozone
+from shootout.workloads.ddwrite import DdWrite
+from shootout.workloads.diskscratch import DiskScratch, compression_ratio, parse_compsize
+
+OUT = Path(__file__).parent.parent / "fixtures" / "outputs" / "storage"
+ALL_JOBS = {"jobs": list(fio.JOBS)}
+
+
+def result(stdout: str) -> ProcResult:
+    return ProcResult(("sh",), 0, stdout, "", 1.0, 0.1, 0.1, 1000, 1, 0.0)
+
+
+def compsize_lines(tag: str) -> str:
+    return "".join(f"compsize {tag} {line}\n" for line in (OUT / "compsize-zstd.txt").read_text().splitlines())
+
+
+def test_fio_json_gives_every_job_its_rate_and_latencies():
+    values = fio.Fio().parse(result((OUT / "fio-direct.json").read_text()), ALL_JOBS)
+    assert values["seq_write_mbps"] == pytest.approx(327.289129)
+    assert values["randread_qd32_iops"] == pytest.approx(24305.389222)
+    assert values["randwrite_qd1_p50_us"] == pytest.approx(50.432)
+    assert values["randwrite_qd1_p99_us"] == pytest.approx(7962.624)
+    rates = [v for k, v in values.items() if k.endswith(("_mbps", "_iops"))]
+    assert len(rates) == 6 and min(rates) < values["geomean"] < max(rates)
+    assert "compress_x" not in values  # not btrfs: no compsize lines
+
+
+def test_fio_buffered_run_on_btrfs_with_compsize_after_its_json():
+    stdout = (OUT / "fio-btrfs-zstd-buffered.json").read_text() + compsize_lines("data")
+    values = fio.Fio().parse(result(stdout), {"jobs": ["seq_write", "seq_read", "randwrite_qd32"]})
+    assert values["seq_write_mbps"] == pytest.approx(26.541059)  # end_fsync inside the 30 MB/s throttle
+    assert values["compress_x"] == pytest.approx(193536000 / 128524288)
+
+
+def test_fio_without_json_or_with_a_missing_job_is_an_error():
+    with pytest.raises(WorkloadError, match="no JSON report"):
+        fio.Fio().parse(result("fio: something went wrong\n"), ALL_JOBS)
+    with pytest.raises(WorkloadError, match="no result for randwrite_qd1"):
+        fio.Fio().parse(result((OUT / "fio-btrfs-zstd-buffered.json").read_text()), ALL_JOBS)
+
+
+def test_fio_job_file_direct_or_buffered_and_compressibility():
+    params = {"size_mib": 64, "ramp_s": 0.5, "runtime_s": 2, "compress_pct": 0, "jobs": list(fio.JOBS)}
+    direct = fio.job_file(params, direct=True)
+    assert "direct=1" in direct and "fallocate=none" in direct and "end_fsync=1" in direct
+    assert "ramp_time=500ms" in direct and "buffer_compress_percentage" not in direct
+    assert direct.count("[") == 7 and "iodepth=32" in direct
+    buffered = fio.job_file({**params, "compress_pct": 60}, direct=False)
+    assert "direct=0" in buffered and "buffer_compress_percentage=60" in buffered
+
+
+def test_iozone_table_gives_six_columns_at_three_record_sizes():
+    stdout = (OUT / "iozone-direct.txt").read_text()
+    values = iozone.Iozone().parse(result(stdout), {"records": list(iozone.RECORDS)})
+    assert values["write_4k"] == 14627 and values["randwrite_4k"] == 32869
+    assert values["read_512k"] == 392948 and values["randread_16m"] == 742698
+    assert len(values) == 19  # 18 cells and the geomean
+    with pytest.raises(WorkloadError, match="no write_4k"):
+        iozone.Iozone().parse(result("iozone test complete.\n"), {"records": list(iozone.RECORDS)})
+
+
+def test_compsize_rows_per_tag():
+    stdout = compsize_lines("zeros") + "compsize corpus garbage\n"
+    rows = parse_compsize(stdout, "zeros")
+    assert rows["zstd"] == (2097152, 67108864) and rows["none"] == (126427136, 126427136)
+    assert compression_ratio(stdout, "zeros") == pytest.approx(193536000 / 128524288)
+    assert compression_ratio(stdout, "corpus") is None
+
+
+def test_dd_write_rates_from_the_timed_steps_and_compsize():
+    stdout = ("step zeros 100.000000000 100.500000000\nstep corpus 200.000000000 202.000000000\n"
+              + compsize_lines("zeros"))
+    values = DdWrite().parse(result(stdout), {"size_mib": 16})
+    assert values["zeros_mbps"] == pytest.approx(16 * 2**20 / 1e6 / 0.5)
+    assert values["corpus_mbps"] == pytest.approx(16 * 2**20 / 1e6 / 2.0)
+    assert "zeros_compress_x" in values and "corpus_compress_x" not in values
+
+
+def test_only_a_compressing_btrfs_is_treated_as_compressing():
+    assert DiskScratch("/s", "btrfs", "rw,relatime,compress=zstd:3").compresses
+    assert DiskScratch("/s", "btrfs", "rw,compress-force=zlib:3").compresses
+    assert not DiskScratch("/s", "btrfs", "rw,relatime").compresses
+    assert not DiskScratch("/s", "ext4", "rw,relatime").compresses
+
+
+def test_throttle_rates_and_where_a_throttle_may_go():
+    assert parse_rate("30MB/s", "x") == 30_000_000 and parse_rate("1MiB/s", "x") == 2**20
+    for bad in ("30MB", 30, "1kB/s"):
+        with pytest.raises(UsageError):
+            parse_rate(bad, "x")
+    parts = parse_parts({"scratch": {"fs": "btrfs", "mount": "compress=zstd", "throttle": "30MB/s"}}, "t")
+    assert parts["throttle"] == {"bps": 30_000_000} and "throttle" not in str(parts["scratch"])
+    with pytest.raises(UsageError, match="throttle needs a filesystem in a file"):
+        parse_parts({"scratch": {"dir": "/var/tmp", "throttle": "30MB/s"}}, "t")
+
+
+def test_throttle_reads_back_only_its_own_device(tmp_path: Path):
+    (tmp_path / "blkio.throttle.read_bps_device").write_text("7:0 30000000\n7:3 1000\n")
+    (tmp_path / "blkio.throttle.write_bps_device").write_text("7:3 2000\n")
+    assert read_rules(tmp_path, "7:3") == {"read_bps": 1000, "write_bps": 2000}
+    assert read_rules(tmp_path, "7:4") == {}
+
+
+def test_small_files_tree_and_rates(tmp_path: Path, monkeypatch):
+    import tarfile
+
+    from shootout.workloads.smallfiles import PER_DIR, SmallFiles, write_tree_tar
+
+    monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path))  # the corpus cache
+    write_tree_tar(tmp_path / "t.tar", 250)
+    with tarfile.open(tmp_path / "t.tar") as tar:
+        members = tar.getmembers()
+    assert len(members) == 250 and all(1024 <= m.size < 16 * 1024 for m in members)
+    assert len({m.name.rsplit("/", 1)[0] for m in members}) == 250 // PER_DIR + 1
+    stdout = "".join(f"step {s} 10.000000000 10.{n}00000000\n" for s, n in
+                     (("create", 5), ("stat", 1), ("read", 2), ("delete", 4))) + compsize_lines("tree")
+    values = SmallFiles().parse(result(stdout), {"files": 250})
+    assert values["create_files_s"] == pytest.approx(500) and values["stat_files_s"] == pytest.approx(2500)
+    assert min(values[k] for k in values if k.endswith("_files_s")) < values["geomean"] < 2500
+    assert values["tree_compress_x"] > 1
+
+
+def test_a_missing_non_free_tool_says_how_to_get_it():
+    from shootout.errors import ToolMissing
+
+    hint = ToolMissing("iozone", "iozone3", components=iozone.Iozone.components).hint
+    assert "non-free" in hint and "apt-get install iozone3" in hint and "userspace" in hint
+    assert ToolMissing("fio", "fio").hint == "install the Debian package fio: apt-get install fio"
