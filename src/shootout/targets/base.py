@@ -20,7 +20,6 @@ from typing import Any
 
 from shootout.errors import TargetError, UsageError
 from shootout.model import Config
-from shootout.parts import sized
 from shootout.system.journal import Journal
 from shootout.system.scratch import ScratchArea, open_scratch
 from shootout.targets import probe
@@ -206,6 +205,8 @@ class Target(ABC):
     def probe(self) -> TargetFacts:
         """Cores, memory and cache sizes of the target, which default parameters are sized by:
         as its configuration's trials get them (under its memory limit, if it sets one)."""
+        from shootout.parts import sized  # here: parts (the network part) use targets themselves
+
         if self._sizing is None:
             self._sizing = sized(self.config, probe.sizing(self))
         return self._sizing
