@@ -99,7 +99,7 @@ def _analysis(p95: dict[str, float], lost: dict[str, float]):  # noqa: ANN202 - 
         values: dict
         amounts: tuple
 
-    return Analysis([Config(c, c) for c in p95], {("tabs", "p95_ms", c): [v] for c, v in p95.items()},
+    return Analysis([Config(c, c) for c in p95], {("tabs", "p95_ms", c): [v * 0.9, v * 1.1] for c, v in p95.items()},
                     tuple(Amount("tabs", "tabs_killed", "tabs", "", c, None, (n,)) for c, n in lost.items()))
 
 

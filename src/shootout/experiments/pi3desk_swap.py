@@ -16,6 +16,7 @@ compressed setups use lzo, zswap's default compressor.
 
 from __future__ import annotations
 
+import statistics
 from typing import TYPE_CHECKING
 
 from shootout.experiments.base import Experiment
@@ -32,8 +33,8 @@ def _amount(analysis: Analysis, name: str, config: str) -> Amount | None:
 
 
 def _median(analysis: Analysis, config: str) -> float | None:
-    values = sorted(analysis.values.get((WORKLOAD, "p95_ms", config), []))
-    return values[len(values) // 2] if values else None
+    values = analysis.values.get((WORKLOAD, "p95_ms", config), [])
+    return statistics.median(values) if values else None
 
 
 def explain(analysis: Analysis) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 from shootout.analysis import Analysis
 from shootout.report import charts
 from shootout.report.facts import config_facts, machine_facts
@@ -85,7 +87,7 @@ def _amounts(analysis: Analysis) -> list[str]:
     rows = []
     for a in analysis.amounts:
         i = a.interval
-        median = fmt_value(i.median if i else sorted(a.values)[len(a.values) // 2], a.unit)
+        median = fmt_value(i.median if i else statistics.median(a.values), a.unit)
         spread = f"[{fmt_value(i.low, a.unit)}, {fmt_value(i.high, a.unit)}]" if i else f"({len(a.values)} rounds: no interval)"
         rows.append([a.workload, a.name, display(analysis, a.config), f"{median} {spread}", a.description])
     return ["## Recorded amounts", "",
