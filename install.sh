@@ -17,6 +17,7 @@ packages=(
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
   e2fsprogs btrfs-progs xfsprogs  # filesystems for scratch = { fs = ... }
+  btrfs-compsize                  # what a compressing btrfs scratch made of the files
   # network workloads: the programs measured, and the host's tools that build topologies
   iperf3 netsniff-ng wireguard-go wireguard-tools openvpn nftables clang
   openssh-client                  # ssh: targets (and vm: ones, reached over ssh)
