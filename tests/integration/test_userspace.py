@@ -414,7 +414,8 @@ def test_every_workload_runs_at_quick_size_in_the_i386_userspace(spaces: Spaces)
                     result = target.run(w.argv(prepared, params), timeout=600)
                     assert result.exit_status == 0, result.stderr_tail(3)
                     values = w.parse(result, params)
-                    assert values and all(v > 0 for v in values.values()), values
+                    zero_ok = {m.name for m in w.spec.recorded}  # amounts such as tabs lost may be 0
+                    assert values and all(v > 0 or (k in zero_ok and v == 0) for k, v in values.items()), values
                     assert all(e.get("elf_class") in (None, 32) for e in prepared.facts["elf"].values()), prepared.facts["elf"]
                     w.cleanup(ctx, prepared)
                     assert not target.exists(f"{target.workdir()}/{name}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,6 +11,7 @@ import pytest
 
 from shootout.errors import TargetError
 from shootout.targets.process import ProcResult
+from shootout.userspace import apt
 from shootout.userspace.apt import (
     _pin_file,
     common_versions,
@@ -112,3 +114,23 @@ def test_a_pin_holds_the_whole_source_package():
     assert Path(path).parent == Path("/work")
     plain = Scripted()
     assert b"src:chromium\n" in plain.files[_pin_file(plain, {"chromium": "150.0-1"})]  # type: ignore[arg-type]
+
+
+def test_offers_include_the_dependencies_the_install_would_bring(monkeypatch: pytest.MonkeyPatch):
+    """A side whose security index failed offers older libraries: they are pinned alike too."""
+    monkeypatch.setattr(apt, "installed_versions", lambda root: {"libc6": "2.36-9"})
+    monkeypatch.setattr(apt, "refresh", lambda target, components: [])
+    monkeypatch.setattr(apt.registry, "locked", lambda name, wait: contextlib.nullcontext())
+
+    def side(nss: list[str]) -> dict[str, list[str]]:
+        plan = result("Inst chromium (150.0-1 Debian:12/stable [i386])\n"
+                      f"Inst libnss3 ({nss[0]} Debian:12/stable [i386])\nConf chromium (150.0-1)\n")
+        madison = result("  chromium | 150.0-1 | http://m/debian bookworm/main i386 Packages\n" + "".join(
+            f"   libnss3 | {v} | http://m/debian bookworm/main i386 Packages\n" for v in nss))
+        target = Scripted(answers={("apt-get", "-s"): plan, ("apt-cache", "madison"): madison})
+        target.root = Path("/nonexistent")  # type: ignore[attr-defined]
+        return apt.offers(target, ["chromium", "libc6"])[0]  # type: ignore[arg-type]
+
+    newer, older = side(["2:3.87.1-1+deb12u4", "2:3.87.1-1+deb12u2"]), side(["2:3.87.1-1+deb12u2"])
+    assert older == {"chromium": ["150.0-1"], "libc6": ["2.36-9"], "libnss3": ["2:3.87.1-1+deb12u2"]}
+    assert common_versions([newer, older]) == {"libnss3": "2:3.87.1-1+deb12u2"}

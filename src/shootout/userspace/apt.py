@@ -34,6 +34,7 @@ SECURITY_MIRROR = "http://deb.debian.org/debian-security"
 _NO_UPDATES = {"sid", "unstable", "experimental"}  # suites without -updates and -security
 _FAILED = re.compile(r"^[WE]: Failed to fetch (\S+)\s*(.*)$")
 _IP = re.compile(r"\s*\[IP:.*")  # the mirror's address apt appends
+_INST = re.compile(r"^Inst (\S+) ")  # a package `apt-get -s install` would unpack
 _MISSING = re.compile(r"^E: (?:Unable to locate package (\S+)|Package '?([^' ]+)'? has no installation candidate)")
 
 
@@ -108,17 +109,24 @@ def update_warnings(done: ProcResult, name: str, release: str) -> list[str]:
 def offers(target: ChrootTarget, packages: Sequence[str], components: Sequence[str] = ()) -> tuple[dict[str, list[str]], list[str]]:
     """Before installing what the userspace lacks: lists refreshed, then per package the
     versions this side could end with (an installed one: that one; else apt's, newest first),
-    and the refresh's warnings. Nothing lacking: nothing done."""
+    and the refresh's warnings. The dependencies the install would bring are included: a
+    side whose security index failed would otherwise get older libraries than the other.
+    Nothing lacking: nothing done."""
     installed = installed_versions(target.root)
     if all(p in installed for p in packages):
         return {p: [installed[p]] for p in packages}, []
     with registry.locked(target.userspace.name, wait=True):
         warnings = refresh(target, components)
-        versions: dict[str, list[str]] = {}
-        for p in packages:
-            done = target.run(["apt-cache", "madison", p], env=APT_ENV, timeout=120)
-            versions[p] = [installed[p]] if p in installed else [
-                cols[1] for line in done.stdout.splitlines() if len(cols := [c.strip() for c in line.split("|")]) >= 3]
+        plan = target.run(["apt-get", "-s", "-y", "--no-install-recommends", "install",
+                           *[p for p in packages if p not in installed]], env=APT_ENV, timeout=300)
+        brought = [m.group(1) for line in plan.stdout.splitlines() if (m := _INST.match(line))]
+        names = list(dict.fromkeys([*packages, *brought]))
+        done = target.run(["apt-cache", "madison", *names], env=APT_ENV, timeout=300)
+        versions: dict[str, list[str]] = {p: [] for p in names}
+        for line in done.stdout.splitlines():
+            if len(cols := [c.strip() for c in line.split("|")]) >= 3 and cols[0] in versions:
+                versions[cols[0]].append(cols[1])
+        versions.update({p: [installed[p]] for p in names if p in installed})
     return versions, warnings
 
 
@@ -163,12 +171,14 @@ def provide(target: ChrootTarget, packages: Sequence[str], components: Sequence[
     if not wanted:
         return []
     with registry.locked(name, wait=True):  # one install at a time per userspace
-        wanted = [p for p in wanted if p not in installed_versions(target.root)]
+        have = installed_versions(target.root)
+        wanted = [p for p in wanted if p not in have]
         if not wanted:
             return []
         copy_resolv_conf(target)
         install = ["-y", "--no-install-recommends", "-o", "Dpkg::Options::=--force-confold", "install", *wanted]
-        if pins := {p: v for p, v in (versions or {}).items() if p in wanted}:
+        # the workload's packages and every dependency whose version the sides would not share
+        if pins := {p: v for p, v in (versions or {}).items() if p not in have}:
             install = ["-o", f"Dir::Etc::Preferences={_pin_file(target, pins)}", *install]
         hint = (f"check the network connection to the mirror, or install {' '.join(wanted)} "
                 f"into {name} by hand")

@@ -51,7 +51,9 @@ R=$1; PKG=$2; FOREIGN=$3; shift 3
 mount -t proc proc "$R/proc"; mount -t sysfs sysfs "$R/sys"; mount --rbind /dev "$R/dev"
 ch() { chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"; }
 if [ -n "$FOREIGN" ]; then ch dpkg --add-architecture "$FOREIGN"; fi
-ch apt-get update -qq
+# a failing -updates/-security index (apt exits 100) leaves the release's: the check below
+# still says when the kernel package cannot be had
+ch apt-get update -qq || echo "shootout: apt-get update failed in part; going on" >&2
 if ! ch apt-cache show --no-all-versions "$PKG" >/dev/null 2>&1; then echo "shootout: no package $PKG" >&2; exit 3; fi
 ch apt-get install -y -q --no-install-recommends "$PKG" "$@"
 ch apt-get clean
