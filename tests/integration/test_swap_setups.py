@@ -113,12 +113,20 @@ def test_sigkill_then_doctor_restores_everything(require_root, shootout, tmp_pat
     records: list[dict[str, Any]] = []
     try:
         deadline = time.time() + 300
-        procs: list[Path] = []
-        while not (zswap.parameters()["enabled"] == "Y" and procs and len(procs[0].read_text().split()) >= 3):
+
+        def trial_pids() -> list[int]:
+            """The driver and its tabs in a running trial's cgroup (one that just ended is gone)."""
+            for procs in Path("/sys/fs/cgroup/memory").glob(f"shootout-{child.pid}-*/trial-*/cgroup.procs"):
+                try:
+                    if len(pids := [int(p) for p in procs.read_text().split()]) >= 3:
+                        return pids
+                except FileNotFoundError:
+                    continue
+            return []
+
+        while not (zswap.parameters()["enabled"] == "Y" and (pids := trial_pids())):
             assert time.time() < deadline and child.poll() is None, child.stderr.read() if child.poll() else "no zswap trial"
-            procs = list(Path("/sys/fs/cgroup/memory").glob(f"shootout-{child.pid}-*/trial-*/cgroup.procs"))
             time.sleep(0.2)
-        pids = [int(p) for p in procs[0].read_text().split()]  # the driver and its tabs
         for path in (tmp_path / "journal").glob("*.jsonl"):
             records += [json.loads(line) for line in path.read_text().splitlines()]
     finally:
