@@ -132,6 +132,7 @@ def test_sigkill_then_doctor_restores_everything(require_root, shootout, tmp_pat
     finally:
         child.send_signal(signal.SIGKILL)
         child.communicate(timeout=60)
+        doctor = shootout("doctor")  # before any assertion: a failing test leaves nothing active either
     described = " | ".join(r.get("description", "") for r in records)
     files = re.findall(r"create swap file (\S+)", described)
     devices = [f"/dev/{n}" for n in re.findall(r"zram device (zram\d+)", described)]
@@ -140,7 +141,6 @@ def test_sigkill_then_doctor_restores_everything(require_root, shootout, tmp_pat
     # a zswap setting is journalled when it changes the machine's value, and only then
     assert before["compressor"] == "lzo-rle" or "zswap compressor (was " in described, described
     assert before["enabled"] == "Y" or "zswap enabled (was N)" in described, described
-    doctor = shootout("doctor")
     assert doctor.returncode == 0, doctor.stderr
     assert "undid:" in doctor.stdout
     dirs = [str(d) for g in groups if not g.startswith("trial-")

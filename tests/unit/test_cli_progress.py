@@ -48,3 +48,27 @@ def test_a_short_budget_is_said_before_measuring() -> None:
     progress, out = view(terminal=False)
     progress(ev.BudgetEstimate(rounds=6, round_s=120.0, needed_s=720.0, left_s=100.0))
     assert out.getvalue().strip().endswith("1m40s of the budget left: not enough")
+
+
+def test_rounds_are_counted_to_the_first_verdict_when_it_comes_after_the_minimum() -> None:
+    progress, out = view(terminal=False)
+    with progress:
+        for event in [*events()[:2], ev.BudgetEstimate(rounds=11, round_s=15.0, needed_s=165.0, left_s=200.0),
+                      ev.RoundStarted(1, ["a", "b", "c"], 150.0), ev.RoundStarted(9, ["a", "b", "c"], 30.0)]:
+            progress(event)
+        assert progress.progress.tasks[0].total == 12 * 2 * 3  # warm-up and 11 rounds of 3 workloads on 2 sides
+    lines = out.getvalue().splitlines()
+    assert "round 1 of 11: 3 workloads left, ETA 2m30s" in lines and "round 9 of 11: 3 workloads left, ETA 30s" in lines
+
+
+def test_userspace_creation_shows_a_start_and_a_ready_line_each_when_piped(monkeypatch) -> None:
+    from shootout.cli import main
+
+    out = io.StringIO()
+    monkeypatch.setattr(main, "err_console", Console(file=out, force_terminal=False, width=80))
+    line = main._preparing(status=None)  # type: ignore[arg-type]
+    for text in ("u-amd64: Retrieving InRelease", "u-i386: Retrieving InRelease", "u-amd64: Extracting libc6",
+                 "u-amd64: ready in 78 s", "u-i386: Installing core packages", "u-i386: ready in 93 s"):
+        line(text)
+    assert out.getvalue().splitlines() == ["u-amd64: Retrieving InRelease", "u-i386: Retrieving InRelease",
+                                           "u-amd64: ready in 78 s", "u-i386: ready in 93 s"]

@@ -8,11 +8,13 @@ import signal
 import sys
 from contextlib import nullcontext
 from pathlib import Path
+from collections.abc import Callable
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.status import Status
 
 from shootout.cli.userspace import app as userspace_app
 from shootout.errors import ShootoutError, UsageError
@@ -111,7 +113,7 @@ def run(
         with err_console.status("preparing configurations") as status:
             request = build_request(Wish(config, workload, suite, file, experiment, settings, emulate=emulate),
                                     lambda text: err_console.print(escape(text), soft_wrap=True),
-                                    progress=lambda text: status.update(escape(text)))
+                                    progress=_preparing(status))
         check_settings(request, load_noise_floor(store, {"machine_id": machine_id(), "hostname": hostname()}))
         min_shown = settings.min_rounds
     across = _across_boots(store, stored if resume else None, request if across_boots and not resume else None, boots)
@@ -135,6 +137,21 @@ def run(
             save_noise_floor(store, analysis.facts["machine"], {"run": run_id, **floor})
             console.print(f"noise floor of this machine: ±{floor['halfwidth']:.2%} in {floor['rounds']} rounds "
                           f"(per-round noise {floor['sd']:.2%}; stored, shown beside later verdicts)")
+
+
+def _preparing(status: Status) -> Callable[[str], None]:
+    """Userspace creation's progress: the spinner on a terminal; piped (a log), one line when
+    each userspace starts being made and one when it is ready, not debootstrap's hundreds."""
+    if err_console.is_terminal:
+        return lambda text: status.update(escape(text))
+    started: set[str] = set()
+
+    def line(text: str) -> None:
+        who = text.split(":", 1)[0]
+        if who not in started or " ready in " in text:
+            started.add(who)
+            err_console.print(escape(text), soft_wrap=True, highlight=False)
+    return line
 
 
 def _across_boots(store, stored, request, boots: int):

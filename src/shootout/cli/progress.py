@@ -37,6 +37,7 @@ class ProgressView:
         )
         self.task = None
         self.n_configs = 1
+        self.per_round = 1  # trials in a round of every workload
 
     def __enter__(self) -> ProgressView:
         self.progress.start()
@@ -48,7 +49,7 @@ class ProgressView:
     def __call__(self, event: ev.Event) -> None:
         match event:
             case ev.RunStarted(run_id=run_id, configs=configs, workloads=workloads, resumed=resumed):
-                self.n_configs = len(configs)
+                self.n_configs, self.per_round = len(configs), len(configs) * len(workloads)
                 total = (self.min_rounds + 1) * len(configs) * len(workloads)
                 self.console.print(f"run {run_id}: {len(workloads)} workloads × {', '.join(configs)}"
                                    + (f" (resuming after {resumed} trials)" if resumed else ""))
@@ -60,6 +61,11 @@ class ProgressView:
             case ev.Notice(text=text):
                 self.errors.print(f"[yellow]note[/]: {escape(text)}", highlight=False, soft_wrap=True)
             case ev.BudgetEstimate() as est:
+                if est.rounds > self.min_rounds:  # the sequential rule's first look comes later
+                    if self.task is not None:
+                        total = self.progress.tasks[self.task].total or 0
+                        self.progress.update(self.task, total=total + (est.rounds - self.min_rounds) * self.per_round)
+                    self.min_rounds = est.rounds
                 self.console.print(
                     f"a first verdict needs {est.rounds} rounds: about {fmt_duration(est.needed_s)} "
                     f"({fmt_duration(est.round_s)} a round, as the warm-up took); "
