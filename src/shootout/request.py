@@ -95,11 +95,21 @@ def default_workloads(file: FileSettings, where: str, notify: Notify) -> tuple[l
     return named, None
 
 
+def default_config_names(file: FileSettings, where: str, notify: Notify) -> list[str]:
+    """Nothing selected: the file's [[config]] tables, in order (none: the default main job)."""
+    named = list(file.configs)
+    if named:
+        notify(f"comparing the {len(named)} configuration{'s' if len(named) > 1 else ''} defined in {where} "
+               f"({', '.join(named)}): none was selected (-c NAME or configs = [...] in [run] choose others)")
+    return named
+
+
 def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) -> RunRequest:
     """notify: one-line messages the user must see; progress: passing status (userspace creation)."""
     progress = progress or notify
     file = _file_settings(wish)
-    specs = wish.configs or list(file.run.get("configs", []))
+    where = f"experiment {wish.experiment}" if wish.experiment else str(wish.file or "shootout.toml")
+    specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
     configs = resolve(specs, file.configs, progress) if specs else default_configs(notify, progress)
     if specs:
         from shootout.userspace.configs import made_on_first_use
@@ -114,7 +124,6 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
         configs = [configs[0], aa_copy(configs[0])]
     names = wish.workloads or list(file.run.get("workloads", []))
     suite_name = wish.suite or file.run.get("suite")
-    where = f"experiment {wish.experiment}" if wish.experiment else str(wish.file or "shootout.toml")
     if not names and not suite_name:
         names, suite_name = default_workloads(file, where, notify)
     params = {**file.params, **wish.params}

@@ -65,3 +65,15 @@ def test_a_file_with_parameters_only_runs_the_workloads_it_gives_them_to(tmp_pat
     assert [w.spec.name for w in request.workloads] == ["intmix"]
     assert request.params["intmix"]["iterations"] == 12345
     assert any("intmix" in line and "none was selected" in line for line in said), said
+
+
+def test_a_file_that_defines_configurations_and_selects_none_compares_them(tmp_path: Path) -> None:
+    path = tmp_path / "two.toml"
+    path.write_text('[[config]]\nname = "one"\nspec = "host"\n\n[[config]]\nname = "two"\nspec = "host"\n'
+                    'env = { X = "1" }\n\n[run]\nworkloads = ["intmix"]\n')
+    said: list[str] = []
+    request = build_request(Wish(file=path), said.append)
+    assert [c.name for c in request.configs] == ["one", "two"]  # not the default userspaces
+    assert any("one, two" in line and "none was selected" in line for line in said), said
+    request = build_request(Wish(file=path, configs=["two", "one"]), said.append)
+    assert [c.name for c in request.configs] == ["two", "one"]
