@@ -50,7 +50,7 @@ class ProgressView:
         match event:
             case ev.RunStarted(run_id=run_id, configs=configs, workloads=workloads, resumed=resumed):
                 self.n_configs, self.per_round = len(configs), len(configs) * len(workloads)
-                total = (self.min_rounds + 1) * len(configs) * len(workloads)
+                total = (self.min_rounds + 1) * self.per_round
                 self.console.print(f"run {run_id}: {len(workloads)} workloads × {', '.join(configs)}"
                                    + (f" (resuming after {resumed} trials)" if resumed else ""))
                 self.task = self.progress.add_task("preparing", total=total, completed=resumed, eta="")
