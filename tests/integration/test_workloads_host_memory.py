@@ -65,7 +65,12 @@ def test_membw_probe_tells_which_strategy_glibcs_memcpy_took(cached_home, contex
         try:
             ctx = context(t, w, {})  # the default far buffer, sized from the target's caches
             sizes.add(ctx.params["size_mib"])
-            facts[name] = {"workloads": {"membw": w.prepare(ctx).facts}}
+            # A busy neighbour can make the probe's calls disagree, and then it claims nothing
+            # (by design); a claim made must be the right one, and one of three tries must claim.
+            for _ in range(3):
+                facts[name] = {"workloads": {"membw": w.prepare(ctx).facts}}
+                if "copy_mbps" in facts[name]["workloads"]["membw"]["code_paths"]:
+                    break
         finally:
             t.close()
     (size,) = sizes
