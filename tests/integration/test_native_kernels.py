@@ -144,6 +144,52 @@ def test_ptrtree(binaries):
     assert out["64"]["checksum"] == out["32"]["checksum"]
 
 
+def _mix32(x: int) -> int:
+    m = 0xFFFFFFFF
+    x = (x + 0x3C6EF372) & m
+    x ^= x >> 16
+    x = (x * 0x7FEB352D) & m
+    x ^= x >> 15
+    x = (x * 0x846CA68B) & m
+    return x ^ (x >> 16)
+
+
+def _ptrtree_checksum(nodes: int, lookups: int) -> int:
+    """ptrtree's checksum from the tree made by inserting mix32(0), mix32(1), ... one by one
+    (what the kernel's linear-time build must reproduce), walked as the kernel walks it."""
+    left: dict[int, int] = {}
+    right: dict[int, int] = {}
+    root = _mix32(0)
+    for i in range(1, nodes):
+        key, at = _mix32(i), root
+        while True:
+            side = left if key < at else right
+            if at not in side:
+                side[at] = key
+                break
+            at = side[at]
+    rng, total, span = 0x2545F491, 0, (1 << 32) - nodes
+    for j in range(lookups):
+        rng ^= (rng << 13) & 0xFFFFFFFF
+        rng ^= rng >> 17
+        rng ^= (rng << 5) & 0xFFFFFFFF
+        key = _mix32(nodes + (rng * span >> 32)) if j & 1 else _mix32(rng * nodes >> 32)
+        at: int | None = root
+        while at is not None:
+            total += 1
+            if key == at:
+                total += 1  # found
+                break
+            at = (left if key < at else right).get(at)
+    return total
+
+
+@pytest.mark.parametrize("nodes", [2, 7, 3000])
+def test_ptrtree_builds_the_tree_insertion_would(binaries, nodes):
+    out = run_both(binaries, "ptrtree", str(nodes), "4000")
+    assert out["64"]["checksum"] == out["32"]["checksum"] == str(_ptrtree_checksum(nodes, 4000))
+
+
 def test_ptrtree_single_node(binaries):
     v = parse_output(run_kernel(binaries[("ptrtree", "64")], "1", "3").stdout)
     # lookups 0 and 2 find the root (depth 1), lookup 1 misses after 1 node
