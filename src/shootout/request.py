@@ -19,6 +19,7 @@ from shootout.errors import ShootoutError, UsageError
 from shootout.model import Config, RunSettings
 from shootout.parts import parts_problem
 from shootout.targets.factory import target_problem
+from shootout.userspace.packages import packages_at_creation
 from shootout.runner import RunRequest
 from shootout.stats import Design
 from shootout.workloads.base import Workload
@@ -48,10 +49,10 @@ def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = 
     return workload(name)
 
 
-def default_configs(notify: Notify, progress: Notify) -> list[Config]:
+def default_configs(notify: Notify, progress: Notify, packages: tuple[str, ...] | None = None) -> list[Config]:
     from shootout.userspace.configs import headline_configs
 
-    configs, reason = headline_configs(progress=progress)
+    configs, reason = headline_configs(progress=progress, packages=packages)
     if configs:
         return configs
     notify(f"not comparing debootstrap userspaces: {reason}; comparing host with host+m32 instead")
@@ -109,19 +110,6 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     progress = progress or notify
     file = _file_settings(wish)
     where = f"experiment {wish.experiment}" if wish.experiment else str(wish.file or "shootout.toml")
-    specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
-    configs = resolve(specs, file.configs, progress) if specs else default_configs(notify, progress)
-    if specs:
-        from shootout.userspace.configs import made_on_first_use
-
-        configs = [made_on_first_use(c, progress) for c in configs]
-    if wish.emulate:
-        from shootout.targets.vm import emulated
-
-        configs = [emulated(c) for c in configs]
-    configs = usable(configs, notify)
-    if wish.settings.aa:
-        configs = [configs[0], aa_copy(configs[0])]
     names = wish.workloads or list(file.run.get("workloads", []))
     suite_name = wish.suite or file.run.get("suite")
     if not names and not suite_name:
@@ -145,6 +133,21 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
         params = {name: table for name, table in params.items() if name not in stray}
     workloads = [make_workload(n, file.workloads, where) for n in chosen]
     user_defs = {n: file.workloads[n] for n in chosen if n in file.workloads}
+    # The workloads first: a userspace this run creates gets what they need (userspace.packages).
+    packages = packages_at_creation(workloads)
+    specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
+    configs = resolve(specs, file.configs, progress) if specs else default_configs(notify, progress, packages)
+    if specs:
+        from shootout.userspace.configs import made_on_first_use
+
+        configs = [made_on_first_use(c, progress, packages) for c in configs]
+    if wish.emulate:
+        from shootout.targets.vm import emulated
+
+        configs = [emulated(c) for c in configs]
+    configs = usable(configs, notify)
+    if wish.settings.aa:
+        configs = [configs[0], aa_copy(configs[0])]
     return RunRequest(configs=configs, workloads=workloads, settings=wish.settings,
                       user_workloads=user_defs, params=params)
 

@@ -77,3 +77,35 @@ def test_a_file_that_defines_configurations_and_selects_none_compares_them(tmp_p
     assert any("one, two" in line and "none was selected" in line for line in said), said
     request = build_request(Wish(file=path, configs=["two", "one"]), said.append)
     assert [c.name for c in request.configs] == ["two", "one"]
+
+
+def _created_with(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...] | None]:
+    """The packages every userspace the request would create is asked for."""
+    from shootout.model import Config
+    from shootout.userspace import configs
+
+    asked: list[tuple[str, ...] | None] = []
+
+    def headline(progress=None, packages=None):
+        asked.append(None if packages is None else tuple(packages))
+        return [Config(name="a"), Config(name="b")], None
+
+    monkeypatch.setattr(configs, "headline_configs", headline)
+    return asked
+
+
+def test_the_default_userspaces_get_the_packages_of_the_run_s_workloads(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = _created_with(monkeypatch)
+    build_request(Wish(), lambda line: None)  # the native suite: a compiler and openssl, not node or fio
+    assert asked == [("gcc", "libc6-dev", "coreutils", "openssl")]
+    build_request(Wish(workloads=["flac"]), lambda line: None)
+    assert asked[-1] is not None and "flac" in asked[-1] and "gcc" not in asked[-1]
+
+
+def test_a_run_with_a_user_s_command_creates_userspaces_with_the_whole_catalogue(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = _created_with(monkeypatch)
+    path = tmp_path / "shootout.toml"  # its command may call any program a userspace has
+    path.write_text('[[workload]]\nname = "pack"\ncommand = "xz -9 < /etc/services > /dev/null"\n')
+    build_request(Wish(file=path), lambda line: None)
+    assert asked == [None]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from shootout.errors import ShootoutError, TargetError
@@ -50,11 +51,13 @@ def userspace_config(release: str, arch_name: str, *, progress: Progress | None 
     return _config(name, release, arch_name)
 
 
-def made_on_first_use(config: Config, progress: Progress | None = None) -> Config:
-    """A configuration of a file that names debian:RELEASE:ARCH: its userspace, created now if missing."""
+def made_on_first_use(config: Config, progress: Progress | None = None,
+                      packages: Sequence[str] | None = None) -> Config:
+    """A configuration of a file that names debian:RELEASE:ARCH: its userspace, created now if
+    missing, with `packages` (None: the catalogue's)."""
     if config.target == "chroot" and config.userspace and not _ready(config.userspace):
         if found := re.fullmatch(r"debian-(\w+)-(\w+)", config.userspace):
-            create_userspace(config.userspace, found[2], found[1], progress=progress)
+            create_userspace(config.userspace, found[2], found[1], progress=progress, packages=packages)
     return config
 
 
@@ -64,11 +67,13 @@ def named_userspace_config(name: str) -> Config:
     return Config(name=f"userspace:{name}", target="chroot", label=f"{name} ({found.arch})", userspace=name)
 
 
-def headline_configs(progress: Progress | None = None) -> tuple[list[Config], str | None]:
+def headline_configs(progress: Progress | None = None,
+                     packages: Sequence[str] | None = None) -> tuple[list[Config], str | None]:
     """The default main job: native 64-bit userspace vs its 32-bit companion of the host's release.
 
-    Both are created (in parallel) when missing. Returns ([64-bit, 32-bit], None), or
-    ([], one-line reason) when that cannot be done here, for the caller to fall back.
+    Both are created (in parallel) when missing, with `packages` (None: the catalogue's).
+    Returns ([64-bit, 32-bit], None), or ([], one-line reason) when that cannot be done here,
+    for the caller to fall back.
     """
     native = host_arch()
     companion = COMPANION_32.get(native)
@@ -91,17 +96,19 @@ def headline_configs(progress: Progress | None = None) -> tuple[list[Config], st
         except ShootoutError as exc:
             return [], exc.message
         try:
-            _create_parallel(todo, release, progress)
+            _create_parallel(todo, release, progress, packages)
         except ShootoutError as exc:
             return [], f"could not create the userspaces: {exc.message}"
     return [_config(n, release, a) for n, a in zip(names, arches)], None
 
 
-def _create_parallel(todo: list[tuple[str, str]], release: str, progress: Progress | None) -> None:
+def _create_parallel(todo: list[tuple[str, str]], release: str, progress: Progress | None,
+                     packages: Sequence[str] | None = None) -> None:
     """Create the userspaces side by side (downloads and dpkg of one overlap the other's)."""
     private_mounts()  # before the threads start, so they all mount in the one namespace
     with journal() as j, ThreadPoolExecutor(max_workers=len(todo)) as pool:
-        futures = [pool.submit(create_userspace, n, a, release, progress=progress, journal=j, checked=True)
+        futures = [pool.submit(create_userspace, n, a, release, progress=progress, journal=j, checked=True,
+                               packages=packages)
                    for n, a in todo]
         try:
             errors = [f.exception() for f in futures]

@@ -7,7 +7,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from shootout.errors import TargetError
+from shootout.workloads.base import Workload
 from shootout.workloads.registry import REGISTRY
+from shootout.workloads.user import CommandWorkload
 
 
 def workload_packages(*, at_creation: bool = True) -> tuple[str, ...]:
@@ -16,6 +18,17 @@ def workload_packages(*, at_creation: bool = True) -> tuple[str, ...]:
     workloads that say preinstalled = False come on first use (userspace.apt)."""
     return tuple(dict.fromkeys(p for cls in REGISTRY.values() if cls.preinstalled or not at_creation
                                for p in cls.debian_packages()))
+
+
+def packages_at_creation(workloads: Iterable[Workload]) -> tuple[str, ...] | None:
+    """What a userspace a run creates gets besides minbase: the packages of the run's
+    workloads (the native suite needs a compiler and openssl, not node or fio: a fresh
+    machine's first run builds two userspaces, so every package costs it time twice).
+    The catalogue's others come on first use, as the big ones always do. None (the whole
+    catalogue's) when the run has a user's command, which may call any of them."""
+    if any(isinstance(w, CommandWorkload) for w in workloads):
+        return None
+    return tuple(dict.fromkeys(p for w in workloads if w.preinstalled for p in w.debian_packages()))
 
 
 def installed_versions(root: Path) -> dict[str, str]:
