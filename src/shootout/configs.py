@@ -183,8 +183,9 @@ def aa_copy(config: Config) -> Config:
     return dataclasses.replace(config, name=f"{config.name}{AA_SUFFIX}", label=f"{config.display} (again)")
 
 
-def resolve(specs: list[str], named: dict[str, Config], progress: Callable[[str], None] | None = None) -> list[Config]:
-    configs = [parse_spec(s, named, progress) for s in specs]
+def resolve(specs: list[str], named: dict[str, Config]) -> list[Config]:
+    """A run's configurations; their userspaces only named (the run makes the missing ones)."""
+    configs = [parse_spec(s, named, create=False) for s in specs]
     names = [c.name for c in configs]
     if len(set(names)) != len(names):
         raise UsageError("a configuration is named twice", "use --aa to compare a configuration with itself")

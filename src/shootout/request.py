@@ -136,11 +136,12 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     # The workloads first: a userspace this run creates gets what they need (userspace.packages).
     packages = packages_at_creation(workloads)
     specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
-    configs = resolve(specs, file.configs, progress) if specs else default_configs(notify, progress, packages)
     if specs:
         from shootout.userspace.configs import made_on_first_use
 
-        configs = [made_on_first_use(c, progress, packages) for c in configs]
+        configs = made_on_first_use(resolve(specs, file.configs), progress, packages)
+    else:
+        configs = default_configs(notify, progress, packages)
     if wish.emulate:
         from shootout.targets.vm import emulated
 

@@ -155,14 +155,17 @@ def test_the_network_experiments_carry_the_part_on_each_configuration() -> None:
     assert {n: net_options(c).offloads for n, c in offloads_.items()} == {"offloads-off": "off", "offloads-on": "on"}
 
 
-def test_a_files_userspace_is_made_only_when_a_run_uses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_files_userspace_is_made_only_when_a_run_uses_it(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path))  # the journal of the creates
     made: list[tuple[str, str, str]] = []
     monkeypatch.setattr(userspace_configs, "create_userspace",
-                        lambda name, arch, release, progress=None: made.append((name, arch, release)))
+                        lambda name, arch, release, **kw: made.append((name, arch, release)))
     monkeypatch.setattr(userspace_configs, "_ready", lambda name: False)
+    monkeypatch.setattr(userspace_configs, "preflight", lambda *args: None)
+    monkeypatch.setattr(userspace_configs, "private_mounts", lambda: None)
     config = EXPERIMENTS["rpi-network"].settings().configs["i386-openvpn"]
     assert made == []  # reading the experiment makes nothing
-    assert userspace_configs.made_on_first_use(config) is config
+    assert userspace_configs.made_on_first_use([config]) == [config]
     assert made == [("debian-bookworm-i386", "i386", "bookworm")]
 
 

@@ -109,3 +109,21 @@ def test_a_run_with_a_user_s_command_creates_userspaces_with_the_whole_catalogue
     path.write_text('[[workload]]\nname = "pack"\ncommand = "xz -9 < /etc/services > /dev/null"\n')
     build_request(Wish(file=path), lambda line: None)
     assert asked == [None]
+
+
+def test_userspaces_named_with_c_are_made_together_with_the_run_s_packages(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from shootout.userspace import configs
+
+    monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path))  # the journal of the creates
+    made: list[tuple[str, str, str, tuple[str, ...]]] = []
+    monkeypatch.setattr(configs, "create_userspace",
+                        lambda name, arch, release, packages=None, **kw: made.append((name, arch, release, packages)))
+    monkeypatch.setattr(configs, "_ready", lambda name: False)
+    monkeypatch.setattr(configs, "preflight", lambda *args: None)
+    monkeypatch.setattr(configs, "private_mounts", lambda: None)
+    request = build_request(Wish(configs=["debian:bookworm:amd64", "debian:bookworm:i386"], workloads=["intmix"]),
+                            lambda line: None)
+    assert [c.userspace for c in request.configs] == ["debian-bookworm-amd64", "debian-bookworm-i386"]
+    assert sorted(made) == [("debian-bookworm-amd64", "amd64", "bookworm", ("gcc", "libc6-dev")),
+                            ("debian-bookworm-i386", "i386", "bookworm", ("gcc", "libc6-dev"))]

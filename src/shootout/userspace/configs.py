@@ -51,14 +51,21 @@ def userspace_config(release: str, arch_name: str, *, progress: Progress | None 
     return _config(name, release, arch_name)
 
 
-def made_on_first_use(config: Config, progress: Progress | None = None,
-                      packages: Sequence[str] | None = None) -> Config:
-    """A configuration of a file that names debian:RELEASE:ARCH: its userspace, created now if
-    missing, with `packages` (None: the catalogue's)."""
-    if config.target == "chroot" and config.userspace and not _ready(config.userspace):
-        if found := re.fullmatch(r"debian-(\w+)-(\w+)", config.userspace):
-            create_userspace(config.userspace, found[2], found[1], progress=progress, packages=packages)
-    return config
+def made_on_first_use(configs: list[Config], progress: Progress | None = None,
+                      packages: Sequence[str] | None = None) -> list[Config]:
+    """A run's configurations that name debian:RELEASE:ARCH: the missing userspaces are created
+    now, side by side, with `packages` (None: the catalogue's)."""
+    todo = []
+    for config in configs:
+        if config.target == "chroot" and config.userspace and not _ready(config.userspace):
+            if found := re.fullmatch(r"debian-(\w+)-(\w+)", config.userspace):
+                todo.append((config.userspace, found[2], found[1]))
+    todo = list(dict.fromkeys(todo))
+    for _, arch_name, release in todo:
+        preflight(arch_name, release, DEFAULT_MIRROR)
+    if todo:
+        _create_parallel(todo, progress, packages)
+    return configs
 
 
 def named_userspace_config(name: str) -> Config:
@@ -96,20 +103,20 @@ def headline_configs(progress: Progress | None = None,
         except ShootoutError as exc:
             return [], exc.message
         try:
-            _create_parallel(todo, release, progress, packages)
+            _create_parallel([(n, a, release) for n, a in todo], progress, packages)
         except ShootoutError as exc:
             return [], f"could not create the userspaces: {exc.message}"
     return [_config(n, release, a) for n, a in zip(names, arches)], None
 
 
-def _create_parallel(todo: list[tuple[str, str]], release: str, progress: Progress | None,
+def _create_parallel(todo: list[tuple[str, str, str]], progress: Progress | None,
                      packages: Sequence[str] | None = None) -> None:
     """Create the userspaces side by side (downloads and dpkg of one overlap the other's)."""
     private_mounts()  # before the threads start, so they all mount in the one namespace
     with journal() as j, ThreadPoolExecutor(max_workers=len(todo)) as pool:
         futures = [pool.submit(create_userspace, n, a, release, progress=progress, journal=j, checked=True,
                                packages=packages)
-                   for n, a in todo]
+                   for n, a, release in todo]
         try:
             errors = [f.exception() for f in futures]
         except BaseException:
