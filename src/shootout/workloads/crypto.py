@@ -150,7 +150,7 @@ class Sha1Sparse(Workload):
     spec = WorkloadSpec(
         name="sha1-sparse",
         category="crypto",
-        description="SHA-1 of a 2 GB sparse file on tmpfs (no I/O) with the userspace's sha1sum and openssl sha1",
+        description="SHA-1 of a 1 GB sparse file on tmpfs (no I/O) with the userspace's sha1sum and openssl sha1",
         metrics=(Metric("sha1sum_mbps", "MB/s", "coreutils sha1sum over the sparse file"),
                  Metric("openssl_mbps", "MB/s", "openssl sha1 over the sparse file")),
         headline="sha1sum_mbps",
@@ -162,7 +162,10 @@ class Sha1Sparse(Workload):
     quick = {"size": 500_000_000}
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
-        return {"size": 2_000_000_000}
+        # A rate, the same from 1 GB as from the write-up's 2 GB (the rpi64 experiment's size):
+        # each tool still hashes for half a second on a fast core, and the main job's rounds
+        # take half as long.
+        return {"size": 1_000_000_000}
 
     def prepare(self, ctx: Context) -> Prepared:
         size = int(ctx.params["size"])
