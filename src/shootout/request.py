@@ -19,9 +19,9 @@ from shootout.errors import ShootoutError, UsageError
 from shootout.model import Config, RunSettings
 from shootout.parts import parts_problem
 from shootout.targets.factory import target_problem
-from shootout.userspace.packages import packages_at_creation
 from shootout.runner import RunRequest
 from shootout.stats import Design
+from shootout.userspace.packages import packages_at_creation
 from shootout.workloads.base import Workload
 from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, suite_params, workload
 from shootout.workloads.user import CommandWorkload
