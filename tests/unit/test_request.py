@@ -97,7 +97,7 @@ def _created_with(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...] | Non
 def test_the_default_userspaces_get_the_packages_of_the_run_s_workloads(monkeypatch: pytest.MonkeyPatch) -> None:
     asked = _created_with(monkeypatch)
     build_request(Wish(), lambda line: None)  # the native suite: a compiler and openssl, not node or fio
-    assert asked == [("gcc", "libc6-dev", "coreutils", "openssl")]
+    assert asked == [("gcc", "libc6-dev", "coreutils", "openssl", "bash")]
     build_request(Wish(workloads=["flac"]), lambda line: None)
     assert asked[-1] is not None and "flac" in asked[-1] and "gcc" not in asked[-1]
 

@@ -133,6 +133,16 @@ def test_sha1_sparse_parses_both_tools_and_checks_digests():
         Sha1Sparse().parse(result(wrong), recorded["params"])
 
 
+def test_sha1_sparse_rates_come_from_each_tool_s_cpu_time():
+    """user + sys of each tool, as bash's time prints them: other processes' time slices do not count."""
+    recorded = json.loads(text("sha1-sparse-amd64-host.json"))
+    digest = zeros_sha1(recorded["params"]["size"])
+    out = f"{digest}  f\ncpu sha1sum 0.400 0.100\n{digest} *f\ncpu openssl 0.200 0.050\n"
+    assert Sha1Sparse().parse(result(out), recorded["params"]) == {"sha1sum_mbps": 1000.0, "openssl_mbps": 2000.0}
+    with pytest.raises(WorkloadError, match="no CPU time for openssl"):
+        Sha1Sparse().parse(result(out.replace("cpu openssl 0.200 0.050\n", "")), recorded["params"])
+
+
 def test_zeros_sha1_known_value():
     assert zeros_sha1(0) == "da39a3ee5e6b4b0d3255bfef95601890afd80709"
     assert zeros_sha1(3 << 20 | 5) != zeros_sha1(3 << 20)
