@@ -12,7 +12,8 @@ from markupsafe import Markup, escape
 
 import shootout
 from shootout.analysis import Analysis, Comparison
-from shootout.report import charts
+from shootout.report import amounts, charts
+from shootout.report.amounts import amount_table
 from shootout.report.facts import config_facts, machine_facts
 from shootout.report.perdollar import per_dollar
 from shootout.report.text import (
@@ -262,6 +263,9 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
         columns=columns,
         rows=rows,
         foot=foot,
+        amounts=amount_table(analysis),
+        amounts_title=amounts.TITLE,
+        amounts_intro=amounts.INTRO,
         per_dollar=_per_dollar(analysis, prices, price_unit),
         workloads=_workloads(analysis),
         config_facts=cfacts,
