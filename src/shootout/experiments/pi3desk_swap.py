@@ -17,8 +17,8 @@ A trial is short on purpose: 100 switches (at most 25 s) after the tabs are open
 switch touches a fresh random tenth of its tab, so the load is near its steady state from the
 first switches on (no long transient to wait out); 100 switches give the p95 five switches
 above it. Longer trials (the workload's 400 switches) bought nothing but fewer rounds: the
-three comparisons with none need ten measured rounds for a first interval, and at ~30 s a
-trial those fit in about half an hour.
+three comparisons with none need ten measured rounds for a first interval; at 10-40 s a
+trial (2 cores, shared and loaded) those took about 20 minutes, so --budget 35m has room.
 """
 
 from __future__ import annotations
