@@ -13,7 +13,7 @@ from shootout.parts.throttle import parse_rate, read_rules
 from shootout.targets.process import ProcResult
 from shootout.workloads import fio, iozone
 from shootout.workloads.ddwrite import DdWrite
-from shootout.workloads.diskscratch import DiskScratch, compression_ratio, parse_compsize
+from shootout.workloads.diskscratch import DiskScratch, compsize_metrics, compsize_values, parse_compsize
 
 OUT = Path(__file__).parent.parent / "fixtures" / "outputs" / "storage"
 ALL_JOBS = {"jobs": list(fio.JOBS)}
@@ -23,8 +23,8 @@ def result(stdout: str) -> ProcResult:
     return ProcResult(("sh",), 0, stdout, "", 1.0, 0.1, 0.1, 1000, 1, 0.0)
 
 
-def compsize_lines(tag: str) -> str:
-    return "".join(f"compsize {tag} {line}\n" for line in (OUT / "compsize-zstd.txt").read_text().splitlines())
+def compsize_lines(tag: str, recorded: str = "compsize-zstd.txt") -> str:
+    return "".join(f"compsize {tag} {line}\n" for line in (OUT / recorded).read_text().splitlines())
 
 
 def test_fio_json_gives_every_job_its_rate_and_latencies():
@@ -76,8 +76,23 @@ def test_compsize_rows_per_tag():
     stdout = compsize_lines("zeros") + "compsize corpus garbage\n"
     rows = parse_compsize(stdout, "zeros")
     assert rows["zstd"] == (2097152, 67108864) and rows["none"] == (126427136, 126427136)
-    assert compression_ratio(stdout, "zeros") == pytest.approx(193536000 / 128524288)
-    assert compression_ratio(stdout, "corpus") is None
+    assert compsize_values(stdout, "zeros", "")["compress_x"] == pytest.approx(193536000 / 128524288)
+    assert compsize_values(stdout, "corpus", "") == {}
+
+
+def test_compsize_rows_of_every_algorithm_become_metrics():
+    # Recorded: one btrfs, files written under compress=zlib, then lzo, then zstd, plus random data.
+    values = compsize_values(compsize_lines("data", "compsize-all-algorithms.txt"), "data", "t_")
+    mib = 2**20
+    assert values["t_compress_x"] == pytest.approx(104587264 / 25100288)
+    assert values["t_none_disk_mib"] == values["t_none_raw_mib"] == pytest.approx(8388608 / mib)
+    assert "t_none_x" not in values
+    assert values["t_zlib_disk_mib"] == pytest.approx(3915776 / mib)
+    assert values["t_zlib_raw_mib"] == pytest.approx(20881408 / mib)
+    assert values["t_zlib_x"] == pytest.approx(20881408 / 3915776)
+    assert values["t_lzo_x"] == pytest.approx(20881408 / 7831552)
+    assert values["t_zstd_x"] == pytest.approx(54435840 / 4964352)
+    assert set(values) <= {m.name for m in compsize_metrics("t_", "x")}  # every value is a declared metric
 
 
 def test_dd_write_rates_from_the_timed_steps_and_compsize():
