@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shootout.amounts import Amount, amounts, guard
+from shootout.ceiling import ceiling_flags
 from shootout.conditions.runflags import RunConditions
 from shootout.inforce import compared_notes
 from shootout.model import Config, Run, Trial, WorkloadSpec
@@ -227,8 +228,9 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                     [t.wall_s for t in measured
                      if t.spec.workload == spec.name and t.spec.config == config.name and t.wall_s > 0],
                 )
-                flags += conditions.flags(t for t in measured if t.spec.workload == spec.name
-                                          and t.spec.config in (base, config.name))
+                pair = [t for t in measured if t.spec.workload == spec.name and t.spec.config in (base, config.name)]
+                flags += conditions.flags(pair)
+                flags += ceiling_flags(pair, metric.name, metric.unit)
                 if not s.interleaved:
                     flags.append(WITHIN_RUN)
                 emulated = is_emulated(cfg_facts) or is_emulated(base_facts)
