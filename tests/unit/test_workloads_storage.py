@@ -122,7 +122,7 @@ def test_throttle_rates_and_where_a_throttle_may_go():
         with pytest.raises(UsageError):
             parse_rate(bad, "x")
     parts = parse_parts({"scratch": {"fs": "btrfs", "mount": "compress=zstd", "throttle": "30MB/s"}}, "t")
-    assert parts["throttle"] == {"bps": 30_000_000} and "throttle" not in str(parts["scratch"])
+    assert parts["throttle"] == {"bps": 30_000_000, "with_memory": False} and "throttle" not in str(parts["scratch"])
     with pytest.raises(UsageError, match="throttle needs a filesystem in a file"):
         parse_parts({"scratch": {"dir": "/var/tmp", "throttle": "30MB/s"}}, "t")
 
@@ -201,5 +201,9 @@ def test_the_throttle_takes_cgroup2_where_it_has_io_and_v1_blkio_otherwise(tmp_p
     v1 = cgroups.Layout((cgroups.Hierarchy(tmp_path, 2, frozenset({"hugetlb"})),
                          cgroups.Hierarchy(tmp_path / "blkio", 1, frozenset({"blkio"}))))
     assert not throttle._Session(Journal(tmp_path), [], v1).v2
+    v2 = cgroups.Layout((cgroups.Hierarchy(tmp_path, 2, frozenset({"io", "memory"})),))
+    monkeypatch.setattr(cgroups, "layout", lambda: v2)
+    assert throttle.ThrottlePart().problem({"bps": 1 << 20, "with_memory": False}) is None
+    assert "together need cgroup v1" in throttle.ThrottlePart().problem({"bps": 1 << 20, "with_memory": True})
     monkeypatch.setattr(cgroups, "layout", lambda: cgroups.Layout((cgroups.Hierarchy(tmp_path, 2, frozenset({"cpu"})),)))
     assert "needs the io controller" in throttle.ThrottlePart().problem({"bps": 1 << 20})

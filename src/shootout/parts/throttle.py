@@ -103,13 +103,17 @@ class ThrottlePart(Part):
         if "fs" not in scratch:
             raise UsageError(f"{where}: throttle needs a filesystem in a file (a loop device of this run's own)",
                              _HINT)
-        return {"bps": parse_rate(scratch["throttle"], where)}
+        return {"bps": parse_rate(scratch["throttle"], where), "with_memory": "memory" in table}
 
     def problem(self, spec: dict[str, Any]) -> str | None:
         if os.geteuid() != 0:
             return "a scratch throttle needs root"
-        if cgroups.layout().holding("io") is None:
+        io = cgroups.layout().holding("io")
+        if io is None:
             return "a scratch throttle needs the io controller (cgroup2) or blkio (cgroup v1); this machine has neither"
+        if io.version == 2 and spec.get("with_memory"):
+            # A process is in one cgroup2 group: the throttle's or the memory limit's, not both.
+            return "a scratch throttle and a memory limit together need cgroup v1 blkio (with cgroup2 io.max, not yet)"
         return None
 
     def open(self, configs: Sequence[Config], journal: Journal) -> PartSession | None:
