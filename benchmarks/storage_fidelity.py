@@ -17,7 +17,7 @@ directory (scratch = "..."): its own file scratches refuse RAM on purpose.
 
     .venv/bin/python benchmarks/storage_fidelity.py --tool fio --blocks 4
     .venv/bin/python benchmarks/storage_fidelity.py --tool fio --blocks 4 --throttle 30MB/s
-    .venv/bin/python benchmarks/storage_fidelity.py --tool iozone --blocks 4 --iozone-bin DIR
+    .venv/bin/python benchmarks/storage_fidelity.py --tool iozone --blocks 4 --throttle 30MB/s --iozone-mib 32 --iozone-bin DIR
 
 Needs root, fio (Debian fio), iozone (iozone3, non-free: give its directory with --iozone-bin),
 and shootout installed in the running Python (the repo's venv).
@@ -89,7 +89,8 @@ def via_shootout(toml: Path, tool: str, home: Path) -> list[dict[str, float]]:
 
 def write_toml(directory: Path, point: Path, tool: str) -> Path:
     params = FIO_PARAMS if tool == "fio" else IOZONE_PARAMS
-    lines = ['[run]', 'configs = ["fidelity"]', '', '[[config]]', 'name = "fidelity"', f'scratch = "{point}"', '',
+    lines = ['[run]', 'configs = ["fidelity"]', '', '[[config]]', 'name = "fidelity"', f'scratch = "{point}"',
+             f'env = {{ PATH = "{os.environ["PATH"]}" }}', '',  # the host target's PATH is its own otherwise
              f'[params.{tool}]', *(f"{k} = {json.dumps(v)}" for k, v in params.items())]
     path = directory / "fidelity.toml"
     path.write_text("\n".join(lines) + "\n")
@@ -118,8 +119,10 @@ def main() -> None:
     ap.add_argument("--size", default="1G", help="the image file's size")
     ap.add_argument("--throttle", help="e.g. 30MB/s: a blkio rule on the scratch's loop device")
     ap.add_argument("--iozone-bin", type=Path, help="directory holding iozone (iozone3 is non-free)")
+    ap.add_argument("--iozone-mib", type=int, default=100, help="iozone's file size (-s), MiB")
     ap.add_argument("--json", type=Path, help="write the values and the summary here")
     args = ap.parse_args()
+    IOZONE_PARAMS["size_mib"] = args.iozone_mib
     home = Path(os.environ.get("SHOOTOUT_HOME") or tempfile.mkdtemp(prefix="shootout-bench-home-"))
     os.environ["SHOOTOUT_HOME"] = str(home)
     if args.iozone_bin:

@@ -205,5 +205,6 @@ def test_the_throttle_takes_cgroup2_where_it_has_io_and_v1_blkio_otherwise(tmp_p
     monkeypatch.setattr(cgroups, "layout", lambda: v2)
     assert throttle.ThrottlePart().problem({"bps": 1 << 20, "with_memory": False}) is None
     assert "together need cgroup v1" in throttle.ThrottlePart().problem({"bps": 1 << 20, "with_memory": True})
-    monkeypatch.setattr(cgroups, "layout", lambda: cgroups.Layout((cgroups.Hierarchy(tmp_path, 2, frozenset({"cpu"})),)))
+    bare = cgroups.Layout((cgroups.Hierarchy(tmp_path, 2, frozenset({"cpu"})),))
+    monkeypatch.setattr(cgroups, "layout", lambda: bare)
     assert "needs the io controller" in throttle.ThrottlePart().problem({"bps": 1 << 20})
