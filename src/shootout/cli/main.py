@@ -65,6 +65,8 @@ def run(
     boots: Annotated[int, typer.Option(help="with --across-boots: how many boots (blocks) in all, a multiple of twice the kernels")] = 4,
     next_kernel: Annotated[bool, typer.Option("--next-kernel", help="with --across-boots: make GRUB boot the next scheduled kernel once (grub-reboot)")] = False,
     resume_at_boot: Annotated[bool, typer.Option("--resume-at-boot", help="with --across-boots: install a one-shot systemd unit that measures the next block after the reboot")] = False,
+    price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE, e.g. ssh:host-a=0.408: stored with the run; show and report add performance per price (repeatable, every configuration)")] = [],
+    price_unit: Annotated[str, typer.Option(help="with --price: what a price is, e.g. '$/h' or '$'")] = "$/h",
     emulate: Annotated[bool, typer.Option("--emulate", help="run vm: configurations under TCG where KVM is not hardware-backed (function only: results marked emulated, no verdicts)")] = False,
     db: DbOption = None,
 ) -> None:
@@ -111,7 +113,8 @@ def run(
             confidence=options.confidence(confidence), experiment=experiment or "", partial=partial,
         )
         with err_console.status("preparing configurations") as status:
-            request = build_request(Wish(config, workload, suite, file, experiment, settings, emulate=emulate),
+            request = build_request(Wish(config, workload, suite, file, experiment, settings, emulate=emulate,
+                                         prices=price, price_unit=price_unit),
                                     lambda text: err_console.print(escape(text), soft_wrap=True),
                                     progress=_preparing(status))
         check_settings(request, load_noise_floor(store, {"machine_id": machine_id(), "hostname": hostname()}))
@@ -377,26 +380,19 @@ def compare(refs: Annotated[list[str], typer.Argument(help="runs to compare: 3 7
 def report(refs: Annotated[list[str], typer.Argument(help="one run, or several to compare (3 5 vs 7 9)")] = ["last"],
            format: Annotated[str, typer.Option("--format", help="html, md (or markdown), png or svg")] = "html",
            out: Annotated[Path, typer.Option("--out", help="directory to write into")] = Path("shootout-report"),
-           price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE for performance per dollar (repeatable)")] = [],
-           price_unit: Annotated[str, typer.Option(help="what a price is, e.g. '$/h' or '$'")] = "$/h",
+           price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE for performance per dollar (repeatable; default: the prices given to run --price)")] = [],
+           price_unit: Annotated[Optional[str], typer.Option(help="what a price is, e.g. '$/h' or '$' (default: the run's, else $/h)")] = None,
            db: DbOption = None) -> None:
     """Write a report people would rather look at: charts with CI whiskers, HTML or Markdown."""
     from shootout.report.files import write_report
+    from shootout.report.perdollar import parse_prices, stored_prices
 
     store = _store(db)
     analysis = _analysis(store, store.get_run(refs[0])) if len(refs) == 1 else _compared(store, refs, False)
-    prices = {}
-    for item in price:
-        name, _, value = item.rpartition("=")
-        try:
-            prices[name] = float(value)
-        except ValueError:
-            raise UsageError(f"--price {item!r} is not CONFIG=PRICE", "e.g. --price run3:host=0.408") from None
-    unknown = set(prices) - {c.name for c in analysis.configs}
-    if unknown:
-        raise UsageError(f"--price names unknown configuration(s) {', '.join(sorted(unknown))}",
-                         "use: " + ", ".join(c.name for c in analysis.configs))
-    for path in write_report(analysis, out, format, prices=prices or None, price_unit=price_unit):
+    prices, unit = parse_prices(price, [c.name for c in analysis.configs]), price_unit or "$/h"
+    if not prices and (stored := stored_prices(analysis)) is not None:
+        prices, unit = stored[0], price_unit or stored[1]
+    for path in write_report(analysis, out, format, prices=prices or None, price_unit=unit):
         console.print(f"wrote {path}")
 
 
