@@ -113,3 +113,35 @@ def test_bad_prices_are_refused_before_the_run(items: list[str], message: str) -
 def test_prices_and_aa_do_not_combine() -> None:
     with pytest.raises(UsageError, match="--price and --aa"):
         priced(Wish(prices=["host=1"], settings=RunSettings(aa=True)), ["host"])
+
+
+def sampled(t0: float, mhz: float, temp: float | None, steal: float) -> list[dict]:
+    return [{"t": t0 + 5 * i, "mhz_mean": mhz + i, "temp_c": temp, "steal_pct": steal, "throttle_events": None}
+            for i in range(8)]
+
+
+def test_the_timeline_draws_each_machines_monitor(tmp_path) -> None:
+    from shootout.report.files import write_report
+    from shootout.report.timeline import samples_by_machine, timeline_chart
+
+    run, trials = make_run({"ssh:user@a": {**remote("host-a", "m-a"), "monitor_samples": sampled(100, 1500, 61.0, 0.0)},
+                            "ssh:user@b": {**remote("host-b", "m-b"), "monitor_samples": sampled(102, 2400, None, 3.5)}},
+                           {"ssh:user@a": 100.0, "ssh:user@b": 120.0})
+    run.facts["machine"] = {**HERE, "monitor_samples": sampled(101, 3000, 45.0, 0.1)}
+    analysis = analyze(run, trials)
+    found = samples_by_machine(analysis)
+    assert list(found) == ["this machine (lab)", "ssh:user@a: host-a (ssh user@host-a)",
+                           "ssh:user@b: host-b (ssh user@host-b)"]
+    svg = timeline_chart(analysis, "svg", text_as_paths=False).decode()
+    # Clock, temperature and steal have readings; throttle events none: three panels, a line per machine.
+    assert "clock, MHz" in svg and "temperature" in svg and "steal, %" in svg and "throttle events" not in svg
+    assert all(label in svg for label in found)
+    md = write_report(analysis, tmp_path / "md", "md")
+    assert tmp_path / "md" / "timeline.png" in md
+    assert "(timeline.png)" in (tmp_path / "md" / "report.md").read_text()
+    html = render_html(analysis)
+    assert 'id="chart-timeline"' in html and "monitor_samples" not in html  # drawn, not listed
+    # Nothing sampled (or a comparison across runs): no timeline.
+    run.facts = {"machine": HERE}
+    assert timeline_chart(analyze(run, trials)) is None
+    assert 'id="chart-timeline"' not in render_html(analyze(run, trials))
