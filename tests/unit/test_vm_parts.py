@@ -81,3 +81,49 @@ def test_no_space_for_an_image_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(TargetError, match=r"not enough free space for a VM image: .* GB free in") as err:
         _check_space(tmp_path, 10**18)
     assert "\n" not in str(err.value)
+
+
+# What apt-get update (apt 2.6, bookworm) printed with no route to the mirror, recorded here
+# (`unshare -n apt-get update`: exit status 0), and bookworm-security's index caught mid-sync.
+RELEASE_DOWN = ("Ign:1 http://deb.debian.org/debian bookworm InRelease\n" * 3
+                + "Err:1 http://deb.debian.org/debian bookworm InRelease\n"
+                "  Temporary failure resolving 'deb.debian.org'\nReading package lists...\n",
+                "W: Failed to fetch http://deb.debian.org/debian/dists/bookworm/InRelease  "
+                "Temporary failure resolving 'deb.debian.org'\n"
+                "W: Some index files failed to download. They have been ignored, or old ones used instead.\n", 0)
+SECURITY_STALE = ("Hit:1 http://deb.debian.org/debian bookworm InRelease\n",
+                  "E: Failed to fetch http://deb.debian.org/debian-security/dists/bookworm-security/main/binary-i386/"
+                  "Packages.xz  File has unexpected size (346968 != 365336). Mirror sync in progress? "
+                  "[IP: 151.101.2.132 80]\n"
+                  "E: Some index files failed to download. They have been ignored, or old ones used instead.\n", 100)
+
+
+def recorded(monkeypatch: pytest.MonkeyPatch, output: tuple[str, str, int]) -> list[tuple[str, ...]]:
+    """The image recipe's steps answer with recorded output instead of running in a root."""
+    from shootout.targets.process import ProcResult
+    from shootout.vm import image
+
+    calls: list[tuple[str, ...]] = []
+
+    def step(script: str, root: Path, *args: str) -> ProcResult:
+        calls.append(args)
+        return ProcResult(("sh",), output[2], output[0], output[1], 1.0, 0.0, 0.0, 0, 0, 0.0)
+
+    monkeypatch.setattr(image, "in_root", step)
+    return calls
+
+
+def test_a_failed_release_index_is_an_error_naming_the_mirror(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from shootout.vm.image import update_lists
+
+    userspace = SimpleNamespace(name="debian-bookworm-i386", release="bookworm", arch="i386")
+    calls = recorded(monkeypatch, RELEASE_DOWN)
+    with pytest.raises(TargetError) as err:  # not "there is no linux-image-… for bookworm/i386"
+        update_lists(Path("/nonexistent"), userspace, "amd64")  # type: ignore[arg-type]
+    assert "http://deb.debian.org/debian gave no bookworm index (Temporary failure resolving" in err.value.message
+    assert "VM image of debian-bookworm-i386" in err.value.message and calls == [("amd64",)]
+    recorded(monkeypatch, SECURITY_STALE)
+    (warning,) = update_lists(Path("/nonexistent"), userspace, None)  # type: ignore[arg-type]
+    assert "bookworm-security/main/binary-i386" in warning and "Mirror sync" in warning and "IP:" not in warning
