@@ -63,7 +63,7 @@ def run(
     monitor: Annotated[bool, typer.Option(help="sample clock, temperature, load and steal during the run")] = True,
     across_boots: Annotated[bool, typer.Option("--across-boots", help="the configurations are kernels (kernel:RELEASE): measure one block of rounds per boot, A B B A …, and say which kernel to boot next")] = False,
     boots: Annotated[int, typer.Option(help="with --across-boots: how many boots (blocks) in all, a multiple of twice the kernels")] = 4,
-    next_kernel: Annotated[bool, typer.Option("--next-kernel", help="with --across-boots: make GRUB boot the next scheduled kernel once (grub-reboot)")] = False,
+    next_kernel: Annotated[bool, typer.Option("--next-kernel", help="with --across-boots: boot the next scheduled kernel once: GRUB's grub-reboot, or a Raspberry Pi's tryboot.txt (then reboot '0 tryboot'); undo with shootout doctor")] = False,
     resume_at_boot: Annotated[bool, typer.Option("--resume-at-boot", help="with --across-boots: install a one-shot systemd unit that measures the next block after the reboot")] = False,
     price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE, e.g. ssh:host-a=0.408: stored with the run; show and report add performance per price (repeatable, every configuration)")] = [],
     price_unit: Annotated[str, typer.Option(help="with --price: what a price is, e.g. '$/h' or '$'")] = "$/h",
@@ -163,7 +163,17 @@ def _across_boots(store, stored, request, boots: int):
     from shootout.boots import campaign
 
     if stored is not None:
-        return campaign.prepare_resume(store, stored) if campaign.campaign_of(stored) else None
+        if not campaign.campaign_of(stored):
+            return None
+        step = campaign.prepare_resume(store, stored)
+        from shootout.boots.switch import undo_next_boot
+
+        undone, errors = undo_next_boot()  # the kernel switch and resume unit were for this boot
+        for what in undone:
+            err_console.print(f"this boot used it, now undone: {escape(what)}")
+        for problem in errors:
+            err_console.print(f"[red]could not undo[/]: {escape(problem)}")
+        return step
     return campaign.plan(request.configs, boots) if request is not None else None
 
 
@@ -399,10 +409,13 @@ def report(refs: Annotated[list[str], typer.Argument(help="one run, or several t
 @app.command()
 def doctor() -> None:
     """Tools present or missing (with the package to install); undo changes left by a killed run."""
+    from shootout.boots.switch import undo_next_boot
     from shootout.doctor import tool_report
     from shootout.system.journal import recover
 
     undone, errors = recover()
+    boot_undone, boot_errors = undo_next_boot()  # --next-kernel's switch, --resume-at-boot's unit
+    undone, errors = undone + boot_undone, errors + boot_errors
     for what in undone:
         console.print(f"undid: {escape(what)}")
     for problem in errors:
