@@ -36,13 +36,16 @@ from shootout.system.journal import Journal
 from shootout.targets.base import CLEAN_PATH
 from shootout.targets.process import ProcResult
 from shootout.userspace.apt import update_warnings
+from shootout.userspace.binfmt import ensure_emulation
 from shootout.userspace.mounts import mount, safe_rmtree
 from shootout.userspace.registry import Userspace
+from shootout.vm.kvm import GUEST_FAMILY
 
 RECIPE = 3  # bump when the image contents change, so cached images are rebuilt
 VM_PACKAGES = ("openssh-server", "iproute2", "kmod")
 # Only what the guest needs to mount its root: an initramfs made in seconds, not a minute.
 INITRAMFS_MODULES = ("virtio_pci", "virtio_mmio", "virtio_blk", "virtio_net", "ext4")
+ARM_MODULES = ("pci-host-generic",)  # the PCIe host of qemu's arm `virt` board, where it is a module
 SPARE = 1.25  # the filesystem is this much larger than its contents, plus the fixed slack below
 SLACK_BYTES = 300 << 20
 
@@ -187,9 +190,11 @@ def _build(userspace: Userspace, flavour: str, work: Path, final: Path, journal:
         initramfs = root / "etc/initramfs-tools"
         (initramfs / "conf.d").mkdir(parents=True, exist_ok=True)
         (initramfs / "conf.d/shootout").write_text("MODULES=list\n")
-        (initramfs / "modules").write_text("\n".join(INITRAMFS_MODULES) + "\n")
+        arm = GUEST_FAMILY.get(userspace.arch) == "arm"
+        (initramfs / "modules").write_text("\n".join(INITRAMFS_MODULES + (ARM_MODULES if arm else ())) + "\n")
         t0 = time.monotonic()
         say(f"VM image: installing {package} in a copy of {userspace.name}")
+        ensure_emulation(userspace.arch, journal)  # an arm userspace on x86-64: its apt runs under qemu-user
         warnings = update_lists(root, userspace, foreign)
         for line in warnings:
             say(line)
