@@ -161,13 +161,12 @@ def _across_boots(store, stored, request, boots: int):
     """A run across boots, planned and checked before the load gate: the first block's
     campaign, or the resumption after a reboot; None for any other run."""
     from shootout.boots import campaign
+    from shootout.boots.switch import undo_next_boot
 
     if stored is not None:
         if not campaign.campaign_of(stored):
             return None
         step = campaign.prepare_resume(store, stored)
-        from shootout.boots.switch import undo_next_boot
-
         undone, errors = undo_next_boot()  # the kernel switch and resume unit were for this boot
         for what in undone:
             err_console.print(f"this boot used it, now undone: {escape(what)}")
