@@ -16,6 +16,7 @@ from shootout.amounts import Amount, amounts, guard
 from shootout.ceiling import ceiling_flags
 from shootout.conditions.runflags import RunConditions
 from shootout.inforce import compared_notes
+from shootout.machines import machines_note
 from shootout.model import Config, Run, Trial, WorkloadSpec
 from shootout.stats import (
     Design,
@@ -259,6 +260,9 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                                                                                (base, config.name))))
     summaries = summarize(comparisons, run.configs, s.confidence, values if not s.interleaved else None)
     notes = [n for summary in summaries for n in left_out_notes(summary)]
+    if machines := machines_note((c.display, run.facts.get(c.name, {}), run.facts.get("machine", {}))
+                                 for c in run.configs):
+        notes.insert(0, machines)
     if not s.interleaved:
         notes.insert(0, f"{WITHIN_RUN}: the configurations ran one after another, so their values are "
                         "compared as two independent samples")
