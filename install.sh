@@ -38,8 +38,10 @@ if [ "${1:-}" = "--test" ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${packages[@]}" "${extras[@]}" >/dev/null
+# wait for another apt (unattended-upgrades on a fresh machine) instead of failing at once
+lock=(-o DPkg::Lock::Timeout=600)
+apt-get "${lock[@]}" update -qq
+apt-get "${lock[@]}" install -y -qq --no-install-recommends "${packages[@]}" "${extras[@]}" >/dev/null
 
 python3 -m venv .venv
 # Debian's pip is recent enough; --no-compile: Python compiles the modules it imports on

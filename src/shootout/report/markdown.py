@@ -8,6 +8,7 @@ from shootout.report.amounts import amount_table
 from shootout.report.facts import config_facts, machine_facts
 from shootout.report.html import method_items, subtitle
 from shootout.report.perdollar import per_dollar
+from shootout.report.timeline import TIMELINE_KEY
 from shootout.report.text import (
     all_notes,
     baseline,
@@ -168,5 +169,8 @@ def render_markdown(
                 notes = "".join(f" \u26a0 {n}." for n in notes_of(comp))
                 lines.append(f"- {r.metric}: {change_phrase(comp, analysis)}; {fmt_estimate(comp.estimate)}.{notes}")
     lines += ["", "## Conditions", ""] + _facts(analysis)
+    if TIMELINE_KEY in chart_names:
+        lines += ["", (f"![During the run: clock, temperature, steal and throttling as each machine's monitor "
+                       f"sampled them]({chart_names[TIMELINE_KEY]})")]
     lines += ["", "## Method", ""] + [f"- {item}" for item in method_items(analysis)]
     return "\n".join(lines) + "\n"

@@ -29,6 +29,7 @@ from shootout.analysis import WITHIN_RUN, Analysis
 from shootout.model import Config
 from shootout.report import amounts
 from shootout.report.amounts import AmountTable, amount_table
+from shootout.report.perdollar import price_lines, stored_prices
 from shootout.report.text import (
     MetricRow,
     all_notes,
@@ -210,6 +211,8 @@ def show(analysis: Analysis, console: Console, all_metrics: bool = False) -> Non
     rows = shown_rows(analysis, all_metrics)
     head = [_title(analysis)] + [f"during the run: {line}" for line in analysis.conditions]
     sentences = [summary_sentence(analysis, s) for s in iter_summaries(analysis)]
+    if others(analysis) and (stored := stored_prices(analysis)) is not None:
+        sentences += price_lines(analysis, *stored)
     legend = _legend(analysis, rows, all_metrics)
     recorded = amount_table(analysis)
     if not console.is_terminal:
