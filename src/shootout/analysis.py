@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shootout.amounts import Amount, amounts, guard
+from shootout.ceiling import ceiling_flags
 from shootout.conditions.runflags import RunConditions
 from shootout.inforce import compared_notes
+from shootout.machines import machines_note
 from shootout.model import Config, Run, Trial, WorkloadSpec
 from shootout.stats import (
     Design,
@@ -227,8 +229,9 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                     [t.wall_s for t in measured
                      if t.spec.workload == spec.name and t.spec.config == config.name and t.wall_s > 0],
                 )
-                flags += conditions.flags(t for t in measured if t.spec.workload == spec.name
-                                          and t.spec.config in (base, config.name))
+                pair = [t for t in measured if t.spec.workload == spec.name and t.spec.config in (base, config.name)]
+                flags += conditions.flags(pair)
+                flags += ceiling_flags(pair, metric.name, metric.unit)
                 if not s.interleaved:
                     flags.append(WITHIN_RUN)
                 emulated = is_emulated(cfg_facts) or is_emulated(base_facts)
@@ -257,6 +260,9 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                                                                                (base, config.name))))
     summaries = summarize(comparisons, run.configs, s.confidence, values if not s.interleaved else None)
     notes = [n for summary in summaries for n in left_out_notes(summary)]
+    if machines := machines_note((c.display, run.facts.get(c.name, {}), run.facts.get("machine", {}))
+                                 for c in run.configs):
+        notes.insert(0, machines)
     if not s.interleaved:
         notes.insert(0, f"{WITHIN_RUN}: the configurations ran one after another, so their values are "
                         "compared as two independent samples")

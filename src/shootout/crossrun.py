@@ -39,6 +39,7 @@ from shootout.analysis import (
     summarize,
 )
 from shootout.errors import UsageError
+from shootout.machines import machines_note
 from shootout.model import Config, Run, Trial, WorkloadSpec
 from shootout.stats import Design, Estimate, Verdict, across_runs, between_runs, unpaired_estimate, unpaired_geomean
 from shootout.units import unit
@@ -199,6 +200,9 @@ def compare_members(members: Sequence[Member]) -> Analysis:
     runs = tuple({p.run.id: p.run for m in members for p in m.parts}.values())
     if _one_campaign(runs):
         notes.insert(0, ACROSS_BOOTS_NOTE)
+    if machines := machines_note((m.config.display, p.run.facts.get(p.config, {}), p.run.facts.get("machine", {}))
+                                 for m in members for p in m.parts):
+        notes.insert(0, machines)
     facts = {"machine": base.parts[0].run.facts.get("machine", {})}
     for m in members:
         p = m.parts[0]

@@ -117,6 +117,9 @@ class RunSettings:
     interleaved: bool = True
     experiment: str = ""  # the named experiment this run reproduces (shootout.experiments), if any
     partial: bool = False  # measure even when the budget cannot reach the first deciding round (no verdicts then)
+    # config name -> price (`run --price`): show and report give performance per price with it
+    prices: dict[str, float] = field(default_factory=dict, hash=False)
+    price_unit: str = "$/h"
 
 
 @dataclass

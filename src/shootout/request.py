@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,8 @@ class Wish:
     settings: RunSettings = field(default_factory=RunSettings)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     emulate: bool = False  # VMs under TCG where KVM is not hardware-backed: function only, no verdicts
+    prices: list[str] = field(default_factory=list)  # --price CONFIG=PRICE, checked against the configurations
+    price_unit: str = "$/h"
 
 
 def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = "shootout.toml") -> Workload:
@@ -105,6 +107,19 @@ def default_config_names(file: FileSettings, where: str, notify: Notify) -> list
     return named
 
 
+def priced(wish: Wish, names: list[str]) -> RunSettings:
+    """The settings with the prices of every configuration (before any userspace is made)."""
+    if not wish.prices:
+        return wish.settings
+    from shootout.report.perdollar import check_prices, parse_prices
+
+    if wish.settings.aa:
+        raise UsageError("--price and --aa do not combine", "an A/A run compares a configuration with itself")
+    prices = parse_prices(wish.prices, names)
+    check_prices(names, prices)
+    return replace(wish.settings, prices=prices, price_unit=wish.price_unit)
+
+
 def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) -> RunRequest:
     """notify: one-line messages the user must see; progress: passing status (userspace creation)."""
     progress = progress or notify
@@ -136,12 +151,12 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     # The workloads first: a userspace this run creates gets what they need (userspace.packages).
     packages = packages_at_creation(workloads)
     specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
+    configs = resolve(specs, file.configs) if specs else default_configs(notify, progress, packages)
+    settings = priced(wish, [c.name for c in configs])
     if specs:
         from shootout.userspace.configs import made_on_first_use
 
-        configs = made_on_first_use(resolve(specs, file.configs), progress, packages)
-    else:
-        configs = default_configs(notify, progress, packages)
+        configs = made_on_first_use(configs, progress, packages)
     if wish.emulate:
         from shootout.targets.vm import emulated
 
@@ -149,7 +164,7 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     configs = usable(configs, notify)
     if wish.settings.aa:
         configs = [configs[0], aa_copy(configs[0])]
-    return RunRequest(configs=configs, workloads=workloads, settings=wish.settings,
+    return RunRequest(configs=configs, workloads=workloads, settings=settings,
                       user_workloads=user_defs, params=params)
 
 

@@ -161,9 +161,15 @@ class Runner:
             self._open_targets(live)
             live.parts = RunParts(run.configs, self.journal)
             self._prepare(live, calibrated)
+            # The budget is the measuring's (--help says so): building an image, booting a VM
+            # or installing a browser before the first trial does not spend it.
+            live.session_start = time.monotonic()
             self._rounds(live)
             if not self._active(live):
                 raise WorkloadError("no workload produced a result", "see the reasons above; `shootout show last` lists them")
+            if not any(t.ok and t.spec.round > 0 for t in live.trials):
+                raise UsageError(f"no round was measured: the budget of {run.settings.budget_s:.0f} s was spent "
+                                 "by the warm-up round", "run again with a larger --budget")
             status = "complete"
         except KeyboardInterrupt:
             status = "interrupted"

@@ -71,3 +71,26 @@ def test_a_budget_that_covers_the_minimum_says_so_and_goes_on(tmp_path):
     (estimate,) = [e for e in seen if isinstance(e, ev.BudgetEstimate)]
     assert estimate.enough and estimate.left_s > estimate.needed_s
     assert store.get_run(run_id).status == "complete"
+
+
+class SlowToPrepare(CommandWorkload):
+    """A workload whose preparation (an install, an image, a compile) outlasts the budget."""
+
+    def prepare(self, ctx):
+        time.sleep(1.0)
+        return super().prepare(ctx)
+
+
+def test_preparing_does_not_spend_the_budget_of_the_measuring(tmp_path):
+    runner, request, store, seen = start(tmp_path, budget_s=1.5, partial=True)
+    request.workloads[:] = [SlowToPrepare(w.definition) for w in request.workloads]  # 6 s of preparing in all
+    run_id = runner.start(request)
+    rounds = {t.spec.round for t in store.trials(run_id)}
+    assert len(rounds) >= 2 and store.get_run(run_id).status == "complete"
+
+
+def test_a_budget_spent_by_the_warm_up_is_an_error_not_a_complete_run(tmp_path):
+    runner, request, store, seen = start(tmp_path, budget_s=0.1, partial=True)
+    with pytest.raises(UsageError, match="no round was measured"):
+        runner.start(request)
+    assert store.get_run("last").status == "failed"

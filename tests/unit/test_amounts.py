@@ -1,22 +1,47 @@
 """Recorded amounts in the analysis: per-configuration intervals from the trials' values and
-what the parts observed, and the guard: a setup that lost tabs is never faster."""
+what the parts observed, and the guard: a setup that lost tabs is never faster. Their one
+table as Markdown, HTML and `show` lay it out, and the pi3desk-swap paragraph built on them."""
 
 from __future__ import annotations
 
-import numpy as np
+import io
 
-from shootout.analysis import analyze
+import numpy as np
+import pytest
+from rich.console import Console
+
+from shootout.analysis import Analysis, analyze
+from shootout.experiments import experiment
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.report.html import render_html
 from shootout.report.markdown import render_markdown
+from shootout.report.terminal import show
 from shootout.stats import Verdict
 from shootout.workloads.swap import Tabs
 
 
-def trial(r: int, config: str, p95: float, killed: float, psi_full: float) -> Trial:
+def trial(r: int, config: str, p95: float, killed: float, psi_full: float, swap: dict | None = None) -> Trial:
     values = {"p95_ms": p95, "p50_ms": p95 / 3, "p99_ms": p95 * 2, "switches_per_s": 10.0, "open_s": 1.0,
               "tabs_killed": killed, "major_faults": 0.0}
     return Trial(TrialSpec(r, 0, "tabs", config), values, 1.0, 0.5, 0.1, 1, 1, 0, "", 0.0,
-                 observed={"memory": {"psi_full_ms": psi_full}})
+                 observed={"memory": {"psi_full_ms": psi_full}, **({"swap": swap} if swap else {})})
+
+
+@pytest.fixture(scope="module")
+def swap_run() -> Analysis:
+    """The experiment's four setups over 8 rounds: none loses 50 tabs a round, zram and zswap
+    switch about as fast (their intervals overlap), disk much slower."""
+    rng = np.random.default_rng(12)
+    pool = {"zswap_ratio": 1.9, "zswap_pool_mib": 500.0, "zswap_stored_mib": 950.0, "zswap_written_back_pages": 0.0}
+    trials = []
+    for r in range(1, 9):
+        jitter = {c: float(np.exp(rng.normal(0, 0.08))) for c in ("none", "disk", "zswap", "zram")}
+        trials += [trial(r, "none", 200 * jitter["none"], 50, 500.0 + r),
+                   trial(r, "disk", 600 * jitter["disk"], 0, 30_000.0 + r),
+                   trial(r, "zswap", 270 * jitter["zswap"], 0, 50_000.0 + r, pool),
+                   trial(r, "zram", 250 * jitter["zram"], 0, 40_000.0 + r)]
+    configs = [Config("none"), Config("disk"), Config("zswap"), Config("zram")]
+    return analyze(Run(1, 0.0, "complete", RunSettings(max_rounds=8), configs, [Tabs.spec], {"tabs": {}}, {}), trials)
 
 
 def test_a_setup_that_loses_tabs_is_slower_however_fast_its_switches():
@@ -46,3 +71,34 @@ def test_equal_losses_leave_the_speed_up_verdict_alone():
     run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config("a"), Config("b")], [Tabs.spec], {"tabs": {}}, {})
     head = next(c for c in analyze(run, trials).comparisons if c.metric == "p95_ms")
     assert head.verdict is Verdict.FASTER and not any(f.startswith("tabs_killed") for f in head.flags)
+
+
+def test_the_paragraph_names_the_fastest_setup_and_the_one_losing_tabs_with_intervals(swap_run):
+    text, *rest = experiment("pi3desk-swap").explain(swap_run)
+    assert "zram kept tab switches fastest: p95 2" in text and "(median over 8 rounds, 95% interval), no tab lost" in text
+    # zswap's interval overlaps zram's; disk's lies wholly above it
+    assert "its interval overlaps zswap's, so this run does not separate them (it lies below disk)" in text
+    assert "none lost tabs to the OOM killer: 50 per trial [50, 50], 400 over 8 rounds" in text
+    assert "Paired by round against none" in text and "zram 0.8" in text
+    assert "zswap: memory stall (PSI full) 50,004 ms per trial [50,001, 50,008]" in rest
+    zswap = next(line for line in rest if line.startswith("zswap: pool"))
+    assert "compression ratio 1.90 [1.90, 1.90]" in zswap and "written_back_pages 0" in zswap
+
+
+def test_every_format_carries_the_same_amounts_table(swap_run):
+    row = "tabs_killed (tabs)"
+    cells = ["50 [50, 50]", "0 [0, 0]"]
+    markdown = render_markdown(swap_run, {})
+    line = next(line for line in markdown.splitlines() if row in line)
+    assert line.startswith("| tabs | tabs_killed (tabs) | 50 [50, 50] | 0 [0, 0] | 0 [0, 0] | 0 [0, 0] |")
+    html = render_html(swap_run)
+    assert 'id="amounts-table"' in html and row in html and "50 <small>[50, 50]</small>" in html
+    piped = io.StringIO()
+    show(swap_run, Console(file=piped, width=80, color_system=None))
+    assert any(row in line and all(c in line for c in cells) and "tabs the OOM killer" in line
+               for line in piped.getvalue().splitlines())
+    narrow = io.StringIO()
+    show(swap_run, Console(file=narrow, width=80, force_terminal=True, color_system=None))
+    text = narrow.getvalue()
+    assert all(len(line) <= 80 for line in text.splitlines()) and "\u2026" not in text
+    assert "Recorded amounts" in text and "swap.zswap_ratio (x)" in text and "1.9   [1.9, 1.9]" in text

@@ -138,6 +138,13 @@ def test_the_resume_unit_is_one_shot_and_removes_itself(tmp_path: Path) -> None:
         assert done.returncode == 0 and done.stderr == "", done.stderr
 
 
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The next-boot journal lives under the data directory: a fresh one per test."""
+    monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
 def test_after_a_block_the_opt_in_steps_say_their_undo(tmp_path: Path) -> None:
     from shootout.boots.campaign import BlockOutcome, Campaign
     from shootout.boots.switch import after_block
@@ -146,6 +153,8 @@ def test_after_a_block_the_opt_in_steps_say_their_undo(tmp_path: Path) -> None:
     campaign = Campaign("c", ["k64", "k32", "k32", "k64"], configs)
     (tmp_path / "etc/default").mkdir(parents=True)
     (tmp_path / "etc/default/grub").write_text("GRUB_DEFAULT=0\n")
+    (tmp_path / "boot/grub").mkdir(parents=True)
+    (tmp_path / "boot/grub/grub.cfg").write_text(GRUB_CFG)
     last = BlockOutcome(4, 3, campaign, None)
     assert after_block(last, next_kernel=True, resume_at_boot=True, command=["x"], root=tmp_path) == []
     first = BlockOutcome(1, 0, campaign, 1)
@@ -156,8 +165,122 @@ def test_after_a_block_the_opt_in_steps_say_their_undo(tmp_path: Path) -> None:
                         environment={"SHOOTOUT_HOME": "/srv/shootout"}, root=tmp_path)
     assert lines == ["installed shootout-resume.service: the next boot measures block 3 by itself "
                      "(undo: rm -f /etc/systemd/system/shootout-resume.service "
-                     "/etc/systemd/system/multi-user.target.wants/shootout-resume.service)"]
+                     "/etc/systemd/system/multi-user.target.wants/shootout-resume.service, or shootout doctor)"]
     assert "Environment=SHOOTOUT_HOME=/srv/shootout" in (tmp_path / "etc/systemd/system/shootout-resume.service").read_text()
     fixed = BlockOutcome(3, 2, campaign, 3)
     with pytest.raises(TargetError, match="grub-reboot needs GRUB_DEFAULT=saved"):
         after_block(fixed, next_kernel=True, resume_at_boot=False, command=["x"], root=tmp_path)
+
+
+def fake_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """grub-reboot and grub-editenv on PATH that keep next_entry in a file, as grubenv does."""
+    bin_dir, env = tmp_path / "bin", tmp_path / "grubenv"
+    bin_dir.mkdir()
+    (bin_dir / "grub-reboot").write_text(f'#!/bin/sh\necho "next_entry=$1" > {env}\n')
+    (bin_dir / "grub-editenv").write_text(f'#!/bin/sh\n[ "$1 $2 $3" = "- unset next_entry" ] && : > {env}\n')
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    return env
+
+
+def doctor() -> str:
+    from typer.testing import CliRunner
+
+    from shootout.cli.main import app
+
+    done = CliRunner().invoke(app, ["doctor"])
+    assert done.exit_code == 0, done.output
+    return done.output
+
+
+def grub_machine(root: Path) -> Path:
+    (root / "etc/default").mkdir(parents=True)
+    (root / "etc/default/grub").write_text('GRUB_DEFAULT="saved"\n')
+    (root / "boot/grub").mkdir(parents=True)
+    (root / "boot/grub/grub.cfg").write_text(GRUB_CFG)
+    return root
+
+
+def test_grub_boots_the_next_kernel_once_journalled_and_undone_by_doctor(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from shootout.boots.campaign import BlockOutcome, Campaign
+    from shootout.boots.switch import after_block
+
+    env = fake_tools(tmp_path, monkeypatch)
+    root = grub_machine(tmp_path / "root")
+    configs = {"k64": kernel_config("kernel:6.1.0-28-amd64"), "k32": kernel_config("kernel:6.1.0-28-686-pae")}
+    block = BlockOutcome(1, 0, Campaign("c", ["k64", "k32", "k32", "k64"], configs), 1)
+    (line,) = after_block(block, next_kernel=True, resume_at_boot=False, command=["x"], root=root)
+    assert line == ("GRUB boots 6.1.0-28-686-pae next, once (undo: grub-editenv - unset next_entry, "
+                    "or shootout doctor)")
+    assert env.read_text() == "next_entry=gnulinux-advanced-abc>gnulinux-6.1.0-28-686-pae-advanced-abc\n"
+    out = doctor()
+    assert "undid: GRUB boots 6.1.0-28-686-pae next, once" in out and env.read_text() == ""
+    assert "no changes left behind" in doctor()  # undone once, then gone from the journal
+
+
+PI4 = "Raspberry Pi 4 Model B Rev 1.4\x00"
+CONFIG = "# the Pi's config\ndtparam=audio=on\n[pi4]\narm_boost=1\n[all]\narm_64bit=0\n"
+
+
+def pi_machine(root: Path, model: str = PI4, config: str = CONFIG, images: tuple[str, ...] = ("kernel8.img",)) -> Path:
+    (root / "proc/device-tree").mkdir(parents=True)
+    (root / "proc/device-tree/model").write_text(model)
+    (root / "boot/firmware").mkdir(parents=True)
+    (root / "boot/firmware/config.txt").write_text(config)
+    for image in images:
+        (root / "boot/firmware" / image).write_bytes(b"\0")
+    return root
+
+
+def pi_block():
+    from shootout.boots.campaign import BlockOutcome, Campaign
+    from shootout.model import Config
+
+    configs = {name: Config(name=name, options=(("kernel", release), ("arm_64bit", bit)))
+               for name, release, bit in (("pi32", "6.6.51+rpt-rpi-v7l", "0"), ("pi64", "6.6.51+rpt-rpi-v8", "1"))}
+    return BlockOutcome(1, 0, Campaign("c", ["pi32", "pi64", "pi64", "pi32"], configs), 1)
+
+
+def test_a_pi_boots_the_next_kernel_through_tryboot_undone_by_doctor(tmp_path: Path) -> None:
+    from shootout.boots.switch import after_block
+
+    root = pi_machine(tmp_path / "pi")
+    (line,) = after_block(pi_block(), next_kernel=True, resume_at_boot=False, command=["x"], root=root)
+    assert line == ("/boot/firmware/tryboot.txt boots 6.6.51+rpt-rpi-v8 once, when you reboot with: "
+                    "sudo reboot '0 tryboot' (undo: rm /boot/firmware/tryboot.txt, or shootout doctor)")
+    tryboot = (root / "boot/firmware/tryboot.txt").read_text()
+    # config.txt itself is untouched (a plain reboot or a crash boots it as before); tryboot.txt
+    # is all of it, then the scheduled kernel's lines, which win as the firmware reads them.
+    assert (root / "boot/firmware/config.txt").read_text() == CONFIG and tryboot.startswith(CONFIG)
+    assert tryboot.endswith("[all]\nkernel=kernel8.img\narm_64bit=1\n") and arm_64bit(tryboot) == "1"
+    with pytest.raises(TargetError, match="tryboot.txt exists already"):
+        after_block(pi_block(), next_kernel=True, resume_at_boot=False, command=["x"], root=root)
+    assert "undid: /boot/firmware/tryboot.txt: kernel 6.6.51+rpt-rpi-v8 for one boot" in doctor()
+    assert not (root / "boot/firmware/tryboot.txt").exists()
+
+
+@pytest.mark.parametrize("machine, message", [
+    (dict(model="Raspberry Pi 3 Model B Plus Rev 1.3\x00"), "documented for the Raspberry Pi 4, 400, CM4 and 5"),
+    (dict(config=CONFIG + "tryboot_a_b=1\n"), "sets tryboot_a_b=1"),
+    (dict(images=()), "there is no /boot/firmware/kernel8.img"),
+])
+def test_tryboot_refusals_leave_nothing(tmp_path: Path, machine: dict, message: str) -> None:
+    from shootout.boots.switch import after_block
+
+    root = pi_machine(tmp_path / "pi", **machine)
+    with pytest.raises(TargetError, match=message):
+        after_block(pi_block(), next_kernel=True, resume_at_boot=False, command=["x"], root=root)
+    assert not (root / "boot/firmware/tryboot.txt").exists()
+
+
+def test_which_switch_applies_is_detected(tmp_path: Path) -> None:
+    from shootout.boots.tryboot import kernel_image
+    from shootout.boots.switch import switch_next_boot
+    from shootout.system.journal import Journal
+
+    with pytest.raises(TargetError, match="neither through GRUB nor a Raspberry Pi"):
+        switch_next_boot(KernelWant("6.1.0-28-amd64"), "k64", Journal(tmp_path), tmp_path)
+    assert kernel_image("6.6.51+rpt-rpi-2712") == "kernel_2712.img" and kernel_image("5.15.84-v7l+") == "kernel7l.img"
+    assert kernel_image("6.6.*-v8") is None and kernel_image("6.1.0-28-amd64") is None

@@ -79,7 +79,7 @@ def test_kernel_modes_are_three_vms_refused_in_one_line_without_hardware_kvm(mon
     from shootout.vm import kvm
 
     told: list[str] = []
-    monkeypatch.setattr(kvm, "kvm_problem", lambda: "the CPU shows no vmx or svm flag")
+    monkeypatch.setattr(kvm, "kvm_problem", lambda **_: "the CPU shows no vmx or svm flag")
     with pytest.raises(UsageError, match="no usable configuration left"):
         build_request(Wish(experiment="kernel-modes", settings=RunSettings()), told.append)
     assert len(told) == 3 and all("no hardware KVM here" in t and "--emulate" in t and "\n" not in t for t in told)
@@ -87,7 +87,7 @@ def test_kernel_modes_are_three_vms_refused_in_one_line_without_hardware_kvm(mon
     assert [c.name for c in request.configs] == ["vm:debian:bookworm:i386:686-pae", "vm:debian:bookworm:i386:amd64",
                                                  "vm:debian:bookworm:amd64:amd64"]
     assert all(c.option("emulate") == "yes" for c in request.configs)
-    monkeypatch.setattr(kvm, "kvm_problem", lambda: None)
+    monkeypatch.setattr(kvm, "kvm_problem", lambda **_: None)
     assert len(build_request(Wish(experiment="kernel-modes", settings=RunSettings()), told.append).configs) == 3
 
 

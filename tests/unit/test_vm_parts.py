@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import TargetError, UsageError
+from shootout.errors import TargetError, ToolMissing, UsageError
 from shootout.targets.vm import emulated, vm_config
 from shootout.vm.image import VmImage, _check_space, kernel_package
 from shootout.vm.kvm import choose_accel, kvm_problem
@@ -81,3 +81,88 @@ def test_no_space_for_an_image_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(TargetError, match=r"not enough free space for a VM image: .* GB free in") as err:
         _check_space(tmp_path, 10**18)
     assert "\n" not in str(err.value)
+
+
+# What apt-get update (apt 2.6, bookworm) printed with no route to the mirror, recorded here
+# (`unshare -n apt-get update`: exit status 0), and bookworm-security's index caught mid-sync.
+RELEASE_DOWN = ("Ign:1 http://deb.debian.org/debian bookworm InRelease\n" * 3
+                + "Err:1 http://deb.debian.org/debian bookworm InRelease\n"
+                "  Temporary failure resolving 'deb.debian.org'\nReading package lists...\n",
+                "W: Failed to fetch http://deb.debian.org/debian/dists/bookworm/InRelease  "
+                "Temporary failure resolving 'deb.debian.org'\n"
+                "W: Some index files failed to download. They have been ignored, or old ones used instead.\n", 0)
+SECURITY_STALE = ("Hit:1 http://deb.debian.org/debian bookworm InRelease\n",
+                  "E: Failed to fetch http://deb.debian.org/debian-security/dists/bookworm-security/main/binary-i386/"
+                  "Packages.xz  File has unexpected size (346968 != 365336). Mirror sync in progress? "
+                  "[IP: 151.101.2.132 80]\n"
+                  "E: Some index files failed to download. They have been ignored, or old ones used instead.\n", 100)
+
+
+def recorded(monkeypatch: pytest.MonkeyPatch, output: tuple[str, str, int]) -> list[tuple[str, ...]]:
+    """The image recipe's steps answer with recorded output instead of running in a root."""
+    from shootout.targets.process import ProcResult
+    from shootout.vm import image
+
+    calls: list[tuple[str, ...]] = []
+
+    def step(script: str, root: Path, *args: str) -> ProcResult:
+        calls.append(args)
+        return ProcResult(("sh",), output[2], output[0], output[1], 1.0, 0.0, 0.0, 0, 0, 0.0)
+
+    monkeypatch.setattr(image, "in_root", step)
+    return calls
+
+
+def test_a_failed_release_index_is_an_error_naming_the_mirror(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from shootout.vm.image import update_lists
+
+    userspace = SimpleNamespace(name="debian-bookworm-i386", release="bookworm", arch="i386")
+    calls = recorded(monkeypatch, RELEASE_DOWN)
+    with pytest.raises(TargetError) as err:  # not "there is no linux-image-… for bookworm/i386"
+        update_lists(Path("/nonexistent"), userspace, "amd64")  # type: ignore[arg-type]
+    assert "http://deb.debian.org/debian gave no bookworm index (Temporary failure resolving" in err.value.message
+    assert "VM image of debian-bookworm-i386" in err.value.message and calls == [("amd64",)]
+    recorded(monkeypatch, SECURITY_STALE)
+    (warning,) = update_lists(Path("/nonexistent"), userspace, None)  # type: ignore[arg-type]
+    assert "bookworm-security/main/binary-i386" in warning and "Mirror sync" in warning and "IP:" not in warning
+
+
+def test_an_arm_guest_on_an_x86_host_is_only_emulated(tmp_path: Path) -> None:
+    intel = machine(tmp_path / "intel", "vmx", ("kvm", "kvm_intel"))
+    assert kvm_problem(intel, "x86_64", guest="i386") is None
+    assert kvm_problem(intel, "x86_64", guest="arm64") == "an arm64 guest on this x86_64 machine can only be emulated"
+    with pytest.raises(TargetError, match="an armhf guest on this x86_64 machine can only be emulated"):
+        choose_accel(False, intel, "x86_64", guest="armhf")
+    assert choose_accel(True, intel, "x86_64", guest="armhf").name == "tcg"
+    arm = machine(tmp_path / "arm", "", ("kvm",))  # an arm64 host with /dev/kvm
+    assert kvm_problem(arm, "aarch64", guest="armhf") is None and kvm_problem(arm, "aarch64", guest="amd64")
+
+
+@pytest.mark.parametrize("arch, flavour, cpu_tcg, cpu_kvm", [
+    ("arm64", "arm64", "max", "host"),
+    ("armhf", "arm64", "max", "host"),  # 64-bit kernel, 32-bit userspace
+    ("armhf", "armmp-lpae", "cortex-a15", "host,aarch64=off"),  # a 32-bit kernel needs a 32-bit CPU
+])
+def test_arm_guests_boot_on_the_virt_board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arch: str,
+                                           flavour: str, cpu_tcg: str, cpu_kvm: str) -> None:
+    from shootout.vm import qemu
+    from shootout.vm.kvm import Accel
+
+    monkeypatch.setattr(qemu.shutil, "which", lambda name: f"/usr/bin/{name}")
+    image = VmImage(tmp_path, {"arch": arch, "flavour": flavour, "host_key": "ssh-ed25519 AAAA"})
+    for accel, cpu in ((Accel("tcg", True, "emulated"), cpu_tcg), (Accel("kvm", False, None), cpu_kvm)):
+        argv = qemu_argv(image, VmShape(), accel, 40022, tmp_path / "serial.log")
+        joined = " ".join(argv)
+        assert "/usr/bin/qemu-system-aarch64 -machine virt" in joined and f"-cpu {cpu} -smp 2 -m 1024" in joined
+        assert f"-kernel {tmp_path / 'vmlinuz'} -initrd {tmp_path / 'initrd.img'}" in joined  # the image's own
+        assert "console=ttyAMA0" in argv[argv.index("-append") + 1]
+    monkeypatch.setattr(qemu.shutil, "which", lambda name: None)
+    with pytest.raises(ToolMissing, match="qemu-system-arm"):  # the Debian package to install
+        qemu_argv(image, VmShape(), Accel("tcg", True, "x"), 40022, tmp_path / "serial.log")
+
+
+def test_arm_kernel_packages() -> None:
+    assert kernel_package("arm64", "arm64") == ("linux-image-arm64", None)
+    assert kernel_package("armhf", "armmp-lpae") == ("linux-image-armmp-lpae", None)

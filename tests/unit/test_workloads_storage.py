@@ -9,11 +9,16 @@ import pytest
 
 from shootout.errors import UsageError, WorkloadError
 from shootout.parts import parse_parts
-from shootout.parts.throttle import parse_rate, read_rules
+from shootout.model import Config
+from shootout.parts import throttle
+from shootout.parts.throttle import parse_rate, read_io_max, read_rules
+from shootout.system import cgroups
+from shootout.system.journal import Journal, recover
+from shootout.system.scratch import ScratchArea
 from shootout.targets.process import ProcResult
 from shootout.workloads import fio, iozone
 from shootout.workloads.ddwrite import DdWrite
-from shootout.workloads.diskscratch import DiskScratch, compression_ratio, parse_compsize
+from shootout.workloads.diskscratch import DiskScratch, compsize_metrics, compsize_values, parse_compsize
 
 OUT = Path(__file__).parent.parent / "fixtures" / "outputs" / "storage"
 ALL_JOBS = {"jobs": list(fio.JOBS)}
@@ -23,8 +28,8 @@ def result(stdout: str) -> ProcResult:
     return ProcResult(("sh",), 0, stdout, "", 1.0, 0.1, 0.1, 1000, 1, 0.0)
 
 
-def compsize_lines(tag: str) -> str:
-    return "".join(f"compsize {tag} {line}\n" for line in (OUT / "compsize-zstd.txt").read_text().splitlines())
+def compsize_lines(tag: str, recorded: str = "compsize-zstd.txt") -> str:
+    return "".join(f"compsize {tag} {line}\n" for line in (OUT / recorded).read_text().splitlines())
 
 
 def test_fio_json_gives_every_job_its_rate_and_latencies():
@@ -76,8 +81,23 @@ def test_compsize_rows_per_tag():
     stdout = compsize_lines("zeros") + "compsize corpus garbage\n"
     rows = parse_compsize(stdout, "zeros")
     assert rows["zstd"] == (2097152, 67108864) and rows["none"] == (126427136, 126427136)
-    assert compression_ratio(stdout, "zeros") == pytest.approx(193536000 / 128524288)
-    assert compression_ratio(stdout, "corpus") is None
+    assert compsize_values(stdout, "zeros", "")["compress_x"] == pytest.approx(193536000 / 128524288)
+    assert compsize_values(stdout, "corpus", "") == {}
+
+
+def test_compsize_rows_of_every_algorithm_become_metrics():
+    # Recorded: one btrfs, files written under compress=zlib, then lzo, then zstd, plus random data.
+    values = compsize_values(compsize_lines("data", "compsize-all-algorithms.txt"), "data", "t_")
+    mib = 2**20
+    assert values["t_compress_x"] == pytest.approx(104587264 / 25100288)
+    assert values["t_none_disk_mib"] == values["t_none_raw_mib"] == pytest.approx(8388608 / mib)
+    assert "t_none_x" not in values
+    assert values["t_zlib_disk_mib"] == pytest.approx(3915776 / mib)
+    assert values["t_zlib_raw_mib"] == pytest.approx(20881408 / mib)
+    assert values["t_zlib_x"] == pytest.approx(20881408 / 3915776)
+    assert values["t_lzo_x"] == pytest.approx(20881408 / 7831552)
+    assert values["t_zstd_x"] == pytest.approx(54435840 / 4964352)
+    assert set(values) <= {m.name for m in compsize_metrics("t_", "x")}  # every value is a declared metric
 
 
 def test_dd_write_rates_from_the_timed_steps_and_compsize():
@@ -102,12 +122,15 @@ def test_throttle_rates_and_where_a_throttle_may_go():
         with pytest.raises(UsageError):
             parse_rate(bad, "x")
     parts = parse_parts({"scratch": {"fs": "btrfs", "mount": "compress=zstd", "throttle": "30MB/s"}}, "t")
-    assert parts["throttle"] == {"bps": 30_000_000} and "throttle" not in str(parts["scratch"])
+    assert parts["throttle"] == {"bps": 30_000_000, "with_memory": False} and "throttle" not in str(parts["scratch"])
     with pytest.raises(UsageError, match="throttle needs a filesystem in a file"):
         parse_parts({"scratch": {"dir": "/var/tmp", "throttle": "30MB/s"}}, "t")
 
 
 def test_throttle_reads_back_only_its_own_device(tmp_path: Path):
+    (tmp_path / "io.max").write_text("7:0 rbps=1 wbps=max riops=max wiops=max\n7:3 rbps=5 wbps=6 riops=max wiops=max\n")
+    assert read_io_max(tmp_path, "7:3") == {"read_bps": 5, "write_bps": 6}
+    assert read_io_max(tmp_path, "7:0") == {"read_bps": 1}  # max: no limit
     (tmp_path / "blkio.throttle.read_bps_device").write_text("7:0 30000000\n7:3 1000\n")
     (tmp_path / "blkio.throttle.write_bps_device").write_text("7:3 2000\n")
     assert read_rules(tmp_path, "7:3") == {"read_bps": 1000, "write_bps": 2000}
@@ -139,3 +162,49 @@ def test_a_missing_non_free_tool_says_how_to_get_it():
     hint = ToolMissing("iozone", "iozone3", components=iozone.Iozone.components).hint
     assert "non-free" in hint and "apt-get install iozone3" in hint and "userspace" in hint
     assert ToolMissing("fio", "fio").hint == "install the Debian package fio: apt-get install fio"
+
+
+def test_cgroup2_throttle_puts_io_max_in_a_group_the_trials_enter_and_the_journal_removes(tmp_path, monkeypatch):
+    # A faked cgroup2-only root: this machine's cgroup2 has no io controller (v1 holds blkio).
+    root = tmp_path / "cg2"
+    root.mkdir()
+    (root / "cgroup.controllers").write_text("cpu io memory pids\n")
+    (root / "cgroup.subtree_control").write_text("")
+    where = cgroups.Layout((cgroups.Hierarchy(root, 2, frozenset({"cpu", "io", "memory", "pids"})),))
+    (tmp_path / "journal").mkdir()
+    journal = Journal(tmp_path / "journal")
+    area = ScratchArea(tmp_path / "scratch", {"loop": {"device": "/dev/null"}}, journal)  # /dev/null is 1:3
+    monkeypatch.setattr(throttle, "opened_scratch", lambda j, c: area)
+    config = Config("slow", parts={"throttle": {"bps": 30_000_000}})
+    session = throttle._Session(journal, [config], where)
+    assert session.v2
+    session.apply(config)
+    session.apply(config)  # once per area
+    (group,) = [d for d in root.iterdir() if d.is_dir()]
+    assert (group / "io.max").read_text() == "1:3 rbps=30000000 wbps=30000000"
+    assert (root / "cgroup.subtree_control").read_text() == "+memory"  # io first, then memory (writeback)
+    assert session.in_force(config) == {"read_bps": 30_000_000, "write_bps": 30_000_000}
+    wrap = session.wrap(config)
+    assert wrap[:2] == ["/bin/sh", "-c"] and str(group / "cgroup.procs") in wrap
+    assert "cgroup2 io.max" in session.facts(config)["mechanism"]
+    assert area.entries and len(journal.pending) == 3  # +io, +memory, the group
+    # As if killed: another process replays the journal (a real cgroupfs removes io.max with the group).
+    (group / "io.max").unlink()
+    journal.path.rename(tmp_path / "journal" / "1-1-1.jsonl")
+    recover(tmp_path / "journal")
+    assert not group.exists()
+    assert (root / "cgroup.subtree_control").read_text().strip() == "-io"  # the last undo: both controllers taken back
+
+
+def test_the_throttle_takes_cgroup2_where_it_has_io_and_v1_blkio_otherwise(tmp_path, monkeypatch):
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    v1 = cgroups.Layout((cgroups.Hierarchy(tmp_path, 2, frozenset({"hugetlb"})),
+                         cgroups.Hierarchy(tmp_path / "blkio", 1, frozenset({"blkio"}))))
+    assert not throttle._Session(Journal(tmp_path), [], v1).v2
+    v2 = cgroups.Layout((cgroups.Hierarchy(tmp_path, 2, frozenset({"io", "memory"})),))
+    monkeypatch.setattr(cgroups, "layout", lambda: v2)
+    assert throttle.ThrottlePart().problem({"bps": 1 << 20, "with_memory": False}) is None
+    assert "together need cgroup v1" in throttle.ThrottlePart().problem({"bps": 1 << 20, "with_memory": True})
+    bare = cgroups.Layout((cgroups.Hierarchy(tmp_path, 2, frozenset({"cpu"})),))
+    monkeypatch.setattr(cgroups, "layout", lambda: bare)
+    assert "needs the io controller" in throttle.ThrottlePart().problem({"bps": 1 << 20})

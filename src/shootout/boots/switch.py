@@ -1,9 +1,12 @@
 """Opt-in help between blocks: boot the scheduled kernel next, and resume the run after boot.
 
-Both change the machine across a reboot, so they cannot live in the run's journal (which is
-undone when shootout exits, before the reboot). Each is one-shot by design and prints its
-one-line undo: GRUB's next_entry is consumed by the next boot (`grub-reboot`); the resume
-unit removes itself when it has run (ExecStartPost) and is never installed silently.
+Both change the machine across a reboot, so they cannot live in the run's journal (undone
+when shootout exits, before the reboot): they go to a journal of their own (journal/next-boot)
+that only `shootout doctor` undoes — and the resumed run, once the boot has consumed them.
+Each is one-shot by design, said in one line with its undo, never done silently. Which
+switch applies is detected: a Raspberry Pi's firmware (tryboot, boots/tryboot.py), else
+GRUB (`grub-reboot`: next_entry is consumed by the next boot); the resume unit removes
+itself when it has run (ExecStartPost).
 """
 
 from __future__ import annotations
@@ -15,9 +18,17 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
+from shootout.boots.identity import KernelWant
+from shootout.boots.tryboot import write_tryboot
 from shootout.conditions.fsread import read_text, under
-from shootout.boots.campaign import BlockOutcome
 from shootout.errors import TargetError, ToolMissing, UsageError
+from shootout.facts import board
+from shootout.system.journal import Journal, journal_dir, recover
+
+if TYPE_CHECKING:
+    from shootout.boots.campaign import BlockOutcome
 
 UNIT = "shootout-resume.service"
 _ENTRY = re.compile(r"^\s*(menuentry|submenu)\s+(['\"])(.*?)\2.*\{\s*$")
@@ -48,19 +59,50 @@ def grub_entry(grub_cfg: str, release: str) -> str | None:
     return None
 
 
-def switch_next_boot(release: str, root: Path = Path("/")) -> str:
-    """Make GRUB boot `release` once, next time; returns the one-line undo."""
+def next_boot_journal() -> Journal:
+    """The journal of changes meant to outlive this process, until the boot they are for."""
+    directory = journal_dir() / "next-boot"
+    directory.mkdir(exist_ok=True)
+    return Journal(directory)
+
+
+def undo_next_boot() -> tuple[list[str], list[str]]:
+    """Undo every next-boot change shootout made (doctor; a resumed run, whose boot used them)."""
+    return recover(journal_dir() / "next-boot", alive_too=True)
+
+
+def switch_next_boot(want: KernelWant, config: str, journal: Journal, root: Path = Path("/")) -> str:
+    """Make the next boot run `want`'s kernel, with the switch this machine has; the line to say."""
+    model = board(root) or ""
+    if model.startswith("Raspberry Pi"):
+        return write_tryboot(want, model, root, journal)
+    if under(root, "/boot/grub/grub.cfg").is_file():
+        return _grub_reboot(want, config, journal, root)
+    raise TargetError("--next-kernel: this machine boots neither through GRUB nor a Raspberry Pi's firmware",
+                      "boot the kernel the run names by hand")
+
+
+def _grub_reboot(want: KernelWant, config: str, journal: Journal, root: Path) -> str:
+    """Make GRUB boot the release once, next time."""
+    if any(c in want.release for c in "*?["):
+        raise UsageError(f"--next-kernel needs the exact release of {config}, not the pattern {want.release}",
+                         "name the kernel exactly: kernel:RELEASE (see uname -r under it)")
     if "GRUB_DEFAULT=saved" not in (read_text(root, "/etc/default/grub") or "").replace('"', ""):
         raise TargetError("grub-reboot needs GRUB_DEFAULT=saved in /etc/default/grub",
                           "set it and run update-grub, or boot the kernel by hand from GRUB's menu")
-    entry = grub_entry(read_text(root, "/boot/grub/grub.cfg") or "", release)
+    entry = grub_entry(read_text(root, "/boot/grub/grub.cfg") or "", want.release)
     if entry is None:
-        raise TargetError(f"GRUB's menu has no entry for kernel {release}", "install that kernel and run update-grub")
+        raise TargetError(f"GRUB's menu has no entry for kernel {want.release}", "install that kernel and run update-grub")
     tool = shutil.which("grub-reboot")
     if tool is None:
         raise ToolMissing("grub-reboot", "grub2-common")
-    subprocess.run([tool, entry], check=True, capture_output=True)
-    return "grub-editenv - unset next_entry"
+    undo = [shutil.which("grub-editenv") or "grub-editenv", "-", "unset", "next_entry"]
+    try:
+        journal.run(f"GRUB boots {want.release} next, once", [tool, entry], {"argv": undo})
+    except subprocess.CalledProcessError as exc:
+        raise TargetError(f"grub-reboot {entry} failed: {(exc.stderr or '').strip() or exc.returncode}",
+                          "run it by hand to see why") from None
+    return f"GRUB boots {want.release} next, once (undo: grub-editenv - unset next_entry, or shootout doctor)"
 
 
 def resume_unit(command: Sequence[str], environment: Mapping[str, str] | None = None) -> str:
@@ -75,35 +117,39 @@ def resume_unit(command: Sequence[str], environment: Mapping[str, str] | None = 
 
 
 def install_resume_unit(command: Sequence[str], environment: Mapping[str, str] | None = None,
-                        root: Path = Path("/")) -> str:
+                        root: Path = Path("/"), journal: Journal | None = None) -> str:
     """Enable the unit for the next boot (the symlink `systemctl enable` would make); returns the undo."""
     unit = under(root, f"/etc/systemd/system/{UNIT}")
-    unit.parent.mkdir(parents=True, exist_ok=True)
-    unit.write_text(resume_unit(command, environment))
     wants = unit.parent / "multi-user.target.wants"
-    wants.mkdir(exist_ok=True)
     link = wants / UNIT
-    link.unlink(missing_ok=True)
-    link.symlink_to(f"/etc/systemd/system/{UNIT}")
+
+    def install() -> None:
+        unit.parent.mkdir(parents=True, exist_ok=True)
+        unit.write_text(resume_unit(command, environment))
+        wants.mkdir(exist_ok=True)
+        link.unlink(missing_ok=True)
+        link.symlink_to(f"/etc/systemd/system/{UNIT}")
+
+    (journal or next_boot_journal()).change(f"{UNIT} resumes the run at the next boot",
+                                            [{"remove": str(link)}, {"remove": str(unit)}], install)
     return f"rm -f /etc/systemd/system/{UNIT} /etc/systemd/system/multi-user.target.wants/{UNIT}"
 
 
 def after_block(outcome: BlockOutcome, *, next_kernel: bool, resume_at_boot: bool, command: Sequence[str],
-                environment: Mapping[str, str] | None = None, root: Path = Path("/")) -> list[str]:
+                environment: Mapping[str, str] | None = None, root: Path = Path("/"),
+                journal: Journal | None = None) -> list[str]:
     """The opt-in steps for the next boot, each reported in one line with its undo."""
     if outcome.next_index is None:
         return []
     config = outcome.campaign.schedule[outcome.next_index]
-    want = outcome.campaign.wants[config]
     lines = []
+    if next_kernel or resume_at_boot:
+        journal = journal or next_boot_journal()
     if next_kernel:
-        if any(c in want.release for c in "*?["):
-            raise UsageError(f"--next-kernel needs the exact release of {config}, not the pattern {want.release}",
-                             "name the kernel exactly: kernel:RELEASE (see uname -r under it)")
-        undo = switch_next_boot(want.release, root)
-        lines.append(f"GRUB boots {want.release} next, once (undo: {undo})")
+        assert journal is not None
+        lines.append(switch_next_boot(outcome.campaign.wants[config], config, journal, root))
     if resume_at_boot:
-        undo = install_resume_unit(command, environment, root)
+        undo = install_resume_unit(command, environment, root, journal)
         lines.append(f"installed {UNIT}: the next boot measures block {outcome.next_index + 1} by itself "
-                     f"(undo: {undo})")
+                     f"(undo: {undo}, or shootout doctor)")
     return lines

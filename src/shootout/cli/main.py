@@ -63,8 +63,10 @@ def run(
     monitor: Annotated[bool, typer.Option(help="sample clock, temperature, load and steal during the run")] = True,
     across_boots: Annotated[bool, typer.Option("--across-boots", help="the configurations are kernels (kernel:RELEASE): measure one block of rounds per boot, A B B A …, and say which kernel to boot next")] = False,
     boots: Annotated[int, typer.Option(help="with --across-boots: how many boots (blocks) in all, a multiple of twice the kernels")] = 4,
-    next_kernel: Annotated[bool, typer.Option("--next-kernel", help="with --across-boots: make GRUB boot the next scheduled kernel once (grub-reboot)")] = False,
+    next_kernel: Annotated[bool, typer.Option("--next-kernel", help="with --across-boots: boot the next scheduled kernel once: GRUB's grub-reboot, or a Raspberry Pi's tryboot.txt (then reboot '0 tryboot'); undo with shootout doctor")] = False,
     resume_at_boot: Annotated[bool, typer.Option("--resume-at-boot", help="with --across-boots: install a one-shot systemd unit that measures the next block after the reboot")] = False,
+    price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE, e.g. ssh:host-a=0.408: stored with the run; show and report add performance per price (repeatable, every configuration)")] = [],
+    price_unit: Annotated[str, typer.Option(help="with --price: what a price is, e.g. '$/h' or '$'")] = "$/h",
     emulate: Annotated[bool, typer.Option("--emulate", help="run vm: configurations under TCG where KVM is not hardware-backed (function only: results marked emulated, no verdicts)")] = False,
     db: DbOption = None,
 ) -> None:
@@ -111,7 +113,8 @@ def run(
             confidence=options.confidence(confidence), experiment=experiment or "", partial=partial,
         )
         with err_console.status("preparing configurations") as status:
-            request = build_request(Wish(config, workload, suite, file, experiment, settings, emulate=emulate),
+            request = build_request(Wish(config, workload, suite, file, experiment, settings, emulate=emulate,
+                                         prices=price, price_unit=price_unit),
                                     lambda text: err_console.print(escape(text), soft_wrap=True),
                                     progress=_preparing(status))
         check_settings(request, load_noise_floor(store, {"machine_id": machine_id(), "hostname": hostname()}))
@@ -158,9 +161,18 @@ def _across_boots(store, stored, request, boots: int):
     """A run across boots, planned and checked before the load gate: the first block's
     campaign, or the resumption after a reboot; None for any other run."""
     from shootout.boots import campaign
+    from shootout.boots.switch import undo_next_boot
 
     if stored is not None:
-        return campaign.prepare_resume(store, stored) if campaign.campaign_of(stored) else None
+        if not campaign.campaign_of(stored):
+            return None
+        step = campaign.prepare_resume(store, stored)
+        undone, errors = undo_next_boot()  # the kernel switch and resume unit were for this boot
+        for what in undone:
+            err_console.print(f"this boot used it, now undone: {escape(what)}")
+        for problem in errors:
+            err_console.print(f"[red]could not undo[/]: {escape(problem)}")
+        return step
     return campaign.plan(request.configs, boots) if request is not None else None
 
 
@@ -377,36 +389,32 @@ def compare(refs: Annotated[list[str], typer.Argument(help="runs to compare: 3 7
 def report(refs: Annotated[list[str], typer.Argument(help="one run, or several to compare (3 5 vs 7 9)")] = ["last"],
            format: Annotated[str, typer.Option("--format", help="html, md (or markdown), png or svg")] = "html",
            out: Annotated[Path, typer.Option("--out", help="directory to write into")] = Path("shootout-report"),
-           price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE for performance per dollar (repeatable)")] = [],
-           price_unit: Annotated[str, typer.Option(help="what a price is, e.g. '$/h' or '$'")] = "$/h",
+           price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE for performance per dollar (repeatable; default: the prices given to run --price)")] = [],
+           price_unit: Annotated[Optional[str], typer.Option(help="what a price is, e.g. '$/h' or '$' (default: the run's, else $/h)")] = None,
            db: DbOption = None) -> None:
     """Write a report people would rather look at: charts with CI whiskers, HTML or Markdown."""
     from shootout.report.files import write_report
+    from shootout.report.perdollar import parse_prices, stored_prices
 
     store = _store(db)
     analysis = _analysis(store, store.get_run(refs[0])) if len(refs) == 1 else _compared(store, refs, False)
-    prices = {}
-    for item in price:
-        name, _, value = item.rpartition("=")
-        try:
-            prices[name] = float(value)
-        except ValueError:
-            raise UsageError(f"--price {item!r} is not CONFIG=PRICE", "e.g. --price run3:host=0.408") from None
-    unknown = set(prices) - {c.name for c in analysis.configs}
-    if unknown:
-        raise UsageError(f"--price names unknown configuration(s) {', '.join(sorted(unknown))}",
-                         "use: " + ", ".join(c.name for c in analysis.configs))
-    for path in write_report(analysis, out, format, prices=prices or None, price_unit=price_unit):
+    prices, unit = parse_prices(price, [c.name for c in analysis.configs]), price_unit or "$/h"
+    if not prices and (stored := stored_prices(analysis)) is not None:
+        prices, unit = stored[0], price_unit or stored[1]
+    for path in write_report(analysis, out, format, prices=prices or None, price_unit=unit):
         console.print(f"wrote {path}")
 
 
 @app.command()
 def doctor() -> None:
     """Tools present or missing (with the package to install); undo changes left by a killed run."""
+    from shootout.boots.switch import undo_next_boot
     from shootout.doctor import tool_report
     from shootout.system.journal import recover
 
     undone, errors = recover()
+    boot_undone, boot_errors = undo_next_boot()  # --next-kernel's switch, --resume-at-boot's unit
+    undone, errors = undone + boot_undone, errors + boot_errors
     for what in undone:
         console.print(f"undid: {escape(what)}")
     for problem in errors:

@@ -1,19 +1,27 @@
 """An emulated slow device: `scratch = { fs = ..., throttle = "30MB/s" }` limits the scratch's
 loop device to that many bytes per second, read and write (a Pi's USB 2 link, here).
 
-How, and why this way: the limit is a cgroup v1 blkio.throttle rule on the *root* of the blkio
-hierarchy for the scratch's own loop device. A rule in a child cgroup limits only I/O its
-processes submit themselves (direct I/O, fsync), not background writeback by the flusher
-threads or btrfs's compression workers, which run in the root group; a rule at the root
-limits every byte that reaches the device, whoever submits it. Measured on this machine
+How, and why this way. Where cgroup2 offers the io controller, the limit is `io.max` on the
+scratch's own loop device in a cgroup made for it, and every trial on that configuration runs
+in that cgroup (a wrapper moves the trial there); the group also gets the memory controller
+where cgroup2 has it, because cgroup2 charges buffered writeback to the group that dirtied the
+pages only when memory and io are both enabled. io.max cannot be set at a cgroup2 root.
+Otherwise (a v1 blkio hierarchy: this machine, whose cgroup2 has no controllers) the limit
+is a cgroup v1 blkio.throttle rule on the *root* of the blkio hierarchy for the scratch's own
+loop device. A rule in a child cgroup limits only I/O its processes submit themselves
+(direct I/O, fsync), not background writeback by the flusher threads or btrfs's compression
+workers, which run in the root group; a rule at the root limits every byte that reaches the
+device, whoever submits it. Measured on this machine
 (kernel 6.18, hybrid cgroups): 100 MiB through a 30 MB/s rule took 3.4 s with conv=fsync,
-3.2 s with oflag=direct, and `sync` after a buffered write took 3.4 s. The device is one
-shootout made for this run, so a device-wide rule limits nothing else. cgroup2's io.max
-cannot be set at its root (it needs a child group and a wrapper); machines with cgroup2
-alone are told so (not implemented yet).
+3.2 s with oflag=direct, and `sync` after a buffered write took 3.4 s; with the rule in a
+child group instead, `sync` (from outside it) after 100 MB written buffered inside it took
+0.36 s: writeback passed unthrottled. The device is one shootout made for this run, so a
+device-wide rule limits nothing else.
 
-The rule is journalled (undone at the end of the run, by `shootout doctor` after a kill) and
-belongs to the scratch area, so it is lifted before the loop device is let go.
+The rule (v1) or the cgroup holding it (v2) is journalled (undone at the end of the run, by
+`shootout doctor` after a kill) and belongs to the scratch area, so it is lifted before the
+loop device is let go. On cgroup2 a process is in one group only, so a configuration with a
+memory limit as well is refused there.
 """
 
 from __future__ import annotations
@@ -40,6 +48,24 @@ def blkio_root() -> Path | None:
     """The root of the cgroup v1 hierarchy holding blkio, or None."""
     found = cgroups.layout().holding("io")
     return found.mount if found is not None and found.version == 1 else None
+
+
+def io_max_line(device: str, bps: int) -> str:
+    return f"{device} rbps={bps} wbps={bps}"
+
+
+def read_io_max(group: Path, device: str) -> dict[str, int]:
+    """cgroup2 io.max of one device, in read_rules' terms ("max": unlimited, absent)."""
+    out = {}
+    for line in (group / "io.max").read_text().splitlines():
+        name, *limits = line.split()
+        if name != device:
+            continue
+        for item in limits:
+            key, _, value = item.partition("=")
+            if key in ("rbps", "wbps") and value.isdigit():
+                out[{"rbps": "read_bps", "wbps": "write_bps"}[key]] = int(value)
+    return out
 
 
 def parse_rate(text: Any, where: str) -> int:
@@ -81,14 +107,17 @@ class ThrottlePart(Part):
         if "fs" not in scratch:
             raise UsageError(f"{where}: throttle needs a filesystem in a file (a loop device of this run's own)",
                              _HINT)
-        return {"bps": parse_rate(scratch["throttle"], where)}
+        return {"bps": parse_rate(scratch["throttle"], where), "with_memory": "memory" in table}
 
     def problem(self, spec: dict[str, Any]) -> str | None:
         if os.geteuid() != 0:
             return "a scratch throttle needs root"
-        if blkio_root() is None:
-            return ("a scratch throttle needs the cgroup v1 blkio controller (this machine has none; "
-                    "cgroup2 io.max is not supported yet)")
+        io = cgroups.layout().holding("io")
+        if io is None:
+            return "a scratch throttle needs the io controller (cgroup2) or blkio (cgroup v1); this machine has neither"
+        if io.version == 2 and spec.get("with_memory"):
+            # A process is in one cgroup2 group: the throttle's or the memory limit's, not both.
+            return "a scratch throttle and a memory limit together need cgroup v1 blkio (with cgroup2 io.max, not yet)"
         return None
 
     def open(self, configs: Sequence[Config], journal: Journal) -> PartSession | None:
@@ -97,11 +126,15 @@ class ThrottlePart(Part):
 
 
 class _Session(PartSession):
-    def __init__(self, journal: Journal, configs: list[Config]) -> None:
+    def __init__(self, journal: Journal, configs: list[Config], where: cgroups.Layout | None = None) -> None:
         self.journal = journal
         self.by_name = {c.name: c for c in configs}
-        self.root = blkio_root()
-        self.entries: dict[int, int] = {}  # id(area) -> journal entry of its rule
+        self.where = where or cgroups.layout()
+        io = self.where.holding("io")
+        self.v2 = io is not None and io.version == 2
+        self.root = io.mount if io is not None else None
+        self.entries: dict[int, int] = {}  # id(area) -> journal entry of its rule (v1) or cgroup (v2)
+        self.groups: dict[int, cgroups.Cgroup] = {}  # v2: id(area) -> the cgroup its trials run in
 
     def _throttled_area(self, config: Config) -> tuple[ScratchArea, int] | None:
         from shootout.configs import aa_original  # configs imports the parts
@@ -118,6 +151,12 @@ class _Session(PartSession):
             return
         area, bps = found
         device = device_number(area)
+        entry = self._limit_v2(device, bps, id(area)) if self.v2 else self._limit_v1(device, bps)
+        area.entries.append(entry)  # lifted by the area's close, before its loop device goes
+        self.entries[id(area)] = entry
+
+    def _limit_v1(self, device: str, bps: int) -> int:
+        assert self.root is not None
         files = [str(self.root / name) for name in RULES]
         lift = {"argv": ["sh", "-c", 'd=$1; shift; for f; do echo "$d 0" > "$f"; done',
                          "shootout-throttle-lift", device, *files], "tolerate_failure": True}
@@ -126,26 +165,48 @@ class _Session(PartSession):
             for name in files:
                 Path(name).write_text(f"{device} {bps}")
 
-        entry = self.journal.change(f"throttle the scratch device {device} to {bps} bytes/s", lift, limit)
-        area.entries.append(entry)  # lifted by the area's close, before its loop device goes
-        self.entries[id(area)] = entry
+        return self.journal.change(f"throttle the scratch device {device} to {bps} bytes/s", lift, limit)
+
+    def _limit_v2(self, device: str, bps: int, key: int) -> int:
+        """A cgroup for the area's trials with io.max on its device; removing the group lifts the limit."""
+        unified = self.where.unified
+        wanted = ["io"] + (["memory"] if unified is not None and "memory" in unified.controllers else [])
+        group = cgroups.create(self.journal, self.where, cgroups.unique_name("shootout-throttle"), wanted)
+        group.write("io", "io.max", io_max_line(device, bps))
+        self.groups[key] = group
+        return group.entry
+
+    def wrap(self, config: Config) -> list[str]:
+        found = self._throttled_area(config)
+        group = self.groups.get(id(found[0])) if found is not None else None
+        return group.enter_argv([]) if group is not None else []
 
     def in_force(self, config: Config) -> dict[str, Any]:
         found = self._throttled_area(config)
         if found is None or self.root is None:
             return {}
+        if self.v2:
+            group = self.groups.get(id(found[0]))
+            return read_io_max(group.path("io"), device_number(found[0])) if group is not None else {}
         return read_rules(self.root, device_number(found[0]))
 
     def facts(self, config: Config) -> dict[str, Any]:
         if (found := self._throttled_area(config)) is None:
             return {}
-        return {"device": device_number(found[0]), "bytes_per_s": found[1],
-                "mechanism": f"cgroup v1 {RULES[0]} and {RULES[1]} at {self.root} (device-wide: "
-                             "direct I/O, fsync and background writeback alike)"}
+        if self.v2:
+            group = self.groups.get(id(found[0]))
+            where = group.path("io") if group else "(not made yet)"
+            mechanism = (f"cgroup2 io.max in {where}, which the trials run in (with the memory controller, "
+                         "so their buffered writeback is charged to it)")
+        else:
+            mechanism = (f"cgroup v1 {RULES[0]} and {RULES[1]} at {self.root} (device-wide: "
+                         "direct I/O, fsync and background writeback alike)")
+        return {"device": device_number(found[0]), "bytes_per_s": found[1], "mechanism": mechanism}
 
     def close(self) -> list[str]:
         errors: list[str] = []
         for entry in self.entries.values():
             errors += self.journal.undo_entry(entry)
         self.entries.clear()
+        self.groups.clear()
         return errors

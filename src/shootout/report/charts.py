@@ -72,7 +72,7 @@ def median_ci(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[
     return low, high
 
 
-def _render(fig: Figure, fmt: str, salt: str, text_as_paths: bool) -> bytes:
+def render(fig: Figure, fmt: str, salt: str, text_as_paths: bool) -> bytes:
     if fmt not in FORMATS:
         raise UsageError(f"unknown chart format {fmt!r}", "use svg or png")
     buf = io.BytesIO()
@@ -99,7 +99,7 @@ def _wrap(label: str, width: int = 16) -> str:
     return "\n".join(textwrap.wrap(label, width)) or label
 
 
-def _literal_text(func: Callable[P, bytes]) -> Callable[P, bytes]:
+def literal_text(func: Callable[P, bytes]) -> Callable[P, bytes]:
     """Build the figure with math text off: labels such as "sh -c 'exit $x'" stay literal."""
 
     @functools.wraps(func)
@@ -110,7 +110,7 @@ def _literal_text(func: Callable[P, bytes]) -> Callable[P, bytes]:
     return wrapper
 
 
-@_literal_text
+@literal_text
 def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_paths: bool = True) -> bytes:
     """Bars from zero, one per configuration and a panel per metric, with median CIs."""
     rows = [r for r in metric_rows(analysis) if r.workload == workload]
@@ -176,7 +176,7 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
     captions.append("Bars start at zero; whiskers: 95% CI of each median (distribution-free, order statistics). "
                     f"Percentages: {kind} speed-up estimate over the baseline.")
     fig.supxlabel("\n".join(textwrap.fill(c, 110) for c in captions), fontsize=8, color="#444444")
-    return _render(fig, fmt, f"workload-{workload}", text_as_paths)
+    return render(fig, fmt, f"workload-{workload}", text_as_paths)
 
 
 def _log_ticks(ax, low: float, high: float) -> None:
@@ -220,7 +220,7 @@ def _summary_rows(analysis: Analysis, config: str) -> list[tuple[str, Estimate |
     return rows
 
 
-@_literal_text
+@literal_text
 def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = True) -> bytes:
     """Speed-up over the baseline of every workload's headline metric, log axis, one panel per config."""
     base = baseline(analysis)
@@ -285,7 +285,7 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
     n = len(headline_comparisons(analysis, rest[0].name))
     scope = f"each of {workloads(n)}" if n != 1 else "1 workload"
     fig.suptitle(f"Speed-up over {base.display}, headline metric of {scope}", fontsize=11, fontweight="bold")
-    return _render(fig, fmt, "summary", text_as_paths)
+    return render(fig, fmt, "summary", text_as_paths)
 
 
 SUMMARY_KEY = "(summary)"  # key of the summary chart in chart_names(); no workload has parentheses

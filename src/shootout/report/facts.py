@@ -14,6 +14,8 @@ def flatten(facts: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in facts.items():
         name = f"{prefix}{key}"
+        if key == "monitor_samples":
+            continue  # drawn in the report's timeline (report/timeline.py), not listed
         if isinstance(value, Mapping):
             out.update(flatten(value, f"{name}."))
         elif isinstance(value, (list, tuple)):

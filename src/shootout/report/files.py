@@ -9,6 +9,7 @@ from shootout.errors import UsageError
 from shootout.report import charts
 from shootout.report.html import render_html
 from shootout.report.markdown import render_markdown
+from shootout.report.timeline import TIMELINE_KEY, timeline_chart
 
 REPORT_FORMATS = ("html", "md", "png", "svg")
 # Other spellings people type for the same formats (case is ignored too).
@@ -34,7 +35,7 @@ def write_report(
     """Write the report for `shootout report --format html|md|png|svg --out DIR`.
 
     html: report.html (self-contained); md: report.md plus its PNG charts; png/svg: the
-    charts only. Returns the paths written. Everything is rendered before anything is
+    charts only (with the monitors' timeline when something was sampled). Returns the paths written. Everything is rendered before anything is
     written, so a rendering error leaves the directory untouched.
     """
     fmt = report_format(fmt)
@@ -47,6 +48,9 @@ def write_report(
         for key, name in names.items():
             files[name] = (charts.summary_chart(analysis, ext) if key == charts.SUMMARY_KEY
                            else charts.workload_chart(analysis, key, ext))
+        if (timeline := timeline_chart(analysis, ext)) is not None:
+            names[TIMELINE_KEY] = f"timeline.{ext}"
+            files[names[TIMELINE_KEY]] = timeline
         if fmt == "md":
             files["report.md"] = render_markdown(analysis, names, prices, price_unit).encode("utf-8")
     try:

@@ -12,9 +12,11 @@ from markupsafe import Markup, escape
 
 import shootout
 from shootout.analysis import Analysis, Comparison
-from shootout.report import charts
+from shootout.report import amounts, charts
+from shootout.report.amounts import amount_table
 from shootout.report.facts import config_facts, machine_facts
 from shootout.report.perdollar import per_dollar
+from shootout.report.timeline import timeline_chart
 from shootout.report.text import (
     all_notes,
     baseline,
@@ -248,6 +250,7 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
     columns, rows, foot = _table(analysis)
     cfacts = config_facts(analysis)
     summary_svg = inline_svg(charts.summary_chart(analysis, "svg", text_as_paths=False)) if others(analysis) else None
+    timeline = timeline_chart(analysis, "svg", text_as_paths=False)
     return _ENV.get_template("report.html.j2").render(
         title="shootout: " + " vs ".join(c.display for c in analysis.configs),
         subtitle=subtitle(analysis),
@@ -255,6 +258,7 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
         notes=[f"During the run: {line}" for line in analysis.conditions] + all_notes(analysis),
         explanation=analysis.explanation,
         summary_svg=summary_svg,
+        timeline_svg=inline_svg(timeline) if timeline is not None else None,
         baseline=baseline(analysis).display,
         confidence=conf,
         threshold=f"{analysis.threshold * 100:g}",
@@ -262,6 +266,9 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
         columns=columns,
         rows=rows,
         foot=foot,
+        amounts=amount_table(analysis),
+        amounts_title=amounts.TITLE,
+        amounts_intro=amounts.INTRO,
         per_dollar=_per_dollar(analysis, prices, price_unit),
         workloads=_workloads(analysis),
         config_facts=cfacts,

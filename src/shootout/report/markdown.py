@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import statistics
-
 from shootout.analysis import Analysis
-from shootout.report import charts
+from shootout.report import amounts, charts
+from shootout.report.amounts import amount_table
 from shootout.report.facts import config_facts, machine_facts
 from shootout.report.html import method_items, subtitle
 from shootout.report.perdollar import per_dollar
+from shootout.report.timeline import TIMELINE_KEY
 from shootout.report.text import (
     all_notes,
     baseline,
@@ -81,19 +81,11 @@ def _results(analysis: Analysis) -> list[str]:
 
 
 def _amounts(analysis: Analysis) -> list[str]:
-    """Recorded amounts (shootout.amounts): per configuration, the median over rounds and its interval."""
-    if not analysis.amounts:
-        return []
-    rows = []
-    for a in analysis.amounts:
-        i = a.interval
-        median = fmt_value(i.median if i else statistics.median(a.values), a.unit)
-        spread = f"[{fmt_value(i.low, a.unit)}, {fmt_value(i.high, a.unit)}]" if i else f"({len(a.values)} rounds: no interval)"
-        rows.append([a.workload, a.name, display(analysis, a.config), f"{median} {spread}", a.description])
-    return ["## Recorded amounts", "",
-            "What the trials counted that may be zero: the median over rounds with a distribution-free interval "
-            "(order statistics, at the run's confidence); not speed-ups. A workload's guard (tabs lost) decides its verdict first.", "",
-            *_table(["Workload", "Amount", "Configuration", "Median [interval]", "What"], ["l", "l", "l", "r", "l"], rows)]
+    table = amount_table(analysis)
+    rows = [[r.workload, r.amount, *(str(c) if c else "\u2014" for c in r.cells), r.description] for r in table.rows]
+    return [f"## {amounts.TITLE}", "", amounts.INTRO, "",
+            *_table(["Workload", "Amount", *table.columns, "What"],
+                    ["l", "l", *["r"] * len(table.columns), "l"], rows)]
 
 
 def _facts(analysis: Analysis) -> list[str]:
@@ -177,5 +169,8 @@ def render_markdown(
                 notes = "".join(f" \u26a0 {n}." for n in notes_of(comp))
                 lines.append(f"- {r.metric}: {change_phrase(comp, analysis)}; {fmt_estimate(comp.estimate)}.{notes}")
     lines += ["", "## Conditions", ""] + _facts(analysis)
+    if TIMELINE_KEY in chart_names:
+        lines += ["", (f"![During the run: clock, temperature, steal and throttling as each machine's monitor "
+                       f"sampled them]({chart_names[TIMELINE_KEY]})")]
     lines += ["", "## Method", ""] + [f"- {item}" for item in method_items(analysis)]
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ geomean speed-up, which is already unit-free.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from shootout.analysis import Analysis
@@ -22,8 +23,25 @@ from shootout.report.text import baseline, headline_comparisons, iter_summaries,
 from shootout.stats import Estimate, verdict
 
 
-def _check_prices(analysis: Analysis, prices: dict[str, float]) -> None:
-    missing = [c.name for c in analysis.configs if c.name not in prices]
+def parse_prices(items: Sequence[str], names: Sequence[str]) -> dict[str, float]:
+    """`--price CONFIG=PRICE` (repeatable) -> {config: price}; a bad item or an unknown name is
+    refused in one line (`run` and `report` take the same option)."""
+    prices = {}
+    for item in items:
+        name, _, value = item.rpartition("=")
+        try:
+            prices[name] = float(value)
+        except ValueError:
+            raise UsageError(f"--price {item!r} is not CONFIG=PRICE", "e.g. --price ssh:host-a=0.408") from None
+    unknown = set(prices) - set(names)
+    if unknown:
+        raise UsageError(f"--price names unknown configuration(s) {', '.join(sorted(unknown))}",
+                         "use: " + ", ".join(names))
+    return prices
+
+
+def check_prices(names: Sequence[str], prices: dict[str, float]) -> None:
+    missing = [name for name in names if name not in prices]
     if missing:
         raise UsageError(
             f"no price for configuration {', '.join(missing)}",
@@ -71,7 +89,7 @@ def per_dollar(analysis: Analysis, prices: dict[str, float], price_unit: str) ->
     perf_per_price > 1: the configuration gives more performance per unit of price than
     the baseline. The geomean row has workload "geomean" and metric "headline".
     """
-    _check_prices(analysis, prices)
+    check_prices([c.name for c in analysis.configs], prices)
     rows = []
     for cfg in others(analysis):
         for comp in headline_comparisons(analysis, cfg.name):
@@ -79,3 +97,25 @@ def per_dollar(analysis: Analysis, prices: dict[str, float], price_unit: str) ->
     for summary in iter_summaries(analysis):
         rows.append(_row(analysis, "geomean", "headline", summary.config, summary.geomean, prices, price_unit))
     return rows
+
+
+def stored_prices(analysis: Analysis) -> tuple[dict[str, float], str] | None:
+    """The prices `run --price` stored with the run, for a one-run analysis (a comparison
+    across runs renames its configurations: it takes `report --price`)."""
+    if len(analysis.runs) != 1 or not analysis.runs[0].settings.prices:
+        return None
+    settings = analysis.runs[0].settings
+    return dict(settings.prices), settings.price_unit
+
+
+def price_lines(analysis: Analysis, prices: dict[str, float], price_unit: str) -> list[str]:
+    """The geomean rows in words, for the terminal: one line per configuration."""
+    listed = ", ".join(f"{c.display} {prices[c.name]:g}" for c in analysis.configs)
+    lines = [f"prices ({price_unit}): {listed}"]
+    for r in per_dollar(analysis, prices, price_unit):
+        if r["workload"] != "geomean" or r["perf_per_price"] is None:
+            continue
+        lines.append(f"performance per {price_unit} of {r['config']} over {r['baseline']}: "
+                     f"{r['perf_per_price']:.3f}\u00d7 [{r['ppp_low']:.3f}, {r['ppp_high']:.3f}] ({r['verdict']}; "
+                     f"geomean speed-up {r['speedup']:.3f}\u00d7 \u00f7 price ratio {r['price_ratio']:.3f})")
+    return lines

@@ -10,7 +10,9 @@ By default one row per workload: its headline metric, the only kind with a verdi
 `all_metrics` adds the sub-metrics, estimates with intervals and no verdict.
 Machine-wide conditions come first; after the table the summary sentence, a named
 experiment's comparison with its write-up, then the legend (the rule behind the verdict
-intervals, notes such as what is compared or what the geomean leaves out).
+intervals, notes such as what is compared or what the geomean leaves out). Last, when the
+run recorded amounts (tabs lost, stall time: report/amounts.py), their table: on a narrow
+terminal one line per amount and configuration, without the descriptions.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from rich.text import Text
 
 from shootout.analysis import WITHIN_RUN, Analysis
 from shootout.model import Config
+from shootout.report import amounts
+from shootout.report.amounts import AmountTable, amount_table
+from shootout.report.perdollar import price_lines, stored_prices
 from shootout.report.text import (
     MetricRow,
     all_notes,
@@ -206,10 +211,15 @@ def show(analysis: Analysis, console: Console, all_metrics: bool = False) -> Non
     rows = shown_rows(analysis, all_metrics)
     head = [_title(analysis)] + [f"during the run: {line}" for line in analysis.conditions]
     sentences = [summary_sentence(analysis, s) for s in iter_summaries(analysis)]
+    if others(analysis) and (stored := stored_prices(analysis)) is not None:
+        sentences += price_lines(analysis, *stored)
     legend = _legend(analysis, rows, all_metrics)
+    recorded = amount_table(analysis)
     if not console.is_terminal:
         tail = [*sentences, *analysis.explanation, *legend]
         console.file.write(plain_text(head, wide_table(analysis, rows, all_metrics, plain=True), tail))
+        if recorded.rows:
+            console.file.write(plain_text([f"{amounts.TITLE}: {amounts.INTRO}"], amounts_table(recorded, plain=True), []))
         return
     for line in head:
         console.print(line, style="bold" if line == head[0] else "yellow", highlight=False, markup=False)
@@ -233,6 +243,43 @@ def show(analysis: Analysis, console: Console, all_metrics: bool = False) -> Non
     for lines, style in ((sentences, "bold"), (analysis.explanation, ""), (legend, "dim")):
         for line in lines:
             console.print(line, style=style, highlight=False, markup=False)
+    if recorded.rows:
+        console.print()
+        console.print(f"{amounts.TITLE}: {amounts.INTRO}", highlight=False, markup=False)
+        wide = amounts_table(recorded, plain=False)
+        console.print(wide if _width(console, wide) <= console.width else narrow_amounts_table(recorded))
+
+
+def amounts_table(recorded: AmountTable, *, plain: bool) -> Table:
+    """Every configuration's recorded amounts side by side, with what each amount is."""
+    table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=not plain)
+    table.add_column("workload", no_wrap=True)
+    table.add_column("amount", no_wrap=True)
+    for name in recorded.columns:
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("what", no_wrap=plain)
+    for row in recorded.rows:
+        table.add_row(row.workload, row.amount, *(DASH if c is None else str(c) for c in row.cells), row.description)
+    return table
+
+
+def narrow_amounts_table(recorded: AmountTable) -> Table:
+    """For 80 columns: one line per amount and configuration, no descriptions; each
+    workload's name on a line of its own above its amounts."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("amount", overflow="fold")
+    table.add_column("config", overflow="fold")
+    table.add_column("median", justify="right", no_wrap=True)
+    table.add_column("interval", no_wrap=True)
+    workload = None
+    for row in recorded.rows:
+        if row.workload != workload:
+            table.add_row(Text(row.workload, style="bold"))
+            workload = row.workload
+        shown = [(name, c) for name, c in zip(recorded.columns, row.cells, strict=True) if c is not None]
+        for i, (name, cell) in enumerate(shown):
+            table.add_row(row.amount if i == 0 else "", name, cell.median, cell.interval)
+    return table
 
 
 def plain_text(head: list[str], table: Table, tail: list[str]) -> str:

@@ -232,21 +232,22 @@ def _alive(path: Path) -> bool:
     return start is not None and abs(start * 1000 - int(started)) < 2000
 
 
-def leftovers(directory: Path | None = None) -> list[LeftOver]:
-    """Journals of shootout processes that died without undoing their changes."""
+def leftovers(directory: Path | None = None, alive_too: bool = False) -> list[LeftOver]:
+    """Journals of shootout processes that died without undoing their changes (alive_too: of
+    live ones too, for changes meant to outlive their process, such as the next boot's)."""
     found = []
     for path in sorted((directory or journal_dir()).glob("*.jsonl")):
-        if _alive(path):
+        if not alive_too and _alive(path):
             continue
         found.append(LeftOver(path, int(path.stem.split("-")[0]), _read(path)))
     return found
 
 
-def recover(directory: Path | None = None) -> tuple[list[str], list[str]]:
+def recover(directory: Path | None = None, alive_too: bool = False) -> tuple[list[str], list[str]]:
     """Undo what killed runs left behind. Returns (descriptions undone, errors)."""
     undone: list[str] = []
     errors: list[str] = []
-    for left in leftovers(directory):
+    for left in leftovers(directory, alive_too):
         for entry in reversed(left.entries):
             for step in entry["undo"]:
                 if (err := _perform_undo(step)) is not None:

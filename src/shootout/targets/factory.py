@@ -13,7 +13,7 @@ def target_problem(config: Config) -> str | None:
     if config.target == "vm" and config.option("emulate") != "yes":
         from shootout.vm.kvm import kvm_problem
 
-        if (problem := kvm_problem()) is not None:
+        if (problem := kvm_problem(guest=config.option("arch"))) is not None:
             return (f"no hardware KVM here ({problem}): a VM would measure the emulator, not the kernel; "
                     "pass --emulate to check that it works (results marked emulated, no verdicts)")
     return None

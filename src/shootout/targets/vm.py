@@ -1,7 +1,9 @@
 """A VM as a target: a Debian userspace image with a Debian kernel, booted by qemu, reached over SSH.
 
 `vm:debian:RELEASE:ARCH:FLAVOUR`, e.g. vm:debian:bookworm:i386:686-pae (32-bit kernel),
-vm:debian:bookworm:i386:amd64 (64-bit kernel, 32-bit userspace), vm:debian:bookworm:amd64:amd64.
+vm:debian:bookworm:i386:amd64 (64-bit kernel, 32-bit userspace), vm:debian:bookworm:amd64:amd64;
+on arm: vm:debian:bookworm:armhf:armmp-lpae, vm:debian:bookworm:armhf:arm64, vm:debian:bookworm:arm64:arm64
+(on an x86-64 host those run only emulated, --emulate).
 open() checks for hardware KVM (refused without it unless --emulate asked for TCG), builds
 or reuses the image, boots it and waits until its sshd answers with the image's own host
 key; from then on everything is the ssh target's. close() ends the ssh side, then qemu.
@@ -58,11 +60,11 @@ class VmTarget(SshTarget):
         if self.vm is not None:
             return
         opt = self.config.option
-        self.accel = choose_accel(emulate=opt("emulate") == "yes")
         release, arch, flavour = opt("release"), opt("arch"), opt("flavour")
         if not (release and arch and flavour):
             raise UsageError(f"configuration {self.config.name} lacks release, arch or flavour",
                              "use vm:debian:RELEASE:ARCH:KERNEL")
+        self.accel = choose_accel(emulate=opt("emulate") == "yes", guest=arch)
         from shootout.userspace.configs import (
             userspace_config,  # creates the userspace on first use
         )

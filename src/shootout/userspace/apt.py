@@ -99,7 +99,11 @@ def refresh(target: ChrootTarget, components: Sequence[str] = ()) -> list[str]:
 def update_warnings(done: ProcResult, name: str, release: str) -> list[str]:
     failed = [(m.group(1), m.group(2)) for line in (done.stdout + "\n" + done.stderr).splitlines()
               if (m := _FAILED.match(line.strip()))]
-    if any(f"/dists/{release}/" in url for url, _ in failed) or (done.exit_status != 0 and not failed):
+    own = next(((url, why) for url, why in failed if f"/dists/{release}/" in url), None)
+    if own is not None:  # the release's own index: name the mirror that failed
+        raise TargetError(f"apt-get update failed in {name}: {own[0].split('/dists/')[0]} gave no {release} index "
+                          f"({_IP.sub('', own[1]).strip()[:80] or 'failed'})", "check the network connection to the mirror")
+    if done.exit_status != 0 and not failed:
         raise TargetError(f"apt-get update failed in {name}: {done.stderr_tail(1) or done.exit_status}",
                           "check the network connection to the mirror")
     return [f"{name}: apt ignored {url.split('/dists/')[-1]} ({_IP.sub('', why).strip()[:80] or 'failed'}); "

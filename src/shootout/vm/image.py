@@ -4,7 +4,8 @@
      steps below write lands in the overlay's upper directory: no copy of the whole tree
      to make and delete), mounted in this process's private mount namespace (journalled;
      gone with the process even after a kill);
-  2. apt installs the kernel package, openssh-server, iproute2 and kmod; a 64-bit kernel
+  2. apt-get update (a failed release index is an error naming the mirror, a failed -updates or
+     -security a warning kept in the image's meta); apt installs the kernel package, openssh-server, iproute2 and kmod; a 64-bit kernel
      for a 32-bit userspace comes through multiarch (linux-image-amd64:amd64 on i386); the
      initramfs holds only the virtio and ext4 modules (MODULES=list);
   3. the init script, a fresh client key in root's authorized_keys, the guest's host key
@@ -33,31 +34,57 @@ from shootout.errors import TargetError, ToolMissing
 from shootout.paths import cache_dir
 from shootout.system.journal import Journal
 from shootout.targets.base import CLEAN_PATH
+from shootout.targets.process import ProcResult
+from shootout.userspace.apt import update_warnings
+from shootout.userspace.binfmt import ensure_emulation
 from shootout.userspace.mounts import mount, safe_rmtree
 from shootout.userspace.registry import Userspace
+from shootout.vm.kvm import GUEST_FAMILY
 
 RECIPE = 3  # bump when the image contents change, so cached images are rebuilt
 VM_PACKAGES = ("openssh-server", "iproute2", "kmod")
 # Only what the guest needs to mount its root: an initramfs made in seconds, not a minute.
 INITRAMFS_MODULES = ("virtio_pci", "virtio_mmio", "virtio_blk", "virtio_net", "ext4")
+ARM_MODULES = ("pci-host-generic",)  # the PCIe host of qemu's arm `virt` board, where it is a module
 SPARE = 1.25  # the filesystem is this much larger than its contents, plus the fixed slack below
 SLACK_BYTES = 300 << 20
 
 Progress = Callable[[str], None]
 
-_INSTALL = r"""
+# Each step runs in a mount namespace of its own (gone with it) with the root's proc, sys, dev.
+_IN_ROOT = r"""
 set -e
-R=$1; PKG=$2; FOREIGN=$3; shift 3
+R=$1; shift
 mount -t proc proc "$R/proc"; mount -t sysfs sysfs "$R/sys"; mount --rbind /dev "$R/dev"
 ch() { chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"; }
-if [ -n "$FOREIGN" ]; then ch dpkg --add-architecture "$FOREIGN"; fi
-# a failing -updates/-security index (apt exits 100) leaves the release's: the check below
-# still says when the kernel package cannot be had
-ch apt-get update -qq || echo "shootout: apt-get update failed in part; going on" >&2
+"""
+# Its output is judged by userspace.apt.update_warnings: the release's own index failing is an
+# error naming the mirror; an extra suite (-updates, -security) failing is a warning.
+_UPDATE = _IN_ROOT + r"""
+if [ -n "$1" ]; then ch dpkg --add-architecture "$1"; fi
+ch apt-get -o Acquire::Retries=3 update
+"""
+_INSTALL = _IN_ROOT + r"""
+PKG=$1; shift
 if ! ch apt-cache show --no-all-versions "$PKG" >/dev/null 2>&1; then echo "shootout: no package $PKG" >&2; exit 3; fi
 ch apt-get install -y -q --no-install-recommends "$PKG" "$@"
 ch apt-get clean
 """
+
+
+def in_root(script: str, root: Path, *args: str) -> ProcResult:
+    """A recipe step in the image root, in a private mount namespace that dies with it."""
+    argv = ["setpriv", "--pdeathsig", "KILL", "unshare", "--mount", "--propagation", "private",
+            "sh", "-c", script, "sh", str(root), *args]
+    t0 = time.time()
+    done = subprocess.run(argv, capture_output=True, text=True)
+    return ProcResult(tuple(argv), done.returncode, done.stdout, done.stderr, time.time() - t0, 0.0, 0.0, 0, 0, t0)
+
+
+def update_lists(root: Path, userspace: Userspace, foreign: str | None) -> list[str]:
+    """`apt-get update` in the image root; the warnings for the image's meta, or a TargetError."""
+    done = in_root(_UPDATE, root, foreign or "")
+    return update_warnings(done, f"the VM image of {userspace.name}", userspace.release)
 
 
 @dataclass(frozen=True)
@@ -163,21 +190,24 @@ def _build(userspace: Userspace, flavour: str, work: Path, final: Path, journal:
         initramfs = root / "etc/initramfs-tools"
         (initramfs / "conf.d").mkdir(parents=True, exist_ok=True)
         (initramfs / "conf.d/shootout").write_text("MODULES=list\n")
-        (initramfs / "modules").write_text("\n".join(INITRAMFS_MODULES) + "\n")
+        arm = GUEST_FAMILY.get(userspace.arch) == "arm"
+        (initramfs / "modules").write_text("\n".join(INITRAMFS_MODULES + (ARM_MODULES if arm else ())) + "\n")
         t0 = time.monotonic()
         say(f"VM image: installing {package} in a copy of {userspace.name}")
-        done = subprocess.run(["setpriv", "--pdeathsig", "KILL", "unshare", "--mount", "--propagation", "private",
-                               "sh", "-c", _INSTALL, "sh", str(root), package, foreign or "", *VM_PACKAGES],
-                              capture_output=True, text=True)
-        if done.returncode == 3:
-            raise TargetError(f"there is no {package} for {userspace.meta.get('release')}/{userspace.arch}",
+        ensure_emulation(userspace.arch, journal)  # an arm userspace on x86-64: its apt runs under qemu-user
+        warnings = update_lists(root, userspace, foreign)
+        for line in warnings:
+            say(line)
+        done = in_root(_INSTALL, root, package, *VM_PACKAGES)
+        if done.exit_status == 3:
+            raise TargetError(f"there is no {package} for {userspace.release}/{userspace.arch}",
                               "pick a kernel flavour that exists there (e.g. 686-pae or amd64 on i386, amd64 on amd64)")
-        if done.returncode != 0:
+        if done.exit_status != 0:
             last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or ["no output"])[-1]
             raise TargetError(f"installing {package} into the VM image failed: {last}", "check the mirror and the space")
         seconds["install"] = time.monotonic() - t0
         t0 = time.monotonic()
-        meta = _configure(root, work, userspace, flavour, package)
+        meta = {**_configure(root, work, userspace, flavour, package), "apt_warnings": warnings}
         used = _tree_bytes(root)
         seconds["configure"] = time.monotonic() - t0
         t0 = time.monotonic()

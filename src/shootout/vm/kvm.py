@@ -4,7 +4,9 @@
 virtualization inside a cloud VM) guests run through an instruction emulator at about a
 million instructions per second, and stock Debian kernels did not reach init in 25
 minutes. Hardware KVM needs the CPU's vmx (Intel) or svm (AMD) flag and kvm_intel or
-kvm_amd; arm64 KVM needs the kernel to have booted in EL2 (it says so in the log).
+kvm_amd; arm64 KVM needs the kernel to have booted in EL2 (it says so in the log). And a
+guest of another architecture family than the host's (an arm64 guest on x86-64) can only
+ever be emulated.
 """
 
 from __future__ import annotations
@@ -35,9 +37,16 @@ def _flags(root: Path) -> set[str]:
     return set()
 
 
-def kvm_problem(root: Path = Path("/"), machine: str | None = None) -> str | None:
-    """Why hardware KVM cannot be used here, or None when it can."""
+# Debian architecture of a guest, `uname -m` of a host -> the family KVM can run natively.
+GUEST_FAMILY = {"amd64": "x86", "i386": "x86", "arm64": "arm", "armhf": "arm", "armel": "arm"}
+HOST_FAMILY = {"x86_64": "x86", "i686": "x86", "i386": "x86", "aarch64": "arm", "armv7l": "arm", "armv8l": "arm"}
+
+
+def kvm_problem(root: Path = Path("/"), machine: str | None = None, guest: str | None = None) -> str | None:
+    """Why hardware KVM cannot run a `guest` (Debian architecture) here, or None when it can."""
     machine = machine or os.uname().machine
+    if guest is not None and GUEST_FAMILY.get(guest) != HOST_FAMILY.get(machine):
+        return f"an {guest} guest on this {machine} machine can only be emulated"
     if not under(root, "/dev/kvm").exists():
         return "there is no /dev/kvm (the kvm module is not loaded, or this is a container)"
     if under(root, "/sys/module/kvm_pvm").exists():
@@ -53,9 +62,10 @@ def kvm_problem(root: Path = Path("/"), machine: str | None = None) -> str | Non
     return None
 
 
-def choose_accel(emulate: bool, root: Path = Path("/"), machine: str | None = None) -> Accel:
+def choose_accel(emulate: bool, root: Path = Path("/"), machine: str | None = None,
+                 guest: str | None = None) -> Accel:
     """KVM where it is hardware-backed; TCG only when the user asked for function only."""
-    problem = kvm_problem(root, machine)
+    problem = kvm_problem(root, machine, guest)
     if problem is None:
         return Accel("kvm", emulated=False, why_not_kvm=None)
     if not emulate:

@@ -1,7 +1,8 @@
 """Boot a VM image with qemu-system, reach it over SSH, shut it down.
 
 Every VM of a run gets the same shape (vCPUs, memory, CPU model: `host` under KVM, `max`
-under TCG), pinned to the same host cores where there are cores to spare, and its full
+under TCG; arm guests on qemu's `virt` board with qemu-system-aarch64, which runs 32-bit arm
+kernels too), pinned to the same host cores where there are cores to spare, and its full
 command line is recorded in the facts. The disk is opened with
 snapshot=on: the guest writes to a temporary overlay that qemu deletes itself, so the
 cached image never changes and a killed VM leaves no file. qemu dies with shootout
@@ -24,7 +25,7 @@ from shootout.errors import TargetError, ToolMissing
 from shootout.system.children import die_with_parent
 from shootout.system.journal import Journal
 from shootout.vm.image import VmImage
-from shootout.vm.kvm import Accel
+from shootout.vm.kvm import GUEST_FAMILY, Accel
 
 # qemu binary and its Debian package for a kernel's architecture
 QEMU = {"x86": ("qemu-system-x86_64", "qemu-system-x86"), "arm": ("qemu-system-aarch64", "qemu-system-arm")}
@@ -47,7 +48,15 @@ def pinned_cores(shape: VmShape, cores: int | None) -> list[int] | None:
 
 
 def family(image: VmImage) -> str:
-    return "arm" if image.meta.get("arch") in ("arm64", "armhf", "armel") else "x86"
+    return GUEST_FAMILY.get(str(image.meta.get("arch")), "x86")
+
+
+def cpu_model(image: VmImage, accel: Accel) -> str:
+    """The same CPU for every VM of a family: the host's under KVM, qemu's `max` under TCG; a
+    32-bit arm kernel (armmp) needs a 32-bit CPU (a 64-bit one in AArch32 mode under KVM)."""
+    if family(image) == "arm" and str(image.meta.get("flavour", "")).startswith("armmp"):
+        return "host,aarch64=off" if accel.name == "kvm" else "cortex-a15"
+    return "host" if accel.name == "kvm" else "max"
 
 
 def qemu_argv(image: VmImage, shape: VmShape, accel: Accel, port: int, serial_log: Path) -> list[str]:
@@ -63,7 +72,7 @@ def qemu_argv(image: VmImage, shape: VmShape, accel: Accel, port: int, serial_lo
     taskset = ["taskset", "-c", ",".join(map(str, pin))] if pin else []  # qemu's threads, vCPUs included
     return [
         *taskset, found, "-machine", "virt" if arm else "q35", "-accel", accel.name,
-        "-cpu", "host" if accel.name == "kvm" else "max", "-smp", str(shape.vcpus), "-m", str(shape.memory_mib),
+        "-cpu", cpu_model(image, accel), "-smp", str(shape.vcpus), "-m", str(shape.memory_mib),
         "-nodefaults", "-display", "none", "-no-reboot", "-serial", f"file:{serial_log}",
         "-drive", f"file={image.disk},format=raw,if=virtio,snapshot=on",
         "-netdev", f"user,id=net0,hostfwd=tcp:127.0.0.1:{port}-:22", "-device", "virtio-net-pci,netdev=net0",

@@ -17,8 +17,8 @@ from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
 from shootout.workloads import inputs
 from shootout.workloads.base import Context, Prepared, Tool
-from shootout.workloads.diskscratch import (ScratchWorkload, compression_ratio, compsize_command, fresh_dir_setup,
-                                            open_disk)
+from shootout.workloads.diskscratch import (ScratchWorkload, compsize_command, compsize_metrics, compsize_values,
+                                            fresh_dir_setup, open_disk)
 from shootout.workloads.shell import Step, q, step_seconds, timed_argv, tool_version
 
 SOURCES = ("zeros", "corpus")
@@ -32,8 +32,8 @@ class DdWrite(ScratchWorkload):
         metrics=(
             Metric("corpus_mbps", "MB/s", "realistic data (the compress workload's corpus), written and fsynced"),
             Metric("zeros_mbps", "MB/s", "zeros, written and fsynced: on a compressing filesystem the compressor's speed"),
-            Metric("corpus_compress_x", "x", "btrfs: uncompressed / disk bytes of the corpus file (compsize)"),
-            Metric("zeros_compress_x", "x", "btrfs: uncompressed / disk bytes of the zeros file (compsize)"),
+            *compsize_metrics("corpus_", "the corpus file"),
+            *compsize_metrics("zeros_", "the zeros file"),
         ),
         headline="corpus_mbps",
         reproduces="E: Pi3Desk, 1 GiB of zeros at 123 MB/s over a 30 MB/s link on btrfs+zlib",
@@ -65,8 +65,7 @@ class DdWrite(ScratchWorkload):
         size = int(params["size_mib"]) << 20
         values = {f"{src}_mbps": size / 1e6 / seconds[src] for src in SOURCES}
         for src in SOURCES:
-            if (ratio := compression_ratio(result.stdout, src)) is not None:
-                values[f"{src}_compress_x"] = ratio
+            values.update(compsize_values(result.stdout, src, f"{src}_"))
         return values
 
 

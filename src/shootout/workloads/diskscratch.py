@@ -14,12 +14,13 @@ import shutil
 from dataclasses import dataclass
 
 from shootout.errors import ToolMissing, WorkloadError
-from shootout.model import Config
+from shootout.model import Config, Metric
 from shootout.targets.base import Target
 from shootout.workloads.base import Context, Workload
 from shootout.workloads.shell import q
 
 COMPSIZE_PACKAGE = "btrfs-compsize"
+ALGORITHMS = ("none", "zlib", "lzo", "zstd")  # the "Type" rows compsize may print below TOTAL
 _COMPSIZE_ROW = re.compile(r"^(\S+)\s+\d+%\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
 
 
@@ -94,7 +95,28 @@ def parse_compsize(stdout: str, tag: str) -> dict[str, tuple[int, int]]:
     return rows
 
 
-def compression_ratio(stdout: str, tag: str) -> float | None:
-    """Uncompressed / disk bytes of everything compsize saw, or None when it said nothing."""
-    total = parse_compsize(stdout, tag).get("TOTAL")
-    return total[1] / total[0] if total and total[0] > 0 else None
+def compsize_metrics(prefix: str, what: str) -> tuple[Metric, ...]:
+    """The metrics compsize_values records for one file or directory (names start with prefix)."""
+    out = [Metric(f"{prefix}compress_x", "x", f"btrfs: uncompressed / disk bytes of {what} (compsize TOTAL)")]
+    for algo in ALGORITHMS:
+        out += [Metric(f"{prefix}{algo}_disk_mib", "MiB", f"btrfs: disk usage of {what}'s {algo} extents (compsize)"),
+                Metric(f"{prefix}{algo}_raw_mib", "MiB", f"btrfs: uncompressed size of {what}'s {algo} extents")]
+        if algo != "none":
+            out.append(Metric(f"{prefix}{algo}_x", "x", f"btrfs: uncompressed / disk bytes of {what}'s {algo} extents"))
+    return tuple(out)
+
+
+def compsize_values(stdout: str, tag: str, prefix: str) -> dict[str, float]:
+    """compsize's TOTAL ratio and its rows per algorithm (disk and uncompressed MiB, ratio) of one tag."""
+    rows = parse_compsize(stdout, tag)
+    values: dict[str, float] = {}
+    if (total := rows.get("TOTAL")) and total[0] > 0:
+        values[f"{prefix}compress_x"] = total[1] / total[0]
+    for algo in ALGORITHMS:
+        if (row := rows.get(algo)) is None:
+            continue
+        values[f"{prefix}{algo}_disk_mib"] = row[0] / 2**20
+        values[f"{prefix}{algo}_raw_mib"] = row[1] / 2**20
+        if algo != "none" and row[0] > 0:
+            values[f"{prefix}{algo}_x"] = row[1] / row[0]
+    return values

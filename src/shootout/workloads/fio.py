@@ -22,8 +22,8 @@ from shootout.model import Metric, WorkloadSpec
 from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context, Prepared, Tool
-from shootout.workloads.diskscratch import (ScratchWorkload, compression_ratio, compsize_command, fresh_dir_setup,
-                                            open_disk)
+from shootout.workloads.diskscratch import (ScratchWorkload, compsize_command, compsize_metrics, compsize_values,
+                                            fresh_dir_setup, open_disk)
 from shootout.workloads.shell import tool_version
 
 # job name -> (rw, block size, queue depth)
@@ -40,7 +40,7 @@ PERCENTILES = {"p50": "50.000000", "p99": "99.000000"}
 
 def _metrics() -> tuple[Metric, ...]:
     out = [Metric("geomean", "score", "geometric mean of the sequential MB/s and random IOPS"),
-           Metric("compress_x", "x", "btrfs: uncompressed / disk bytes of the trial's file (compsize)")]
+           *compsize_metrics("", "the trial's file")]
     for job, (rw, bs, depth) in JOBS.items():
         if job.startswith("seq"):
             out.append(Metric(f"{job}_mbps", "MB/s", f"sequential {rw}, {bs} blocks"))
@@ -141,8 +141,7 @@ class Fio(ScratchWorkload):
         if missing:
             raise WorkloadError(f"fio: no result for {missing[0]}", "run the job by hand")
         values["geomean"] = geometric_mean(v for k, v in values.items() if k.endswith(("_mbps", "_iops")))
-        if (ratio := compression_ratio(result.stdout, "data")) is not None:
-            values["compress_x"] = ratio
+        values.update(compsize_values(result.stdout, "data", ""))
         return values
 
 

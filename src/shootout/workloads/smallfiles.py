@@ -23,8 +23,8 @@ from shootout.targets.probe import TargetFacts
 from shootout.targets.process import ProcResult
 from shootout.workloads import inputs, shell
 from shootout.workloads.base import Context, Prepared, Tool
-from shootout.workloads.diskscratch import (ScratchWorkload, compression_ratio, compsize_command, fresh_dir_setup,
-                                            open_disk)
+from shootout.workloads.diskscratch import (ScratchWorkload, compsize_command, compsize_metrics, compsize_values,
+                                            fresh_dir_setup, open_disk)
 from shootout.workloads.shell import Step, step_seconds, tool_version
 
 STEPS = ("create", "stat", "read", "delete")
@@ -56,7 +56,7 @@ class SmallFiles(ScratchWorkload):
         description="unpack, stat, read and delete a tree of small files in the scratch (files/s)",
         metrics=(Metric("geomean", "items/s", "geometric mean of the four steps' files per second"),
                  *(Metric(f"{s}_files_s", "items/s", f"{s}: files per second") for s in STEPS),
-                 Metric("tree_compress_x", "x", "btrfs: uncompressed / disk bytes of the tree (compsize)")),
+                 *compsize_metrics("tree_", "the tree")),
         headline="geomean",
         reproduces="E: does a compressing btrfs make a desktop's real work faster?",
     )
@@ -90,8 +90,7 @@ class SmallFiles(ScratchWorkload):
         seconds = step_seconds(result, STEPS)
         values = {f"{s}_files_s": int(params["files"]) / seconds[s] for s in STEPS}
         values["geomean"] = geometric_mean(values.values())
-        if (ratio := compression_ratio(result.stdout, "tree")) is not None:
-            values["tree_compress_x"] = ratio
+        values.update(compsize_values(result.stdout, "tree", "tree_"))
         return values
 
 

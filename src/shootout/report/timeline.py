@@ -1,0 +1,76 @@
+"""The run's timeline: what the monitors sampled while it ran, one line per machine.
+
+This machine's monitor keeps its samples in facts["machine"]; a remote configuration's
+machine (ssh, a VM's guest) is sampled there by its helper and kept in facts[config]. One
+panel per quantity (clock, temperature, steal, throttle events), drawn only where some
+machine has readings, on a shared axis of minutes since the first sample. A comparison
+across runs has no one timeline (its runs may be days apart): none is drawn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from shootout.analysis import Analysis
+from shootout.machines import machine_of
+from shootout.report.charts import CONFIG_COLORS, literal_text, render
+
+PANELS = (
+    ("mhz_mean", "clock, MHz\n(mean of cores)"),
+    ("temp_c", "temperature, \u00b0C\n(hottest sensor)"),
+    ("steal_pct", "steal, %"),
+    ("throttle_events", "throttle events\n(since last sample)"),
+)
+TIMELINE_KEY = "(timeline)"  # its key beside charts.SUMMARY_KEY in the report's chart names
+
+
+def samples_by_machine(analysis: Analysis) -> dict[str, list[dict[str, Any]]]:
+    """Machine label -> its monitor samples, for a one-run analysis; {} when nothing was sampled."""
+    if len(analysis.runs) != 1:
+        return {}
+    run = analysis.runs[0]
+    machine = run.facts.get("machine", {})
+    found: dict[str, list[dict[str, Any]]] = {}
+    if samples := machine.get("monitor_samples"):
+        found[f"this machine ({machine.get('hostname') or 'unnamed'})"] = samples
+    for config in run.configs:
+        facts = run.facts.get(config.name, {})
+        if samples := facts.get("monitor_samples"):
+            _, name = machine_of(facts, machine)
+            label = f"{config.display}: {name}" if "vm" not in facts else f"{config.display} (guest)"
+            found.setdefault(label, []).extend(samples)
+    return found
+
+
+def _panels(found: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str]]:
+    return [(key, title) for key, title in PANELS
+            if any(s.get(key) is not None for samples in found.values() for s in samples)]
+
+
+@literal_text
+def timeline_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = True) -> bytes | None:
+    """The timeline figure, or None when no monitor sampled anything drawable."""
+    found = samples_by_machine(analysis)
+    panels = _panels(found)
+    if not panels:
+        return None
+    t0 = min(s["t"] for samples in found.values() for s in samples)
+    fig = Figure(figsize=(8.0, 0.6 + 1.7 * len(panels)), layout="constrained")
+    axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, (key, title) in zip(axes, panels):
+        for i, (label, samples) in enumerate(found.items()):
+            points = sorted((s["t"], s[key]) for s in samples if s.get(key) is not None)
+            if points:
+                ax.plot([(t - t0) / 60.0 for t, _ in points], [v for _, v in points], label=label,
+                        color=CONFIG_COLORS[i % len(CONFIG_COLORS)], linewidth=1.0, marker="." if len(points) < 30 else None)
+        ax.set_ylabel(title, fontsize=8)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel("minutes since the first sample", fontsize=8)
+    handles = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels())}
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=min(2, len(handles)),
+               fontsize=8, frameon=False)
+    fig.suptitle("During the run: what each machine's monitor sampled", fontsize=11, fontweight="bold")
+    return render(fig, fmt, "timeline", text_as_paths)
