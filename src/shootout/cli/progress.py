@@ -73,7 +73,7 @@ class ProgressView:
                     + ("" if est.enough else ": not enough"), highlight=False, soft_wrap=True)
             case ev.RoundStarted(round=r, workloads=ws, eta_s=eta):
                 label = "warm-up" if r == 0 else f"round {r}"
-                self._update(description=f"{label} ({len(ws)} workloads)", eta=_fmt_eta(eta))
+                self._update(description=f"{label} ({len(ws)} workload{'s' if len(ws) != 1 else ''})", eta=_fmt_eta(eta))
                 if self.lines:
                     of = f" of {self.min_rounds}" if 0 < r <= self.min_rounds else " (undecided only)" if r else ""
                     self.console.print(f"{label}{of}: {len(ws)} workload{'s' if len(ws) != 1 else ''} left, "
