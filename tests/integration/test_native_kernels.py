@@ -155,8 +155,8 @@ def _mix32(x: int) -> int:
 
 
 def _ptrtree_checksum(nodes: int, lookups: int) -> int:
-    """ptrtree's checksum from the tree made by inserting mix32(0), mix32(1), ... one by one
-    (what the kernel's linear-time build must reproduce), walked as the kernel walks it."""
+    """ptrtree's checksum from the tree made by inserting mix32(0), mix32(1), ... one by one,
+    walked as the kernel walks it (a reference for any change to how the kernel builds it)."""
     left: dict[int, int] = {}
     right: dict[int, int] = {}
     root = _mix32(0)
@@ -185,7 +185,7 @@ def _ptrtree_checksum(nodes: int, lookups: int) -> int:
 
 
 @pytest.mark.parametrize("nodes", [2, 7, 3000])
-def test_ptrtree_builds_the_tree_insertion_would(binaries, nodes):
+def test_ptrtree_walks_the_tree_insertion_builds(binaries, nodes):
     out = run_both(binaries, "ptrtree", str(nodes), "4000")
     assert out["64"]["checksum"] == out["32"]["checksum"] == str(_ptrtree_checksum(nodes, 4000))
 

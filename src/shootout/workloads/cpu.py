@@ -45,8 +45,7 @@ class PtrTree(NativeKernel):
     calibrate_param = "lookups"
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
-        # lookups: a start for calibration, which makes the timed part last MIN_TRIAL_S (x MARGIN)
-        return {"nodes": 2_000_000, "lookups": 100_000}
+        return {"nodes": 2_000_000, "lookups": 500_000}
 
     def args(self, params: dict[str, Any]) -> list[str]:
         return [str(params["nodes"]), str(params["lookups"])]

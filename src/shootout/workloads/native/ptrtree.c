@@ -23,7 +23,7 @@
  * present, odd-numbered ones absent.
  *
  * Only the lookups are timed, in CPU time (cpu_seconds in kernel.h);
- * building the tree is not (and is done in linear time, see build_tree).
+ * building the tree is not.
  *
  * Usage:  ptrtree NODES LOOKUPS   (NODES 1..4294967294, LOOKUPS >= 1)
  * Output: nodes, lookups, seconds, lookups_per_s, node_bytes (sizeof node),
@@ -80,90 +80,11 @@ static inline uint32_t scale32(uint32_t r, uint32_t n)
     return (uint32_t)(((uint64_t)r * n) >> 32);
 }
 
-/* Sorts a[0..n) by its upper 32 bits (the key), least significant byte first. */
-static int radix_sort_by_key(uint64_t *a, uint32_t n)
-{
-    uint64_t *tmp = malloc((size_t)n * sizeof *tmp), *from = a, *to = tmp, *swap;
-    uint32_t count[256], i, shift;
-
-    if (tmp == NULL)
-        return -1;
-    for (shift = 32; shift < 64; shift += 8) {
-        uint32_t sum = 0;
-
-        for (i = 0; i < 256; i++)
-            count[i] = 0;
-        for (i = 0; i < n; i++)
-            count[(from[i] >> shift) & 0xff]++;
-        for (i = 0; i < 256; i++) {
-            uint32_t c = count[i];
-
-            count[i] = sum;
-            sum += c;
-        }
-        for (i = 0; i < n; i++)
-            to[count[(from[i] >> shift) & 0xff]++] = from[i];
-        swap = from;
-        from = to;
-        to = swap;
-    }
-    free(tmp);  /* four passes: the sorted values are back in a */
-    return 0;
-}
-
-/*
- * The tree that inserting nodes_of[0], nodes_of[1], ... one by one would
- * give, built without descending it n times (the untimed part of a trial
- * would otherwise be several times the timed one). Inserting in index order
- * makes each node's parent the node of smallest index among its key range,
- * so the tree is the Cartesian tree of (key, index): visit the nodes in key
- * order and keep the right spine on a stack, whose indices increase from the
- * bottom. Same links as insertion, so the same lookups and checksum.
- * Returns the root, or NULL when the scratch space cannot be allocated.
- */
-static struct node *build_tree(struct node **nodes_of, uint32_t n)
-{
-    uint64_t *order = malloc((size_t)n * sizeof *order);
-    uint32_t *spine = malloc((size_t)n * sizeof *spine);
-    uint32_t depth = 0, i;
-    struct node *root = NULL;
-
-    if (order == NULL || spine == NULL)
-        goto out;
-    for (i = 0; i < n; i++)
-        order[i] = (uint64_t)nodes_of[i]->key << 32 | i;
-    if (radix_sort_by_key(order, n) != 0)
-        goto out;
-    for (i = 0; i < n; i++) {
-        uint32_t index = (uint32_t)order[i];
-        struct node *last = NULL;
-
-        while (depth > 0 && spine[depth - 1] > index)
-            last = nodes_of[spine[--depth]];
-        nodes_of[index]->left = last;
-        if (depth > 0)
-            nodes_of[spine[depth - 1]]->right = nodes_of[index];
-        spine[depth++] = index;
-    }
-    root = nodes_of[spine[0]];
-out:
-    free(order);
-    free(spine);
-    return root;
-}
-
-static int oom(const char *what, uint32_t count)
-{
-    fprintf(stderr, "ptrtree: malloc of %s failed (%" PRIu32 " nodes, %zu bytes each)\n",
-            what, count, sizeof(struct node));
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     uint64_t nodes64, lookups, j, found = 0, depth_sum = 0, expect_found;
     uint32_t nodes, absent_span, i, rng = 0x2545f491u;
-    struct node *root, **nodes_of;
+    struct node *root = NULL;
     double t0, t1, secs;
 
     if (argc != 3)
@@ -175,25 +96,26 @@ int main(int argc, char **argv)
     nodes = (uint32_t)nodes64;
     absent_span = 0u - nodes;   /* 2^32 - nodes: count of indices >= nodes */
 
-    /* Build (not timed): the nodes are malloc'd one by one in index order,
-     * then linked in time linear in NODES (see build_tree). */
-    nodes_of = malloc((size_t)nodes * sizeof *nodes_of);
-    if (nodes_of == NULL)
-        return oom("the node table", nodes);
+    /* Build (not timed). Iterative insertion; keys are distinct. */
     for (i = 0; i < nodes; i++) {
-        struct node *n = malloc(sizeof *n);
+        uint32_t key = mix32(i);
+        struct node **link = &root;
+        struct node *n;
 
-        if (n == NULL)
-            return oom("a node", i + 1);
-        n->key = mix32(i);
+        while (*link)
+            link = key < (*link)->key ? &(*link)->left : &(*link)->right;
+        n = malloc(sizeof *n);
+        if (n == NULL) {
+            fprintf(stderr, "ptrtree: malloc of node %" PRIu32 " of %" PRIu32
+                            " (%zu bytes each) failed\n", i + 1, nodes,
+                    sizeof *n);
+            return 1;
+        }
+        n->key = key;
         n->left = NULL;
         n->right = NULL;
-        nodes_of[i] = n;
+        *link = n;
     }
-    root = build_tree(nodes_of, nodes);
-    free(nodes_of);
-    if (root == NULL)
-        return oom("the build's scratch space", nodes);
 
     t0 = cpu_seconds();
     for (j = 0; j < lookups; j++) {
