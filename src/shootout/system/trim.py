@@ -5,8 +5,8 @@ measures the drift. At the start of each round the scratch's filesystem is trimm
 
 fstrim only tells the device which blocks the filesystem does not use: nothing to put back, so
 it has no journal entry. On a loop device it punches holes in the image file, which returns the
-free space of the image to the disk under it (as the SSD itself would); the image goes with the
-scratch, through the journal, anyway.
+free space of the image to the disk under it, as an SSD's controller would (so that space is
+no longer set aside for the scratch); the image goes with the scratch, through the journal.
 """
 
 from __future__ import annotations
