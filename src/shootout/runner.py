@@ -313,6 +313,8 @@ class Runner:
                 self._check_budget(live, active)
             order = round_order(s.seed, r, active, configs)
             if any((spec.round, spec.workload, spec.config) not in live.done for spec in order):
+                if live.parts is not None:
+                    live.parts.new_round(r)  # e.g. trim the scratches, so each round starts alike
                 self._measure_clock(live, r)
             self.emit(ev.RoundStarted(r, active, self._eta(live, r, len(order))))
             for spec in order:

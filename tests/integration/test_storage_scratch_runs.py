@@ -1,6 +1,7 @@
 """Storage workloads for real (root, CI): dd-write and fio on file-backed ext4 and btrfs+zstd
 scratches behind a throttle, iozone inside a userspace (non-free, installed on first use), and
-the throttle rule and loop devices gone after a normal exit and after SIGKILL + doctor.
+the throttle rule and loop devices gone after a normal exit and after SIGKILL + doctor, and the
+scratch trimmed at the start of every round.
 
 Sizes are a few MiB. Other helpers' tests use loop devices and blkio rules at the same time,
 so every check looks only at what this test made: its scratch directory and its devices.
@@ -9,6 +10,7 @@ so every check looks only at what this test made: its scratch directory and its 
 from __future__ import annotations
 
 import signal
+import sqlite3
 import statistics
 import time
 from pathlib import Path
@@ -139,4 +141,32 @@ size_mib = 32
     done = shootout("run", "-f", str(toml), "-c", "small", "-w", "dd-write", "--db", shootout.db)
     assert done.returncode != 0
     assert "dd-write: needs 64 MiB in the scratch" in " ".join((done.stdout + done.stderr).split())
+    assert left_behind(scratch_in) == []
+
+
+def test_an_ext4_scratch_is_trimmed_at_the_start_of_every_round(shootout, tmp_path, scratch_in):
+    toml = tmp_path / "shootout.toml"
+    write = "head -c 4M /dev/urandom > $SHOOTOUT_SCRATCH/f && sync -f $SHOOTOUT_SCRATCH/f"
+    toml.write_text(f'''
+[[config]]
+name = "ext4"
+spec = "host"
+scratch = {{ fs = "ext4", size = "32M", in = "{scratch_in}" }}
+
+[[workload]]
+name = "write-and-delete"
+scratch = "disk"
+command = "{write} && rm $SHOOTOUT_SCRATCH/f && sync -f $SHOOTOUT_SCRATCH"
+''')
+    done = shootout("run", "-f", str(toml), "-c", "ext4", "-w", "write-and-delete", "--db", shootout.db)
+    assert done.returncode == 0, done.stderr
+    db = tmp_path / "results.db"
+    with sqlite3.connect(db) as conn:
+        rounds = sorted(r for (r,) in conn.execute("select distinct round from trials"))
+    trim = run_facts(db)["ext4"]["scratch"]["trim"]
+    assert trim["discard"] is True and trim["device"].startswith("loop")  # /var/tmp's filesystem punches holes
+    assert trim["rounds"] == rounds and "failed_rounds" not in trim, trim
+    # Each round's trim finds the 4 MiB the trial before it wrote and deleted (ext4 trims a
+    # block group again only when blocks were freed in it since its last trim).
+    assert all(b >= 4 * 2**20 for b in trim["bytes_trimmed"]), trim
     assert left_behind(scratch_in) == []

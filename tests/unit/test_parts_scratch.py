@@ -1,4 +1,5 @@
-"""Scratch storage specs, the checks made before a run, and device facts from a fake sysfs."""
+"""Scratch storage specs, the checks made before a run, device facts from a fake sysfs, and
+the decision to trim a scratch between rounds."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import pytest
 
 from shootout.errors import UsageError
 from shootout.parts.scratch import ScratchPart
-from shootout.system.blockdev import disk_facts, disk_of, storage_facts
+from shootout.system import trim
+from shootout.system.blockdev import discard_max_bytes, disk_facts, disk_of, storage_facts
 from shootout.system.scratch import scratch_problem
+from shootout.system.trim import ScratchTrim, parse_fstrim
 
 part = ScratchPart()
 
@@ -116,3 +119,52 @@ def test_a_missing_mkfs_names_the_debian_package(tmp_path, monkeypatch):
     problem = scratch_problem({"fs": "btrfs", "mount": "", "size": 2**20, "in": str(tmp_path)})
     assert problem == ("mkfs.btrfs is not installed on this machine "
                        "(install the Debian package btrfs-progs: apt-get install btrfs-progs)")
+
+
+def test_discard_is_read_from_the_queue_and_a_partition_has_its_disks(tmp_path):
+    root = _sysfs(tmp_path, {"sdb": "pci0/ata1/host0/block/sdb", "sdb1": "pci0/ata1/host0/block/sdb/sdb1",
+                             "loop3": "virtual/block/loop3", "mmcblk0": "platform/mmc0/block/mmcblk0"},
+                  {"sys/devices/pci0/ata1/host0/block/sdb/queue/discard_max_bytes": "2147450880",
+                   "sys/devices/pci0/ata1/host0/block/sdb/sdb1/partition": "1",
+                   "sys/devices/virtual/block/loop3/queue/discard_max_bytes": "4294966784",
+                   "sys/devices/platform/mmc0/block/mmcblk0/queue/discard_max_bytes": "0"})
+    assert discard_max_bytes("sdb1", root) == 2147450880
+    assert discard_max_bytes("loop3", root) == 4294966784  # its backing filesystem punches holes
+    assert discard_max_bytes("mmcblk0", root) == 0
+    assert discard_max_bytes("nvme0n1", root) is None
+
+
+def test_only_a_scratch_whose_device_takes_discards_is_trimmed(tmp_path, monkeypatch):
+    root = _sysfs(tmp_path, {"sdb": "pci0/usb1/host0/block/sdb", "sdc": "pci0/usb1/host1/block/sdc"},
+                  {"sys/devices/pci0/usb1/host0/block/sdb/queue/discard_max_bytes": "0",
+                   "sys/devices/pci0/usb1/host1/block/sdc/queue/discard_max_bytes": "4194304"})
+    monkeypatch.setattr(trim, "kernel_name", lambda source: source.removeprefix("/dev/"))
+    gone = str(tmp_path / "not-mounted")  # fstrim must fail here, never trim this machine's disk
+    no_discard = ScratchTrim.of({"source": "/dev/sdb", "mount_point": gone}, root)
+    no_discard.new_round(1)
+    assert no_discard.facts() == {"device": "sdb", "discard": False}  # not tried, so nothing failed
+    discard = ScratchTrim.of({"source": "/dev/sdc", "mount_point": gone}, root)
+    assert discard.discard is True
+    discard.new_round(0)
+    discard.new_round(1)
+    found = discard.facts()
+    assert found["rounds"] == [] and found["failed_rounds"] == [0, 1]  # recorded, not fatal
+    assert gone in found["error"] and "\n" not in found["error"]
+    assert ScratchTrim.of({"source": "server:/export", "mount_point": "/mnt"}, root).facts() == {
+        "device": None, "discard": None}  # no block device: nothing to trim
+
+
+def test_a_missing_fstrim_names_util_linux(tmp_path, monkeypatch):
+    monkeypatch.setattr(trim, "SBIN_PATH", str(tmp_path))
+    scratch = ScratchTrim(str(tmp_path), "sdc", True)
+    scratch.new_round(3)
+    assert scratch.facts()["failed_rounds"] == [3]
+    assert scratch.error == ("fstrim is not installed on this machine "
+                             "(install the Debian package util-linux: apt-get install util-linux)")
+
+
+def test_bytes_trimmed_from_fstrims_output():
+    assert parse_fstrim("/var/tmp/x: 11.7 MiB (12318720 bytes) trimmed\n") == 12318720
+    assert parse_fstrim("/mnt: 0 B (0 bytes) trimmed") == 0
+    assert parse_fstrim("/mnt: 12318720 bytes were trimmed") == 12318720  # older util-linux
+    assert parse_fstrim("fstrim: /mnt: the discard operation is not supported") is None

@@ -97,6 +97,10 @@ class RunParts:
             self.close()
             raise
 
+    def new_round(self, round_index: int) -> None:
+        for session in self.sessions.values():
+            session.new_round(round_index)
+
     def before_trial(self, config: Config) -> dict[str, Any]:
         """Put the configuration's state in force, then read back what is in force."""
         for session in self.sessions.values():

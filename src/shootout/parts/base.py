@@ -12,13 +12,16 @@ Its life in a run, driven by RunParts:
   open(configs, journal)  a session for one run over every configuration of it (a
                           configuration that does not set something runs with the machine's
                           own state), or None when the part has nothing to do in this run
+  session.new_round(round)  at the start of each round (0 is the warm-up), before its first
+                          trial: work between rounds, e.g. trimming the scratch
   session.apply(config)   before each trial: put the configuration's state in force where it
                           is not (switching between interleaved configurations)
   session.in_force(config)  the state in force now, read back; stored with the trial
   session.wrap(config)    a command prefix around the trial's command (e.g. entering a cgroup
                           made for it), run on the machine outside the target's userspace
   session.after_trial(config)  what the part saw during the trial (counters), stored with it
-  session.facts(config)   facts of the run about this part (e.g. the scratch's device)
+  session.facts(config)   facts of the run about this part (e.g. the scratch's device and
+                          what was trimmed), recorded when the run ends
   session.close()         undo what the session did; the journal undoes it too after a kill
 """
 
@@ -34,6 +37,9 @@ from shootout.targets.probe import TargetFacts
 
 
 class PartSession(ABC):
+    def new_round(self, round_index: int) -> None:
+        pass
+
     @abstractmethod
     def apply(self, config: Config) -> None: ...
 

@@ -5,8 +5,10 @@
 
 Spec (Config.parts["scratch"]): {"dir": PATH} or {"fs", "mount", "size" (bytes), "in"}. The
 area itself is made by shootout.system.scratch.open_scratch when a workload first needs it;
-this part checks the spec before the run, records the area's device facts and, per trial, the
-filesystem and mount options in force, and closes what was opened when the run ends.
+this part checks the spec before the run, trims each area at the start of every round when its
+device takes discards (system/trim.py), records the area's device facts with what was trimmed
+and, per trial, the filesystem and mount options in force, and closes what was opened when the
+run ends.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from shootout.parts.base import Part, PartSession
 from shootout.system.blockdev import mount_of
 from shootout.system.journal import Journal
 from shootout.system.scratch import DEFAULT_BASE, MKFS, ScratchArea, opened_scratch, scratch_problem
+from shootout.system.trim import ScratchTrim
 from shootout.units import byte_size
 
 DEFAULT_SIZE = "2G"
@@ -73,12 +76,23 @@ class _Session(PartSession):
     def __init__(self, journal: Journal, configs: list[Config]) -> None:
         self.journal = journal
         self.configs = configs
+        # Per area (host path): the trimming done. A run's facts rather than a trial's in_force:
+        # a trim is done between rounds for every trial of the round, and in_force is the state
+        # a configuration asks for, compared between configurations (inforce.py), which the
+        # bytes a trim found free are not.
+        self.trims: dict[str, ScratchTrim] = {}
 
     def _area(self, config: Config) -> ScratchArea | None:  # an A/A copy uses its original's area
         from shootout.configs import aa_original
 
         by_name = {c.name: c for c in self.configs}
         return opened_scratch(self.journal, by_name.get(aa_original(config.name), config))
+
+    def new_round(self, round_index: int) -> None:
+        """Trim each area made so far (an A/A copy's is its original's: trimmed once)."""
+        areas = {str(a.host_path): a for c in self.configs if (a := self._area(c)) is not None}
+        for key, area in areas.items():
+            self.trims.setdefault(key, ScratchTrim.of(area.facts)).new_round(round_index)
 
     def apply(self, config: Config) -> None:
         pass
@@ -92,7 +106,10 @@ class _Session(PartSession):
 
     def facts(self, config: Config) -> dict[str, Any]:
         area = self._area(config)
-        return dict(area.facts) if area is not None else {}
+        if area is None:
+            return {}
+        trim = self.trims.get(str(area.host_path))
+        return {**area.facts, **({"trim": trim.facts()} if trim is not None else {})}
 
     def close(self) -> list[str]:
         errors: list[str] = []

@@ -30,7 +30,7 @@ def mount_of(path: Path) -> dict[str, str] | None:
     return {k: str(found.get(k) or "") for k in ("target", "source", "fstype", "options")} if found else None
 
 
-def _kernel_name(device: str) -> str | None:
+def kernel_name(device: str) -> str | None:
     """/dev/vda1 -> vda1 (from the device number, so udev symlinks and mapper names work too)."""
     try:
         st = os.stat(device.split("[", 1)[0])  # btrfs shows /dev/vda1[/subvolume]
@@ -56,6 +56,17 @@ def disk_of(name: str, sys_root: Path = Path("/")) -> str:
     return name
 
 
+def discard_max_bytes(name: str, sys_root: Path = Path("/")) -> int | None:
+    """The most one discard (TRIM) of block device `name` may cover, 0 when it takes none, None
+    when unknown. A partition has no queue of its own: its disk's counts. A loop device offers
+    discard when its backing file's filesystem can punch holes; a device-mapper device when its
+    target passes discards on (dm-crypt only with allow_discards)."""
+    block = under(sys_root, f"/sys/class/block/{name}")
+    if (block / "partition").exists():
+        name = block.resolve().parent.name
+    return read_int(sys_root, f"/sys/class/block/{name}/queue/discard_max_bytes")
+
+
 def _transport(disk: str, sys_root: Path) -> str | None:
     """usb, nvme, sd, mmc, virtio, sata, scsi, loop, zram, from where the kernel put the device."""
     for prefix in ("loop", "zram", "nbd"):
@@ -79,7 +90,7 @@ def disk_facts(disk: str, sys_root: Path = Path("/")) -> dict[str, Any]:
         model, vendor = read_text(sys_root, f"{base}/device/name"), None
     scheduler = read_text(sys_root, f"{base}/queue/scheduler")
     rotational = read_int(sys_root, f"{base}/queue/rotational")
-    discard = read_int(sys_root, f"{base}/queue/discard_max_bytes")
+    discard = discard_max_bytes(disk, sys_root)
     return {
         "disk": disk,
         "model": " ".join(filter(None, (vendor, model))) or None,
@@ -98,7 +109,7 @@ def storage_facts(path: Path) -> dict[str, Any]:
         return {"path": str(path), "filesystem": None}
     facts: dict[str, Any] = {"path": str(path), "filesystem": mount["fstype"], "mount_options": mount["options"],
                              "mount_point": mount["target"], "source": mount["source"]}
-    name = _kernel_name(mount["source"]) if mount["source"].startswith("/dev/") else None
+    name = kernel_name(mount["source"]) if mount["source"].startswith("/dev/") else None
     if name and name.startswith("loop"):
         backing = read_text(Path("/"), f"/sys/class/block/{name}/loop/backing_file")
         facts["loop"] = {"device": f"/dev/{name}", "backing_file": backing,
