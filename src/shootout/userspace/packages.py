@@ -16,8 +16,12 @@ def workload_packages(*, at_creation: bool = True) -> tuple[str, ...]:
     """The Debian packages the catalogue's workloads need inside a userspace, as they declare
     them. at_creation: only those every userspace gets when it is made; the big ones of
     workloads that say preinstalled = False come on first use (userspace.apt)."""
-    return tuple(dict.fromkeys(p for cls in REGISTRY.values() if cls.preinstalled or not at_creation
-                               for p in cls.debian_packages()))
+    return _declared(REGISTRY.values(), at_creation)
+
+
+def _declared(kinds: Iterable[type[Workload] | Workload], at_creation: bool) -> tuple[str, ...]:
+    """The packages the workloads (classes or instances) declare, once each, in order."""
+    return tuple(dict.fromkeys(p for k in kinds if k.preinstalled or not at_creation for p in k.debian_packages()))
 
 
 def packages_at_creation(workloads: Iterable[Workload]) -> tuple[str, ...] | None:
@@ -28,7 +32,7 @@ def packages_at_creation(workloads: Iterable[Workload]) -> tuple[str, ...] | Non
     catalogue's) when the run has a user's command, which may call any of them."""
     if any(isinstance(w, CommandWorkload) for w in workloads):
         return None
-    return tuple(dict.fromkeys(p for w in workloads if w.preinstalled for p in w.debian_packages()))
+    return _declared(workloads, at_creation=True)
 
 
 def installed_versions(root: Path) -> dict[str, str]:
