@@ -93,6 +93,14 @@ def summarise(results: list[dict]) -> dict:
     }
 
 
+def summarise_all(results: list[dict]) -> dict:
+    """Every injection of one condition and tool together: machine-seconds per correct verdict."""
+    ok = sum(correct(r["tool"], r["extra"], r["verdict"]) for r in results)
+    seconds = sum(r["seconds"] for r in results)
+    return {"runs": len(results), "correct": ok, "wrong": sum(wrong(r["extra"], r["verdict"]) for r in results),
+            "seconds_per_correct": seconds / ok if ok else None}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20, help="runs per tool, injection and condition")
@@ -123,12 +131,19 @@ def main() -> None:
                 for tool in ("shootout", "hyperfine+welch"):
                     cell = [r for r in results if (r["condition"], r["extra"], r["tool"]) == (condition, extra, tool)]
                     summary[f"{condition} +{extra:g}% {tool}"] = summarise(cell)
+        for condition in args.conditions.split(","):
+            for tool in ("shootout", "hyperfine+welch"):
+                cell = [r for r in results if (r["condition"], r["tool"]) == (condition, tool)]
+                summary[f"{condition} all {tool}"] = summarise_all(cell)
         for key, s in summary.items():
+            cost = f"{s['seconds_per_correct']:.1f} s per correct verdict" if s["seconds_per_correct"] else \
+                "no correct verdict"
+            if "verdicts" not in s:
+                print(f"{key:32} {s['correct']}/{s['runs']} correct, {s['wrong']} wrong, {cost}")
+                continue
             print(f"{key:32} wrong {s['wrong']}/{s['runs']}  correct {s['correct']}  {s['verdicts']}  "
                   f"CI covers {s['ci_covers_truth']}  median rounds {s['median_rounds']}  "
-                  f"median {s['median_seconds']:.1f} s/run  "
-                  + (f"{s['seconds_per_correct']:.1f} s per correct verdict" if s["seconds_per_correct"] else
-                     "no correct verdict"))
+                  f"median {s['median_seconds']:.1f} s/run  {cost}")
         if args.json:
             args.json.write_text(json.dumps({"iterations": iterations, "runs": results, "summary": summary}, indent=1))
 

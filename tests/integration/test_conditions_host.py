@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 from shootout.conditions import clock, governor
 from shootout.conditions.monitor import Monitor
-from shootout.conditions.preflight import preflight
+from shootout.conditions.preflight import IDLE_BUSY_PCT, IDLE_RUNQ_PER_CPU, _window, preflight
 from shootout.conditions.throttling import read_kernel_log
 from shootout.facts import machine_facts
 from shootout.model import Config
@@ -35,6 +36,34 @@ def test_measure_mhz_is_plausible_and_cached(home: Path) -> None:
     built = binary.stat().st_mtime_ns
     assert clock.measure_mhz(0.05) is not None
     assert binary.stat().st_mtime_ns == built  # compiled once
+
+
+def _spin(stop: threading.Event) -> None:
+    while not stop.is_set():
+        pass
+
+
+def test_the_gate_leaves_out_shootouts_own_start_up_but_not_others() -> None:
+    """The early window runs while shootout imports: its own busy thread is not a busy machine,
+    another process's is."""
+    stop = threading.Event()
+    own = threading.Thread(target=_spin, args=(stop,))
+    own.start()
+    try:
+        busy, runq, _ = _window(Path("/"))
+    finally:
+        stop.set()
+        own.join()
+    assert busy is not None and runq is not None
+    assert busy < IDLE_BUSY_PCT and runq < IDLE_RUNQ_PER_CPU * os.cpu_count(), (busy, runq)
+    other = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    try:
+        busy, runq, _ = _window(Path("/"))
+    finally:
+        other.kill()
+        other.wait()
+    assert busy is not None and runq is not None
+    assert busy > 100 / os.cpu_count() * 0.6 and runq > 0.5, (busy, runq)
 
 
 def test_busy_loop_scales_with_work() -> None:

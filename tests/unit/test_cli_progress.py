@@ -36,6 +36,12 @@ def test_a_line_per_round_with_workloads_left_and_eta_when_piped() -> None:
     assert any(line.startswith("a first verdict needs 6 rounds: about 2m00s (20s a round, as the warm-up took)") for line in lines)
 
 
+def test_a_run_of_one_workload_says_one_workload() -> None:
+    progress, out = view(terminal=False)
+    progress(ev.RunStarted(5, ["A", "B"], ["work"]))
+    assert out.getvalue().splitlines() == ["run 5: 1 workload × A, B"]
+
+
 def test_no_round_lines_on_a_terminal_the_bar_shows_them() -> None:
     progress, out = view(terminal=True)
     with progress:

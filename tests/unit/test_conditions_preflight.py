@@ -116,3 +116,25 @@ def test_tune_through_the_journal(tmp_path: Path) -> None:
 def test_tune_needs_a_journal(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         pre.preflight(tune=True, journal=None, load_wait_s=0, root=machine(tmp_path))
+
+
+def test_a_window_measured_early_stands_for_the_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """EarlyWindow's result is the gate's first window: idle, the gate measures nothing more."""
+    def no_window(root: Path) -> pre.Window:
+        raise AssertionError("measured again")
+
+    monkeypatch.setattr(pre, "_window", no_window)
+    gate = pre.wait_for_idle(10, 2, machine(tmp_path, running=4), first=(1.0, 0.0, 0.0))
+    assert gate.idle and gate.busy_pct == 1.0 and gate.runq == 0.0
+
+
+def test_a_busy_early_window_is_measured_again(tmp_path: Path) -> None:
+    gate = pre.wait_for_idle(10, 2, machine(tmp_path), first=(90.0, 3.0, 0.0))
+    assert gate.idle and gate.runq == 0.0  # the fake machine's own window: nothing waiting
+
+
+def test_an_early_window_from_before_a_long_preparation_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    early = pre.EarlyWindow()
+    assert early.take() is not None
+    monkeypatch.setattr(pre, "EARLY_FRESH_S", 0.0)
+    assert early.take() is None

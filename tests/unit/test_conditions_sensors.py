@@ -33,6 +33,9 @@ def test_steal_and_busy_from_two_snapshots(tmp_path: Path) -> None:
     assert b.total - a.total == 1000
     assert sensors.steal_pct(a, b) == pytest.approx(10.0)
     assert sensors.busy_pct(a, b) == pytest.approx(20.0)
+    # this process's own 100 ticks are left out; more than was used in all is no use at all
+    assert sensors.busy_pct(a, b, own_ticks=100) == pytest.approx(10.0)
+    assert sensors.busy_pct(a, b, own_ticks=500) == 0.0
     assert sensors.procs_running(tmp_path) == 3
     # No time passed, or a missing snapshot: unknown, not zero.
     assert sensors.steal_pct(b, b) is None

@@ -16,6 +16,10 @@ def fmt_duration(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
+def _workloads(n: int) -> str:
+    return f"{n} workload{'s' if n != 1 else ''}"
+
+
 def _fmt_eta(seconds: float | None) -> str:
     return "ETA …" if seconds is None else f"ETA {fmt_duration(seconds)}"
 
@@ -51,7 +55,7 @@ class ProgressView:
             case ev.RunStarted(run_id=run_id, configs=configs, workloads=workloads, resumed=resumed):
                 self.n_configs, self.per_round = len(configs), len(configs) * len(workloads)
                 total = (self.min_rounds + 1) * self.per_round
-                self.console.print(f"run {run_id}: {len(workloads)} workloads × {', '.join(configs)}"
+                self.console.print(f"run {run_id}: {_workloads(len(workloads))} × {', '.join(configs)}"
                                    + (f" (resuming after {resumed} trials)" if resumed else ""))
                 self.task = self.progress.add_task("preparing", total=total, completed=resumed, eta="")
             case ev.Preparing(workload=w, config=c):
@@ -73,10 +77,10 @@ class ProgressView:
                     + ("" if est.enough else ": not enough"), highlight=False, soft_wrap=True)
             case ev.RoundStarted(round=r, workloads=ws, eta_s=eta):
                 label = "warm-up" if r == 0 else f"round {r}"
-                self._update(description=f"{label} ({len(ws)} workload{'s' if len(ws) != 1 else ''})", eta=_fmt_eta(eta))
+                self._update(description=f"{label} ({_workloads(len(ws))})", eta=_fmt_eta(eta))
                 if self.lines:
                     of = f" of {self.min_rounds}" if 0 < r <= self.min_rounds else " (undecided only)" if r else ""
-                    self.console.print(f"{label}{of}: {len(ws)} workload{'s' if len(ws) != 1 else ''} left, "
+                    self.console.print(f"{label}{of}: {_workloads(len(ws))} left, "
                                        f"{_fmt_eta(eta)}", highlight=False, soft_wrap=True)
                 if r > self.min_rounds and self.task is not None:
                     # rounds past the minimum run only the undecided workloads

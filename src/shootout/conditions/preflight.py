@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,10 +37,11 @@ from shootout.system.journal import Journal
 # built its userspaces the 1-minute average still holds its own debootstrap for minutes.
 IDLE_BUSY_PCT = 15.0  # CPU use over the window below this share (all CPUs)
 IDLE_RUNQ_PER_CPU = 0.25  # and on average fewer runnable tasks than this per CPU (besides us)
-SAMPLE_S = 1.0  # length of the /proc/stat window for CPU use, run queue and steal
+SAMPLE_S = 0.5  # length of the /proc/stat window for CPU use, run queue and steal (10 run-queue readings)
 RUNQ_SAMPLES = 10  # run-queue readings per window
 BUSIEST_SHOWN = 5  # processes named when the gate gives up
 BUSIEST_MIN_PCT = 10.0  # of one CPU
+EARLY_FRESH_S = 5.0  # an early window older than this no longer tells what runs now
 
 
 @dataclass
@@ -59,18 +62,49 @@ class _Gate:
     busiest: list[str] | None = None  # "name (pid N) P% CPU", asked when this machine is not idle
 
 
-def _window(root: Path) -> tuple[float | None, float | None, float | None]:
-    """CPU use, mean run queue (without this process) and steal over one SAMPLE_S window."""
-    before = sensors.cpu_times(root)
+Window = tuple[float | None, float | None, float | None]  # busy %, run queue, steal %
+
+
+def _window(root: Path) -> Window:
+    """CPU use, mean run queue and steal over one SAMPLE_S window, without this process:
+    on this machine its CPU time and its running threads are left out (it may be starting
+    up meanwhile, see EarlyWindow); a fake root's reader counts as one running task."""
+    here = root == Path("/")
+    ours = sensors.own_running if here else lambda: 1
+    before, own_before = sensors.cpu_times(root), sensors.own_cpu_ticks()
+    start = time.monotonic()
     queue = []
-    for _ in range(RUNQ_SAMPLES):
-        time.sleep(SAMPLE_S / RUNQ_SAMPLES)
-        running = sensors.procs_running(root)
+    for i in range(1, RUNQ_SAMPLES + 1):
+        # on a schedule: while shootout imports, this thread may wait for the GIL after a sleep
+        time.sleep(max(0.0, start + i * SAMPLE_S / RUNQ_SAMPLES - time.monotonic()))
+        # our threads, counted before and after the system's count (they come and go between)
+        own_first, running, own_then = ours(), sensors.procs_running(root), ours()
         if running is not None:
-            queue.append(max(0, running - 1))  # this process is running while it reads
+            queue.append(max(0, running - max(own_first, own_then)))
     after = sensors.cpu_times(root)
+    own = sensors.own_cpu_ticks() - own_before if here else 0.0
     runq = sum(queue) / len(queue) if queue else None
-    return sensors.busy_pct(before, after), runq, sensors.steal_pct(before, after)
+    return sensors.busy_pct(before, after, own), runq, sensors.steal_pct(before, after)
+
+
+class EarlyWindow:
+    """The gate's first window, measured in a thread while shootout starts up (imports,
+    reading the request) rather than after: the window leaves shootout's own share out,
+    and an idle machine then starts measuring half a second sooner. A window that ended
+    more than EARLY_FRESH_S before the gate (a userspace was built meanwhile) is not used."""
+
+    def __init__(self) -> None:
+        self._found: Window | None = None
+        self._ended = 0.0
+        self._thread = threading.Thread(target=self._measure, name="load-gate", daemon=True)
+        self._thread.start()
+
+    def _measure(self) -> None:
+        self._found, self._ended = _window(Path("/")), time.monotonic()
+
+    def take(self) -> Window | None:
+        self._thread.join()
+        return self._found if time.monotonic() - self._ended <= EARLY_FRESH_S else None
 
 
 def busiest_processes(window_s: float = SAMPLE_S) -> list[str]:
@@ -88,11 +122,13 @@ def busiest_processes(window_s: float = SAMPLE_S) -> list[str]:
     return [f"{name} (pid {pid}) {pct:.0f}% CPU" for pct, name, pid in used[:BUSIEST_SHOWN] if pct >= BUSIEST_MIN_PCT]
 
 
-def wait_for_idle(load_wait_s: float, cpus: int, root: Path = Path("/")) -> _Gate:
-    """Sample CPU use and the run queue until the machine is idle or load_wait_s passed."""
+def wait_for_idle(load_wait_s: float, cpus: int, root: Path = Path("/"), first: Window | None = None) -> _Gate:
+    """Sample CPU use and the run queue until the machine is idle or load_wait_s passed;
+    `first` is a window already measured (EarlyWindow)."""
     t0 = time.monotonic()
     while True:
-        busy, runq, steal = _window(root)
+        busy, runq, steal = first or _window(root)
+        first = None
         idle = (busy is None or busy < IDLE_BUSY_PCT) and (runq is None or runq < IDLE_RUNQ_PER_CPU * cpus)
         waited = time.monotonic() - t0
         if idle or waited + SAMPLE_S > load_wait_s:
@@ -107,9 +143,11 @@ def _fmt(value: float | None, spec: str, unit: str = "") -> str:
 
 
 def preflight(
-    *, tune: bool, journal: Journal | None, load_wait_s: float = 60.0, root: Path = Path("/")
+    *, tune: bool, journal: Journal | None, load_wait_s: float = 60.0, root: Path = Path("/"),
+    early: EarlyWindow | None = None, clock: Callable[[], float | None] = measure_mhz,
 ) -> Preflight:
-    """Wait for idle (up to load_wait_s), optionally tune, and describe the machine's state."""
+    """Wait for idle (up to load_wait_s), optionally tune, and describe the machine's state;
+    `clock` reads this machine's clock (the run's round_clock, whose loop is built already)."""
     if tune and journal is None:
         raise ValueError("tune=True needs a change journal")
     real = Path(root) == Path("/")  # clock loop, firmware and kernel log describe this machine only
@@ -119,7 +157,7 @@ def preflight(
     flags: list[str] = []
     cond: dict[str, Any] = {"started_at": time.time()}
 
-    gate = wait_for_idle(load_wait_s, cpus, root)
+    gate = wait_for_idle(load_wait_s, cpus, root, early.take() if early else None)
     cond.update(load1=gate.load1, busy_pct=gate.busy_pct, runq=gate.runq, waited_s=round(gate.waited_s, 1))
     state = "idle" if gate.idle else f"not idle after {gate.waited_s:.0f} s; going on (busy-start)"
     lines.append(f"load: {_fmt(gate.busy_pct, '.0f', '%')} busy and {_fmt(gate.runq, '.1f')} tasks waiting "
@@ -164,7 +202,7 @@ def preflight(
 
     if real:
         _firmware(lines, flags, cond)
-        cond["measured_mhz"] = measure_mhz()
+        cond["measured_mhz"] = clock()
         lines.append(f"measured clock: {_fmt(cond['measured_mhz'], '.0f', ' MHz')} (dependent-add loop)")
         _kernel_log(lines, cond)
     facts["conditions"] = cond

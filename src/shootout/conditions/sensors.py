@@ -6,6 +6,7 @@ real /proc and /sys, and the tests run these readers against fake trees.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,11 +56,29 @@ def steal_pct(before: CpuTimes | None, after: CpuTimes | None) -> float | None:
     return 100.0 * (after.steal - before.steal) / (after.total - before.total)
 
 
-def busy_pct(before: CpuTimes | None, after: CpuTimes | None) -> float | None:
-    """Share of CPU time spent running something (all CPUs together) between snapshots, in %."""
+def busy_pct(before: CpuTimes | None, after: CpuTimes | None, own_ticks: float = 0.0) -> float | None:
+    """Share of CPU time spent running something (all CPUs together) between snapshots, in %,
+    leaving out own_ticks (this process's share, when the window overlaps its own work)."""
     if before is None or after is None or after.total <= before.total:
         return None
-    return 100.0 * (after.busy - before.busy) / (after.total - before.total)
+    return max(0.0, 100.0 * (after.busy - before.busy - own_ticks) / (after.total - before.total))
+
+
+def own_cpu_ticks() -> float:
+    """CPU time this process (every thread) has used, in /proc/stat's clock ticks."""
+    times = os.times()
+    return (times.user + times.system) * os.sysconf("SC_CLK_TCK")
+
+
+def own_running() -> int:
+    """This process's threads that are running or runnable now, the caller among them."""
+    running = 0
+    for task in Path("/proc/self/task").glob("*/stat"):
+        try:  # "tid (comm) S ...": the state follows the last ")", as comm may hold spaces
+            running += task.read_text().rpartition(")")[2].split()[0] == "R"
+        except (OSError, IndexError):
+            continue  # the thread ended while we looked
+    return max(1, running)
 
 
 def procs_running(root: Path = Path("/")) -> int | None:
