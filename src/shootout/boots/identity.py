@@ -64,6 +64,11 @@ def read_boot(root: Path = Path("/")) -> BootIdentity:
     )
 
 
+def is_pattern(release: str) -> bool:
+    """Whether a KernelWant's release is a shell pattern rather than one exact release."""
+    return any(c in release for c in "*?[")
+
+
 @dataclass(frozen=True)
 class KernelWant:
     """What a configuration requires of the running kernel; release is a shell pattern."""

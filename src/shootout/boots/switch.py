@@ -17,10 +17,9 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
-from shootout.boots.identity import KernelWant
+from shootout.boots.identity import KernelWant, is_pattern
 from shootout.boots.tryboot import write_tryboot
 from shootout.conditions.fsread import read_text, under
 from shootout.errors import TargetError, ToolMissing, UsageError
@@ -84,7 +83,7 @@ def switch_next_boot(want: KernelWant, config: str, journal: Journal, root: Path
 
 def _grub_reboot(want: KernelWant, config: str, journal: Journal, root: Path) -> str:
     """Make GRUB boot the release once, next time."""
-    if any(c in want.release for c in "*?["):
+    if is_pattern(want.release):
         raise UsageError(f"--next-kernel needs the exact release of {config}, not the pattern {want.release}",
                          "name the kernel exactly: kernel:RELEASE (see uname -r under it)")
     if "GRUB_DEFAULT=saved" not in (read_text(root, "/etc/default/grub") or "").replace('"', ""):

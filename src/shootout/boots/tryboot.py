@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from shootout.boots.identity import CONFIG_TXT, KernelWant
+from shootout.boots.identity import CONFIG_TXT, KernelWant, is_pattern
 from shootout.conditions.fsread import read_text, under
 from shootout.errors import TargetError, UsageError
 from shootout.system.journal import Journal
@@ -31,7 +31,7 @@ _IMAGES = {"2712": "kernel_2712.img", "v8": "kernel8.img", "v7l": "kernel7l.img"
 
 def kernel_image(release: str) -> str | None:
     """The kernel image file of a Raspberry Pi OS release, None for a pattern or another naming."""
-    if any(c in release for c in "*?["):
+    if is_pattern(release):
         return None
     m = _FLAVOUR.search(release)
     return _IMAGES[m.group(1)] if m else None

@@ -32,9 +32,13 @@ def _ratio(comp: Comparison) -> str:
     return f"{est.ratio:.1f}× [{est.low:.2f}, {est.high:.2f}]"
 
 
-def _median(analysis: Analysis, config: str, workload: str, metric: str) -> float | None:
-    comp = next((c for c in analysis.comparisons if c.workload == workload and c.metric == metric
+def _comparison(analysis: Analysis, config: str, workload: str, metric: str) -> Comparison | None:
+    return next((c for c in analysis.comparisons if c.workload == workload and c.metric == metric
                  and c.config == config), None)
+
+
+def _median(analysis: Analysis, config: str, workload: str, metric: str) -> float | None:
+    comp = _comparison(analysis, config, workload, metric)
     return comp.medians.get(config) if comp is not None else None
 
 
@@ -59,9 +63,7 @@ def explain(analysis: Analysis) -> list[str]:
     for config in analysis.configs[1:]:
         parts = []
         for workload, metric, what in SHOWN:
-            comp = next((c for c in analysis.comparisons if c.workload == workload and c.metric == metric
-                         and c.config == config.name), None)
-            if comp is not None:
+            if (comp := _comparison(analysis, config.name, workload, metric)) is not None:
                 parts.append(f"{what} {_ratio(comp)} ({comp.medians.get(config.name, 0):,.1f} {comp.unit})")
         ratios = [c for c in analysis.comparisons if c.config == config.name and c.metric.endswith("_compress_x")]
         squeezed = ", ".join(f"{c.workload} {c.metric.removesuffix('_compress_x')} "
