@@ -6,8 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from scipy.stats import kendalltau
 
 from shootout.stats import cv, has_trend, outlier_fraction, trial_flags
+from shootout.stats.flags import kendall_p
 
 
 def test_cv() -> None:
@@ -56,6 +58,18 @@ def test_trend() -> None:
     assert not has_trend(rounds, noise)
     with pytest.raises(ValueError):
         has_trend(rounds, rising[:-1])
+
+
+def test_kendall_p_is_scipys_asymptotic_one_also_with_ties() -> None:
+    rng = np.random.default_rng(3)
+    for case in range(300):
+        n = int(rng.integers(8, 60))
+        x = np.arange(n, dtype=float) if case % 2 else rng.integers(0, 6, n).astype(float)
+        y = rng.normal(size=n) + 0.03 * x * (case % 3)
+        if case % 5 == 0:
+            y = np.round(y)  # ties on both sides
+        assert kendall_p(x, y) == pytest.approx(kendalltau(x, y, method="asymptotic").pvalue, abs=1e-12)
+    assert math.isnan(kendall_p(np.arange(9.0), np.ones(9)))
 
 
 def test_trend_flag() -> None:

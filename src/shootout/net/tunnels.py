@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from shootout.errors import TargetError, WorkloadError
-from shootout.net import keys
 from shootout.net.namespace import NetNamespace
 from shootout.net.options import NetOptions
 from shootout.net.script import wait_for
@@ -114,6 +113,8 @@ class WireGuard(Tunnel):
         else:
             versions["wireguard (kernel)"] = target.run(["cat", "/sys/module/wireguard/version"]).stdout.strip() or "?"
         problem = kernel_wireguard_problem()
+        from shootout.net import keys  # cryptography: 0.1 s that only tunnels need, not every run
+
         ka, kb = keys.wireguard_key(), keys.wireguard_key()
         return Plan(files={"wg-a.conf": self._conf(ka.private, kb.public, ADDR_B, INNER_B).encode(),
                            "wg-b.conf": self._conf(kb.private, ka.public, ADDR_A, INNER_A).encode()},
@@ -159,6 +160,8 @@ class OpenVpn(Tunnel):
         # "DCO version: N/A" unless the kernel has ovpn-dco; said by the same banner
         dco = next((line.split(":", 1)[1].strip() for line in banner.splitlines() if line.startswith("DCO version")),
                    "not reported")
+        from shootout.net import keys  # cryptography: only here
+
         files = dict(keys.openvpn_pki())
         a, b = self.topo.sides
         files["server.conf"] = self._conf("server", b, a, (INNER_B, INNER_A), self.if_b).encode()

@@ -33,30 +33,44 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from statistics import NormalDist
+
 import numpy as np
-from scipy.optimize import brentq
-from scipy.signal import fftconvolve
-from scipy.stats import norm
 
 from shootout.stats.estimate import MIN_PAIRED_ROUNDS, Estimate, as_finite_array
 from shootout.stats.paired import critical_rank, hodges_lehmann, method_name
 
 _GRID_STEP = 0.1  # integration grid on the S_n scale (unit steps); c is then accurate to ~0.001
 _SIGNIFICANT = 3  # per-look alpha is rounded down to this many digits: stable output, never larger
+_C_TOLERANCE = 1e-4  # the boundary c is found to this accuracy
+
+
+def _gauss(x: np.ndarray, sd: float) -> np.ndarray:
+    return np.exp(-0.5 * (x / sd) ** 2) / (sd * math.sqrt(2.0 * math.pi))
 
 
 def _crossing(c: float, first: int, last: int) -> float:
     """P(S_n >= c*sqrt(n) for some n in first..last), S_n a sum of n independent N(0, 1)."""
     h = _GRID_STEP
     x = np.arange(-9.0 * math.sqrt(last), c * math.sqrt(last) + h, h)
-    mass = norm.pdf(x, scale=math.sqrt(first)) * h
+    mass = _gauss(x, math.sqrt(first)) * h
     mass[x >= c * math.sqrt(first)] = 0.0
     half = math.ceil(8.0 / h)
-    step = norm.pdf(np.arange(-half, half + 1) * h) * h  # one round's increment
+    step = _gauss(np.arange(-half, half + 1) * h, 1.0) * h  # one round's increment
     for n in range(first + 1, last + 1):
-        mass = fftconvolve(mass, step)[half: half + len(x)]
+        mass = np.convolve(mass, step)[half: half + len(x)]  # a few hundred points: direct is fast
         mass[x >= c * math.sqrt(n)] = 0.0  # paths that crossed at look n leave
     return 1.0 - float(mass.sum())
+
+
+def _boundary(alpha_side: float, first: int, last: int) -> float:
+    """The c whose crossing probability is alpha_side. The probability falls as c grows, so
+    bisection finds it; scipy.optimize would cost every run 0.3 s of imports for the same."""
+    low, high = 0.5, 9.0
+    while high - low > _C_TOLERANCE:
+        mid = (low + high) / 2.0
+        low, high = (mid, high) if _crossing(mid, first, last) > alpha_side else (low, mid)
+    return (low + high) / 2.0
 
 
 def _round_down(alpha: float) -> float:
@@ -90,8 +104,8 @@ def calibrate(alpha_side: float, first: int, last: int) -> tuple[float, int | No
     for _ in range(10):
         if start is None or start >= last:
             return confidence, start
-        c = brentq(lambda z: _crossing(z, start, last) - alpha_side, 0.5, 9.0, xtol=1e-4)
-        confidence = 1.0 - _round_down(2.0 * float(norm.sf(c)))
+        c = _boundary(alpha_side, start, last)
+        confidence = 1.0 - _round_down(2.0 * (1.0 - NormalDist().cdf(c)))
         moved = first_interval(first, last, confidence)
         if moved == start:
             break

@@ -6,7 +6,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import kendalltau
 
 CV_LIMIT = 0.10  # coefficient of variation above this: "cv>10%"
 OUTLIER_SCORE = 10.0  # |modified z-score| above this marks an outlier
@@ -54,9 +53,30 @@ def has_trend(rounds: Sequence[int], log_ratios: Sequence[float]) -> bool:
         raise ValueError("rounds and log_ratios must have the same length")
     if len(rounds) < TREND_MIN_ROUNDS:
         return False
-    result = kendalltau(rounds, log_ratios)
-    p = float(result.pvalue)
+    p = kendall_p(np.asarray(rounds, dtype=float), np.asarray(log_ratios, dtype=float))
     return not math.isnan(p) and p < TREND_P
+
+
+def _tie_sums(values: np.ndarray) -> tuple[float, float, float]:
+    t = np.unique(values, return_counts=True)[1].astype(float)
+    return float((t * (t - 1)).sum()), float((t * (t - 1) * (t - 2)).sum()), float((t * (t - 1) * (2 * t + 5)).sum())
+
+
+def kendall_p(x: np.ndarray, y: np.ndarray) -> float:
+    """Two-sided p-value of Kendall's tau by its normal approximation with tie corrections
+    (Kendall 1970; scipy's kendalltau(method="asymptotic") gives the same). Written out
+    because importing scipy.stats would cost every run 0.5 s; a flag needs no exact p.
+    NaN when either series is constant."""
+    n = len(x)
+    i, j = np.triu_indices(n, 1)
+    s = float((np.sign(x[j] - x[i]) * np.sign(y[j] - y[i])).sum())
+    (x1, x2, x3), (y1, y2, y3) = _tie_sums(x), _tie_sums(y)
+    variance = ((n * (n - 1) * (2 * n + 5) - x3 - y3) / 18.0
+                + x2 * y2 / (9.0 * n * (n - 1) * (n - 2)) + x1 * y1 / (2.0 * n * (n - 1)))
+    pairs = n * (n - 1) / 2.0
+    if x1 / 2.0 == pairs or y1 / 2.0 == pairs:  # every pair tied: no order to test
+        return math.nan
+    return math.erfc(abs(s) / math.sqrt(2.0 * variance))
 
 
 def is_short(durations_s: Sequence[float]) -> bool:

@@ -14,8 +14,8 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 from itertools import accumulate
+from statistics import NormalDist
 
-from scipy.stats import norm
 
 
 def alpha_of(confidence: float) -> Fraction:
@@ -87,6 +87,6 @@ def normal_critical_rank(mean: float, variance: float, confidence: float) -> int
 
     P(S <= k-1) ~ Phi((k - 1 + 0.5 - mean) / sd) <= alpha/2  <=>  k <= mean + 0.5 - z*sd.
     """
-    z = float(norm.ppf(1.0 - float(alpha_of(confidence)) / 2.0))
+    z = NormalDist().inv_cdf(1.0 - float(alpha_of(confidence)) / 2.0)
     k = math.floor(mean + 0.5 - z * math.sqrt(variance))
     return max(k, 0)

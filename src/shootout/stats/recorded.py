@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
+from scipy.special import bdtr
 
 from shootout.stats.estimate import as_finite_array
 from shootout.stats.verdict import Verdict
@@ -44,7 +44,7 @@ def median_interval(values: Sequence[float], confidence: float = 0.95) -> Interv
     if n == 0:
         return None
     ranks = np.arange(1, n // 2 + 1)
-    ok = ranks[binom.cdf(ranks - 1, n, 0.5) <= alpha / 2]
+    ok = ranks[bdtr(ranks - 1, n, 0.5) <= alpha / 2]
     if len(ok) == 0:
         return None
     k = int(ok[-1])

@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from scipy.stats import t as student_t
+from scipy.special import stdtrit
 
 from shootout.stats.estimate import MIN_PAIRED_ROUNDS, Estimate, as_finite_array
 
@@ -36,7 +36,7 @@ def t_estimate(centre: float, variance: float, df: float, confidence: float, n: 
     """exp(centre +- t_df * sqrt(variance)) as an Estimate."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-    half = float(student_t.ppf(0.5 + confidence / 2.0, df)) * math.sqrt(max(variance, 0.0))
+    half = float(stdtrit(df, 0.5 + confidence / 2.0)) * math.sqrt(max(variance, 0.0))
     return Estimate(math.exp(centre), math.exp(centre - half), math.exp(centre + half), n, confidence, method, rule)
 
 
