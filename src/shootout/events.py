@@ -61,6 +61,13 @@ class BudgetEstimate(Event):
 
 
 @dataclass(frozen=True)
+class TrialSetAside(Event):
+    """Other programs interrupted this attempt: it is kept in the run's facts and run again."""
+
+    trial: Trial
+
+
+@dataclass(frozen=True)
 class TrialDone(Event):
     trial: Trial
     eta_s: float | None

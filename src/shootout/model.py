@@ -117,6 +117,7 @@ class RunSettings:
     interleaved: bool = True
     experiment: str = ""  # the named experiment this run reproduces (shootout.experiments), if any
     partial: bool = False  # measure even when the budget cannot reach the first deciding round (no verdicts then)
+    repeats: int = 3  # a trial other programs interrupted is measured again up to this often (conditions/repeats.py)
     # config name -> price (`run --price`): show and report give performance per price with it
     prices: dict[str, float] = field(default_factory=dict, hash=False)
     price_unit: str = "$/h"

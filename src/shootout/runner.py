@@ -18,7 +18,8 @@ from typing import Any
 from shootout import events as ev
 from shootout.analysis import metric_log_ratios, run_design
 from shootout.configs import aa_original
-from shootout.conditions.monitor import Monitor
+from shootout.conditions.monitor import Monitor, TrialWindow
+from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
 from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, UsageError, WorkloadError
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
@@ -65,6 +66,10 @@ class _Live:
     session_start: float = field(default_factory=time.monotonic)
     elapsed_before: float = 0.0
     trial_seconds: list[float] = field(default_factory=list)
+    repeats: Repeats = field(init=False)  # the run's count of interrupted attempts
+
+    def __post_init__(self) -> None:
+        self.repeats = Repeats(self.run.settings.repeats)
 
     def elapsed(self) -> float:
         return self.elapsed_before + time.monotonic() - self.session_start
@@ -323,8 +328,7 @@ class Runner:
                 if live.elapsed() > s.budget_s:
                     self.emit(ev.Stopped(f"time budget of {s.budget_s:.0f} s spent"))
                     return
-                with self._quiet():
-                    trial = self._trial(live, spec)
+                trial = self._measure(live, spec)
                 self.store.add_trial(run.id, trial)
                 live.done.add((spec.round, spec.workload, spec.config))
                 live.trials.append(trial)
@@ -336,11 +340,27 @@ class Runner:
             self.store.update_run(run.id, elapsed_s=live.elapsed(), facts=run.facts)
         self.emit(ev.Stopped(f"maximum of {s.max_rounds} rounds reached"))
 
-    def _quiet(self) -> AbstractContextManager[object]:
+    def _measure(self, live: _Live, spec: TrialSpec) -> Trial:
+        """One trial, run again while other programs interrupt it (see conditions/repeats.py)."""
+        attempt = 0
+        while True:
+            with self._quiet() as seen:
+                trial = self._trial(live, spec)
+            trial = dataclasses.replace(trial, monitor=seen.summary)
+            if not live.repeats.again(trial, attempt) or live.elapsed() > live.run.settings.budget_s:
+                return trial
+            live.run.facts.setdefault("machine", {}).setdefault("set_aside", []).append(record(trial))
+            self.store.update_run(live.run.id, facts=live.run.facts)  # kept like a trial: at once
+            self.emit(ev.TrialSetAside(trial))
+            if self.monitor is not None:
+                self.monitor.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S)
+            attempt += 1
+
+    def _quiet(self) -> AbstractContextManager[TrialWindow]:
         """While a trial runs, the parent does nothing that competes for the CPUs: the monitor
         pauses (it samples right before and right after instead), and nothing is written until
-        the trial has ended."""
-        return self.monitor.quiet() if self.monitor is not None else nullcontext()
+        the trial has ended. Yields what the monitor saw, filled in when the trial has ended."""
+        return self.monitor.quiet() if self.monitor is not None else nullcontext(TrialWindow())
 
     def _check_budget(self, live: _Live, active: list[str]) -> None:
         """After the warm-up: can the budget pay for the rounds up to the first that can give a
@@ -416,8 +436,7 @@ class Runner:
                     error, values = f"non-positive or non-finite value for {', '.join(bad)}", {}
             except ShootoutError as exc:
                 error = str(exc)
-        monitor = self.monitor.window(result.started_at, result.started_at + result.wall_s) if self.monitor else {}
         return Trial(spec, values, result.wall_s, result.user_s, result.sys_s, result.max_rss_kb,
                      result.ctx_switches, result.exit_status, result.stderr_tail(), result.started_at,
-                     monitor=monitor, error=error, in_force=in_force, observed=observed)
+                     error=error, in_force=in_force, observed=observed)
 

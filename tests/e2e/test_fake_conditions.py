@@ -24,7 +24,9 @@ def sample(mhz: float) -> dict:
 
 
 def test_clock_drop_mid_run_flags_only_the_affected_metric(tmp_path):
-    monitor = Monitor(interval_s=3600)  # never samples by itself: the script injects samples
+    # never samples by itself, and its own readings (around each trial) find nothing under
+    # tmp_path: the script injects the samples
+    monitor = Monitor(interval_s=3600, root=tmp_path)
     rounds_seen = {"hot": 0}
 
     def script(argv, config, n):
@@ -85,7 +87,7 @@ def steal_script(monitor: Monitor, steal: dict[str, float]):
 
 
 def run_with_steal(tmp_path, steal: dict[str, float]):
-    monitor = Monitor(interval_s=3600)
+    monitor = Monitor(interval_s=3600, root=tmp_path)  # only the script's samples have readings
     SCRIPTS["steal"] = steal_script(monitor, steal)
     configs = [Config(name=n, target="fake", options=(("script", "steal"),)) for n in ("A", "B")]
     works = [CommandWorkload({"name": n, "command": ["run", n], "regex": r"value: ([0-9.]+)", "unit": "ops/s"})

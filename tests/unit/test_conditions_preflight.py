@@ -76,7 +76,7 @@ def test_gate_waits_until_the_run_queue_empties(tmp_path: Path) -> None:
 
 
 def test_cpu_use_alone_makes_it_busy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    snapshots = iter([CpuTimes(busy=0, idle=0, steal=0), CpuTimes(busy=50, idle=50, steal=0)] * 50)
+    snapshots = iter([CpuTimes(busy=0, idle=0, steal=0, user=0), CpuTimes(busy=50, idle=50, steal=0, user=50)] * 50)
     monkeypatch.setattr(pre.sensors, "cpu_times", lambda root: next(snapshots))
     pf = pre.preflight(tune=False, journal=None, load_wait_s=0.2, root=machine(tmp_path))
     assert pf.flags == ["busy-start"] and "50% busy" in pf.lines[0]
@@ -87,7 +87,7 @@ def test_steal_swap_and_heat_are_flagged(tmp_path: Path, monkeypatch: pytest.Mon
     write(root, "/proc/meminfo", "MemTotal: 2048 kB\nSwapTotal: 4096 kB\nSwapFree: 1024 kB\n")
     write(root, "/sys/class/thermal/thermal_zone0/type", "x86_pkg_temp\n")
     write(root, "/sys/class/thermal/thermal_zone0/temp", "91000\n")
-    snapshots = iter([CpuTimes(busy=0, idle=0, steal=0), CpuTimes(busy=5, idle=90, steal=5)])
+    snapshots = iter([CpuTimes(busy=0, idle=0, steal=0, user=0), CpuTimes(busy=5, idle=90, steal=5, user=5)])
     monkeypatch.setattr(pre.sensors, "cpu_times", lambda root: next(snapshots))
     pf = pre.preflight(tune=False, journal=None, load_wait_s=0, root=root)
     assert pf.flags == ["steal", "swap-in-use", "hot"]

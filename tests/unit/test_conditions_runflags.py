@@ -15,7 +15,7 @@ BEST_MHZ = 1500.0
 
 def window(**kw: Any) -> dict[str, Any]:
     base = {"max_temp_c": 50.0, "min_mhz": BEST_MHZ, "max_steal_pct": 0.0, "max_load": 1.0, "max_runq": 1,
-            "throttled": False, "cpus": 2, "samples": 2}
+            "others_cpu_s": 0.0, "others_cpus": 0.0, "throttled": False, "cpus": 2, "samples": 2}
     return base | kw
 
 
@@ -44,7 +44,7 @@ def flags(all_trials: list[Trial], machine: dict[str, Any] = MACHINE) -> dict[st
     ({"min_mhz": 1200.0}, "clock-drop \u221220% in 1 of 12 trials"),
     ({"max_steal_pct": 7.5}, "steal up to 7.5% in 1 of 12 trials"),
     ({"max_temp_c": 86.0}, "hot up to 86 \u00b0C in 1 of 12 trials"),
-    ({"max_runq": 5}, "busy +3 tasks in 1 of 12 trials"),
+    ({"others_cpus": 1.2, "others_cpu_s": 1.2}, "busy up to 1.20 CPUs in 1 of 12 trials"),
 ])
 def test_a_rare_event_flags_the_metric_it_hit_and_says_how_much(changed: dict[str, Any], flag: str) -> None:
     found = flags(trials({(3, "b"): changed}))
@@ -53,7 +53,7 @@ def test_a_rare_event_flags_the_metric_it_hit_and_says_how_much(changed: dict[st
 
 def test_limits_are_exclusive() -> None:
     at_limit = {(2, "a"): {"min_mhz": BEST_MHZ * 0.97}, (3, "b"): {"max_steal_pct": 1.0},
-                (4, "c"): {"max_temp_c": 80.0}, (5, "d"): {"max_runq": 2}}
+                (4, "c"): {"max_temp_c": 80.0}, (5, "d"): {"others_cpus": 0.25, "others_cpu_s": 0.25}}
     assert flags(trials(at_limit)) == {w: [] for w in WORKLOADS}
 
 
@@ -70,6 +70,25 @@ def test_a_metric_worse_off_than_the_typical_trial_is_flagged_by_the_excess() ->
     found = flags(trials(more, everywhere={"max_steal_pct": 4.0}))
     # half of c's trials (those on B) saw 9%: its median trial 6.5%, the typical one 4%
     assert found == {"a": [], "b": [], "c": ["steal +2.5 pts"], "d": []}
+
+
+def test_set_aside_attempts_are_said_once_for_the_run() -> None:
+    machine = MACHINE | {"set_aside": [{"round": 2, "workload": "a", "config": "B"}] * 3}
+    assert RunConditions(trials(), machine).lines == [
+        "repeated: other programs interrupted 3 trial attempt(s); they were set aside and measured again "
+        "(kept in the run's facts)"]
+    assert flags(trials(), machine) == {w: [] for w in WORKLOADS}  # 3 to 0 is a fair coin's split
+
+
+def test_attempts_set_aside_mostly_on_one_configuration_flag_the_workload() -> None:
+    attempts = [{"round": 2, "workload": "c", "config": "B"}] * 12 + [{"round": 3, "workload": "c", "config": "A"}]
+    machine = MACHINE | {"set_aside": attempts}
+    assert RunConditions(trials(), machine).lines[1] == (
+        "repeated unevenly: c (B 12, A 1 attempts set aside): a configuration's own work may have counted as other "
+        "programs'; compare with --repeats 0")
+    assert flags(trials(), machine) == {"a": [], "b": [], "c": ["repeated unevenly"], "d": []}
+    machine = MACHINE | {"set_aside": attempts[:9] + attempts[-1:] * 2}  # 9 to 2: p = 0.065
+    assert flags(trials(), machine) == {w: [] for w in WORKLOADS}
 
 
 def test_common_events_are_said_once_for_the_run() -> None:

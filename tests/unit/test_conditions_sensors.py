@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -45,7 +48,7 @@ def test_steal_and_busy_from_two_snapshots(tmp_path: Path) -> None:
 def test_short_stat_line_from_old_kernel(tmp_path: Path) -> None:
     write(tmp_path, "/proc/stat", "cpu 10 0 5 100\n")  # no iowait..steal columns
     times = sensors.cpu_times(tmp_path)
-    assert times == sensors.CpuTimes(busy=15, idle=100, steal=0)
+    assert times == sensors.CpuTimes(busy=15, idle=100, steal=0, user=10)
 
 
 def test_missing_files_give_none(tmp_path: Path) -> None:
@@ -114,3 +117,18 @@ def test_thermal_throttle_count(tmp_path: Path) -> None:
         write(tmp_path, f"/sys/devices/system/cpu/cpu{n}/thermal_throttle/core_throttle_count", f"{core}\n")
         write(tmp_path, f"/sys/devices/system/cpu/cpu{n}/thermal_throttle/package_throttle_count", f"{pkg}\n")
     assert sensors.thermal_throttle_count(tmp_path) == 9
+
+
+def test_the_process_tree_counts_live_descendants_and_reaped_children() -> None:
+    start = sensors.tree_user_s()
+    spin = subprocess.Popen([sys.executable, "-c", "import time\nt = time.monotonic()\n"
+                             "while time.monotonic() - t < 0.4: sum(range(1000))\ntime.sleep(30)"])
+    try:
+        deadline = time.monotonic() + 20
+        while sensors.tree_user_s() - start < 0.25 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sensors.tree_user_s() - start >= 0.25  # alive, a descendant: counted from /proc
+    finally:
+        spin.kill()
+        spin.wait()
+    assert sensors.tree_user_s() - start >= 0.25  # reaped: counted by os.times()

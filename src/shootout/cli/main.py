@@ -19,6 +19,7 @@ from rich.status import Status
 
 from shootout.cli.userspace import app as userspace_app
 from shootout.errors import ShootoutError, UsageError
+from shootout.model import RunSettings
 
 app = typer.Typer(help="Compare machine configurations honestly: paired, interleaved rounds with confidence intervals.",
                   no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
@@ -56,6 +57,7 @@ def run(
     min_rounds: Annotated[int, typer.Option(help="minimum measured rounds (6 is the least for a 95% CI)")] = 6,
     max_rounds: Annotated[int, typer.Option(help="never more rounds than this")] = 50,
     seed: Annotated[Optional[int], typer.Option(help="seed of the shuffled order (default: random, stored)")] = None,
+    repeats: Annotated[int, typer.Option(help="measure a trial again, up to this often, when other programs used a CPU during it (0: never)")] = RunSettings.repeats,
     aa: Annotated[bool, typer.Option("--aa", help="A/A: the first configuration against itself (noise floor)")] = False,
     resume: Annotated[Optional[str], typer.Option(help="continue an interrupted run (id or 'last')")] = None,
     tune: Annotated[bool, typer.Option("--tune", help="set the performance governor for the run (restored afterwards)")] = False,
@@ -79,7 +81,6 @@ def run(
 
     from shootout.cli import options
     from shootout.cli.progress import ProgressView
-    from shootout.model import RunSettings
     from shootout.request import Wish, build_request, check_settings, workloads_of
     from shootout.runner import Runner
     from shootout.cli.conditions import print_preflight
@@ -92,6 +93,8 @@ def run(
 
     if min_rounds < 6:
         raise UsageError(f"--min-rounds {min_rounds} is too few", "a 95% interval needs at least 6 rounds")
+    if repeats < 0:
+        raise UsageError(f"--repeats {repeats} is below 0", "0 keeps every trial as it comes")
     if across_boots and aa:
         raise UsageError("--aa and --across-boots do not combine", "for a noise floor, run --aa under one kernel")
     wait_s = options.duration(load_wait, "--load-wait")
@@ -114,6 +117,7 @@ def run(
             budget_s=options.duration(budget, "--budget"),
             seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
             confidence=options.confidence(confidence), experiment=experiment or "", partial=partial,
+            repeats=repeats,
         )
         with err_console.status("preparing configurations") as status:
             request = build_request(Wish(config, workload, suite, file, experiment, settings, emulate=emulate,

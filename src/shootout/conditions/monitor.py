@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,39 @@ from shootout.conditions.flags import readings
 from shootout.conditions.throttling import NOW_MASK, get_throttled
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrialWindow:
+    """What the monitor saw while one trial ran: filled in when the trial's quiet() ends.
+
+    summary is the window dict stored in Trial.monitor (see summarize), with others_cpu_s: the
+    user CPU time that programs outside shootout's process tree used meanwhile (the trial,
+    its daemons and a VM are inside the tree; kernel threads' work is system time and not
+    counted), and others_cpus, that time per second of the window.
+    """
+
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Mark:
+    at: float
+    user_ticks: int | None
+    tree_user_s: float
+
+
+def _mark(root: Path) -> _Mark:
+    times = sensors.cpu_times(root)
+    return _Mark(time.monotonic(), times.user if times is not None else None, sensors.tree_user_s())
+
+
+def _others(before: _Mark, after: _Mark) -> dict[str, float | None]:
+    if before.user_ticks is None or after.user_ticks is None or after.at <= before.at:
+        return {"others_cpu_s": None, "others_cpus": None}
+    system = (after.user_ticks - before.user_ticks) / os.sysconf("SC_CLK_TCK")
+    others = max(0.0, system - (after.tree_user_s - before.tree_user_s))
+    return {"others_cpu_s": others, "others_cpus": others / (after.at - before.at)}
 
 
 def _nice_this_thread() -> None:
@@ -99,21 +133,40 @@ class Monitor:
             self.add(self.sample())
 
     @contextmanager
-    def quiet(self) -> Iterator[None]:
+    def quiet(self) -> Iterator[TrialWindow]:
         """Around a trial: no sampling while it runs, one sample right before and right after.
 
         The sampler would otherwise wake up during the trial and compete for a CPU (on a
         2-core machine that shows in the trial's time). The sample taken right after the trial
-        counts steal and throttle events since the one right before, so the trial's window
-        (window()) still covers exactly its run.
+        counts steal and throttle events since the one right before, so the window it yields
+        (filled in on leaving) covers exactly the trial's run, as window() does later.
         """
         self._paused.set()
         self._take()
+        seen = TrialWindow()
+        before, entered = _mark(self.root), time.time()
         try:
-            yield
+            yield seen
         finally:
+            after, left = _mark(self.root), time.time()
             self._take()
+            seen.summary = {**self.window(entered, left), **_others(before, after)}
             self._paused.clear()
+
+    def wait_quiet(self, limit_cpus: float, max_s: float, step_s: float = 0.1) -> float:
+        """Wait until other programs use at most limit_cpus over a step_s window, or max_s has
+        passed; returns the seconds waited. Burst load lasts longer than a short trial, so a
+        trial run again at once would meet the same burst."""
+        start = time.monotonic()
+        before = _mark(self.root)
+        while time.monotonic() - start < max_s:
+            time.sleep(step_s)
+            after = _mark(self.root)
+            share = _others(before, after)["others_cpus"]
+            if share is None or share <= limit_cpus:
+                break
+            before = after
+        return time.monotonic() - start
 
     # -- samples -----------------------------------------------------------------
     def sample(self) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Condition flags measured against the run itself, not against an ideal machine.
 
 On a VM every trial may see steal time and a clock below its best; a flag on every row says
-nothing. So each condition is a number per trial (steal, clock deficit, extra runnable
-tasks, temperature, throttling) and the run's *typical* trial (the median over all measured
+nothing. So each condition is a number per trial (steal, clock deficit, other programs' CPU
+time, temperature, throttling) and the run's *typical* trial (the median over all measured
 trials) is the reference:
 
 - what the typical trial saw beyond a condition's limit is a machine-wide condition, said
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shootout.conditions.flags import DROP_LIMIT, HOT_C, STEAL_LIMIT_PCT, reference_mhz
+from shootout.conditions.repeats import LIMIT_CPUS, others_share, uneven
 from shootout.model import Trial
 
 RARE_SHARE = 0.10  # affected trials this rare in the run single out the metrics they hit
@@ -42,8 +43,8 @@ CONDITIONS = (
               "in the typical trial"),
     Condition("clock-drop", DROP_LIMIT * 100, DROP_LIMIT * 100, lambda m, t: f"\u2212{m - t:.1f}%",
               lambda w: f"\u2212{w:.0f}%", lambda t: f"clock: {t:.1f}% below its best in the typical trial"),
-    Condition("busy", 0.0, 1.0, lambda m, t: f"+{m - t:.0f} tasks", lambda w: f"+{w:.0f} tasks",
-              lambda t: f"busy: {t:.0f} more runnable tasks than CPUs in the typical trial"),
+    Condition("busy", LIMIT_CPUS, LIMIT_CPUS, lambda m, t: f"+{m - t:.2f} CPUs", lambda w: f"up to {w:.2f} CPUs",
+              lambda t: f"busy: other programs used {t:.2f} CPUs in the typical trial"),
     Condition("hot", HOT_C, 5.0, lambda m, t: f"{m:.0f} \u00b0C", lambda w: f"up to {w:.0f} \u00b0C",
               lambda t: f"hot: {t:.0f} \u00b0C in the typical trial"),
     Condition("throttled", 0.0, 0.5, lambda m, t: "", lambda w: "",
@@ -63,12 +64,11 @@ def _clock_deficit(trial: Trial, best_mhz: float | None, round_deficit: dict[int
 
 def _quantities(trial: Trial, best_mhz: float | None, round_deficit: dict[int, float]) -> dict[str, float | None]:
     w = trial.monitor
-    runq, cpus = w.get("max_runq"), w.get("cpus")
     throttled = w.get("throttled")
     return {
         "steal": w.get("max_steal_pct"),
         "clock-drop": _clock_deficit(trial, best_mhz, round_deficit),
-        "busy": None if runq is None or cpus is None else float(runq - cpus),
+        "busy": others_share(w),
         "hot": w.get("max_temp_c"),
         "throttled": None if throttled is None else float(throttled),
     }
@@ -97,6 +97,17 @@ class RunConditions:
         self.values = {_key(t): _quantities(t, best, round_deficit) for t in trials if t.spec.round > 0}
         self.levels: list[_Level] = []
         self.lines: list[str] = []
+        set_aside = machine.get("set_aside", [])
+        if set_aside:
+            self.lines.append(f"repeated: other programs interrupted {len(set_aside)} trial attempt(s); they were set "
+                              "aside and measured again (kept in the run's facts)")
+        configs: dict[str, set[str]] = {}
+        for t in trials:
+            configs.setdefault(t.spec.workload, set()).add(t.spec.config)
+        self.uneven = uneven(set_aside, {w: sorted(c) for w, c in configs.items()})
+        for workload, split in self.uneven.items():
+            self.lines.append(f"repeated unevenly: {workload} ({split} attempts set aside): a configuration's own "
+                              "work may have counted as other programs'; compare with --repeats 0")
         for c in CONDITIONS:
             seen = [q[c.flag] for q in self.values.values() if q[c.flag] is not None]
             if not seen:
@@ -113,8 +124,9 @@ class RunConditions:
 
     def flags(self, trials: Iterable[Trial]) -> list[str]:
         """The conditions under which these trials (one metric's) were worse off than the run's typical trial."""
+        trials = list(trials)
         keys = [_key(t) for t in trials]
-        flags = []
+        flags = ["repeated unevenly"] if any(t.spec.workload in self.uneven for t in trials) else []
         for level in self.levels:
             c = level.condition
             seen = [q[c.flag] for k in keys if (q := self.values.get(k)) and q[c.flag] is not None]

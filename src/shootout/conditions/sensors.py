@@ -24,6 +24,7 @@ class CpuTimes:
     busy: int  # user + nice + system + irq + softirq
     idle: int  # idle + iowait
     steal: int
+    user: int  # user + nice: programs' own work, not kernel threads'
 
     @property
     def total(self) -> int:
@@ -39,7 +40,7 @@ def stat_snapshot(root: Path = Path("/")) -> tuple[CpuTimes | None, int | None]:
             # user nice system idle iowait irq softirq steal [guest guest_nice]; guest time is
             # already counted in user, so it is left out.
             v = [int(x) for x in fields[1:9]] + [0] * max(0, 9 - len(fields))
-            times = CpuTimes(busy=v[0] + v[1] + v[2] + v[5] + v[6], idle=v[3] + v[4], steal=v[7])
+            times = CpuTimes(busy=v[0] + v[1] + v[2] + v[5] + v[6], idle=v[3] + v[4], steal=v[7], user=v[0] + v[1])
         elif len(fields) == 2 and fields[0] == "procs_running" and fields[1].isdigit():
             running = int(fields[1])
     return times, running
@@ -68,6 +69,34 @@ def own_cpu_ticks() -> float:
     """CPU time this process (every thread) has used, in /proc/stat's clock ticks."""
     times = os.times()
     return (times.user + times.system) * os.sysconf("SC_CLK_TCK")
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every live process below pid (children of all its threads, their children, ...)."""
+    found, queue = [], [pid]
+    while queue:
+        for children in Path(f"/proc/{queue.pop()}/task").glob("*/children"):
+            try:
+                kids = [int(k) for k in children.read_text().split()]
+            except (OSError, ValueError):
+                continue  # the thread or process ended while we looked
+            found += kids
+            queue += kids
+    return found
+
+
+def tree_user_s() -> float:
+    """User CPU seconds of this process's tree: itself, the children it reaped (trials) and its
+    live descendants (a VM, a namespace holder) with the children they reaped."""
+    times = os.times()
+    ticks = 0
+    for pid in _descendants(os.getpid()):
+        try:  # utime and cutime: the 14th and 16th fields, counted after "(comm)"
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            ticks += int(fields[11]) + int(fields[13])
+        except (OSError, IndexError, ValueError):
+            continue
+    return times.user + times.children_user + ticks / os.sysconf("SC_CLK_TCK")
 
 
 def own_running() -> int:

@@ -184,6 +184,14 @@ def method_items(analysis: Analysis) -> list[str]:
             "with the Wilcoxon signed-rank confidence interval (exact up to 50 rounds, normal approximation "
             "above), reported as exp(\u00b7), e.g. 1.070\u00d7 [1.051, 1.089]; at least 6 rounds are needed."
         )
+    if repeats := max((r.settings.repeats for r in analysis.runs if r.settings.interleaved), default=0):
+        items.append(
+            "A trial during which programs outside shootout's process tree used more than a quarter of a CPU "
+            f"(user time, from /proc/stat) is set aside and measured again, up to {repeats} times, after waiting "
+            "for them to stop; the choice depends only on other programs, and the set-aside attempts are kept "
+            "with the run. A configuration whose attempts were set aside more often than chance allows is "
+            "flagged “repeated unevenly”."
+        )
     items += [
         (f"Verdict with threshold \u03b4 = {delta:g}%: faster if the whole interval is above 1+\u03b4, slower if "
         "wholly below 1/(1+\u03b4), same if wholly inside, inconclusive otherwise; headline metrics only. An "

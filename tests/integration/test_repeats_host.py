@@ -1,0 +1,61 @@
+"""On this machine: programs outside shootout's process tree that run during trials get those
+trials set aside and measured again; the trial's own processes, however busy, do not."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from shootout import events as ev
+from shootout.conditions.monitor import Monitor
+from shootout.conditions.repeats import interrupted
+from shootout.model import Config, RunSettings
+from shootout.runner import Runner, RunRequest
+from shootout.store import Store
+from shootout.system.journal import Journal
+from shootout.workloads.user import CommandWorkload
+
+SPIN = "timeout {s} sh -c 'while :; do :; done'"
+LOAD_S = 1.0
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def outside_load(seconds: float) -> None:
+    """Two busy loops whose shell exits at once: re-parented, they are not shootout's descendants."""
+    loop = SPIN.format(s=seconds)
+    subprocess.run(["sh", "-c", f"{loop} >/dev/null 2>&1 & {loop} >/dev/null 2>&1 &"], check=True)
+
+
+def test_outside_load_sets_trials_aside_and_the_trials_own_work_does_not(tmp_path: Path) -> None:
+    loaded: list[float] = []
+
+    def on_event(event: ev.Event) -> None:
+        if isinstance(event, ev.RoundStarted) and event.round == 3:
+            loaded.append(time.time())
+            outside_load(LOAD_S)
+
+    # the workload keeps both CPUs busy itself for 0.2 s: its own processes, not other programs
+    work = CommandWorkload({"name": "w", "command": ["sh", "-c", f"{SPIN.format(s=0.2)} & {SPIN.format(s=0.2)}; wait"]})
+    configs = [Config(name=n, target="host") for n in ("A", "B")]
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    monitor = Monitor()
+    with monitor:
+        run_id = Runner(store, Journal(tmp_path), on_event, monitor=monitor).start(
+            RunRequest(configs, [work], RunSettings(seed=1, max_rounds=8)))
+    aside = store.get_run(run_id).facts["machine"].get("set_aside", [])
+    assert loaded and aside, "the outside load set no attempt aside"
+    during = [a for a in aside if loaded[0] - 0.5 <= a["started_at"] <= loaded[0] + LOAD_S]
+    assert during and max(a["others_cpus"] for a in during) > 1.0, aside  # two loops: up to two CPUs
+    trials = [t for t in store.trials(run_id) if t.spec.round > 0]
+    assert not [t.monitor for t in trials if interrupted(t)], "a kept trial was interrupted"
+    # each kept trial kept two CPUs busy itself, and that was not counted as other programs'
+    assert all(t.user_s + t.sys_s > 0.2 for t in trials), [t.user_s + t.sys_s for t in trials]
+    time.sleep(LOAD_S)  # the loops end by themselves: nothing left behind
