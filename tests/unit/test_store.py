@@ -340,6 +340,13 @@ def test_serialize_round_trips_records() -> None:
         run_from_dict({k: v for k, v in run_to_dict(run).items() if k != "status"})
 
 
+def test_a_run_stored_before_repeats_existed_kept_every_trial() -> None:
+    data = run_to_dict(make_run())
+    assert run_from_dict(data).settings.repeats == 3
+    del data["settings"]["repeats"]
+    assert run_from_dict(data).settings.repeats == 0
+
+
 # -- CSV ----------------------------------------------------------------------------------
 
 

@@ -127,7 +127,9 @@ def run_to_dict(run: Run) -> dict[str, Any]:
 
 def run_from_dict(data: Any) -> Run:
     kw = _fields(Run, data, "run")
-    kw["settings"] = RunSettings(**_fields(RunSettings, kw["settings"], "run settings"))
+    settings = dict(_mapping(kw["settings"], "run settings"))
+    settings.setdefault("repeats", 0)  # stored before --repeats existed: every trial was kept as it came
+    kw["settings"] = RunSettings(**_fields(RunSettings, settings, "run settings"))
     for key, build in (("configs", config_from_dict), ("workloads", workload_from_dict)):
         if not isinstance(kw[key], (list, tuple)):
             raise _bad("run", f"{key!r} should be a list, got {kw[key]!r}")
