@@ -32,7 +32,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-
 from statistics import NormalDist
 
 import numpy as np

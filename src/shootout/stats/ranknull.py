@@ -17,7 +17,6 @@ from itertools import accumulate
 from statistics import NormalDist
 
 
-
 def alpha_of(confidence: float) -> Fraction:
     """1 - confidence as an exact fraction of the decimal the caller wrote (0.95 -> 1/20).
 
