@@ -8,6 +8,7 @@ from rich.console import Console
 
 from shootout import events as ev
 from shootout.cli.progress import ProgressView
+from shootout.model import Trial, TrialSpec
 
 
 def view(terminal: bool) -> tuple[ProgressView, io.StringIO]:
@@ -48,6 +49,17 @@ def test_no_round_lines_on_a_terminal_the_bar_shows_them() -> None:
         for event in events():
             progress(event)
     assert "round 1 of 6" not in out.getvalue()
+
+
+def test_an_attempt_set_aside_shows_on_the_bar_and_adds_no_line() -> None:
+    progress, out = view(terminal=False)
+    with progress:
+        for event in events():
+            progress(event)
+        before = out.getvalue()
+        progress(ev.TrialSetAside(Trial(TrialSpec(7, 0, "b", "i386"), {}, 0.2, 0.2, 0, 1, 1, 0, "", 0.0)))
+        assert progress.progress.tasks[0].description == "round 7 (measuring again)"
+    assert out.getvalue().strip() == before.strip()  # the round lines say enough when piped
 
 
 def test_a_short_budget_is_said_before_measuring() -> None:

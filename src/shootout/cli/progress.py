@@ -85,9 +85,8 @@ class ProgressView:
                 if r > self.min_rounds and self.task is not None:
                     # rounds past the minimum run only the undecided workloads
                     self.progress.update(self.task, total=self.progress.tasks[self.task].total + len(ws) * self.n_configs)
-            case ev.TrialSetAside(trial=t):
-                self._update(description=f"round {t.spec.round}: {t.spec.workload} on {t.spec.config} again "
-                                         "(other programs interrupted it)")
+            case ev.TrialSetAside(trial=t):  # other programs interrupted it; the summary says how often
+                self._update(description=f"round {t.spec.round} (measuring again)")
             case ev.TrialDone(eta_s=eta):
                 self._update(advance=1, eta=_fmt_eta(eta))
             case ev.Stopped(reason=reason):
