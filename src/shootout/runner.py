@@ -353,7 +353,7 @@ class Runner:
             self.store.update_run(live.run.id, facts=live.run.facts)  # kept like a trial: at once
             self.emit(ev.TrialSetAside(trial))
             if self.monitor is not None:
-                self.monitor.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S)
+                live.repeats.waited(self.monitor.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S))
             attempt += 1
 
     def _quiet(self) -> AbstractContextManager[TrialWindow]:

@@ -3,7 +3,7 @@ Its error rates under load are simulated in test_stats_simulation.py."""
 
 from __future__ import annotations
 
-from shootout.conditions.repeats import STEADY_AFTER, Repeats, interrupted, others_share
+from shootout.conditions.repeats import QUIET_WAIT_S, STEADY_AFTER, STEADY_WAITS, Repeats, interrupted, others_share
 from shootout.model import RunSettings, Trial, TrialSpec
 
 REPEATS = RunSettings.repeats
@@ -43,3 +43,15 @@ def test_steady_load_stops_the_repeats_until_it_lets_up() -> None:
     for _ in range(10):
         repeats.again(trial(0.0), 0)
     assert not repeats.steady and repeats.again(trial(0.1), 0)
+
+
+def test_waits_that_find_no_quiet_moment_mean_steady_load_until_an_attempt_is_quiet() -> None:
+    repeats = Repeats(REPEATS)
+    for _ in range(STEADY_WAITS - 1):
+        repeats.again(trial(0.1), 0)
+        repeats.waited(QUIET_WAIT_S)
+    repeats.waited(0.3)  # this one found quiet: the count starts again
+    for _ in range(STEADY_WAITS):
+        repeats.waited(QUIET_WAIT_S)
+    assert repeats.steady and not repeats.again(trial(0.1), 0)
+    assert not repeats.again(trial(0.0), 0) and not repeats.steady

@@ -21,8 +21,8 @@ which is not counted. So every configuration's kept trials pass the same test; t
 in tests/unit/test_stats_simulation.py show the error rates holding under on/off load.
 
 Steady load: when nearly every attempt is interrupted, measuring again buys nothing. While
-more than 80% of the run's attempts so far (20 or more) were interrupted, trials are kept as
-they come.
+more than 80% of the run's attempts so far (20 or more) were interrupted, or after three waits
+in a row that found no quiet moment (until an attempt is quiet), trials are kept as they come.
 
 Nothing is lost: the run's facts list every set-aside attempt (its values, wall time and the
 others' CPU), and the report says how many there were. If a configuration does make another
@@ -47,6 +47,7 @@ MIN_CPU_S = 0.03  # ... and at least this much, three ticks of /proc/stat
 QUIET_WAIT_S = 2.0  # before an attempt again, wait at most this long for other programs to stop
 STEADY_AFTER = 20  # attempts before the run can call its load steady
 STEADY_SHARE = 0.8  # interrupted share of attempts that means steady load
+STEADY_WAITS = 3  # waits in a row that found no quiet moment: steady load
 UNEVEN_P = 0.01  # two-sided binomial p below this: set aside unevenly between configurations
 
 
@@ -79,10 +80,16 @@ class Repeats:
     allowed: int  # attempts set aside at most per trial (run --repeats); the next one is kept
     attempts: int = 0
     hit: int = 0
+    waits_run_out: int = 0  # in a row, since the last quiet attempt
 
     @property
     def steady(self) -> bool:
-        return self.attempts >= STEADY_AFTER and self.hit > STEADY_SHARE * self.attempts
+        return (self.waits_run_out >= STEADY_WAITS
+                or (self.attempts >= STEADY_AFTER and self.hit > STEADY_SHARE * self.attempts))
+
+    def waited(self, seconds: float) -> None:
+        """After a wait for quiet (Monitor.wait_quiet): one that ran its full length counts."""
+        self.waits_run_out = self.waits_run_out + 1 if seconds >= QUIET_WAIT_S else 0
 
     def again(self, trial: Trial, attempt: int) -> bool:
         """Count this attempt (0 for a trial's first); True when it is to be set aside and run again."""
@@ -91,6 +98,8 @@ class Repeats:
         self.attempts += 1
         hit = interrupted(trial)
         self.hit += hit
+        if not hit:
+            self.waits_run_out = 0
         return hit and attempt < self.allowed and not self.steady
 
 
