@@ -300,6 +300,7 @@ def experiments() -> None:
 
     for name, item in EXPERIMENTS.items():
         console.print(f"{name}: {escape(item.description)}\n  reproduces {escape(item.reproduces)}\n"
+                      f"  the write-up's figures: {item.cited}\n"
                       f"  run: shootout run --experiment {name}", soft_wrap=True, highlight=False)
 
 
