@@ -85,3 +85,16 @@ def test_shootout_experiments_names_where_the_figures_are() -> None:
     assert "  the write-up's figures: docs/writeups.md, section A\n  run: shootout run --experiment rpi64" in out
     assert "docs/writeups.md, sections D, E" in out  # browser32
     assert out.count("docs/writeups.md") == len(EXPERIMENTS)
+
+
+def test_the_doc_lists_every_experiment_and_workload_under_the_sections_it_cites() -> None:
+    rows = {m.group(1): m.group(0).split("|") for m in re.finditer(r"^\| ([A-E]) \|.*$", DOC, re.MULTILINE)}
+    experiments = {letter: set(re.findall(r"[\w.-]+", cells[2])) for letter, cells in rows.items()}
+    workloads = {letter: set(re.findall(r"[\w.-]+", cells[3])) for letter, cells in rows.items()}
+    for name, item in EXPERIMENTS.items():
+        for letter in re.findall(r"\b([A-E])\b", item.cited.split("section", 1)[1]):
+            assert name in experiments[letter], (name, letter)
+    for name, cls in REGISTRY.items():
+        for letters in re.findall(r"(?:^|; )([A-E](?:, [A-E])*):", cls.spec.reproduces):
+            for letter in letters.split(", "):
+                assert name in workloads[letter], (name, letter)
