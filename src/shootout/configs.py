@@ -20,6 +20,7 @@ from shootout.errors import TargetError, ToolMissing, UsageError
 from shootout.model import Config
 from shootout.parts import config_keys, parse_parts
 from shootout.targets.host import HostTarget
+from shootout.workloads.user import CommandWorkload
 
 HOST_LABELS = {None: "host", "m32": "host -m32", "mx32": "host -mx32"}
 _CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace", "options"}
@@ -158,6 +159,7 @@ def load_text(text: str, where: str) -> FileSettings:
     for i, table in enumerate(data.get("workload", []), 1):
         if not isinstance(table, dict) or "name" not in table:
             raise UsageError(f"{where}: [[workload]] #{i} needs a name", 'add name = "..."')
+        CommandWorkload(table, where)  # checked whole when the file is read (its unit too), before anything runs
         settings.workloads[table["name"]] = dict(table)
     for name, table in data.get("params", {}).items():
         if not isinstance(table, dict):

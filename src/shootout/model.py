@@ -20,7 +20,7 @@ class WorkloadSpec:
     description: str
     metrics: tuple[Metric, ...]
     headline: str  # the metric that represents this workload in the suite geomean
-    reproduces: str = ""  # which published experiment it reproduces (EXPERIMENTS.md letter)
+    reproduces: str = ""  # which published experiment it reproduces (its letter in docs/writeups.md)
     # Amounts a trial counts that may be zero (tabs the OOM killer took): in Trial.values beside
     # the metrics, summarised per configuration with an interval, never compared as speed-ups.
     recorded: tuple[Metric, ...] = ()

@@ -64,6 +64,14 @@ def test_unknown_keys_and_sections_are_rejected(tmp_path):
         load_file(f)
 
 
+def test_a_workload_with_an_unknown_unit_is_refused_when_the_file_is_read(tmp_path):
+    # even one this run does not select: the file is wrong, whatever -w says
+    f = tmp_path / "s.toml"
+    f.write_text('[[workload]]\nname = "load"\ncommand = "x"\nregex = "([0-9]+)"\nunit = "pct"\ndirection = "higher"\n')
+    with pytest.raises(UsageError, match="s.toml: workload load: unknown unit 'pct'"):
+        load_file(f)
+
+
 def test_same_config_twice_points_to_aa():
     with pytest.raises(UsageError) as err:
         resolve(["host", "host"], {})

@@ -2,6 +2,7 @@ import pytest
 
 from shootout.errors import UsageError, WorkloadError
 from shootout.targets.process import ProcResult
+from shootout.units import UNITS
 from shootout.workloads.base import Prepared
 from shootout.workloads.user import CommandWorkload
 
@@ -28,11 +29,24 @@ def test_no_number_is_a_workload_error():
         w.parse(result("nothing here\n"), {})
 
 
-def test_custom_unit_needs_direction():
-    with pytest.raises(UsageError, match="direction"):
-        CommandWorkload({"name": "r", "command": "x", "regex": "(1)", "unit": "frobs"})
-    w = CommandWorkload({"name": "r", "command": "x", "regex": "(1)", "unit": "frobs/s", "direction": "higher"})
-    assert w.spec.metrics[0].unit == "frobs/s"
+@pytest.mark.parametrize("table", [
+    {"unit": "pct"},
+    {"unit": "pct", "direction": "higher"},  # a direction does not make a unit that `show` knows
+    {"unit": 5},
+])
+def test_unknown_unit_is_refused_with_the_list(table):
+    before = dict(UNITS)
+    with pytest.raises(UsageError, match="unknown unit") as caught:
+        CommandWorkload({"name": "r", "command": "x", "regex": "([0-9]+)", **table})
+    assert "MB/s" in caught.value.hint and "ops/s" in caught.value.hint
+    assert UNITS == before  # nothing registered for this process only
+
+
+def test_known_unit_with_the_wrong_direction_is_refused():
+    with pytest.raises(UsageError, match="lower-is-better, not higher"):
+        CommandWorkload({"name": "r", "command": "x", "unit": "s", "direction": "higher"})
+    w = CommandWorkload({"name": "r", "command": "x", "regex": "(1)", "unit": "ops/s", "direction": "higher"})
+    assert w.spec.metrics[0].unit == "ops/s"
 
 
 @pytest.mark.parametrize("table, message", [

@@ -134,3 +134,28 @@ def test_offers_include_the_dependencies_the_install_would_bring(monkeypatch: py
     newer, older = side(["2:3.87.1-1+deb12u4", "2:3.87.1-1+deb12u2"]), side(["2:3.87.1-1+deb12u2"])
     assert older == {"chromium": ["150.0-1"], "libc6": ["2.36-9"], "libnss3": ["2:3.87.1-1+deb12u2"]}
     assert common_versions([newer, older]) == {"libnss3": "2:3.87.1-1+deb12u2"}
+
+
+def test_a_run_fetches_the_lists_once_and_says_what_apt_ignored_once(monkeypatch: pytest.MonkeyPatch):
+    """Workload after workload asks for offers; apt-get update runs (and warns) the first time only."""
+    monkeypatch.setattr(apt, "_refreshed", {}, raising=False)  # nothing from earlier tests
+    monkeypatch.setattr(apt, "installed_versions", lambda root: {})
+    monkeypatch.setattr(apt.registry, "locked", lambda name, wait: contextlib.nullcontext())
+    updates: list[tuple[str, ...]] = []
+
+    class Counting(Scripted):
+        def run(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 0) -> ProcResult:
+            if tuple(argv[-1:]) == ("update",):
+                updates.append(tuple(argv))
+            return super().run(argv, env=env, timeout=timeout)
+
+        def remove(self, path: str) -> None:
+            self.files.pop(path, None)
+
+    target = Counting(answers={("apt-get", "-o", "Acquire::Retries=3", "update"): result(stderr=STALE, status=100)})
+    target.root = Path("/nonexistent")  # type: ignore[attr-defined]
+    said = [apt.offers(target, [tool])[1] for tool in ("flac", "lame", "p7zip", "fio", "iozone3", "xz-utils")]  # type: ignore[arg-type]
+    assert len(updates) == 1
+    assert len(said[0]) == 1 and "bookworm-security" in said[0][0] and said[1:] == [[]] * 5
+    apt.offers(target, ["chromium"], ["non-free"])  # type: ignore[arg-type]
+    assert len(updates) == 2  # another component: its lists are fetched

@@ -250,10 +250,16 @@ def show_run(ref: RunArg = "last", json_out: Annotated[bool, typer.Option("--jso
 
 @app.command()
 def runs(db: DbOption = None) -> None:
-    """List stored runs, newest first."""
+    """List stored runs, newest first. Into a file or a pipe: plain lines, every cell whole."""
+    from rich import box
     from rich.table import Table
 
-    table = Table("id", "started", "status", "configurations", "workloads", "trials")
+    from shootout.report.terminal import plain_text
+
+    plain = not console.is_terminal
+    table = Table(box=None if plain else box.HEAVY_HEAD, pad_edge=not plain)
+    for name in ("id", "started", "status", "configurations", "workloads", "trials"):
+        table.add_column(name, no_wrap=plain)
     store = _store(db)
     import datetime as dt
 
@@ -261,7 +267,10 @@ def runs(db: DbOption = None) -> None:
         table.add_row(str(r.id), dt.datetime.fromtimestamp(r.created_at).strftime("%Y-%m-%d %H:%M"), r.status,
                       ", ".join(c.name for c in r.configs), ", ".join(w.name for w in r.workloads),
                       str(store.trial_count(r.id)))
-    console.print(table)
+    if plain:
+        console.file.write(plain_text([], table, []).strip("\n") + "\n")
+    else:
+        console.print(table)
 
 
 @app.command()
@@ -291,6 +300,7 @@ def experiments() -> None:
 
     for name, item in EXPERIMENTS.items():
         console.print(f"{name}: {escape(item.description)}\n  reproduces {escape(item.reproduces)}\n"
+                      f"  the write-up's figures: {item.cited}\n"
                       f"  run: shootout run --experiment {name}", soft_wrap=True, highlight=False)
 
 

@@ -5,6 +5,7 @@ Import from the submodules (this package imports nothing, so shootout.facts can 
   governor.tune                     --tune: performance governor through the change journal
   clock.measure_mhz                 the effective clock from a dependent-add loop
   throttling.decode_throttled, kernel_events_since
+  kernellog.sort_events / describe  the kernel log's throttling, under-voltage and OOM kills, apart
   monitor.Monitor                   background sampler and per-trial windows
   flags.clock_drop / reference_mhz  what those readings mean (pure; analysis uses them)
   runflags.RunConditions            flags against the run's typical trial; machine-wide lines

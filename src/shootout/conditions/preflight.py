@@ -19,6 +19,7 @@ import psutil
 
 from shootout.conditions import sensors
 from shootout.conditions.clock import measure_mhz
+from shootout.conditions.kernellog import describe, sort_events
 from shootout.conditions.governor import PERFORMANCE, boost_state, governor_summary
 from shootout.conditions.governor import tune as tune_governor
 from shootout.conditions.flags import HOT_C, STEAL_LIMIT_PCT
@@ -27,7 +28,6 @@ from shootout.conditions.throttling import (
     arm_clock_mhz,
     decode_throttled,
     get_throttled,
-    kernel_events,
     read_kernel_log,
 )
 from shootout.facts import machine_facts
@@ -230,9 +230,6 @@ def _kernel_log(lines: list[str], cond: dict[str, Any]) -> None:
     if records is None:
         lines.append("kernel log: not readable (throttling/OOM messages cannot be checked)")
         return
-    events = cond["kernel_events"] = kernel_events(records, 0.0)
-    if events:
-        lines.append(f"kernel log: {len(events)} throttling/under-voltage/OOM message(s) since boot; "
-                     f"latest: {events[-1]}")
-    else:
-        lines.append("kernel log: no throttling, under-voltage or OOM messages since boot")
+    events = sort_events(records)
+    cond["kernel_events"] = events.as_fact()
+    lines += describe(events)

@@ -1,12 +1,18 @@
-"""What a named experiment is, and the paragraph that sets its results beside the write-up's."""
+"""What a named experiment is, and the paragraph that sets its results beside the write-up's.
+
+The write-ups (A-E) and their figures are restated in the repository's docs/writeups.md."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shootout.configs import FileSettings, load_text
+
+WRITEUPS = "docs/writeups.md"  # in shootout's repository: each write-up's setup and figures, by letter
+_SECTION = re.compile(r"(?:^|; )([A-E])(?:'s\b|,)")  # "A, ...", "A's ...", "...; E, ..."
 
 if TYPE_CHECKING:
     from shootout.analysis import Analysis
@@ -16,12 +22,19 @@ if TYPE_CHECKING:
 class Experiment:
     name: str
     description: str
-    reproduces: str  # the write-up, as EXPERIMENTS.md names it
+    reproduces: str  # the write-up, by its letter in docs/writeups.md (then its title or part)
     toml: str  # [run], [[config]], [[workload]] and [params.WORKLOAD] tables, as in shootout.toml
     # workload -> what the write-up found for it, shown beside the measured result
     found: dict[str, str] = field(default_factory=dict)
     # a paragraph of its own instead of the one-line-per-workload comparison (optional)
     explainer: Callable[[Analysis], list[str]] | None = None
+
+    @property
+    def cited(self) -> str:
+        """Where the write-up's figures are: 'docs/writeups.md, section A' (or 'sections D, E')."""
+        letters = list(dict.fromkeys(_SECTION.findall(self.reproduces)))
+        where = f"{WRITEUPS}, section{'s' if len(letters) > 1 else ''} {', '.join(letters)}"
+        return where + (" and its reference numbers" if "reference numbers" in self.reproduces else "")
 
     def settings(self) -> FileSettings:
         return load_text(self.toml, f"experiment {self.name}")

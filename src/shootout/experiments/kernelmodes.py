@@ -1,4 +1,4 @@
-"""EXPERIMENTS.md D, the kernel half: 32-bit kernel + 32-bit userspace, 64-bit kernel + 32-bit
+"""docs/writeups.md, D, the kernel half: 32-bit kernel + 32-bit userspace, 64-bit kernel + 32-bit
 userspace, 64-bit kernel + 64-bit userspace, on one machine.
 
 The write-up rebooted a Pi between images and compared single unpaired runs; here the three

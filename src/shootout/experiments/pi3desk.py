@@ -1,4 +1,4 @@
-"""EXPERIMENTS.md E, the storage half of "Pi3Desk": btrfs with transparent compression over a
+"""docs/writeups.md, E, the storage half of "Pi3Desk": btrfs with transparent compression over a
 30 MB/s USB 2 link, where 1 GiB of zeros written with `dd ... conv=fsync` reached 123 MB/s.
 
 Here the link is emulated on this machine: three filesystems made in files, each behind a

@@ -1,4 +1,4 @@
-"""EXPERIMENTS.md E, the memory half: "Pi3Desk", zswap in front of swap on a USB SSD.
+"""docs/writeups.md, E, the memory half: "Pi3Desk", zswap in front of swap on a USB SSD.
 
 The write-up's evidence was that a 1 GB Pi 3 "keeps running" with a dozen browser tabs, and a
 dump of /sys/kernel/debug/zswap. Here: no swap vs a swap file vs zswap in front of it vs zram,

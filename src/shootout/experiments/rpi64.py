@@ -1,4 +1,4 @@
-"""EXPERIMENTS.md A, the CPU and memory part: "Run a 64-bit OS on your Raspberry Pi 4".
+"""docs/writeups.md, A, the CPU and memory part: "Run a 64-bit OS on your Raspberry Pi 4".
 
 The write-up compared Raspbian (armv7) with Debian aarch64 on the same Pi 4: Dhrystone, SHA-1 of
 a 2 GB sparse file, an mlock()ed RAM buffer written and read back, and lame and flac encoding

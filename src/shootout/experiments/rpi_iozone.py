@@ -1,4 +1,4 @@
-"""EXPERIMENTS.md D, the storage part of "Raspberry Pi OS: 32-bit vs 64-bit Benchmarking":
+"""docs/writeups.md, D, the storage part of "Raspberry Pi OS: 32-bit vs 64-bit Benchmarking":
 iozone3 on the SD card and a USB3 SSD, `iozone -e -I -a -s 100M -r 4k -r 512k -r 16M -i 0 -i 1 -i 2`.
 
 Here the two sides are the native userspace and its 32-bit companion on this machine's kernel,

@@ -1,4 +1,4 @@
-"""EXPERIMENTS.md A, the network part: "Run a 64-bit OS on your Raspberry Pi 4".
+"""docs/writeups.md, A, the network part: "Run a 64-bit OS on your Raspberry Pi 4".
 
 The write-up ran iperf3 between two containers over a veth pair with the fake offloads off,
 the drop rate of 64-byte frames against a TC drop rule, and WireGuard against OpenVPN between

@@ -16,6 +16,7 @@ that holds processes, and the root is exempt from that rule.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,3 +197,13 @@ def remove(journal: Journal, group: Cgroup) -> list[str]:
 def unique_name(prefix: str) -> str:
     """A name no other process (or other shootout run) uses: pid plus a random tag."""
     return f"{prefix}-{os.getpid()}-{os.urandom(3).hex()}"
+
+
+# What unique_name makes of a "shootout..." prefix, anywhere in a cgroup path.
+_OURS = re.compile(r"(?:^|/)shootout(?:-[a-z]+)*-\d+-[0-9a-f]{6}(?:/|$)")
+
+
+def is_ours(path: str) -> bool:
+    """Whether a cgroup path (as the kernel log names it, e.g. /shootout-812-a1b2c3/trial-4)
+    lies in a group some shootout run made."""
+    return bool(_OURS.search(path))

@@ -35,6 +35,8 @@ _NO_UPDATES = {"sid", "unstable", "experimental"}  # suites without -updates and
 _FAILED = re.compile(r"^[WE]: Failed to fetch (\S+)\s*(.*)$")
 _IP = re.compile(r"\s*\[IP:.*")  # the mirror's address apt appends
 _INST = re.compile(r"^Inst (\S+) ")  # a package `apt-get -s install` would unpack
+LISTS_FRESH_S = 3600.0  # lists this process refreshed less long ago are not fetched again
+_refreshed: dict[str, list[tuple[float, frozenset[str]]]] = {}  # userspace -> (when, components) refreshed
 _MISSING = re.compile(r"^E: (?:Unable to locate package (\S+)|Package '?([^' ]+)'? has no installation candidate)")
 
 
@@ -110,6 +112,19 @@ def update_warnings(done: ProcResult, name: str, release: str) -> list[str]:
             "older versions from it may be used" for url, why in failed]
 
 
+def _refresh_once(target: ChrootTarget, components: Sequence[str]) -> list[str]:
+    """refresh(), unless this process refreshed the userspace's lists (with these components)
+    within LISTS_FRESH_S: a run prepares workload after workload, and each would fetch the
+    lists again and print apt's same warning again."""
+    now, wanted = time.monotonic(), frozenset(components)
+    done = _refreshed.setdefault(target.userspace.name, [])
+    if any(now - when < LISTS_FRESH_S and wanted <= had for when, had in done):
+        return []
+    warnings = refresh(target, components)
+    done.append((now, wanted))
+    return warnings
+
+
 def offers(target: ChrootTarget, packages: Sequence[str], components: Sequence[str] = ()) -> tuple[dict[str, list[str]], list[str]]:
     """Before installing what the userspace lacks: lists refreshed, then per package the
     versions this side could end with (an installed one: that one; else apt's, newest first),
@@ -120,7 +135,7 @@ def offers(target: ChrootTarget, packages: Sequence[str], components: Sequence[s
     if all(p in installed for p in packages):
         return {p: [installed[p]] for p in packages}, []
     with registry.locked(target.userspace.name, wait=True):
-        warnings = refresh(target, components)
+        warnings = _refresh_once(target, components)
         plan = target.run(["apt-get", "-s", "-y", "--no-install-recommends", "install",
                            *[p for p in packages if p not in installed]], env=APT_ENV, timeout=300)
         brought = [m.group(1) for line in plan.stdout.splitlines() if (m := _INST.match(line))]

@@ -1,0 +1,32 @@
+"""`shootout runs` into a pipe: plain lines with every cell whole, as the README promises."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from shootout.model import Config, Metric, Run, RunSettings, WorkloadSpec
+from shootout.store import Store
+
+CONFIGS = ["btrfs-zstd-throttled-30MBps-on-the-usb-ssd", "ext4-plain-throttled-30MBps-on-the-usb-ssd",
+           "swap-zram-lz4-with-half-the-memory"]
+WORKLOADS = ["dd-zeros-then-a-realistic-corpus", "small-files", "iozone", "sha1-sparse", "tabs"]
+
+
+def test_runs_into_a_pipe_keeps_every_configuration_name_whole(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    Store(url).create_run(Run(
+        id=0, created_at=1_700_000_000.0, status="complete", settings=RunSettings(seed=1),
+        configs=[Config(name=n, target="host") for n in CONFIGS],
+        workloads=[WorkloadSpec(name=n, category="storage", description=n, metrics=(Metric("wall", "s"),),
+                                headline="wall") for n in WORKLOADS],
+        params={}, facts={}))
+    done = subprocess.run([sys.executable, "-m", "shootout", "runs", "--db", url], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    assert "…" not in done.stdout
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["id", "started", "status", "configurations", "workloads", "trials"]
+    assert len(lines) == 2 and ", ".join(CONFIGS) in lines[1] and ", ".join(WORKLOADS) in lines[1]
