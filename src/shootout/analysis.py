@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shootout.amounts import Amount, amounts, guard
+from shootout.amounts import Amount, Decided, amounts, guard
 from shootout.ceiling import ceiling_flags
 from shootout.conditions.runflags import RunConditions
 from shootout.inforce import compared_notes
@@ -59,6 +59,7 @@ class Comparison:
     flags: tuple[str, ...] = ()
     confounders: tuple[str, ...] = ()  # facts that differ between the two configurations
     resolution: Resolution | None = None  # for an inconclusive headline: what would settle it
+    decided_by: Decided | None = None  # the workload's guard decided the verdict (better/worse), not the speed-up
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,9 @@ class Summary:
     inconclusive: int
     left_out: tuple[str, ...] = ()  # headline metrics with too few rounds for the geomean
     note: str = ""  # e.g. WITHIN_RUN: what the geomean interval does not include
+    better: int = 0  # headline verdicts a guard decided (e.g. fewer tabs lost), not a speed-up
+    worse: int = 0
+    guarded: tuple[str, ...] = ()  # workloads left out of the geomean because a guard decided them
 
 
 @dataclass(frozen=True)
@@ -252,10 +256,11 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                     paired=s.interleaved, flags=tuple(flags),
                     confounders=tuple(confounders(base_facts, cfg_facts, spec.name, metric.name)),
                 )
-                if headline:  # e.g. a setup that lost tabs is never faster
-                    decided, why = guard(spec, measured, base, config.name, comp.verdict)
-                    if why is not None:
-                        comp = dataclasses.replace(comp, verdict=decided, flags=(*comp.flags, why))
+                if headline:  # e.g. a setup that lost tabs is worse, never faster
+                    decided, by = guard(spec, measured, base, config.name, comp.verdict)
+                    if by is not None:
+                        comp = dataclasses.replace(comp, verdict=decided, decided_by=by,
+                                                   flags=(*comp.flags, by.flag(metric.name)))
                 comparisons.append(settle(comp, s.threshold, seconds_per_round(measured, spec.name,
                                                                                (base, config.name))))
     summaries = summarize(comparisons, run.configs, s.confidence, values if not s.interleaved else None)
@@ -312,9 +317,13 @@ def method_rules(headline: Design, paired: bool) -> tuple[str, ...]:
 
 
 def left_out_notes(summary: Summary) -> list[str]:
-    if not summary.left_out:
-        return []
-    return [f"geomean of {summary.config} leaves out {', '.join(summary.left_out)} (fewer than 6 rounds)"]
+    out = []
+    if summary.left_out:
+        out.append(f"geomean of {summary.config} leaves out {', '.join(summary.left_out)} (fewer than 6 rounds)")
+    if summary.guarded:
+        out.append(f"geomean of {summary.config} leaves out {', '.join(summary.guarded)}: what was lost decided "
+                   "its verdict, so its speed-up is not judged")
+    return out
 
 
 def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], confidence: float,
@@ -326,8 +335,12 @@ def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], conf
     """
     out = []
     for config in configs[1:]:
-        heads = [c for c in comparisons if c.config == config.name and c.headline]
-        counts = {v: sum(1 for c in heads if c.verdict == v) for v in Verdict}
+        every = [c for c in comparisons if c.config == config.name and c.headline]
+        counts = {v: sum(1 for c in every if c.verdict == v) for v in Verdict}
+        # A guard's verdict is not a speed-up: its workload stays out of the speed-up geomean,
+        # which would otherwise call "faster" a setup the guard found worse (or the reverse).
+        guarded = tuple(f"{c.workload} ({c.decided_by.amount})" for c in every if c.decided_by)
+        heads = [c for c in every if not c.decided_by]
         if values is None:
             ratios = {c.workload: c.log_ratios for c in heads if c.log_ratios}
             short = too_few_rounds(ratios)
@@ -346,6 +359,7 @@ def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], conf
             config=config.name, geomean=est, by_category=by_category,
             faster=counts[Verdict.FASTER], slower=counts[Verdict.SLOWER],
             same=counts[Verdict.SAME], inconclusive=counts[Verdict.INCONCLUSIVE],
-            left_out=left_out, note=note,
+            left_out=left_out, note=note, better=counts[Verdict.BETTER], worse=counts[Verdict.WORSE],
+            guarded=guarded,
         ))
     return tuple(out)

@@ -15,8 +15,10 @@ from shootout.report.text import (
     change_phrase,
     direction_text,
     display,
+    fmt_comparison,
     fmt_estimate,
     fmt_ratio,
+    fmt_suite,
     fmt_value,
     geomean_workload_count,
     iter_summaries,
@@ -56,7 +58,7 @@ def _results(analysis: Analysis) -> list[str]:
         notes: list[str] = []
         for cfg in rest:
             found = by_config.get(cfg.name)
-            row.append(f"{fmt_estimate(found.estimate)} **{found.verdict}**" if found else "\u2014")
+            row.append(f"{fmt_comparison(found)} **{found.verdict}**" if found else "\u2014")
             if found:
                 notes += [n for n in notes_of(found) if n not in notes]
         row.append("; ".join(f"\u26a0 {n}" for n in notes))
@@ -67,7 +69,8 @@ def _results(analysis: Analysis) -> list[str]:
         row = [f"**geomean** ({workloads(n)})", "headline metrics"] + [""] * len(analysis.configs)
         for cfg in rest:
             est = summaries[cfg.name].geomean if cfg.name in summaries else None
-            row.append(f"**{fmt_estimate(est)} {verdict(est, analysis.threshold)}**")
+            word = f" {verdict(est, analysis.threshold)}" if est is not None else ""
+            row.append(f"**{fmt_suite(est, summaries.get(cfg.name))}{word}**")
         rows.append(row + [""])
         categories = sorted({cat for s in summaries.values() for cat in s.by_category})
         if len(categories) > 1:
@@ -167,7 +170,7 @@ def render_markdown(
                 continue
             for comp in r.comparisons:
                 notes = "".join(f" \u26a0 {n}." for n in notes_of(comp))
-                lines.append(f"- {r.metric}: {change_phrase(comp, analysis)}; {fmt_estimate(comp.estimate)}.{notes}")
+                lines.append(f"- {r.metric}: {change_phrase(comp, analysis)}; {fmt_comparison(comp)}.{notes}")
     lines += ["", "## Conditions", ""] + _facts(analysis)
     if TIMELINE_KEY in chart_names:
         lines += ["", (f"![During the run: clock, temperature, steal and throttling as each machine's monitor "

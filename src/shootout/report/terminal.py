@@ -34,7 +34,8 @@ from shootout.report.text import (
     MetricRow,
     all_notes,
     baseline,
-    fmt_estimate,
+    fmt_comparison,
+    fmt_suite,
     fmt_value,
     geomean_workload_count,
     iter_summaries,
@@ -54,6 +55,8 @@ VERDICT_STYLE = {
     Verdict.SAME: "cyan",
     Verdict.INCONCLUSIVE: "yellow",
     Verdict.ESTIMATE: "dim",
+    Verdict.BETTER: "bold green",
+    Verdict.WORSE: "bold red",
 }
 DASH = "\u2014"
 
@@ -100,7 +103,7 @@ def _comparison_cells(row: MetricRow, configs: list[Config]) -> list[Text | str]
     cells: list[Text | str] = []
     for cfg in configs:
         comp = by_config.get(cfg.name)
-        cells += [DASH, DASH] if comp is None else [fmt_estimate(comp.estimate), verdict_text(comp.verdict)]
+        cells += [DASH, DASH] if comp is None else [fmt_comparison(comp), verdict_text(comp.verdict)]
     return cells
 
 
@@ -120,7 +123,7 @@ def _geomean_rows(table: Table, analysis: Analysis, configs: list[Config], lead:
         cells: list[Text | str] = [label, what, *[""] * lead]
         for cfg in configs:
             est = pick(summaries[cfg.name]) if cfg.name in summaries else None
-            cells += [fmt_estimate(est), _geomean_verdict(est, analysis.threshold)]
+            cells += [fmt_suite(est, summaries.get(cfg.name)), _geomean_verdict(est, analysis.threshold)]
         table.add_row(*cells, *[""] * tail, style=style)
 
 

@@ -36,6 +36,27 @@ def fmt_estimate(est: Estimate | None) -> str:
     return f"{est.ratio:.3f}{TIMES} [{est.low:.3f}, {est.high:.3f}]"
 
 
+def fmt_comparison(comp: Comparison) -> str:
+    """The number beside a comparison's verdict: its speed-up, or, where a guard decided the
+    verdict (better/worse), the counts that decided it, so number and word agree."""
+    if comp.decided_by is not None:
+        return comp.decided_by.figure()
+    return fmt_estimate(comp.estimate)
+
+
+def no_geomean(summary: Summary | None, short: bool = False) -> str:
+    """Why a configuration has no suite geomean (short: for a table cell)."""
+    if summary is not None and summary.guarded and not summary.left_out:
+        return "speed not judged" if short else \
+            f"no workload judged by speed: what was lost decided {', '.join(summary.guarded)}"
+    return "too few rounds"
+
+
+def fmt_suite(est: Estimate | None, summary: Summary | None) -> str:
+    """A geomean cell: its estimate, or why there is none."""
+    return fmt_estimate(est) if est is not None else f"n/a ({no_geomean(summary, short=True)})"
+
+
 def fmt_change(ratio: float, digits: int = 1) -> str:
     """Signed percent change of a speed-up ratio: 1.07 -> '+7.0%', 0.93 -> '−7.0%'."""
     pct = round((ratio - 1.0) * 100.0, digits)
@@ -133,7 +154,7 @@ def headline_comparisons(analysis: Analysis, config: str) -> list[Comparison]:
 def geomean_workload_count(analysis: Analysis, config: str) -> int:
     """Workloads that enter the geomean: headline metrics with data, less those left out."""
     summary = next((s for s in analysis.summaries if s.config == config), None)
-    left_out = len(summary.left_out) if summary else 0
+    left_out = len(summary.left_out) + len(summary.guarded) if summary else 0
     return sum(1 for c in headline_comparisons(analysis, config) if c.log_ratios or c.estimate) - left_out
 
 
@@ -167,7 +188,7 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
     est = summary.geomean
     delta = analysis.threshold * 100
     if est is None:
-        head = f"No suite geomean for {other} against {base}: too few rounds"
+        head = f"No suite geomean for {other} against {base}: {no_geomean(summary)}"
     else:
         v = verdict(est, analysis.threshold)
         conf = round(est.confidence * 100)
@@ -188,7 +209,12 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
             )
     if summary.note:
         head += f" ({summary.note})"
-    parts = [f"{other} faster in {summary.faster}", f"{base} faster in {summary.slower}"]
+    parts = []
+    if summary.faster + summary.slower + summary.same + summary.inconclusive or not summary.guarded:
+        parts = [f"{other} faster in {summary.faster}", f"{base} faster in {summary.slower}"]
+    if summary.guarded:  # decided by a guard (e.g. tabs lost), not by speed
+        parts.append(f"{other} better in {summary.better} and {base} better in {summary.worse} by what they lost "
+                     "(their speed not judged)")
     if summary.same:
         parts.append(f"no difference beyond \u00b1{delta:g}% in {summary.same}")
     if summary.inconclusive:
@@ -207,6 +233,12 @@ def change_phrase(comp: Comparison, analysis: Analysis) -> str:
     if comp.verdict is Verdict.ESTIMATE:
         return (f"{other} against {base}: {fmt_change(est.ratio)} ({conf}% CI {fmt_change(est.low)} to "
                 f"{fmt_change(est.high)}; a sub-metric, no verdict)")
+    if comp.decided_by is not None:
+        winner, loser = (other, base) if comp.verdict is Verdict.BETTER else (base, other)
+        by = comp.decided_by
+        return (f"{winner} is better than {loser} by {by.amount} ({other} {by.lost.lost:g}, {base} "
+                f"{by.lost.baseline:g} over {by.lost.rounds} rounds), whatever the speed: speed-up "
+                f"{fmt_estimate(est)}, not judged")
     if comp.verdict is Verdict.SAME:
         return f"{other} and {base}: no difference beyond \u00b1{analysis.threshold * 100:g}%"
     if comp.verdict is Verdict.FASTER:
