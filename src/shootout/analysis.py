@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -140,12 +141,24 @@ def _is_confounder(key: str) -> bool:
             or key.startswith("workload.versions."))
 
 
+# Words a tool's version string uses to name the architecture or word size it was built for
+# ("LAME 64bits version 3.100" vs "LAME 32bits version 3.100"): in a 64/32-bit comparison they
+# differ by design, so two versions that differ only there are the same version.
+_ABI_WORDS = re.compile(r"\b(?:(?:32|64)[- ]?bits?|x86[-_]64|amd64|i[3-6]86|aarch64|arm64|armhf|armel|"
+                        r"armv[5-8][a-z0-9]*|x86|x64|ia32|ilp32|lp64)\b", re.IGNORECASE)
+
+
+def _without_abi(value: Any) -> Any:
+    return " ".join(_ABI_WORDS.sub(" ", value).split()) if isinstance(value, str) else value
+
+
 def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str,
                 metric: str | None = None) -> list[str]:
     """Facts of the two configurations that differ and could explain a difference.
 
     A workload's `code_paths` ({metric: path}) concern one metric each: only that metric's
-    path is compared.
+    path is compared. Values that differ only by a word naming the architecture or word size
+    (the difference a 64/32-bit comparison is about) are the same.
     """
 
     def relevant(facts: dict[str, Any]) -> dict[str, Any]:
@@ -158,7 +171,8 @@ def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str,
 
     a, b = relevant(facts_a), relevant(facts_b)
     return [f"{key.split('.', 1)[1]}: {a.get(key)} vs {b.get(key)}"
-            for key in sorted(a.keys() | b.keys()) if a.get(key) != b.get(key) and key in a and key in b]
+            for key in sorted(a.keys() | b.keys())
+            if key in a and key in b and _without_abi(a[key]) != _without_abi(b[key])]
 
 
 def is_emulated(facts: dict[str, Any]) -> bool:
