@@ -42,6 +42,7 @@ from shootout.report.text import (
     headline_comparisons,
     metric_rows,
     others,
+    workload_description,
     workloads,
 )
 from shootout.stats import Estimate, Verdict, verdict
@@ -175,7 +176,7 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
         if notes:
             caption += "; \u26a0 " + "; ".join(notes)
         captions.append(caption)
-    desc = spec.description if spec else ""
+    desc = workload_description(analysis, spec, workload)  # sizes from the run's parameters
     title = f"{workload}: {desc}" if desc and desc != workload else workload
     fig.suptitle(_wrap(title, 90), fontsize=11, fontweight="bold")
     kind = "paired" if all(c.paired for r in rows for c in r.comparisons) else "unpaired (includes drift between runs)"

@@ -33,6 +33,7 @@ from shootout.report.text import (
     metric_rows,
     others,
     summary_sentence,
+    workload_description,
     workloads,
 )
 from shootout.stats import Estimate, verdict
@@ -164,7 +165,7 @@ def _workloads(analysis: Analysis) -> list[dict[str, Any]]:
             "name": mrow.workload,
             "anchor": re.sub(r"[^A-Za-z0-9_-]+", "-", mrow.workload),
             "category": spec.category if spec else mrow.first.category,
-            "description": spec.description if spec else "",
+            "description": workload_description(analysis, spec, mrow.workload),
             "svg": inline_svg(svg),
             "phrases": phrases,
         })

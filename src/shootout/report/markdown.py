@@ -27,6 +27,7 @@ from shootout.report.text import (
     others,
     row_medians,
     summary_sentence,
+    workload_description,
     workloads,
 )
 from shootout.stats import verdict
@@ -160,8 +161,8 @@ def render_markdown(
         done.append(mrow.workload)
         spec = mrow.spec
         lines += ["", f"### {mrow.workload}" + (f" ({spec.category})" if spec else ""), ""]
-        if spec and spec.description:
-            lines += [spec.description, ""]
+        if desc := workload_description(analysis, spec, mrow.workload):
+            lines += [desc, ""]
         if mrow.workload in chart_names:
             lines += [(f"![{mrow.workload}: median per configuration, bars from zero, 95% CI of the median]"
                       f"({chart_names[mrow.workload]})"), ""]

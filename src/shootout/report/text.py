@@ -80,6 +80,42 @@ def fmt_gap(ratio: float, low: float | None = None, high: float | None = None) -
     return text
 
 
+_SI = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
+
+
+def fmt_param(name: str, value: object) -> str:
+    """One stored parameter as a label: sizes in bytes as MB/GB (10^6/10^9, DESIGN §5)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{name} = {value}"
+    if name == "size" or name.endswith(("_bytes", "_size")):
+        for scale, unit_name in _SI:
+            if abs(value) >= scale:
+                return f"{name} = {value / scale:,.4g} {unit_name}"
+        return f"{name} = {value:g} bytes"
+    return f"{name} = {value:,}" if isinstance(value, int) else f"{name} = {value:,.6g}"
+
+
+def run_params(analysis: Analysis, workload: str) -> str:
+    """The parameters the run(s) stored for a workload (sizes, iterations, tabs), for labels:
+    a description names what a workload does, these name how much this run did. Scalars
+    only; where runs differ, each run's value."""
+    values: dict[str, list[object]] = {}
+    for run in analysis.runs:
+        for name, value in run.params.get(workload, {}).items():
+            if isinstance(value, (int, float, str)) and len(str(value)) <= 40 and value not in values.get(name, []):
+                values.setdefault(name, []).append(value)
+    return ", ".join(" vs ".join(fmt_param(name, v) for v in vs) for name, vs in values.items())
+
+
+def workload_description(analysis: Analysis, spec: WorkloadSpec | None, workload: str) -> str:
+    """A workload's description with this run's parameters: 'SHA-1 of … (this run: size = 2 GB)'."""
+    desc = spec.description if spec else ""
+    params = run_params(analysis, workload)
+    if not params:
+        return desc
+    return f"{desc} (this run: {params})" if desc else f"this run: {params}"
+
+
 def direction_text(direction: str) -> str:
     return "higher is better" if direction == "higher" else "lower is better"
 
