@@ -23,6 +23,7 @@ from shootout.report.text import (
     geomean_workload_count,
     iter_summaries,
     metric_rows,
+    notes_by_comparison,
     notes_of,
     others,
     row_medians,
@@ -56,14 +57,14 @@ def _results(analysis: Analysis) -> list[str]:
         row = [mrow.workload, f"{mrow.metric} ({mrow.unit}, {direction_text(mrow.direction)}){star}"]
         row += [fmt_value(medians.get(c.name), mrow.unit) for c in analysis.configs]
         by_config = {c.config: c for c in mrow.comparisons}
-        notes: list[str] = []
         for cfg in rest:
             found = by_config.get(cfg.name)
             row.append(f"{fmt_comparison(found)} **{found.verdict}**" if found else "\u2014")
-            if found:
-                notes += [n for n in notes_of(found) if n not in notes]
-        row.append("; ".join(f"\u26a0 {n}" for n in notes))
-        rows.append(row)
+        # each comparison's notes on a row of its own, named where the row compares several
+        cells = [(f"{name}: " if name else "") + "; ".join(f"\u26a0 {n}" for n in notes)
+                 for name, notes in notes_by_comparison(mrow, rest)] or [""]
+        rows.append(row + cells[:1])
+        rows += [[""] * (len(row)) + [more] for more in cells[1:]]
     summaries = {s.config: s for s in iter_summaries(analysis)}
     if summaries:
         n = max(geomean_workload_count(analysis, name) for name in summaries)

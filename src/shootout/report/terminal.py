@@ -40,7 +40,7 @@ from shootout.report.text import (
     geomean_workload_count,
     iter_summaries,
     metric_rows,
-    notes_of,
+    notes_by_comparison,
     others,
     row_medians,
     rule_lines,
@@ -89,13 +89,10 @@ def _metric_label(row: MetricRow, all_metrics: bool) -> str:
     return f"{row.metric} {arrow}{' *' if row.headline and all_metrics else ''}"
 
 
-def _notes(row: MetricRow, configs: list[Config]) -> list[str]:
-    by_config = {c.config: c for c in row.comparisons}
-    notes: list[str] = []
-    for cfg in configs:
-        comp = by_config.get(cfg.name)
-        notes += [n for n in (notes_of(comp) if comp else []) if n not in notes]
-    return notes
+def _notes(row: MetricRow, configs: list[Config], plain: bool) -> list[str]:
+    """One cell per comparison with notes: 'openvpn-aes: cv>10%' where the row compares several."""
+    sep = "; " if plain else "\n"
+    return [(f"{name}: " if name else "") + sep.join(notes) for name, notes in notes_by_comparison(row, configs)]
 
 
 def _comparison_cells(row: MetricRow, configs: list[Config]) -> list[Text | str]:
@@ -145,11 +142,12 @@ def wide_table(analysis: Analysis, rows: list[MetricRow], all_metrics: bool = Tr
     table.add_column("flags", no_wrap=plain)
     for row in rows:
         medians = row_medians(analysis, row)
-        notes = _notes(row, rest)
+        notes = _notes(row, rest, plain) or [""]
         table.add_row(row.workload, _metric_label(row, all_metrics),
                       *[fmt_value(medians.get(cfg.name), row.unit) for cfg in analysis.configs],
-                      *_comparison_cells(row, rest),
-                      Text(("; " if plain else "\n").join(notes), style="magenta") if notes else "")
+                      *_comparison_cells(row, rest), Text(notes[0], style="magenta"))
+        for more in notes[1:]:  # each comparison's flags on a row of their own
+            table.add_row(*[""] * (2 + len(analysis.configs) + 2 * len(rest)), Text(more, style="magenta"))
     _geomean_rows(table, analysis, rest, lead=len(analysis.configs), tail=1)
     return table
 
@@ -169,11 +167,12 @@ def compact_table(analysis: Analysis, rows: list[MetricRow], configs: list[Confi
     notes: list[str] = []
     previous = None
     for row in rows:
-        found = _notes(row, configs)
-        if found:
-            notes.append(f"{row.workload} {row.metric}: {'; '.join(found)}")
+        first = len(notes) + 1
+        for name, found in notes_by_comparison(row, configs):
+            notes.append(f"{row.workload} {row.metric}{f' ({name})' if name else ''}: {'; '.join(found)}")
+        numbers = "" if len(notes) < first else str(first) if len(notes) == first else f"{first}-{len(notes)}"
         table.add_row("" if row.workload == previous else row.workload, _metric_label(row, all_metrics),
-                      *_comparison_cells(row, configs), str(len(notes)) if found else "")
+                      *_comparison_cells(row, configs), numbers)
         previous = row.workload
     _geomean_rows(table, analysis, configs, lead=0, tail=1)
     return table, notes

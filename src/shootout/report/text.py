@@ -311,6 +311,20 @@ def notes_of(comp: Comparison) -> list[str]:
     return notes
 
 
+def notes_by_comparison(row: MetricRow, configs: list[Config]) -> list[tuple[str, list[str]]]:
+    """A metric row's notes, one entry per comparison that has any: (configuration, notes).
+
+    Each comparison keeps its own (two comparisons' flags merged in one cell read as if both
+    had all of them); the configuration is named only when the row compares several."""
+    by_config = {c.config: c for c in row.comparisons}
+    out = []
+    for cfg in configs:
+        comp = by_config.get(cfg.name)
+        if comp is not None and (notes := notes_of(comp)):
+            out.append((cfg.display if len(configs) > 1 else "", notes))
+    return out
+
+
 def fmt_duration(seconds: float) -> str:
     minutes = seconds / 60.0
     return f"{seconds:.0f} s" if minutes < 2 else f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.1f} h"
