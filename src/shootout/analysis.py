@@ -36,6 +36,10 @@ from shootout.stats import (
 from shootout.stats.design import percent
 from shootout.units import performance, unit
 
+# Key in Run.facts["machine"] of a run the runner refused after the warm-up because its budget
+# could not pay for the rounds a first verdict needs: {"budget_s", "rounds", "wanted_min"}.
+BUDGET_REFUSED = "budget_refused"
+
 # Shown, as a flag and a note, wherever an interval knows only the spread inside one run.
 WITHIN_RUN = "within-run only; run-to-run drift is not included"
 
@@ -95,6 +99,20 @@ class Analysis:
     rules: tuple[str, ...] = ()  # the statistical rules used, in words, for the report's method section
     explanation: tuple[str, ...] = ()  # a named experiment's results beside its write-up's (experiments/)
     amounts: tuple[Amount, ...] = ()  # what the trials counted that may be zero, per configuration
+    refused: str = ""  # why the run measured nothing (its budget), said instead of "too few rounds"
+
+
+def budget_refusal(run: Run) -> str:
+    """Why a run stopped after its warm-up, and the budget that would have paid ('' if it did not)."""
+    found = run.facts.get("machine", {}).get(BUDGET_REFUSED)
+    if not found:
+        return ""
+    budget = found["budget_s"]
+    budget_text = f"{budget:g} s" if budget < 120 else f"{budget / 60:g} min"
+    return (f"run {run.id} was refused for its budget: {budget_text} cannot pay for the "
+            f"{found['rounds']} rounds a first verdict needs, so nothing was measured beyond the warm-up; "
+            f"--budget {found['wanted_min']}m would pay for them (or fewer workloads with -w, or --partial "
+            "to measure without verdicts)")
 
 
 def _perf_by_round(trials: Iterable[Trial], spec: WorkloadSpec, metric: str, config: str) -> dict[int, float]:
@@ -277,8 +295,13 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                                                    flags=(*comp.flags, by.flag(metric.name)))
                 comparisons.append(settle(comp, s.threshold, seconds_per_round(measured, spec.name,
                                                                                (base, config.name))))
-    summaries = summarize(comparisons, run.configs, s.confidence, values if not s.interleaved else None)
+    refused = "" if measured else budget_refusal(run)  # a resumed run that measured was not refused
+    # a refused run has nothing to summarize: no "too few rounds" geomean, the refusal instead
+    summaries = () if refused else summarize(comparisons, run.configs, s.confidence,
+                                            values if not s.interleaved else None)
     notes = [n for summary in summaries for n in left_out_notes(summary)]
+    if refused:
+        notes.insert(0, refused)
     if machines := machines_note((c.display, run.facts.get(c.name, {}), run.facts.get("machine", {}))
                                  for c in run.configs):
         notes.insert(0, machines)
@@ -292,7 +315,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
         notes=(*compared_notes(run, trials), *notes),
         facts={"machine": run.facts.get("machine", {}), **{c.name: run.facts.get(c.name, {}) for c in run.configs}},
         rules=method_rules(designs[True], s.interleaved),
-        amounts=amounts(run, measured),
+        amounts=amounts(run, measured), refused=refused,
     )
 
 

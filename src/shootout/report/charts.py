@@ -245,6 +245,12 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
     rest = others(analysis)
     if not rest:
         raise UsageError("a summary chart needs at least two configurations")
+    if analysis.refused:  # nothing measured: say why, not "each of 0 workloads"
+        fig = Figure(figsize=(9.5, 2.2), layout="constrained")
+        fig.suptitle(f"{' vs '.join(c.display for c in analysis.configs)}: no speed-ups", fontsize=11,
+                     fontweight="bold")
+        fig.text(0.5, 0.45, textwrap.fill(analysis.refused, 100), ha="center", va="center", fontsize=9)
+        return render(fig, fmt, "summary", text_as_paths)
     panels = [(cfg, _summary_rows(analysis, cfg.name)) for cfg in rest]
     n_rows = max(len(rows) for _, rows in panels)
     fig = Figure(figsize=(9.5, 1.0 + len(rest) * (1.4 + 0.42 * n_rows)), layout="constrained")
