@@ -234,7 +234,7 @@ def _summary_rows(analysis: Analysis, config: str) -> list[SummaryRow]:
             for cat, est in sorted(summary.by_category.items()):
                 rows.append((f"geomean: {cat}", est, verdict(est, analysis.threshold), True, "too few rounds"))
         rows.append(("GEOMEAN (all workloads)", summary.geomean, verdict(summary.geomean, analysis.threshold), True,
-                     no_geomean(summary)))
+                     no_geomean(summary, short=True)))
     return rows
 
 
@@ -268,9 +268,10 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
         for edge in (1 / (1 + delta), 1 + delta):
             ax.axvline(edge, color="#777777", linewidth=0.8, linestyle=":", zorder=1)
         for yi, (label, est, v, is_geo, words) in zip(y, rows):
-            if est is None:
-                ax.text(1.0, yi, f"  {words}", va="center", fontsize=8,
-                        color=VERDICT_COLOR[v] if v in (Verdict.BETTER, Verdict.WORSE) else "#666666")
+            if est is None:  # centred on 1x: a note, on neither side
+                ax.text(1.0, yi, words, va="center", ha="center", fontsize=8,
+                        color=VERDICT_COLOR[v] if v in (Verdict.BETTER, Verdict.WORSE) else "#666666",
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.5}, zorder=4)
                 continue
             color = VERDICT_COLOR[v]
             ax.errorbar([est.ratio], [yi], xerr=[[est.ratio - est.low], [est.high - est.ratio]],
