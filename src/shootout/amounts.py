@@ -75,8 +75,8 @@ class Decided:
         return f"{self.amount} {self.lost.lost:g} vs {self.lost.baseline:g}"
 
     def flag(self, metric: str) -> str:
-        return (f"{self.amount}: {self.lost.why()}; this decides the verdict, so the {metric} speed-up "
-                "is not judged (a lost tab frees memory and makes the survivors look fast)")
+        # a lost tab frees memory and makes the survivors look fast: their latency is not comparable
+        return f"{self.amount}: {self.lost.why()}; this decides, the {metric} speed-up is not judged"
 
 
 def guard(spec: WorkloadSpec, trials: Sequence[Trial], baseline: str, config: str,

@@ -156,15 +156,18 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
             comp = comps.get(cfg.name)
             color = "#222222"
             if comp is not None and comp.decided_by is not None:  # not a speed-up: what decided
-                label += f"\n{comp.verdict}: {comp.decided_by.figure()}"
+                label += f"\n{comp.verdict}\n({comp.decided_by.figure()})"
                 color = VERDICT_COLOR[comp.verdict]
             elif comp is not None and comp.estimate is not None:
                 label += f"\n{fmt_gap(comp.estimate.ratio)} ({comp.verdict})"
                 color = VERDICT_COLOR[comp.verdict]
             elif cfg.name == baseline(analysis).name:
                 label += "\nbaseline"
-            if comp is not None and (comp.flags or comp.confounders):
-                label += "\n\u26a0 " + ", ".join([*comp.flags, *(["confounder"] if comp.confounders else [])])
+            # the guard's flag is in the label already (what decided); the caption has it whole
+            flags = [f for f in comp.flags if comp.decided_by is None or f != comp.decided_by.flag(comp.metric)] \
+                if comp is not None else []
+            if comp is not None and (flags or comp.confounders):
+                label += "\n\u26a0 " + ", ".join([*flags, *(["confounder"] if comp.confounders else [])])
             ax.text(i, medians[i] + highs[i] + top * 0.015, label, ha="center", va="bottom",
                     fontsize=8.5, color=color)
         notes = sorted({n for c in row.comparisons for n in c.flags})
