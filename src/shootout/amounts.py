@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from shootout.model import Metric, Run, Trial, WorkloadSpec
 from shootout.parts import PARTS
-from shootout.stats.recorded import Interval, guarded_verdict, median_interval
+from shootout.stats.recorded import Interval, Lost, guarded_verdict, median_interval
 from shootout.stats.verdict import Verdict
 
 
@@ -63,11 +63,27 @@ def amounts(run: Run, trials: Sequence[Trial]) -> tuple[Amount, ...]:
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class Decided:
+    """A headline verdict the workload's guard decided: the amount it counted on both sides."""
+
+    amount: str  # e.g. "tabs_killed"
+    lost: Lost
+
+    def figure(self) -> str:
+        """The number behind the verdict, in its place: 'tabs_killed 0 vs 400'."""
+        return f"{self.amount} {self.lost.lost:g} vs {self.lost.baseline:g}"
+
+    def flag(self, metric: str) -> str:
+        # a lost tab frees memory and makes the survivors look fast: their latency is not comparable
+        return f"{self.amount}: {self.lost.why()}; this decides, the {metric} speed-up is not judged"
+
+
 def guard(spec: WorkloadSpec, trials: Sequence[Trial], baseline: str, config: str,
-          speedup: Verdict) -> tuple[Verdict, str | None]:
-    """The headline verdict after the workload's guard, and a flag when the guard decided it."""
+          speedup: Verdict) -> tuple[Verdict, Decided | None]:
+    """The headline verdict after the workload's guard, and what decided it when the guard did."""
     if not spec.guard:
         return speedup, None
-    verdict, why = guarded_verdict(speedup, by_round(trials, spec.name, spec.guard, baseline),
-                                   by_round(trials, spec.name, spec.guard, config))
-    return verdict, (f"{spec.guard}: {why}" if why else None)
+    verdict, lost = guarded_verdict(speedup, by_round(trials, spec.name, spec.guard, baseline),
+                                    by_round(trials, spec.name, spec.guard, config))
+    return verdict, (Decided(spec.guard, lost) if lost else None)

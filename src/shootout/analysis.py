@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shootout.amounts import Amount, amounts, guard
+from shootout.amounts import Amount, Decided, amounts, guard
 from shootout.ceiling import ceiling_flags
 from shootout.conditions.runflags import RunConditions
 from shootout.inforce import compared_notes
@@ -34,6 +35,10 @@ from shootout.stats import (
 )
 from shootout.stats.design import percent
 from shootout.units import performance, unit
+
+# Key in Run.facts["machine"] of a run the runner refused after the warm-up because its budget
+# could not pay for the rounds a first verdict needs: {"budget_s", "rounds", "wanted_min"}.
+BUDGET_REFUSED = "budget_refused"
 
 # Shown, as a flag and a note, wherever an interval knows only the spread inside one run.
 WITHIN_RUN = "within-run only; run-to-run drift is not included"
@@ -59,6 +64,7 @@ class Comparison:
     flags: tuple[str, ...] = ()
     confounders: tuple[str, ...] = ()  # facts that differ between the two configurations
     resolution: Resolution | None = None  # for an inconclusive headline: what would settle it
+    decided_by: Decided | None = None  # the workload's guard decided the verdict (better/worse), not the speed-up
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,9 @@ class Summary:
     inconclusive: int
     left_out: tuple[str, ...] = ()  # headline metrics with too few rounds for the geomean
     note: str = ""  # e.g. WITHIN_RUN: what the geomean interval does not include
+    better: int = 0  # headline verdicts a guard decided (e.g. fewer tabs lost), not a speed-up
+    worse: int = 0
+    guarded: tuple[str, ...] = ()  # workloads left out of the geomean because a guard decided them
 
 
 @dataclass(frozen=True)
@@ -90,6 +99,20 @@ class Analysis:
     rules: tuple[str, ...] = ()  # the statistical rules used, in words, for the report's method section
     explanation: tuple[str, ...] = ()  # a named experiment's results beside its write-up's (experiments/)
     amounts: tuple[Amount, ...] = ()  # what the trials counted that may be zero, per configuration
+    refused: str = ""  # why the run measured nothing (its budget), said instead of "too few rounds"
+
+
+def budget_refusal(run: Run) -> str:
+    """Why a run stopped after its warm-up, and the budget that would have paid ('' if it did not)."""
+    found = run.facts.get("machine", {}).get(BUDGET_REFUSED)
+    if not found:
+        return ""
+    budget = found["budget_s"]
+    budget_text = f"{budget:g} s" if budget < 120 else f"{budget / 60:g} min"
+    return (f"run {run.id} was refused for its budget: {budget_text} cannot pay for the "
+            f"{found['rounds']} rounds a first verdict needs, so nothing was measured beyond the warm-up; "
+            f"--budget {found['wanted_min']}m would pay for them (or fewer workloads with -w, or --partial "
+            "to measure without verdicts)")
 
 
 def _perf_by_round(trials: Iterable[Trial], spec: WorkloadSpec, metric: str, config: str) -> dict[int, float]:
@@ -136,12 +159,24 @@ def _is_confounder(key: str) -> bool:
             or key.startswith("workload.versions."))
 
 
+# Words a tool's version string uses to name the architecture or word size it was built for
+# ("LAME 64bits version 3.100" vs "LAME 32bits version 3.100"): in a 64/32-bit comparison they
+# differ by design, so two versions that differ only there are the same version.
+_ABI_WORDS = re.compile(r"\b(?:(?:32|64)[- ]?bits?|x86[-_]64|amd64|i[3-6]86|aarch64|arm64|armhf|armel|"
+                        r"armv[5-8][a-z0-9]*|x86|x64|ia32|ilp32|lp64)\b", re.IGNORECASE)
+
+
+def _without_abi(value: Any) -> Any:
+    return " ".join(_ABI_WORDS.sub(" ", value).split()) if isinstance(value, str) else value
+
+
 def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str,
                 metric: str | None = None) -> list[str]:
     """Facts of the two configurations that differ and could explain a difference.
 
     A workload's `code_paths` ({metric: path}) concern one metric each: only that metric's
-    path is compared.
+    path is compared. Values that differ only by a word naming the architecture or word size
+    (the difference a 64/32-bit comparison is about) are the same.
     """
 
     def relevant(facts: dict[str, Any]) -> dict[str, Any]:
@@ -154,7 +189,8 @@ def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str,
 
     a, b = relevant(facts_a), relevant(facts_b)
     return [f"{key.split('.', 1)[1]}: {a.get(key)} vs {b.get(key)}"
-            for key in sorted(a.keys() | b.keys()) if a.get(key) != b.get(key) and key in a and key in b]
+            for key in sorted(a.keys() | b.keys())
+            if key in a and key in b and _without_abi(a[key]) != _without_abi(b[key])]
 
 
 def is_emulated(facts: dict[str, Any]) -> bool:
@@ -252,14 +288,20 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                     paired=s.interleaved, flags=tuple(flags),
                     confounders=tuple(confounders(base_facts, cfg_facts, spec.name, metric.name)),
                 )
-                if headline:  # e.g. a setup that lost tabs is never faster
-                    decided, why = guard(spec, measured, base, config.name, comp.verdict)
-                    if why is not None:
-                        comp = dataclasses.replace(comp, verdict=decided, flags=(*comp.flags, why))
+                if headline:  # e.g. a setup that lost tabs is worse, never faster
+                    decided, by = guard(spec, measured, base, config.name, comp.verdict)
+                    if by is not None:
+                        comp = dataclasses.replace(comp, verdict=decided, decided_by=by,
+                                                   flags=(*comp.flags, by.flag(metric.name)))
                 comparisons.append(settle(comp, s.threshold, seconds_per_round(measured, spec.name,
                                                                                (base, config.name))))
-    summaries = summarize(comparisons, run.configs, s.confidence, values if not s.interleaved else None)
+    refused = "" if measured else budget_refusal(run)  # a resumed run that measured was not refused
+    # a refused run has nothing to summarize: no "too few rounds" geomean, the refusal instead
+    summaries = () if refused else summarize(comparisons, run.configs, s.confidence,
+                                            values if not s.interleaved else None)
     notes = [n for summary in summaries for n in left_out_notes(summary)]
+    if refused:
+        notes.insert(0, refused)
     if machines := machines_note((c.display, run.facts.get(c.name, {}), run.facts.get("machine", {}))
                                  for c in run.configs):
         notes.insert(0, machines)
@@ -273,7 +315,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
         notes=(*compared_notes(run, trials), *notes),
         facts={"machine": run.facts.get("machine", {}), **{c.name: run.facts.get(c.name, {}) for c in run.configs}},
         rules=method_rules(designs[True], s.interleaved),
-        amounts=amounts(run, measured),
+        amounts=amounts(run, measured), refused=refused,
     )
 
 
@@ -312,9 +354,13 @@ def method_rules(headline: Design, paired: bool) -> tuple[str, ...]:
 
 
 def left_out_notes(summary: Summary) -> list[str]:
-    if not summary.left_out:
-        return []
-    return [f"geomean of {summary.config} leaves out {', '.join(summary.left_out)} (fewer than 6 rounds)"]
+    out = []
+    if summary.left_out:
+        out.append(f"geomean of {summary.config} leaves out {', '.join(summary.left_out)} (fewer than 6 rounds)")
+    if summary.guarded:
+        out.append(f"geomean of {summary.config} leaves out {', '.join(summary.guarded)}: what was lost decided "
+                   "its verdict, so its speed-up is not judged")
+    return out
 
 
 def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], confidence: float,
@@ -326,8 +372,12 @@ def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], conf
     """
     out = []
     for config in configs[1:]:
-        heads = [c for c in comparisons if c.config == config.name and c.headline]
-        counts = {v: sum(1 for c in heads if c.verdict == v) for v in Verdict}
+        every = [c for c in comparisons if c.config == config.name and c.headline]
+        counts = {v: sum(1 for c in every if c.verdict == v) for v in Verdict}
+        # A guard's verdict is not a speed-up: its workload stays out of the speed-up geomean,
+        # which would otherwise call "faster" a setup the guard found worse (or the reverse).
+        guarded = tuple(f"{c.workload} ({c.decided_by.amount})" for c in every if c.decided_by)
+        heads = [c for c in every if not c.decided_by]
         if values is None:
             ratios = {c.workload: c.log_ratios for c in heads if c.log_ratios}
             short = too_few_rounds(ratios)
@@ -346,6 +396,7 @@ def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], conf
             config=config.name, geomean=est, by_category=by_category,
             faster=counts[Verdict.FASTER], slower=counts[Verdict.SLOWER],
             same=counts[Verdict.SAME], inconclusive=counts[Verdict.INCONCLUSIVE],
-            left_out=left_out, note=note,
+            left_out=left_out, note=note, better=counts[Verdict.BETTER], worse=counts[Verdict.WORSE],
+            guarded=guarded,
         ))
     return tuple(out)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shootout import events as ev
-from shootout.analysis import metric_log_ratios, run_design
+from shootout.analysis import BUDGET_REFUSED, metric_log_ratios, run_design
 from shootout.configs import aa_original
 from shootout.conditions.monitor import Monitor, TrialWindow
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
@@ -215,7 +215,8 @@ class Runner:
             return
         mhz = self.clock()
         if mhz is not None:
-            live.run.facts.setdefault("machine", {}).setdefault("clock_mhz", []).append([round_index, mhz])
+            # [round, MHz, when]: the time puts the measured clock on the report's timeline
+            live.run.facts.setdefault("machine", {}).setdefault("clock_mhz", []).append([round_index, mhz, time.time()])
 
     def _open_targets(self, live: _Live) -> None:
         for config in live.run.configs:
@@ -378,6 +379,9 @@ class Runner:
         self.emit(estimate)
         if not estimate.enough and not s.partial:
             wanted = math.ceil((live.elapsed() + estimate.needed_s * 1.2) / 60)
+            # kept with the run (saved as it ends), so show and report say why it has no verdicts
+            live.run.facts.setdefault("machine", {})[BUDGET_REFUSED] = {
+                "budget_s": s.budget_s, "rounds": first, "wanted_min": wanted}
             raise UsageError(
                 f"the budget of {s.budget_s / 60:g} min cannot pay for the {first} rounds a first verdict needs "
                 "under the sequential rule, so no workload would get a verdict; nothing was measured beyond the warm-up",

@@ -94,3 +94,32 @@ def test_a_budget_spent_by_the_warm_up_is_an_error_not_a_complete_run(tmp_path):
     with pytest.raises(UsageError, match="no round was measured"):
         runner.start(request)
     assert store.get_run("last").status == "failed"
+
+
+def test_show_and_report_of_a_refused_run_say_it_was_refused_for_its_budget(tmp_path):
+    """Such a run was shown as 'too few rounds' and its summary chart said 'each of 0 workloads'."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from shootout.report.charts import summary_chart
+    from shootout.report.markdown import render_markdown
+    from shootout.report.terminal import show
+
+    runner, request, store, _ = start(tmp_path, budget_s=1.5)
+    with pytest.raises(UsageError) as err:
+        runner.start(request)
+    run = store.get_run("last")
+    analysis = analyze(run, store.trials(run.id))
+    wanted = re.search(r"--budget (\d+m)", err.value.hint).group(1)
+    said = f"run {run.id} was refused for its budget"
+    for terminal in (True, False):
+        out = io.StringIO()
+        show(analysis, Console(file=out, width=100, force_terminal=terminal, color_system=None))
+        text = " ".join(out.getvalue().split())
+        assert said in text and f"--budget {wanted} would pay" in text and "too few rounds" not in text
+    markdown = render_markdown(analysis, {"(summary)": "summary.png"})
+    assert said in markdown and "too few rounds" not in markdown
+    svg = summary_chart(analysis, "svg", text_as_paths=False).decode()
+    assert "refused for its budget" in svg and "0 workloads" not in svg

@@ -51,7 +51,7 @@ def test_clock_drop_mid_run_flags_only_the_affected_metric(tmp_path):
     run = store.get_run(run_id)
     assert run.facts["machine"]["monitor_samples"]  # kept for the report's timeline
     last = max(t.spec.round for t in store.trials(run_id))
-    assert [r for r, _ in run.facts["machine"]["clock_mhz"]] == list(range(0, last + 1))
+    assert [r for r, *_ in run.facts["machine"]["clock_mhz"]] == list(range(0, last + 1))
     flags = {c.workload: conditions(c.flags) for c in analyze(run, store.trials(run_id)).comparisons}
     hot_trials = sum(1 for t in store.trials(run_id) if t.spec.workload == "hot")
     assert flags["hot"] == (f"clock-drop \u221217% in 1 of {hot_trials} trials",)  # by how much, how often

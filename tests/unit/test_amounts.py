@@ -44,7 +44,7 @@ def swap_run() -> Analysis:
     return analyze(Run(1, 0.0, "complete", RunSettings(max_rounds=8), configs, [Tabs.spec], {"tabs": {}}, {}), trials)
 
 
-def test_a_setup_that_loses_tabs_is_slower_however_fast_its_switches():
+def test_a_setup_that_loses_tabs_is_worse_however_fast_its_switches():
     rng = np.random.default_rng(5)
     trials = []
     for r in range(1, 9):  # "kills" switches 3x faster, but loses a tab every round
@@ -55,9 +55,10 @@ def test_a_setup_that_loses_tabs_is_slower_however_fast_its_switches():
     analysis = analyze(run, trials)
     head = next(c for c in analysis.comparisons if c.metric == "p95_ms")
     assert head.estimate is not None and head.estimate.low > 1  # by latency alone it would be faster...
-    assert head.verdict is Verdict.SLOWER  # ...but it lost tabs
-    assert "tabs_killed: lost 8 (baseline 0) over 8 rounds" in head.flags
-    assert analysis.summaries[0].slower == 1
+    assert head.verdict is Verdict.WORSE  # ...but it lost tabs: worse, not "slower" beside a faster number
+    assert head.flags[-1] == "tabs_killed: lost 8 (baseline 0) over 8 rounds; this decides, the p95_ms speed-up is not judged"
+    summary = analysis.summaries[0]
+    assert (summary.worse, summary.slower, summary.faster, summary.geomean) == (1, 0, 0, None)
     amounts = {(a.name, a.config): a for a in analysis.amounts}
     killed, psi = amounts[("tabs_killed", "kills")], amounts[("memory.psi_full_ms", "keeps")]
     assert killed.values == (1.0,) * 8 and killed.interval.median == 1
@@ -79,7 +80,8 @@ def test_the_paragraph_names_the_fastest_setup_and_the_one_losing_tabs_with_inte
     # zswap's interval overlaps zram's; disk's lies wholly above it
     assert "its interval overlaps zswap's, so this run does not separate them (it lies below disk)" in text
     assert "none lost tabs to the OOM killer: 50 per trial [50, 50], 400 over 8 rounds" in text
-    assert "Paired by round against none" in text and "zram 0.8" in text
+    assert "Paired by round against none" in text
+    assert "zram better (lost 0 tabs, none 400; p95 speed-up 0.8" in text
     assert "zswap: memory stall (PSI full) 50,004 ms per trial [50,001, 50,008]" in rest
     zswap = next(line for line in rest if line.startswith("zswap: pool"))
     assert "compression ratio 1.90 [1.90, 1.90]" in zswap and "written_back_pages 0" in zswap
@@ -102,3 +104,36 @@ def test_every_format_carries_the_same_amounts_table(swap_run):
     text = narrow.getvalue()
     assert all(len(line) <= 80 for line in text.splitlines()) and "\u2026" not in text
     assert "Recorded amounts" in text and "swap.zswap_ratio (x)" in text and "1.9   [1.9, 1.9]" in text
+
+
+def test_a_verdict_the_guard_decided_reads_the_same_everywhere(swap_run):
+    """pi3desk-swap with none as the baseline: none lost tabs, disk switched 3x slower. Every
+    output says disk is *better* (by tabs lost), none says faster or slower, the number beside
+    the word is the count that decided it, no geomean calls the tabs run by its speed, and the
+    summary chart puts no point on a speed-up side."""
+    from shootout.report.charts import _summary_rows, summary_chart
+    from shootout.report.jsondata import show_rows
+    from shootout.report.text import summary_sentence
+
+    disk = next(c for c in swap_run.comparisons if c.config == "disk" and c.headline)
+    assert disk.estimate.high < 1 and disk.verdict is Verdict.BETTER
+    summary = next(s for s in swap_run.summaries if s.config == "disk")
+    assert summary.geomean is None and (summary.better, summary.faster, summary.slower) == (1, 0, 0)
+    sentence = summary_sentence(swap_run, summary)
+    assert "faster than" not in sentence and "too few rounds" not in sentence
+    assert "disk better in 1 and none better in 0 by what they lost" in sentence
+    piped = io.StringIO()
+    show(swap_run, Console(file=piped, width=200, color_system=None))
+    row = next(line for line in piped.getvalue().splitlines() if line.startswith("tabs "))
+    assert "tabs_killed 0 vs 400  better" in row and "faster" not in row and "\u00d7" not in row
+    geo = next(line for line in piped.getvalue().splitlines() if line.startswith("geomean"))
+    assert "slower" not in geo and "faster" not in geo and "n/a (speed not judged)" in geo
+    markdown = render_markdown(swap_run, {})
+    assert "tabs_killed 0 vs 400 **better**" in markdown and "**faster**" not in markdown
+    assert "disk is better than none by tabs_killed" in markdown and "is -66" not in markdown
+    json_row = next(r for r in show_rows(swap_run) if r["config"] == "disk" and r["headline"])
+    assert json_row["verdict"] == "better" and json_row["decided_by"]["baseline"] == 400
+    rows = _summary_rows(swap_run, "disk")
+    assert rows[0][1] is None and rows[0][2] is Verdict.BETTER and "speed-up not judged" in rows[0][4]
+    svg = summary_chart(swap_run, "svg", text_as_paths=False).decode()
+    assert "better: tabs_killed 0 vs 400" in svg

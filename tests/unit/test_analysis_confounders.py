@@ -34,3 +34,16 @@ def test_a_code_path_is_a_confounder_of_its_own_metric_only():
     assert confounders(a, b, "membw", "copy_mbps") == [f"code_path: {cached} vs {bypass}"]
     assert confounders(a, b, "membw", "fill_mbps") == []
     assert confounders(a, b, "membw", "writeread_mbps") == []  # the headline does not call memcpy
+
+
+def test_a_version_that_differs_only_by_the_abi_being_compared_is_not_a_confounder():
+    """rpi64 flagged lame: 'LAME 64bits version 3.100 vs LAME 32bits version 3.100'."""
+    lame = lambda v: {"target": {}, "workloads": {"lame": {"versions": {"lame": v}}}}  # noqa: E731
+    assert confounders(lame("LAME 64bits version 3.100 (http://lame.sf.net)"),
+                       lame("LAME 32bits version 3.100 (http://lame.sf.net)"), "lame") == []
+    assert confounders(lame("7-Zip 22.01 (x64)"), lame("7-Zip 22.01 (x86)"), "lame") == []
+    assert confounders(lame("zstd v1.5.4, 64-bits"), lame("zstd v1.5.4, 32-bits"), "lame") == []
+    assert confounders(lame("node v18.19.0 arm64"), lame("node v18.19.0 armv7l"), "lame") == []
+    # the version number itself still counts, whatever words surround it
+    assert confounders(lame("LAME 64bits version 3.100"), lame("LAME 32bits version 3.99.5"), "lame") == [
+        "versions.lame: LAME 64bits version 3.100 vs LAME 32bits version 3.99.5"]

@@ -145,3 +145,26 @@ def test_the_timeline_draws_each_machines_monitor(tmp_path) -> None:
     run.facts = {"machine": HERE}
     assert timeline_chart(analyze(run, trials)) is None
     assert 'id="chart-timeline"' not in render_html(analyze(run, trials))
+
+
+def test_the_timeline_draws_the_clock_the_run_measured_beside_the_one_the_kernel_reports() -> None:
+    """Under a VM /proc/cpuinfo says 2600 MHz all run long; the dependent-add loop measured
+    3744 MHz. The timeline drew only the flat 2600; it draws both now, each labelled."""
+    import re
+
+    from shootout.report.timeline import timeline_chart
+
+    run, trials = make_run({}, {"ssh:user@a": 100.0, "ssh:user@b": 120.0})
+    flat = [{"t": 100 + 5 * i, "mhz_mean": 2600.0, "temp_c": None, "steal_pct": None, "throttle_events": None}
+            for i in range(8)]
+    run.facts["machine"] = {**HERE, "monitor_samples": flat,
+                            "clock_mhz": [[r, 3744.0 - r, 100 + 10 * r] for r in range(4)]}
+    svg = timeline_chart(analyze(run, trials), "svg", text_as_paths=False).decode()
+    ticks = [float(t.replace(",", "").replace("\u2212", "-"))
+             for t in re.findall(r"<text[^>]*>\s*([\d,.\u2212]+)\s*</text>", svg)]
+    assert "measured clock of this machine (dependent-add loop, each round)" in svg and "kernel" in svg
+    assert max(ticks) > 3000  # the axis reaches the measured clock (flat at 2600 it would not)
+    # a run stored before the readings had times: their median, not placed in time
+    run.facts["machine"]["clock_mhz"] = [[r, 3744.0] for r in range(4)]
+    svg = timeline_chart(analyze(run, trials), "svg", text_as_paths=False).decode()
+    assert "median over the rounds" in svg

@@ -103,3 +103,18 @@ def test_chart_names_are_unique_and_safe(analysis):
     assert names[charts.SUMMARY_KEY] == "summary.png"
     assert len(set(names.values())) == len(names)
     assert all(re.fullmatch(r"[A-Za-z0-9._-]+\.png", n) for n in names.values())
+
+
+def test_a_workload_chart_names_the_size_the_run_stored_not_a_default(analysis):
+    """rpi64 stores size = 2 GB for sha1-sparse; its chart said '1 GB' (the description's default)."""
+    import dataclasses
+
+    from shootout.report.markdown import render_markdown
+    from shootout.workloads.crypto import Sha1Sparse
+
+    run = dataclasses.replace(analysis.runs[0], params={"sha1-sparse": {"size": 2_000_000_000}})
+    specs = tuple(Sha1Sparse.spec if w.name == "sha1-sparse" else w for w in analysis.workloads)
+    two_gb = dataclasses.replace(analysis, runs=(run,), workloads=specs)
+    title = " ".join(t for _, t in _texts(charts.workload_chart(two_gb, "sha1-sparse", "svg", text_as_paths=False)))
+    assert "size = 2 GB" in title and "1 GB" not in title
+    assert "(this run: size = 2 GB)" in render_markdown(two_gb, {})

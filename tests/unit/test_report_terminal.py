@@ -102,3 +102,32 @@ def test_names_too_long_for_80_columns_break_rather_than_lose_their_end(analysis
     text = render(dataclasses.replace(analysis, comparisons=comps, workloads=specs), width=60)
     assert ELLIPSIS not in text and all(len(line) <= 60 for line in text.splitlines())
     assert f"{long} wall: cv>10%" in " ".join(text.split())  # whole in its note
+
+
+def two_comparisons(analysis):
+    """The fixture with a third configuration whose comparisons carry flags of their own."""
+    from shootout.model import Config
+
+    third = Config("x32", label="x32 userspace")
+    extra = [dataclasses.replace(c, config=third.name, flags=("steal",), confounders=())
+             for c in analysis.comparisons]
+    summaries = (*analysis.summaries, dataclasses.replace(analysis.summaries[0], config=third.name))
+    return dataclasses.replace(analysis, configs=(*analysis.configs, third),
+                               comparisons=(*analysis.comparisons, *extra), summaries=summaries)
+
+
+def test_each_comparisons_flags_sit_on_a_row_of_their_own(analysis):
+    """vpn merged two comparisons' flags into one cell: 'cv>10%; steal' read as both having both."""
+    from shootout.report.markdown import render_markdown
+
+    three = two_comparisons(analysis)
+    lines = render(three, width=400, terminal=False).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("xz "))
+    assert "i386 userspace: cv>10%" in lines[at] and "steal" not in lines[at]
+    assert lines[at + 1].strip().startswith("x32 userspace: steal;")  # the next row, alone
+    compact = " ".join(render(three, width=80).split())  # a table per configuration, notes under each
+    assert "2 xz wall: cv>10%; resolves" in compact and "5 xz wall: steal; resolves" in compact
+    md = render_markdown(three, {}).splitlines()
+    at = next(i for i, line in enumerate(md) if line.startswith("| xz |"))
+    assert "i386 userspace: \u26a0 cv>10%" in md[at] and "steal" not in md[at]
+    assert md[at + 1].startswith("|  |  |") and "|  | x32 userspace: \u26a0 steal; " in md[at + 1]

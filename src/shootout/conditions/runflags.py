@@ -92,7 +92,7 @@ class RunConditions:
     def __init__(self, trials: Sequence[Trial], machine: dict[str, Any]) -> None:
         clock = machine.get("clock_mhz") or []
         start = clock[0][1] if clock else None
-        round_deficit = {int(r): max(0.0, 100.0 * (1.0 - mhz / start)) for r, mhz in clock if start and mhz}
+        round_deficit = {int(r): max(0.0, 100.0 * (1.0 - mhz / start)) for r, mhz, *_ in clock if start and mhz}
         best = reference_mhz(machine.get("monitor_samples", []))
         self.values = {_key(t): _quantities(t, best, round_deficit) for t in trials if t.spec.round > 0}
         self.levels: list[_Level] = []

@@ -31,7 +31,7 @@ from shootout.stats.recorded import Interval, median_interval
 
 if TYPE_CHECKING:
     from shootout.amounts import Amount
-    from shootout.analysis import Analysis
+    from shootout.analysis import Analysis, Comparison
 
 WORKLOAD = "tabs"
 # debugfs counters the write-up's dump listed besides the pool's size and its pages
@@ -81,15 +81,24 @@ def _fastest(names: dict[str, str], p95: dict[str, tuple[float, Interval | None,
 
 
 def _against_baseline(analysis: Analysis) -> str:
+    """The verdicts against the baseline, in the table's words: a speed-up where the speed-up
+    decided, the tabs lost where the guard did (that p95 is not comparable, so not judged)."""
     from shootout.report.text import fmt_estimate
 
     found = [c for c in analysis.comparisons if c.workload == WORKLOAD and c.metric == "p95_ms"]
     if not found:
         return ""
     base = {c.name: c.display for c in analysis.configs}
-    parts = [f"{base[c.config]} {fmt_estimate(c.estimate)} {c.verdict}" for c in found]
-    return (f" Paired by round against {base[found[0].baseline]}, speed-up of the p95 with the verdict after "
-            f"the tabs-lost guard: {'; '.join(parts)}.")
+
+    def part(c: Comparison) -> str:
+        if c.decided_by is None:
+            return f"{base[c.config]} {fmt_estimate(c.estimate)} {c.verdict}"
+        lost = c.decided_by.lost
+        return (f"{base[c.config]} {c.verdict} (lost {lost.lost:g} tabs, {base[c.baseline]} {lost.baseline:g}; "
+                f"p95 speed-up {fmt_estimate(c.estimate)} not judged)")
+
+    return (f" Paired by round against {base[found[0].baseline]}, the p95 speed-up, or the tabs lost where "
+            f"either side lost more: {'; '.join(part(c) for c in found)}.")
 
 
 def explain(analysis: Analysis) -> list[str]:

@@ -38,9 +38,11 @@ from shootout.report.text import (
     display,
     fmt_gap,
     fmt_value,
+    no_geomean,
     headline_comparisons,
     metric_rows,
     others,
+    workload_description,
     workloads,
 )
 from shootout.stats import Estimate, Verdict, verdict
@@ -51,6 +53,8 @@ VERDICT_COLOR = {
     Verdict.SAME: "#2c7fb8",
     Verdict.INCONCLUSIVE: "#9a9a9a",
     Verdict.ESTIMATE: "#6b6b6b",
+    Verdict.BETTER: "#1b7837",
+    Verdict.WORSE: "#c0392b",
 }
 CONFIG_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3")
 FORMATS = ("svg", "png")
@@ -151,13 +155,19 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
             label = fmt_value(medians[i], row.unit)
             comp = comps.get(cfg.name)
             color = "#222222"
-            if comp is not None and comp.estimate is not None:
+            if comp is not None and comp.decided_by is not None:  # not a speed-up: what decided
+                label += f"\n{comp.verdict}\n({comp.decided_by.figure()})"
+                color = VERDICT_COLOR[comp.verdict]
+            elif comp is not None and comp.estimate is not None:
                 label += f"\n{fmt_gap(comp.estimate.ratio)} ({comp.verdict})"
                 color = VERDICT_COLOR[comp.verdict]
             elif cfg.name == baseline(analysis).name:
                 label += "\nbaseline"
-            if comp is not None and (comp.flags or comp.confounders):
-                label += "\n\u26a0 " + ", ".join([*comp.flags, *(["confounder"] if comp.confounders else [])])
+            # the guard's flag is in the label already (what decided); the caption has it whole
+            flags = [f for f in comp.flags if comp.decided_by is None or f != comp.decided_by.flag(comp.metric)] \
+                if comp is not None else []
+            if comp is not None and (flags or comp.confounders):
+                label += "\n\u26a0 " + ", ".join([*flags, *(["confounder"] if comp.confounders else [])])
             ax.text(i, medians[i] + highs[i] + top * 0.015, label, ha="center", va="bottom",
                     fontsize=8.5, color=color)
         notes = sorted({n for c in row.comparisons for n in c.flags})
@@ -169,7 +179,7 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
         if notes:
             caption += "; \u26a0 " + "; ".join(notes)
         captions.append(caption)
-    desc = spec.description if spec else ""
+    desc = workload_description(analysis, spec, workload)  # sizes from the run's parameters
     title = f"{workload}: {desc}" if desc and desc != workload else workload
     fig.suptitle(_wrap(title, 90), fontsize=11, fontweight="bold")
     kind = "paired" if all(c.paired for r in rows for c in r.comparisons) else "unpaired (includes drift between runs)"
@@ -198,11 +208,16 @@ def _log_ticks(ax, low: float, high: float) -> None:
     ax.set_xticks(ticks, [f"{t:g}{TIMES}" for t in ticks])
 
 
-def _summary_rows(analysis: Analysis, config: str) -> list[tuple[str, Estimate | None, Verdict, bool]]:
-    """(label, estimate, verdict, is_geomean), workloads sorted by speed-up, geomeans last."""
+SummaryRow = tuple[str, Estimate | None, Verdict, bool, str]
+
+
+def _summary_rows(analysis: Analysis, config: str) -> list[SummaryRow]:
+    """(label, estimate, verdict, is_geomean, text instead of a point), workloads sorted by
+    speed-up, geomeans last. A verdict a guard decided (tabs lost) is no speed-up: it gets
+    no point on the speed-up axis, only its words, so no colour lands on the wrong side."""
     comps: list[Comparison] = headline_comparisons(analysis, config)
-    # Largest speed-up at the top; workloads without an estimate at the bottom of the list.
-    comps.sort(key=lambda c: -c.estimate.ratio if c.estimate else math.inf)
+    # Largest speed-up at the top; workloads without one at the bottom of the list.
+    comps.sort(key=lambda c: -c.estimate.ratio if c.estimate and not c.decided_by else math.inf)
     specs = {w.name: w for w in analysis.workloads}
 
     def label(c: Comparison) -> str:
@@ -210,13 +225,19 @@ def _summary_rows(analysis: Analysis, config: str) -> list[tuple[str, Estimate |
         spec = specs.get(c.workload)
         return f"{c.workload} ({c.metric})" if spec is None or len(spec.metrics) > 1 else c.workload
 
-    rows = [(label(c), c.estimate, c.verdict, False) for c in comps]
+    def row(c: Comparison) -> SummaryRow:
+        if c.decided_by is not None:
+            return (label(c), None, c.verdict, False, f"{c.verdict}: {c.decided_by.figure()} (speed-up not judged)")
+        return (label(c), c.estimate, c.verdict, False, "" if c.estimate else "too few rounds")
+
+    rows = [row(c) for c in comps]
     summary = next((s for s in analysis.summaries if s.config == config), None)
     if summary is not None:
         if len(summary.by_category) > 1:
             for cat, est in sorted(summary.by_category.items()):
-                rows.append((f"geomean: {cat}", est, verdict(est, analysis.threshold), True))
-        rows.append(("GEOMEAN (all workloads)", summary.geomean, verdict(summary.geomean, analysis.threshold), True))
+                rows.append((f"geomean: {cat}", est, verdict(est, analysis.threshold), True, "too few rounds"))
+        rows.append(("GEOMEAN (all workloads)", summary.geomean, verdict(summary.geomean, analysis.threshold), True,
+                     no_geomean(summary, short=True)))
     return rows
 
 
@@ -227,11 +248,17 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
     rest = others(analysis)
     if not rest:
         raise UsageError("a summary chart needs at least two configurations")
+    if analysis.refused:  # nothing measured: say why, not "each of 0 workloads"
+        fig = Figure(figsize=(9.5, 2.2), layout="constrained")
+        fig.suptitle(f"{' vs '.join(c.display for c in analysis.configs)}: no speed-ups", fontsize=11,
+                     fontweight="bold")
+        fig.text(0.5, 0.45, textwrap.fill(analysis.refused, 100), ha="center", va="center", fontsize=9)
+        return render(fig, fmt, "summary", text_as_paths)
     panels = [(cfg, _summary_rows(analysis, cfg.name)) for cfg in rest]
     n_rows = max(len(rows) for _, rows in panels)
     fig = Figure(figsize=(9.5, 1.0 + len(rest) * (1.4 + 0.42 * n_rows)), layout="constrained")
     axes = fig.subplots(len(rest), 1, squeeze=False)[:, 0]
-    bounds = [b for _, rows in panels for _, e, _, _ in rows if e for b in (e.low, e.high)]
+    bounds = [b for _, rows in panels for _, e, _, _, _ in rows if e for b in (e.low, e.high)]
     span = max([abs(math.log(b)) for b in bounds] + [math.log(1.05)])
     low, high = math.exp(-span * 1.25), math.exp(span * 1.25)
     for ax, (cfg, rows) in zip(axes, panels):
@@ -243,9 +270,11 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
         ax.axvline(1.0, color="#333333", linewidth=1, zorder=1)
         for edge in (1 / (1 + delta), 1 + delta):
             ax.axvline(edge, color="#777777", linewidth=0.8, linestyle=":", zorder=1)
-        for yi, (label, est, v, is_geo) in zip(y, rows):
-            if est is None:
-                ax.text(1.0, yi, "  too few rounds", va="center", fontsize=8, color="#666666")
+        for yi, (label, est, v, is_geo, words) in zip(y, rows):
+            if est is None:  # centred on 1x: a note, on neither side
+                ax.text(1.0, yi, words, va="center", ha="center", fontsize=8,
+                        color=VERDICT_COLOR[v] if v in (Verdict.BETTER, Verdict.WORSE) else "#666666",
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.5}, zorder=4)
                 continue
             color = VERDICT_COLOR[v]
             ax.errorbar([est.ratio], [yi], xerr=[[est.ratio - est.low], [est.high - est.ratio]],

@@ -6,7 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shootout.analysis import Analysis
+from shootout.analysis import BUDGET_REFUSED, Analysis
+
+# said elsewhere: drawn in the report's timeline (report/timeline.py), or said at the top
+_NOT_LISTED = {"monitor_samples", BUDGET_REFUSED}
 
 
 def flatten(facts: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
@@ -14,8 +17,8 @@ def flatten(facts: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in facts.items():
         name = f"{prefix}{key}"
-        if key == "monitor_samples":
-            continue  # drawn in the report's timeline (report/timeline.py), not listed
+        if key in _NOT_LISTED:
+            continue
         if isinstance(value, Mapping):
             out.update(flatten(value, f"{name}."))
         elif isinstance(value, (list, tuple)):

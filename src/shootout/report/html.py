@@ -23,14 +23,17 @@ from shootout.report.text import (
     change_phrase,
     display,
     fmt_change,
+    fmt_comparison,
     fmt_estimate,
     fmt_ratio,
     fmt_value,
+    no_geomean,
     geomean_workload_count,
     iter_summaries,
     metric_rows,
     others,
     summary_sentence,
+    workload_description,
     workloads,
 )
 from shootout.stats import Estimate, verdict
@@ -77,9 +80,9 @@ def _notes_cell(comp: Comparison) -> Cell:
     return Cell(Markup(" ".join(spans)), sort=str(len(spans)))
 
 
-def _estimate_cells(est: Estimate | None) -> list[Cell]:
+def _estimate_cells(est: Estimate | None, why: str = "too few rounds") -> list[Cell]:
     if est is None:
-        return [Cell("n/a", None, True), Cell("too few rounds", None, True), Cell("n/a", None, True)]
+        return [Cell("n/a", None, True), Cell(why, None, True), Cell("n/a", None, True)]
     return [
         Cell(fmt_ratio(est.ratio), _num(est.ratio), True),
         Cell(f"[{est.low:.3f}, {est.high:.3f}]", _num(est.low), True),
@@ -113,7 +116,11 @@ def _table(analysis: Analysis) -> tuple[list[dict[str, str]], list[dict[str, Any
             ]
             if many:
                 cells.append(Cell(display(analysis, comp.config)))
-            cells += _estimate_cells(comp.estimate)
+            if comp.decided_by is not None:  # the counts that decided, in the number's place
+                cells += [Cell(comp.decided_by.figure(), None, True), Cell("speed-up not judged", None, True),
+                          Cell("", None, True)]
+            else:
+                cells += _estimate_cells(comp.estimate)
             cells += [_verdict_cell(str(comp.verdict)), _notes_cell(comp)]
             rows.append({"headline": comp.headline, "cells": cells})
     foot = []
@@ -128,8 +135,8 @@ def _table(analysis: Analysis) -> tuple[list[dict[str, str]], list[dict[str, Any
             cells = [Cell(label, colspan=5)]
             if many:
                 cells.append(Cell(display(analysis, summary.config)))
-            cells += _estimate_cells(est)
-            cells += [_verdict_cell(str(verdict(est, analysis.threshold))), Cell("")]
+            cells += _estimate_cells(est, no_geomean(summary, short=True))
+            cells += [_verdict_cell(str(verdict(est, analysis.threshold)) if est is not None else ""), Cell("")]
             assert sum(c.colspan for c in cells) == width
             foot.append({"category": is_cat, "cells": cells})
     return [{"label": label, "type": kind} for label, kind in columns], rows, foot
@@ -149,7 +156,7 @@ def _workloads(analysis: Analysis) -> list[dict[str, Any]]:
                 continue
             for comp in r.comparisons:
                 phrases.append({
-                    "text": f"{r.metric}: {change_phrase(comp, analysis)}; {fmt_estimate(comp.estimate)}",
+                    "text": f"{r.metric}: {change_phrase(comp, analysis)}; {fmt_comparison(comp)}",
                     "flags": comp.flags,
                     "confounders": comp.confounders,
                 })
@@ -158,7 +165,7 @@ def _workloads(analysis: Analysis) -> list[dict[str, Any]]:
             "name": mrow.workload,
             "anchor": re.sub(r"[^A-Za-z0-9_-]+", "-", mrow.workload),
             "category": spec.category if spec else mrow.first.category,
-            "description": spec.description if spec else "",
+            "description": workload_description(analysis, spec, mrow.workload),
             "svg": inline_svg(svg),
             "phrases": phrases,
         })

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from shootout.analysis import Analysis
+from shootout.analysis import Analysis, Comparison
 from shootout.report.text import baseline, iter_summaries, metric_rows
 from shootout.stats import Estimate, Resolution, verdict
 
@@ -27,13 +27,23 @@ def _resolution(res: Resolution | None) -> dict[str, Any] | None:
     return None if res is None else dataclasses.asdict(res)
 
 
+def _decided(comp: Comparison) -> dict[str, Any] | None:
+    """What a guard counted when it decided the verdict (better/worse); the speed-up stays, not judged."""
+    if comp.decided_by is None:
+        return None
+    lost = comp.decided_by.lost
+    return {"amount": comp.decided_by.amount, "config": lost.lost, "baseline": lost.baseline, "rounds": lost.rounds}
+
+
 def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
     """One dict per (workload, metric, configuration) against the baseline, then geomeans.
 
     speedup/ci_low/ci_high are ratios of performance (>1: `config` is faster than
     `baseline`) whatever the metric's direction; null when there were too few rounds.
     rule names how the interval keeps its confidence over the run's looks and headline
-    comparisons; verdict is "estimate" for sub-metrics (no verdict); resolution, for an
+    comparisons; verdict is "estimate" for sub-metrics (no verdict), "better"/"worse" where a
+    guard decided it (decided_by: what it counted on both sides; the speed-up is then not
+    judged); resolution, for an
     inconclusive headline, what the run could resolve and what would settle it.
     Per configuration the suite geomean row has workload "geomean" (metric "headline");
     per-category geomeans follow with workload "geomean:<category>".
@@ -56,6 +66,7 @@ def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
                     **_interval(comp.estimate),
                     "rounds": len(comp.log_ratios),
                     "verdict": str(comp.verdict),
+                    "decided_by": _decided(comp),
                     "flags": list(comp.flags),
                     "confounders": list(comp.confounders),
                     "paired": comp.paired,
@@ -84,6 +95,7 @@ def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
                     **_interval(est),
                     "rounds": est.n if est else 0,
                     "verdict": str(verdict(est, analysis.threshold)),
+                    "decided_by": None,
                     "flags": [summary.note] if summary.note else [],
                     "confounders": [],
                     "paired": paired,

@@ -15,16 +15,20 @@ from shootout.report.text import (
     change_phrase,
     direction_text,
     display,
+    fmt_comparison,
     fmt_estimate,
     fmt_ratio,
+    fmt_suite,
     fmt_value,
     geomean_workload_count,
     iter_summaries,
     metric_rows,
+    notes_by_comparison,
     notes_of,
     others,
     row_medians,
     summary_sentence,
+    workload_description,
     workloads,
 )
 from shootout.stats import verdict
@@ -53,21 +57,22 @@ def _results(analysis: Analysis) -> list[str]:
         row = [mrow.workload, f"{mrow.metric} ({mrow.unit}, {direction_text(mrow.direction)}){star}"]
         row += [fmt_value(medians.get(c.name), mrow.unit) for c in analysis.configs]
         by_config = {c.config: c for c in mrow.comparisons}
-        notes: list[str] = []
         for cfg in rest:
             found = by_config.get(cfg.name)
-            row.append(f"{fmt_estimate(found.estimate)} **{found.verdict}**" if found else "\u2014")
-            if found:
-                notes += [n for n in notes_of(found) if n not in notes]
-        row.append("; ".join(f"\u26a0 {n}" for n in notes))
-        rows.append(row)
+            row.append(f"{fmt_comparison(found)} **{found.verdict}**" if found else "\u2014")
+        # each comparison's notes on a row of its own, named where the row compares several
+        cells = [(f"{name}: " if name else "") + "; ".join(f"\u26a0 {n}" for n in notes)
+                 for name, notes in notes_by_comparison(mrow, rest)] or [""]
+        rows.append(row + cells[:1])
+        rows += [[""] * (len(row)) + [more] for more in cells[1:]]
     summaries = {s.config: s for s in iter_summaries(analysis)}
     if summaries:
         n = max(geomean_workload_count(analysis, name) for name in summaries)
         row = [f"**geomean** ({workloads(n)})", "headline metrics"] + [""] * len(analysis.configs)
         for cfg in rest:
             est = summaries[cfg.name].geomean if cfg.name in summaries else None
-            row.append(f"**{fmt_estimate(est)} {verdict(est, analysis.threshold)}**")
+            word = f" {verdict(est, analysis.threshold)}" if est is not None else ""
+            row.append(f"**{fmt_suite(est, summaries.get(cfg.name))}{word}**")
         rows.append(row + [""])
         categories = sorted({cat for s in summaries.values() for cat in s.by_category})
         if len(categories) > 1:
@@ -157,8 +162,8 @@ def render_markdown(
         done.append(mrow.workload)
         spec = mrow.spec
         lines += ["", f"### {mrow.workload}" + (f" ({spec.category})" if spec else ""), ""]
-        if spec and spec.description:
-            lines += [spec.description, ""]
+        if desc := workload_description(analysis, spec, mrow.workload):
+            lines += [desc, ""]
         if mrow.workload in chart_names:
             lines += [(f"![{mrow.workload}: median per configuration, bars from zero, 95% CI of the median]"
                       f"({chart_names[mrow.workload]})"), ""]
@@ -167,7 +172,7 @@ def render_markdown(
                 continue
             for comp in r.comparisons:
                 notes = "".join(f" \u26a0 {n}." for n in notes_of(comp))
-                lines.append(f"- {r.metric}: {change_phrase(comp, analysis)}; {fmt_estimate(comp.estimate)}.{notes}")
+                lines.append(f"- {r.metric}: {change_phrase(comp, analysis)}; {fmt_comparison(comp)}.{notes}")
     lines += ["", "## Conditions", ""] + _facts(analysis)
     if TIMELINE_KEY in chart_names:
         lines += ["", (f"![During the run: clock, temperature, steal and throttling as each machine's monitor "

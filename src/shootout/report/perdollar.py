@@ -93,7 +93,9 @@ def per_dollar(analysis: Analysis, prices: dict[str, float], price_unit: str) ->
     rows = []
     for cfg in others(analysis):
         for comp in headline_comparisons(analysis, cfg.name):
-            rows.append(_row(analysis, comp.workload, comp.metric, cfg.name, comp.estimate, prices, price_unit))
+            # a guard's verdict (tabs lost) is not a speed-up: no performance per price either
+            est = comp.estimate if comp.decided_by is None else None
+            rows.append(_row(analysis, comp.workload, comp.metric, cfg.name, est, prices, price_unit))
     for summary in iter_summaries(analysis):
         rows.append(_row(analysis, "geomean", "headline", summary.config, summary.geomean, prices, price_unit))
     return rows

@@ -34,12 +34,13 @@ from shootout.report.text import (
     MetricRow,
     all_notes,
     baseline,
-    fmt_estimate,
+    fmt_comparison,
+    fmt_suite,
     fmt_value,
     geomean_workload_count,
     iter_summaries,
     metric_rows,
-    notes_of,
+    notes_by_comparison,
     others,
     row_medians,
     rule_lines,
@@ -54,6 +55,8 @@ VERDICT_STYLE = {
     Verdict.SAME: "cyan",
     Verdict.INCONCLUSIVE: "yellow",
     Verdict.ESTIMATE: "dim",
+    Verdict.BETTER: "bold green",
+    Verdict.WORSE: "bold red",
 }
 DASH = "\u2014"
 
@@ -86,13 +89,10 @@ def _metric_label(row: MetricRow, all_metrics: bool) -> str:
     return f"{row.metric} {arrow}{' *' if row.headline and all_metrics else ''}"
 
 
-def _notes(row: MetricRow, configs: list[Config]) -> list[str]:
-    by_config = {c.config: c for c in row.comparisons}
-    notes: list[str] = []
-    for cfg in configs:
-        comp = by_config.get(cfg.name)
-        notes += [n for n in (notes_of(comp) if comp else []) if n not in notes]
-    return notes
+def _notes(row: MetricRow, configs: list[Config], plain: bool) -> list[str]:
+    """One cell per comparison with notes: 'openvpn-aes: cv>10%' where the row compares several."""
+    sep = "; " if plain else "\n"
+    return [(f"{name}: " if name else "") + sep.join(notes) for name, notes in notes_by_comparison(row, configs)]
 
 
 def _comparison_cells(row: MetricRow, configs: list[Config]) -> list[Text | str]:
@@ -100,7 +100,7 @@ def _comparison_cells(row: MetricRow, configs: list[Config]) -> list[Text | str]
     cells: list[Text | str] = []
     for cfg in configs:
         comp = by_config.get(cfg.name)
-        cells += [DASH, DASH] if comp is None else [fmt_estimate(comp.estimate), verdict_text(comp.verdict)]
+        cells += [DASH, DASH] if comp is None else [fmt_comparison(comp), verdict_text(comp.verdict)]
     return cells
 
 
@@ -120,7 +120,7 @@ def _geomean_rows(table: Table, analysis: Analysis, configs: list[Config], lead:
         cells: list[Text | str] = [label, what, *[""] * lead]
         for cfg in configs:
             est = pick(summaries[cfg.name]) if cfg.name in summaries else None
-            cells += [fmt_estimate(est), _geomean_verdict(est, analysis.threshold)]
+            cells += [fmt_suite(est, summaries.get(cfg.name)), _geomean_verdict(est, analysis.threshold)]
         table.add_row(*cells, *[""] * tail, style=style)
 
 
@@ -142,11 +142,12 @@ def wide_table(analysis: Analysis, rows: list[MetricRow], all_metrics: bool = Tr
     table.add_column("flags", no_wrap=plain)
     for row in rows:
         medians = row_medians(analysis, row)
-        notes = _notes(row, rest)
+        notes = _notes(row, rest, plain) or [""]
         table.add_row(row.workload, _metric_label(row, all_metrics),
                       *[fmt_value(medians.get(cfg.name), row.unit) for cfg in analysis.configs],
-                      *_comparison_cells(row, rest),
-                      Text(("; " if plain else "\n").join(notes), style="magenta") if notes else "")
+                      *_comparison_cells(row, rest), Text(notes[0], style="magenta"))
+        for more in notes[1:]:  # each comparison's flags on a row of their own
+            table.add_row(*[""] * (2 + len(analysis.configs) + 2 * len(rest)), Text(more, style="magenta"))
     _geomean_rows(table, analysis, rest, lead=len(analysis.configs), tail=1)
     return table
 
@@ -166,11 +167,12 @@ def compact_table(analysis: Analysis, rows: list[MetricRow], configs: list[Confi
     notes: list[str] = []
     previous = None
     for row in rows:
-        found = _notes(row, configs)
-        if found:
-            notes.append(f"{row.workload} {row.metric}: {'; '.join(found)}")
+        first = len(notes) + 1
+        for name, found in notes_by_comparison(row, configs):
+            notes.append(f"{row.workload} {row.metric}{f' ({name})' if name else ''}: {'; '.join(found)}")
+        numbers = "" if len(notes) < first else str(first) if len(notes) == first else f"{first}-{len(notes)}"
         table.add_row("" if row.workload == previous else row.workload, _metric_label(row, all_metrics),
-                      *_comparison_cells(row, configs), str(len(notes)) if found else "")
+                      *_comparison_cells(row, configs), numbers)
         previous = row.workload
     _geomean_rows(table, analysis, configs, lead=0, tail=1)
     return table, notes
@@ -210,6 +212,10 @@ def show(analysis: Analysis, console: Console, all_metrics: bool = False) -> Non
     """Print the verdicts in the layout that suits `console` (see the module docstring)."""
     rows = shown_rows(analysis, all_metrics)
     head = [_title(analysis)] + [f"during the run: {line}" for line in analysis.conditions]
+    if analysis.refused:  # nothing measured: the refusal, not a table of "too few rounds"
+        for line in head + [analysis.refused]:
+            console.print(line, style="bold" if line == head[0] else "yellow", highlight=False, markup=False)
+        return
     sentences = [summary_sentence(analysis, s) for s in iter_summaries(analysis)]
     if others(analysis) and (stored := stored_prices(analysis)) is not None:
         sentences += price_lines(analysis, *stored)

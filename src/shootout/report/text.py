@@ -36,6 +36,27 @@ def fmt_estimate(est: Estimate | None) -> str:
     return f"{est.ratio:.3f}{TIMES} [{est.low:.3f}, {est.high:.3f}]"
 
 
+def fmt_comparison(comp: Comparison) -> str:
+    """The number beside a comparison's verdict: its speed-up, or, where a guard decided the
+    verdict (better/worse), the counts that decided it, so number and word agree."""
+    if comp.decided_by is not None:
+        return comp.decided_by.figure()
+    return fmt_estimate(comp.estimate)
+
+
+def no_geomean(summary: Summary | None, short: bool = False) -> str:
+    """Why a configuration has no suite geomean (short: for a table cell)."""
+    if summary is not None and summary.guarded and not summary.left_out:
+        return "speed not judged" if short else \
+            f"no workload judged by speed: what was lost decided {', '.join(summary.guarded)}"
+    return "too few rounds"
+
+
+def fmt_suite(est: Estimate | None, summary: Summary | None) -> str:
+    """A geomean cell: its estimate, or why there is none."""
+    return fmt_estimate(est) if est is not None else f"n/a ({no_geomean(summary, short=True)})"
+
+
 def fmt_change(ratio: float, digits: int = 1) -> str:
     """Signed percent change of a speed-up ratio: 1.07 -> '+7.0%', 0.93 -> '−7.0%'."""
     pct = round((ratio - 1.0) * 100.0, digits)
@@ -57,6 +78,42 @@ def fmt_gap(ratio: float, low: float | None = None, high: float | None = None) -
     if low is not None and high is not None:
         text += f" [{fmt(low)}, {fmt(high)}]"
     return text
+
+
+_SI = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
+
+
+def fmt_param(name: str, value: object) -> str:
+    """One stored parameter as a label: sizes in bytes as MB/GB (10^6/10^9, DESIGN §5)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{name} = {value}"
+    if name == "size" or name.endswith(("_bytes", "_size")):
+        for scale, unit_name in _SI:
+            if abs(value) >= scale:
+                return f"{name} = {value / scale:,.4g} {unit_name}"
+        return f"{name} = {value:g} bytes"
+    return f"{name} = {value:,}" if isinstance(value, int) else f"{name} = {value:,.6g}"
+
+
+def run_params(analysis: Analysis, workload: str) -> str:
+    """The parameters the run(s) stored for a workload (sizes, iterations, tabs), for labels:
+    a description names what a workload does, these name how much this run did. Scalars
+    only; where runs differ, each run's value."""
+    values: dict[str, list[object]] = {}
+    for run in analysis.runs:
+        for name, value in run.params.get(workload, {}).items():
+            if isinstance(value, (int, float, str)) and len(str(value)) <= 40 and value not in values.get(name, []):
+                values.setdefault(name, []).append(value)
+    return ", ".join(" vs ".join(fmt_param(name, v) for v in vs) for name, vs in values.items())
+
+
+def workload_description(analysis: Analysis, spec: WorkloadSpec | None, workload: str) -> str:
+    """A workload's description with this run's parameters: 'SHA-1 of … (this run: size = 2 GB)'."""
+    desc = spec.description if spec else ""
+    params = run_params(analysis, workload)
+    if not params:
+        return desc
+    return f"{desc} (this run: {params})" if desc else f"this run: {params}"
 
 
 def direction_text(direction: str) -> str:
@@ -133,7 +190,7 @@ def headline_comparisons(analysis: Analysis, config: str) -> list[Comparison]:
 def geomean_workload_count(analysis: Analysis, config: str) -> int:
     """Workloads that enter the geomean: headline metrics with data, less those left out."""
     summary = next((s for s in analysis.summaries if s.config == config), None)
-    left_out = len(summary.left_out) if summary else 0
+    left_out = len(summary.left_out) + len(summary.guarded) if summary else 0
     return sum(1 for c in headline_comparisons(analysis, config) if c.log_ratios or c.estimate) - left_out
 
 
@@ -167,7 +224,7 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
     est = summary.geomean
     delta = analysis.threshold * 100
     if est is None:
-        head = f"No suite geomean for {other} against {base}: too few rounds"
+        head = f"No suite geomean for {other} against {base}: {no_geomean(summary)}"
     else:
         v = verdict(est, analysis.threshold)
         conf = round(est.confidence * 100)
@@ -188,7 +245,12 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
             )
     if summary.note:
         head += f" ({summary.note})"
-    parts = [f"{other} faster in {summary.faster}", f"{base} faster in {summary.slower}"]
+    parts = []
+    if summary.faster + summary.slower + summary.same + summary.inconclusive or not summary.guarded:
+        parts = [f"{other} faster in {summary.faster}", f"{base} faster in {summary.slower}"]
+    if summary.guarded:  # decided by a guard (e.g. tabs lost), not by speed
+        parts.append(f"{other} better in {summary.better} and {base} better in {summary.worse} by what they lost "
+                     "(their speed not judged)")
     if summary.same:
         parts.append(f"no difference beyond \u00b1{delta:g}% in {summary.same}")
     if summary.inconclusive:
@@ -207,6 +269,12 @@ def change_phrase(comp: Comparison, analysis: Analysis) -> str:
     if comp.verdict is Verdict.ESTIMATE:
         return (f"{other} against {base}: {fmt_change(est.ratio)} ({conf}% CI {fmt_change(est.low)} to "
                 f"{fmt_change(est.high)}; a sub-metric, no verdict)")
+    if comp.decided_by is not None:
+        winner, loser = (other, base) if comp.verdict is Verdict.BETTER else (base, other)
+        by = comp.decided_by
+        return (f"{winner} is better than {loser} by {by.amount} ({other} {by.lost.lost:g}, {base} "
+                f"{by.lost.baseline:g} over {by.lost.rounds} rounds), whatever the speed: speed-up "
+                f"{fmt_estimate(est)}, not judged")
     if comp.verdict is Verdict.SAME:
         return f"{other} and {base}: no difference beyond \u00b1{analysis.threshold * 100:g}%"
     if comp.verdict is Verdict.FASTER:
@@ -241,6 +309,20 @@ def notes_of(comp: Comparison) -> list[str]:
     if comp.resolution is not None:
         notes.append(resolution_text(comp.resolution))
     return notes
+
+
+def notes_by_comparison(row: MetricRow, configs: list[Config]) -> list[tuple[str, list[str]]]:
+    """A metric row's notes, one entry per comparison that has any: (configuration, notes).
+
+    Each comparison keeps its own (two comparisons' flags merged in one cell read as if both
+    had all of them); the configuration is named only when the row compares several."""
+    by_config = {c.config: c for c in row.comparisons}
+    out = []
+    for cfg in configs:
+        comp = by_config.get(cfg.name)
+        if comp is not None and (notes := notes_of(comp)):
+            out.append((cfg.display if len(configs) > 1 else "", notes))
+    return out
 
 
 def fmt_duration(seconds: float) -> str:

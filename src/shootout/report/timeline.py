@@ -5,20 +5,30 @@ machine (ssh, a VM's guest) is sampled there by its helper and kept in facts[con
 panel per quantity (clock, temperature, steal, throttle events), drawn only where some
 machine has readings, on a shared axis of minutes since the first sample. A comparison
 across runs has no one timeline (its runs may be days apart): none is drawn.
+
+Two clocks, labelled apart: what the kernel reports (cpufreq, else /proc/cpuinfo, which
+under a VM is the nominal clock, flat; mean of cores), sampled every second, and what the run measured
+with its dependent-add loop before every round (runner: facts["machine"]["clock_mhz"]).
+The measured one is drawn at its times; a run stored before those carried a time gets a
+line at its median instead.
 """
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
+from matplotlib.artist import Artist
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from shootout.analysis import Analysis
 from shootout.machines import machine_of
 from shootout.report.charts import CONFIG_COLORS, literal_text, render
 
 PANELS = (
-    ("mhz_mean", "clock, MHz\n(mean of cores)"),
+    ("mhz_mean", "clock, MHz"),
     ("temp_c", "temperature, \u00b0C\n(hottest sensor)"),
     ("steal_pct", "steal, %"),
     ("throttle_events", "throttle events\n(since last sample)"),
@@ -44,19 +54,41 @@ def samples_by_machine(analysis: Analysis) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
-def _panels(found: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str]]:
+def _panels(found: dict[str, list[dict[str, Any]]], measured: list[list[float]]) -> list[tuple[str, str]]:
     return [(key, title) for key, title in PANELS
-            if any(s.get(key) is not None for samples in found.values() for s in samples)]
+            if any(s.get(key) is not None for samples in found.values() for s in samples)
+            or key == "mhz_mean" and measured]
+
+
+def measured_clock(analysis: Analysis) -> list[list[float]]:
+    """This machine's clock as the run measured it (dependent-add loop, [round, MHz(, time)])."""
+    if len(analysis.runs) != 1:
+        return []
+    return [c for c in analysis.runs[0].facts.get("machine", {}).get("clock_mhz") or [] if len(c) >= 2 and c[1]]
+
+
+def _draw_measured(ax: Axes, measured: list[list[float]], t0: float, span: tuple[float, float]) -> Artist:
+    label = "measured clock of this machine (dependent-add loop, each round)"
+    timed = sorted((c[2], c[1]) for c in measured if len(c) >= 3)
+    if timed:
+        return ax.plot([(t - t0) / 60.0 for t, _ in timed], [v for _, v in timed], label=label, color="#111111",
+                       linestyle="--", linewidth=1.0, marker="o", markersize=3)[0]
+    # stored without times: its median over the run, not placed in time
+    return ax.hlines(statistics.median(c[1] for c in measured), *span, colors="#111111", linestyles="--",
+                     linewidth=1.0, label="measured clock of this machine (dependent-add loop), median over the rounds")
 
 
 @literal_text
 def timeline_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = True) -> bytes | None:
     """The timeline figure, or None when no monitor sampled anything drawable."""
     found = samples_by_machine(analysis)
-    panels = _panels(found)
+    measured = measured_clock(analysis)
+    panels = _panels(found, measured)
     if not panels:
         return None
-    t0 = min(s["t"] for samples in found.values() for s in samples)
+    times = [s["t"] for samples in found.values() for s in samples] + [c[2] for c in measured if len(c) >= 3]
+    t0 = min(times) if times else 0.0
+    span = (0.0, (max(times) - t0) / 60.0 if times else 1.0)
     fig = Figure(figsize=(8.0, 0.6 + 1.7 * len(panels)), layout="constrained")
     axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
     for ax, (key, title) in zip(axes, panels):
@@ -65,12 +97,18 @@ def timeline_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = T
             if points:
                 ax.plot([(t - t0) / 60.0 for t, _ in points], [v for _, v in points], label=label,
                         color=CONFIG_COLORS[i % len(CONFIG_COLORS)], linewidth=1.0, marker="." if len(points) < 30 else None)
+        if key == "mhz_mean" and measured:
+            # its own legend: the figure's names the machines, this one which clock is which
+            kernel = Line2D([], [], color="#777777", linewidth=1.0,
+                            label="as the kernel reports it (cpufreq or /proc/cpuinfo; a VM's is nominal), mean of cores")
+            ax.legend(handles=[_draw_measured(ax, measured, t0, span), kernel], fontsize=7, loc="best", frameon=False)
         ax.set_ylabel(title, fontsize=8)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3)
     axes[-1].set_xlabel("minutes since the first sample", fontsize=8)
-    handles = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels())}
-    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=min(2, len(handles)),
+    handles = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels())
+               if not label.startswith("measured clock")}
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=1 if len(handles) < 4 else 2,
                fontsize=8, frameon=False)
     fig.suptitle("During the run: what each machine's monitor sampled", fontsize=11, fontweight="bold")
     return render(fig, fmt, "timeline", text_as_paths)

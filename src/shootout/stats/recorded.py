@@ -6,8 +6,10 @@ one of them, a workload's *guard* (tabs lost), decides before any speed-up does.
   statistics (binomial): it holds its confidence for any distribution, counts with ties
   included (the closed interval is then conservative).
 - guarded_verdict: a configuration that lost more than the baseline (summed over the rounds
-  both measured) is SLOWER on every metric of that workload, whatever its latency; one that
-  lost less is FASTER; equal losses leave the speed-up's verdict alone. Losing a tab is
+  both measured) is WORSE on that workload, whatever its latency; one that lost less is
+  BETTER; equal losses leave the speed-up's verdict alone. The guarded verdicts are not
+  speed words: the latency of a setup that lost tabs is not comparable, so its speed-up is
+  shown but not judged, and "faster"/"slower" never disagree with the number beside them. Losing a tab is
   worse than any latency a user would feel, and a killed tab frees memory that makes the
   survivors faster: without this rule a setup that kills tabs would look fast. The rule
   compares observed counts; it states no interval, so it makes no probabilistic claim.
@@ -51,16 +53,25 @@ def median_interval(values: Sequence[float], confidence: float = 0.95) -> Interv
     return Interval(float(np.median(x)), float(x[k - 1]), float(x[n - k]), confidence, n)
 
 
+@dataclass(frozen=True)
+class Lost:
+    """What a guard counted on both sides, summed over the rounds both measured."""
+
+    lost: float  # the configuration
+    baseline: float
+    rounds: int
+
+    def why(self) -> str:
+        return f"lost {self.lost:g} (baseline {self.baseline:g}) over {self.rounds} rounds"
+
+
 def guarded_verdict(speedup: Verdict, lost_baseline: Mapping[int, float], lost_config: Mapping[int, float]
-                    ) -> tuple[Verdict, str | None]:
-    """The verdict after the guard, and a flag saying why it changed (None when it did not).
+                    ) -> tuple[Verdict, Lost | None]:
+    """The verdict after the guard, and the counts that decided it (None when they did not).
 
     lost_*: round -> count (e.g. tabs killed); only rounds present on both sides count."""
     rounds = lost_baseline.keys() & lost_config.keys()
-    base = sum(lost_baseline[r] for r in rounds)
-    other = sum(lost_config[r] for r in rounds)
-    if other > base:
-        return Verdict.SLOWER, f"lost {other:g} (baseline {base:g}) over {len(rounds)} rounds"
-    if other < base:
-        return Verdict.FASTER, f"lost {other:g} (baseline {base:g}) over {len(rounds)} rounds"
-    return speedup, None
+    lost = Lost(sum(lost_config[r] for r in rounds), sum(lost_baseline[r] for r in rounds), len(rounds))
+    if lost.lost == lost.baseline:
+        return speedup, None
+    return (Verdict.WORSE if lost.lost > lost.baseline else Verdict.BETTER), lost

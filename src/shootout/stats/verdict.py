@@ -15,6 +15,11 @@ class Verdict(StrEnum):
     # A sub-metric: shown as an estimate with its interval, deliberately not judged (only
     # headline metrics get verdicts, with their error controlled across the run).
     ESTIMATE = "estimate"
+    # Decided by a workload's guard (tabs lost), not by the speed-up: a setup that lost more
+    # than the baseline is worse, one that lost less is better, whatever its latency says.
+    # Never "faster" or "slower", so the word cannot contradict the speed-up beside it.
+    BETTER = "better"
+    WORSE = "worse"
 
 
 def verdict(est: Estimate | None, threshold: float) -> Verdict:

@@ -153,7 +153,7 @@ class Sha1Sparse(Workload):
     spec = WorkloadSpec(
         name="sha1-sparse",
         category="crypto",
-        description="SHA-1 of a 1 GB sparse file on tmpfs (no I/O) with the userspace's sha1sum and openssl sha1",
+        description="SHA-1 of a sparse file of `size` bytes on tmpfs (no I/O) with the userspace's sha1sum and openssl sha1",
         metrics=(Metric("sha1sum_mbps", "MB/s", "coreutils sha1sum over the sparse file (per CPU second)"),
                  Metric("openssl_mbps", "MB/s", "openssl sha1 over the sparse file (per CPU second)")),
         headline="sha1sum_mbps",

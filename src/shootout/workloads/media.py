@@ -29,7 +29,7 @@ class Flac(Workload):
     spec = WorkloadSpec(
         name="flac",
         category="media",
-        description="flac: encode a 23.5-minute WAV, then decode to WAV and re-encode (tmpfs to tmpfs)",
+        description="flac: encode a WAV of `minutes`, then decode to WAV and re-encode (tmpfs to tmpfs)",
         metrics=(Metric("encode_s", "s", "encode the WAV to FLAC"),
                  Metric("decode_reencode_s", "s", "decode the FLAC to WAV, then encode that WAV again")),
         headline="encode_s",
@@ -67,7 +67,7 @@ class Lame(Workload):
     spec = WorkloadSpec(
         name="lame",
         category="media",
-        description="lame: encode a 23.5-minute WAV to MP3 (tmpfs to tmpfs)",
+        description="lame: encode a WAV of `minutes` to MP3 (tmpfs to tmpfs)",
         metrics=(Metric("encode_s", "s", "encode the WAV to MP3"),),
         headline="encode_s",
         reproduces="A: lame encoding of a 23.5-minute track",
