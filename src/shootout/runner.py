@@ -33,6 +33,7 @@ from shootout.targets.factory import make_target
 from shootout.userspace.abi import tool_elf, verify_abi
 from shootout.userspace.apt import common_versions
 from shootout.workloads.base import Context, Prepared, Workload
+from shootout.workloads.sizes import smallest_side
 
 TargetFactory = Callable[[Config, Journal], Target]
 _ROUND_OVERHEAD = 1.1  # a round's time beyond its trials' wall time (clock check, commits)
@@ -233,8 +234,8 @@ class Runner:
         baseline = run.configs[0].name
         for name, workload in list(live.workloads.items()):
             try:
-                if not calibrated:  # the work is sized by the baseline target's own facts
-                    facts = live.targets[baseline].probe()
+                if not calibrated:  # sized once for every side: to fit the smallest (workloads/sizes.py)
+                    facts = smallest_side([live.targets[c.name].probe() for c in run.configs])
                     run.params[name] = {**workload.default_params(facts), **run.params.get(name, {})}
                 self._provide(live, workload)
                 for config in run.configs:
