@@ -23,7 +23,6 @@ def test_the_smallest_side_has_the_tightest_limits_and_the_baselines_caches() ->
     assert both == TargetFacts(cores=2, memory_bytes=GIB, available_bytes=800 << 20, caches_kib=CACHES,
                                memory_limit=512 << 20, address_bits=32)
     assert smallest_side([AMD64, TargetFacts()]) == AMD64  # an unknown limit does not tighten
-    assert smallest_side([]) == TargetFacts()
 
 
 def test_membw_far_buffers_fit_one_32_bit_process() -> None:

@@ -11,8 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any, Protocol, TypeVar
 
-from shootout.targets.probe import TargetFacts
+
+class Limits(Protocol):
+    """What sizes read of a TargetFacts (targets/probe.py), named here so that this module
+    imports nothing of the targets'."""
+
+    memory_bytes: int | None
+    available_bytes: int | None
+    memory_limit: int | None
+    address_bits: int | None
+    __dataclass_fields__: dict[str, Any]
+
+
+F = TypeVar("F", bound=Limits)
 
 # What all the mappings of one 32-bit process may take together. Its address space is 4 GiB
 # under a 64-bit kernel but 3 GiB under a 32-bit kernel's usual 3G/1G split (2 GiB under a
@@ -28,11 +41,9 @@ def _least(values: Sequence[int | None]) -> int | None:
     return min(known) if known else None
 
 
-def smallest_side(sides: Sequence[TargetFacts]) -> TargetFacts:
+def smallest_side(sides: Sequence[F]) -> F:  # a run has at least one side
     """One TargetFacts for the whole run: the baseline's (first side's) cores and caches, which
     shape the work, with every limit (memory, memory limit, pointer width) the tightest of any side."""
-    if not sides:
-        return TargetFacts()
     return replace(
         sides[0],
         memory_bytes=_least([s.memory_bytes for s in sides]),
@@ -42,19 +53,19 @@ def smallest_side(sides: Sequence[TargetFacts]) -> TargetFacts:
     )
 
 
-def memory_budget_mib(facts: TargetFacts) -> int | None:
+def memory_budget_mib(facts: Limits) -> int | None:
     """MiB a trial's buffers or tmpfs files may take on the smallest side (None: unknown)."""
     return None if facts.available_bytes is None else (facts.available_bytes >> 20) // MEMORY_SHARE
 
 
-def process_budget_mib(facts: TargetFacts) -> int | None:
+def process_budget_mib(facts: Limits) -> int | None:
     """MiB all the mappings of one trial process may take: the memory budget, and on a 32-bit
     side the address space as well (None: no known limit)."""
     limits = [memory_budget_mib(facts), ADDRESS_SPACE_32_MIB if facts.address_bits == 32 else None]
     return _least(limits)
 
 
-def limited_by(facts: TargetFacts) -> str:
+def limited_by(facts: Limits) -> str:
     """What sets process_budget_mib, in words (for a fact beside a size that was cut)."""
     memory = memory_budget_mib(facts)
     if facts.address_bits == 32 and (memory is None or ADDRESS_SPACE_32_MIB <= memory):
