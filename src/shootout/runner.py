@@ -233,12 +233,14 @@ class Runner:
         run = live.run
         baseline = run.configs[0].name
         for name, workload in list(live.workloads.items()):
+            where: str | None = None  # the configuration being prepared, for a failure's notice
             try:
                 if not calibrated:  # sized once for every side: to fit the smallest (workloads/sizes.py)
                     facts = smallest_side([live.targets[c.name].probe() for c in run.configs])
                     run.params[name] = {**workload.default_params(facts), **run.params.get(name, {})}
                 self._provide(live, workload)
                 for config in run.configs:
+                    where = config.name
                     self.emit(ev.Preparing(name, config.name))
                     target = live.targets[config.name]
                     workload.check_tools(target)
@@ -251,8 +253,7 @@ class Runner:
                     run.params[name] = workload.calibrate(live.contexts[(name, baseline)],
                                                           live.prepared[(name, baseline)])
             except ShootoutError as exc:
-                self.emit(ev.WorkloadSkipped(name, str(exc)))
-                live.failed.add(name)
+                self._lose(live, name, where, str(exc))
                 self._cleanup(live, name)
                 continue
         for config in run.configs:
@@ -262,6 +263,13 @@ class Runner:
                                   for (w, c), p in live.prepared.items() if c == config.name}
         self._record_parts(live)
         self.store.update_run(run.id, params=run.params, facts=run.facts)
+
+    def _lose(self, live: _Live, name: str, config: str | None, reason: str) -> None:
+        """A workload that failed is measured no more; kept with the run, so that every report
+        names it above its table (report/lost.py), not only in a line that scrolled away."""
+        live.failed.add(name)
+        live.run.facts.setdefault("lost", {})[name] = {"config": config, "reason": reason}
+        self.emit(ev.WorkloadSkipped(name, f"{config}: {reason}" if config else reason))
 
     def _provide(self, live: _Live, workload: Workload) -> None:
         targets = {id(t): t for t in (live.targets[c.name] for c in live.run.configs)}
@@ -335,8 +343,7 @@ class Runner:
                 live.trials.append(trial)
                 live.trial_seconds.append(trial.wall_s)
                 if not trial.ok:
-                    live.failed.add(spec.workload)
-                    self.emit(ev.WorkloadSkipped(spec.workload, f"{spec.config}: {trial.error}"))
+                    self._lose(live, spec.workload, spec.config, trial.error or "failed")
                 self.emit(ev.TrialDone(trial, self._eta(live, r, 0)))
             self.store.update_run(run.id, elapsed_s=live.elapsed(), facts=run.facts)
         self.emit(ev.Stopped(f"maximum of {s.max_rounds} rounds reached"))

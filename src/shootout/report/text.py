@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from shootout.analysis import Analysis, Comparison, Summary
 from shootout.model import Config, WorkloadSpec
+from shootout.report.lost import lost_phrase
 from shootout.stats import Estimate, Resolution, Verdict, verdict
 from shootout.units import UNITS
 
@@ -188,6 +189,8 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
             )
     if summary.note:
         head += f" ({summary.note})"
+    if lost := lost_phrase(analysis):
+        head += f" ({lost})"
     parts = [f"{other} faster in {summary.faster}", f"{base} faster in {summary.slower}"]
     if summary.same:
         parts.append(f"no difference beyond \u00b1{delta:g}% in {summary.same}")
