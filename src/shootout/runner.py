@@ -11,14 +11,14 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 from shootout import events as ev
 from shootout.analysis import metric_log_ratios, run_design
 from shootout.configs import aa_original
-from shootout.conditions.monitor import Monitor, TrialWindow
+from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
 from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, UsageError, WorkloadError
@@ -360,15 +360,16 @@ class Runner:
             live.run.facts.setdefault("machine", {}).setdefault("set_aside", []).append(record(trial))
             self.store.update_run(live.run.id, facts=live.run.facts)  # kept like a trial: at once
             self.emit(ev.TrialSetAside(trial))
-            if self.monitor is not None:
-                live.repeats.waited(self.monitor.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S))
+            live.repeats.waited(self.monitor.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S) if self.monitor is not None
+                                else wait_quiet(LIMIT_CPUS, QUIET_WAIT_S))
             attempt += 1
 
     def _quiet(self) -> AbstractContextManager[TrialWindow]:
         """While a trial runs, the parent does nothing that competes for the CPUs: the monitor
         pauses (it samples right before and right after instead), and nothing is written until
-        the trial has ended. Yields what the monitor saw, filled in when the trial has ended."""
-        return self.monitor.quiet() if self.monitor is not None else nullcontext(TrialWindow())
+        the trial has ended. Yields what the monitor saw, filled in when the trial has ended;
+        without the monitor, what other programs used (so --repeats works with --no-monitor)."""
+        return self.monitor.quiet() if self.monitor is not None else others_during()
 
     def _check_budget(self, live: _Live, active: list[str]) -> None:
         """After the warm-up: can the budget pay for the rounds up to the first that can give a
