@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from test_targets_probe import ScriptedTarget
+
 from shootout.targets.probe import TargetFacts, sizing_from
 from shootout.workloads import memory, swap
+from shootout.workloads.diskscratch import free_bytes
 from shootout.workloads.sizes import ADDRESS_SPACE_32_MIB, limited_by, process_budget_mib, smallest_side
 
 GIB = 1 << 30
@@ -65,3 +68,10 @@ def test_budget_is_unknown_without_facts_and_the_probe_reads_pointer_bits() -> N
     assert process_budget_mib(TargetFacts()) is None
     assert process_budget_mib(TargetFacts(address_bits=32)) == ADDRESS_SPACE_32_MIB
     assert sizing_from(2, "", "", 32).address_bits == 32
+
+
+def test_the_scratchs_free_space_is_asked_of_each_side_itself() -> None:
+    """fio's and iozone's files: a remote or VM side answers for its own disk, not this machine's."""
+    remote = ScriptedTarget({"stat -f -c %a %S /var/tmp/s": (0, "1000 4096\n", "")})
+    assert free_bytes(remote, "/var/tmp/s") == 4_096_000
+    assert free_bytes(ScriptedTarget({}), "/var/tmp/s") is None  # no stat there: cannot tell
