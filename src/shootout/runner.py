@@ -11,14 +11,14 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 from shootout import events as ev
 from shootout.analysis import BUDGET_REFUSED, metric_log_ratios, run_design
 from shootout.configs import aa_original
-from shootout.conditions.monitor import Monitor, TrialWindow
+from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
 from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, UsageError, WorkloadError
@@ -33,6 +33,7 @@ from shootout.targets.factory import make_target
 from shootout.userspace.abi import tool_elf, verify_abi
 from shootout.userspace.apt import common_versions
 from shootout.workloads.base import Context, Prepared, Workload
+from shootout.workloads.sizes import smallest_side
 
 TargetFactory = Callable[[Config, Journal], Target]
 _ROUND_OVERHEAD = 1.1  # a round's time beyond its trials' wall time (clock check, commits)
@@ -233,12 +234,14 @@ class Runner:
         run = live.run
         baseline = run.configs[0].name
         for name, workload in list(live.workloads.items()):
+            where: str | None = None  # the configuration being prepared, for a failure's notice
             try:
-                if not calibrated:  # the work is sized by the baseline target's own facts
-                    facts = live.targets[baseline].probe()
+                if not calibrated:  # sized once for every side: to fit the smallest (workloads/sizes.py)
+                    facts = smallest_side([live.targets[c.name].probe() for c in run.configs])
                     run.params[name] = {**workload.default_params(facts), **run.params.get(name, {})}
                 self._provide(live, workload)
                 for config in run.configs:
+                    where = config.name
                     self.emit(ev.Preparing(name, config.name))
                     target = live.targets[config.name]
                     workload.check_tools(target)
@@ -251,8 +254,7 @@ class Runner:
                     run.params[name] = workload.calibrate(live.contexts[(name, baseline)],
                                                           live.prepared[(name, baseline)])
             except ShootoutError as exc:
-                self.emit(ev.WorkloadSkipped(name, str(exc)))
-                live.failed.add(name)
+                self._lose(live, name, where, str(exc))
                 self._cleanup(live, name)
                 continue
         for config in run.configs:
@@ -262,6 +264,13 @@ class Runner:
                                   for (w, c), p in live.prepared.items() if c == config.name}
         self._record_parts(live)
         self.store.update_run(run.id, params=run.params, facts=run.facts)
+
+    def _lose(self, live: _Live, name: str, config: str | None, reason: str) -> None:
+        """A workload that failed is measured no more; kept with the run, so that every report
+        names it above its table (report/lost.py), not only in a line that scrolled away."""
+        live.failed.add(name)
+        live.run.facts.setdefault("lost", {})[name] = {"config": config, "reason": reason}
+        self.emit(ev.WorkloadSkipped(name, f"{config}: {reason}" if config else reason))
 
     def _provide(self, live: _Live, workload: Workload) -> None:
         targets = {id(t): t for t in (live.targets[c.name] for c in live.run.configs)}
@@ -335,8 +344,7 @@ class Runner:
                 live.trials.append(trial)
                 live.trial_seconds.append(trial.wall_s)
                 if not trial.ok:
-                    live.failed.add(spec.workload)
-                    self.emit(ev.WorkloadSkipped(spec.workload, f"{spec.config}: {trial.error}"))
+                    self._lose(live, spec.workload, spec.config, trial.error or "failed")
                 self.emit(ev.TrialDone(trial, self._eta(live, r, 0)))
             self.store.update_run(run.id, elapsed_s=live.elapsed(), facts=run.facts)
         self.emit(ev.Stopped(f"maximum of {s.max_rounds} rounds reached"))
@@ -353,15 +361,16 @@ class Runner:
             live.run.facts.setdefault("machine", {}).setdefault("set_aside", []).append(record(trial))
             self.store.update_run(live.run.id, facts=live.run.facts)  # kept like a trial: at once
             self.emit(ev.TrialSetAside(trial))
-            if self.monitor is not None:
-                live.repeats.waited(self.monitor.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S))
+            live.repeats.waited(self.monitor.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S) if self.monitor is not None
+                                else wait_quiet(LIMIT_CPUS, QUIET_WAIT_S))
             attempt += 1
 
     def _quiet(self) -> AbstractContextManager[TrialWindow]:
         """While a trial runs, the parent does nothing that competes for the CPUs: the monitor
         pauses (it samples right before and right after instead), and nothing is written until
-        the trial has ended. Yields what the monitor saw, filled in when the trial has ended."""
-        return self.monitor.quiet() if self.monitor is not None else nullcontext(TrialWindow())
+        the trial has ended. Yields what the monitor saw, filled in when the trial has ended;
+        without the monitor, what other programs used (so --repeats works with --no-monitor)."""
+        return self.monitor.quiet() if self.monitor is not None else others_during()
 
     def _check_budget(self, live: _Live, active: list[str]) -> None:
         """After the warm-up: can the budget pay for the rounds up to the first that can give a

@@ -59,3 +59,26 @@ def test_outside_load_sets_trials_aside_and_the_trials_own_work_does_not(tmp_pat
     # each kept trial kept two CPUs busy itself, and that was not counted as other programs'
     assert all(t.user_s + t.sys_s > 0.2 for t in trials), [t.user_s + t.sys_s for t in trials]
     time.sleep(LOAD_S)  # the loops end by themselves: nothing left behind
+
+
+def test_without_the_monitor_outside_load_still_sets_trials_aside(tmp_path: Path) -> None:
+    """--no-monitor: no sampling thread, yet the interrupted-trial check (two reads of /proc/stat
+    around the trial) still runs, so --repeats does not silently need the monitor."""
+    loaded: list[float] = []
+
+    def on_event(event: ev.Event) -> None:
+        if isinstance(event, ev.RoundStarted) and event.round == 3:
+            loaded.append(time.time())
+            outside_load(LOAD_S)
+
+    work = CommandWorkload({"name": "w", "command": ["sh", "-c", "sleep 0.2"]})
+    configs = [Config(name=n, target="host") for n in ("A", "B")]
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run_id = Runner(store, Journal(tmp_path), on_event, monitor=None).start(
+        RunRequest(configs, [work], RunSettings(seed=1, max_rounds=8)))
+    aside = store.get_run(run_id).facts["machine"].get("set_aside", [])
+    during = [a for a in aside if loaded and loaded[0] - 0.5 <= a["started_at"] <= loaded[0] + LOAD_S]
+    assert during and max(a["others_cpus"] for a in during) > 1.0, aside
+    trials = [t for t in store.trials(run_id) if t.spec.round > 0]
+    assert all("others_cpus" in t.monitor for t in trials)  # every kept trial was checked
+    time.sleep(LOAD_S)

@@ -123,6 +123,7 @@ def test_stdin_files_probe_and_wrap(target: SshTarget, tmp_path: Path) -> None:
     assert target.run(["sh", "-c", 'echo "$W"'], wrap=["env", "W=wrapped"]).stdout == "wrapped\n"
     sizing = target.probe()
     assert sizing.cores == os.cpu_count() and sizing.memory_bytes and sizing.memory_bytes > 1 << 28
+    assert sizing.address_bits == (64 if sys.maxsize > 2**32 else 32)  # the remote userspace's getconf
     disk = target.scratch("disk")
     assert disk.startswith("/var/tmp/shootout-") and target.exists(disk)
     assert target.scratch_facts() == {"path": disk, "filesystem": target.scratch_facts()["filesystem"],  # type: ignore[index]

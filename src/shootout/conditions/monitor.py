@@ -61,6 +61,35 @@ def _others(before: _Mark, after: _Mark) -> dict[str, float | None]:
     return {"others_cpu_s": others, "others_cpus": others / (after.at - before.at)}
 
 
+@contextmanager
+def others_during(root: Path = Path("/")) -> Iterator[TrialWindow]:
+    """Around a trial without the monitor: only what other programs used meanwhile (two reads
+    of /proc/stat and of the process tree's times, no sampling), which is all that decides
+    whether the trial was interrupted (conditions/repeats.py)."""
+    seen = TrialWindow()
+    before = _mark(root)
+    try:
+        yield seen
+    finally:
+        seen.summary = _others(before, _mark(root))
+
+
+def wait_quiet(limit_cpus: float, max_s: float, root: Path = Path("/"), step_s: float = 0.1) -> float:
+    """Wait until other programs use at most limit_cpus over a step_s window, or max_s has
+    passed; returns the seconds waited. Burst load lasts longer than a short trial, so a
+    trial run again at once would meet the same burst."""
+    start = time.monotonic()
+    before = _mark(root)
+    while time.monotonic() - start < max_s:
+        time.sleep(step_s)
+        after = _mark(root)
+        share = _others(before, after)["others_cpus"]
+        if share is None or share <= limit_cpus:
+            break
+        before = after
+    return time.monotonic() - start
+
+
 def _nice_this_thread() -> None:
     try:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
@@ -154,19 +183,8 @@ class Monitor:
             self._paused.clear()
 
     def wait_quiet(self, limit_cpus: float, max_s: float, step_s: float = 0.1) -> float:
-        """Wait until other programs use at most limit_cpus over a step_s window, or max_s has
-        passed; returns the seconds waited. Burst load lasts longer than a short trial, so a
-        trial run again at once would meet the same burst."""
-        start = time.monotonic()
-        before = _mark(self.root)
-        while time.monotonic() - start < max_s:
-            time.sleep(step_s)
-            after = _mark(self.root)
-            share = _others(before, after)["others_cpus"]
-            if share is None or share <= limit_cpus:
-                break
-            before = after
-        return time.monotonic() - start
+        """wait_quiet() on the monitored machine."""
+        return wait_quiet(limit_cpus, max_s, self.root, step_s)
 
     # -- samples -----------------------------------------------------------------
     def sample(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from shootout.analysis import Analysis, Comparison
 from shootout.report import amounts, charts
 from shootout.report.amounts import amount_table
 from shootout.report.facts import config_facts, machine_facts
+from shootout.report.lost import lost_notices
 from shootout.report.perdollar import per_dollar
 from shootout.report.timeline import timeline_chart
 from shootout.report.text import (
@@ -270,6 +271,7 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
         title="shootout: " + " vs ".join(c.display for c in analysis.configs),
         subtitle=subtitle(analysis),
         sentences=[summary_sentence(analysis, s) for s in iter_summaries(analysis)],
+        lost=lost_notices(analysis),
         notes=[f"During the run: {line}" for line in analysis.conditions] + all_notes(analysis),
         explanation=analysis.explanation,
         summary_svg=summary_svg,

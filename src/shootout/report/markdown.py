@@ -7,6 +7,7 @@ from shootout.report import amounts, charts
 from shootout.report.amounts import amount_table
 from shootout.report.facts import config_facts, machine_facts
 from shootout.report.html import method_items, subtitle
+from shootout.report.lost import lost_notices
 from shootout.report.perdollar import per_dollar
 from shootout.report.timeline import TIMELINE_KEY
 from shootout.report.text import (
@@ -136,6 +137,7 @@ def render_markdown(
     base = baseline(analysis)
     lines = [f"# shootout: {' vs '.join(c.display for c in analysis.configs)}", "", f"*{subtitle(analysis)}*", ""]
     lines += [f"**{summary_sentence(analysis, s)}**" for s in iter_summaries(analysis)]
+    lines += [f"> **{line}**" for line in lost_notices(analysis)]
     lines += [f"> During the run: {line}" for line in analysis.conditions]
     lines += [f"> {note}" for note in all_notes(analysis)]
     if analysis.explanation:

@@ -29,6 +29,7 @@ from shootout.analysis import WITHIN_RUN, Analysis
 from shootout.model import Config
 from shootout.report import amounts
 from shootout.report.amounts import AmountTable, amount_table
+from shootout.report.lost import lost_notices
 from shootout.report.perdollar import price_lines, stored_prices
 from shootout.report.text import (
     MetricRow,
@@ -211,7 +212,7 @@ def _title(analysis: Analysis) -> str:
 def show(analysis: Analysis, console: Console, all_metrics: bool = False) -> None:
     """Print the verdicts in the layout that suits `console` (see the module docstring)."""
     rows = shown_rows(analysis, all_metrics)
-    head = [_title(analysis)] + [f"during the run: {line}" for line in analysis.conditions]
+    head = [_title(analysis)] + lost_notices(analysis) + [f"during the run: {line}" for line in analysis.conditions]
     if analysis.refused:  # nothing measured: the refusal, not a table of "too few rounds"
         for line in head + [analysis.refused]:
             console.print(line, style="bold" if line == head[0] else "yellow", highlight=False, markup=False)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from shootout.analysis import Analysis, Comparison, Summary
 from shootout.model import Config, WorkloadSpec
+from shootout.report.lost import lost_phrase
 from shootout.stats import Estimate, Resolution, Verdict, verdict
 from shootout.units import UNITS
 
@@ -245,6 +246,8 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
             )
     if summary.note:
         head += f" ({summary.note})"
+    if lost := lost_phrase(analysis):
+        head += f" ({lost})"
     parts = []
     if summary.faster + summary.slower + summary.same + summary.inconclusive or not summary.guarded:
         parts = [f"{other} faster in {summary.faster}", f"{base} faster in {summary.slower}"]

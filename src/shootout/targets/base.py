@@ -10,6 +10,7 @@ are on this filesystem override them with direct file access (targets.local).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import secrets
 import tarfile
 import tempfile
@@ -208,7 +209,10 @@ class Target(ABC):
         from shootout.parts import sized  # here: parts (the network part) use targets themselves
 
         if self._sizing is None:
-            self._sizing = sized(self.config, probe.sizing(self))
+            found = probe.sizing(self)
+            if self.config.abi is not None:  # -m32 and -mx32 kernels have 32-bit pointers
+                found = dataclasses.replace(found, address_bits=32)
+            self._sizing = sized(self.config, found)
         return self._sizing
 
     def facts(self) -> dict[str, Any]:

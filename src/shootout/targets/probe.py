@@ -21,9 +21,11 @@ if TYPE_CHECKING:
 
 LEVELS = ("l1", "l2", "l3")
 
-# One round trip: CPUs this target's processes may use, its memory, its data cache sizes.
+# One round trip: CPUs this target's processes may use, its memory, its data cache sizes,
+# and the width of its userspace's pointers (a 32-bit process can map less than 4 GiB).
 _SIZING = r"""
 echo 'section cores'; nproc 2>/dev/null || getconf _NPROCESSORS_ONLN
+echo 'section bits'; getconf LONG_BIT 2>/dev/null
 echo 'section meminfo'; cat /proc/meminfo
 echo 'section caches'
 for d in /sys/devices/system/cpu/cpu0/cache/index*; do
@@ -44,6 +46,8 @@ class TargetFacts:
     # The configuration's memory limit for a trial's processes (parts/memory.py), when it has one;
     # memory_bytes and available_bytes are then at most this.
     memory_limit: int | None = None
+    # Pointer width of the programs a trial runs (32 for an i386 or armhf userspace, or -m32).
+    address_bits: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,16 +80,24 @@ def sizing(target: Target) -> TargetFacts:
         return TargetFacts()
     parts = result.sections()
     cores = parts.get("cores", "").strip()
-    return sizing_from(int(cores) if cores.isdigit() else None, parts.get("meminfo", ""), parts.get("caches", ""))
+    return sizing_from(int(cores) if cores.isdigit() else None, parts.get("meminfo", ""), parts.get("caches", ""),
+                       parse_bits(parts.get("bits", "")))
 
 
-def sizing_from(cores: int | None, meminfo: str, caches: str) -> TargetFacts:
-    """TargetFacts from a CPU count, /proc/meminfo's text and `level type size` cache lines."""
+def parse_bits(text: str) -> int | None:
+    """`getconf LONG_BIT`'s answer: 32 or 64, else unknown."""
+    word = text.strip()
+    return int(word) if word in ("32", "64") else None
+
+
+def sizing_from(cores: int | None, meminfo: str, caches: str, bits: int | None = None) -> TargetFacts:
+    """TargetFacts from a CPU count, /proc/meminfo's text, `level type size` cache lines and pointer bits."""
     return TargetFacts(
         cores=cores if cores is not None and cores > 0 else None,
         memory_bytes=_meminfo_bytes(meminfo, "MemTotal"),
         available_bytes=_meminfo_bytes(meminfo, "MemAvailable"),
         caches_kib=parse_caches(caches),
+        address_bits=bits,
     )
 
 

@@ -10,6 +10,7 @@ run()); facts, sizing and preflight read a local mirror of the remote's /proc an
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -24,7 +25,7 @@ from shootout.remote.session import HelperSession
 from shootout.remote.ssh import SshAddress, SshChannel
 from shootout.system.journal import Journal
 from shootout.targets.base import Target
-from shootout.targets.probe import TargetFacts
+from shootout.targets.probe import TargetFacts, parse_bits
 from shootout.targets.process import ProcResult, Stdin
 
 SNAP_TIMEOUT_S = 60.0
@@ -177,7 +178,9 @@ class SshTarget(Target):
         if self._sizing is None:
             self.open()
             assert self.mirror is not None
-            self._sizing = self.mirror.sizing()
+            # the mirror holds /proc and /sys; the pointer width is the remote userspace's answer
+            bits = self.run(["getconf", "LONG_BIT"], timeout=60)
+            self._sizing = dataclasses.replace(self.mirror.sizing(), address_bits=parse_bits(bits.stdout))
         return self._sizing
 
     def preflight(self, load_wait_s: float = 0.0) -> Preflight:

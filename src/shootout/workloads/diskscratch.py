@@ -10,10 +10,9 @@ shows the compression ratio beside the throughput.
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import dataclass
 
-from shootout.errors import ToolMissing, WorkloadError
+from shootout.errors import ShootoutError, ToolMissing, WorkloadError
 from shootout.model import Config, Metric
 from shootout.targets.base import Target
 from shootout.workloads.base import Context, Workload
@@ -61,13 +60,25 @@ class ScratchWorkload(Workload):
             raise ToolMissing("compsize", COMPSIZE_PACKAGE, where=target.config.display)
 
 
+def free_bytes(target: Target, path: str) -> int | None:
+    """Free bytes where `path` lives, as the target sees it (a remote machine's or a VM's own
+    disk too); None when it cannot tell."""
+    try:
+        result = target.run(["stat", "-f", "-c", "%a %S", path], timeout=60)
+    except (ShootoutError, OSError):
+        return None
+    words = result.stdout.split()
+    if result.exit_status != 0 or len(words) != 2 or not all(w.isdigit() for w in words):
+        return None
+    return int(words[0]) * int(words[1])
+
+
 def open_disk(ctx: Context, need_bytes: int) -> DiskScratch:
-    """The configuration's disk scratch, checked to have room for need_bytes."""
+    """The configuration's disk scratch, checked to have room for need_bytes on this side."""
     path = ctx.target.scratch("disk")
     facts = ctx.target.scratch_facts() or {}
-    host_path = facts.get("path")
-    if host_path:
-        free = shutil.disk_usage(host_path).free
+    free = free_bytes(ctx.target, path)
+    if free is not None:
         if need_bytes > free:
             raise WorkloadError(f"{ctx.name}: needs {need_bytes / 2**20:.0f} MiB in the scratch, "
                                 f"{free / 2**20:.0f} MiB are free there",

@@ -11,6 +11,7 @@ from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context, Prepared, parse_key_values, repeats_for, require
 from shootout.workloads.kernel import CompiledWorkload
 from shootout.workloads.shell import q
+from shootout.workloads.sizes import process_budget_mib
 
 OPS = ("read", "write", "copy", "fill")
 # When the target's sysfs says nothing (some ARM boards): typical Cortex-A72-class sizes.
@@ -49,6 +50,22 @@ def code_paths(probe: dict[str, float], size_mib: int) -> dict[str, str]:
     return paths
 
 
+def far_wanted_mib(caches_kib: dict[str, int]) -> int:
+    """The far buffer membw aims at: four times the largest cache, at least 256 MiB."""
+    return max(256, 4 * max(caches_kib.values()) // 1024)
+
+
+def far_buffer_mib(caches_kib: dict[str, int], facts: TargetFacts) -> int:
+    """The far buffer: as wanted, unless two of them (membw maps two) do not fit one process of
+    the smallest side; then the largest multiple of 64 MiB that does."""
+    wanted = far_wanted_mib(caches_kib)
+    budget = process_budget_mib(facts)
+    if budget is None or 2 * wanted <= budget:
+        return wanted
+    half = budget // 2
+    return max(1, half // 64 * 64 if half >= 64 else half)
+
+
 class MemBandwidth(CompiledWorkload):
     spec = WorkloadSpec(
         name="membw",
@@ -77,14 +94,17 @@ class MemBandwidth(CompiledWorkload):
         caches = facts.caches_kib or FALLBACK_CACHES
         # two buffers take half of the level, so they stay resident while being copied
         levels = {lvl: max(1, kib // 4) for lvl, kib in caches.items()}
-        far = max(256, 4 * max(caches.values()) // 1024)
-        return {"levels_kib": levels, "caches_kib": caches, "size_mib": far, "reps": 5, "mlock": True}
+        return {"levels_kib": levels, "caches_kib": caches, "size_mib": far_buffer_mib(caches, facts), "reps": 5,
+                "mlock": True}
 
     def prepare(self, ctx: Context) -> Prepared:
         prepared = super().prepare(ctx)
         # Which strategy this side's C library takes for the far buffer: a code-path fact,
         # a confounder of copy and fill when the two sides differ.
         size = int(ctx.params["size_mib"])
+        if size < (wanted := far_wanted_mib(ctx.params.get("caches_kib") or FALLBACK_CACHES)):
+            prepared.facts["far_buffer"] = (f"{size} MiB, below 4 x the largest cache ({wanted} MiB): "
+                                            "two such buffers must fit one process on every side")
         probe = ctx.target.run([prepared.files["binary"], str(size), "1", "--paths",
                                 *([] if ctx.params.get("mlock", True) else ["--no-mlock"])], timeout=300)
         if probe.exit_status != 0:
@@ -179,7 +199,10 @@ class MemLatency(CompiledWorkload):
     quick = {"sizes_kib": [16, 1024, 65536], "modes": ["nothp"]}
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
-        return {"sizes_kib": list(MEMLAT_SIZES_KIB), "modes": list(THP_MODES), "loads": {}}
+        # one buffer (and 2 MiB to align it) per run of the kernel, on every side
+        budget = process_budget_mib(facts)
+        sizes = [k for k in MEMLAT_SIZES_KIB if budget is None or k + 2048 <= budget << 10]
+        return {"sizes_kib": sizes or [MEMLAT_SIZES_KIB[0]], "modes": list(THP_MODES), "loads": {}}
 
     def prepare(self, ctx: Context) -> Prepared:
         bad = [k for k in ctx.params["sizes_kib"] if k not in MEMLAT_SIZES_KIB]

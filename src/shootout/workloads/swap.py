@@ -11,6 +11,8 @@ never called faster (the spec's guard).
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from typing import Any
 
 from shootout.errors import UsageError
@@ -20,6 +22,7 @@ from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context, Prepared, parse_key_values, require
 from shootout.workloads.compile import Build
 from shootout.workloads.kernel import CompiledWorkload
+from shootout.workloads.sizes import memory_budget_mib, process_budget_mib
 
 # A text-like block repeats this share of its bytes (TEXT_REPEAT_PERMILLE in tabs.c); zero
 # blocks save everything and random blocks nothing, so the mix below gives the asked
@@ -91,9 +94,15 @@ class Tabs(CompiledWorkload):
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         # The load is `overcommit` times the configuration's memory limit (parts/memory.py).
-        limit = facts.memory_limit >> 20 if facts.memory_limit else UNLIMITED_MIB
-        return {"tabs": 12, "limit_mib": limit, "overcommit": 2.0, "compressibility": 0.6, "touch_pct": 10,
-                "switches": 400, "max_seconds": 120, "seed": 1}
+        overcommit = 2.0
+        budget = memory_budget_mib(facts)
+        limit = facts.memory_limit >> 20 if facts.memory_limit else \
+            UNLIMITED_MIB if budget is None else max(1, min(UNLIMITED_MIB, int(budget / overcommit)))
+        # each tab one process: on a 32-bit side no tab may outgrow its address space
+        per_tab = process_budget_mib(replace(facts, available_bytes=None)) or 0
+        tabs = max(12, math.ceil(limit * overcommit / per_tab)) if per_tab else 12
+        return {"tabs": tabs, "limit_mib": limit, "overcommit": overcommit, "compressibility": 0.6,
+                "touch_pct": 10, "switches": 400, "max_seconds": 120, "seed": 1}
 
     def prepare(self, ctx: Context) -> Prepared:
         check_limit(ctx.params, ctx.facts.memory_limit)
