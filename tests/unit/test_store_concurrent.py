@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import inspect, text
 
 import shootout
 from shootout.store import Store, migrations, schema
@@ -65,17 +65,3 @@ def test_schema_is_made_once_when_processes_start_together(new_url: str, tmp_pat
         with store._engine.connect() as conn:
             assert conn.execute(text("SELECT version FROM schema_version")).scalars().all() == [newest]
 
-
-def test_schema_race_error_is_not_blamed_on_credentials(pg_url: str) -> None:
-    """What failed is named: a table that is in the way is not a connection problem."""
-    engine = create_engine(pg_url)
-    with engine.begin() as conn:
-        conn.execute(text("CREATE TABLE runs (what TEXT)"))
-    engine.dispose()
-    from shootout.errors import StoreError
-
-    with pytest.raises(StoreError) as err:
-        Store(pg_url)
-    assert err.value.message.startswith("cannot create the tables of ")
-    assert 'relation "runs" already exists' in err.value.message
-    assert "credentials" not in str(err.value)
