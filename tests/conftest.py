@@ -35,7 +35,8 @@ def fake_boot(tmp_path: Path) -> FakeBoot:
     return make
 
 
-def pg_server_url() -> str:
+@pytest.fixture
+def pg_server() -> str:
     """The server the PostgreSQL tests use: without one they skip, but fail in CI (CI is set)."""
     url = os.environ.get(PG_ENV)
     if not url:
@@ -47,15 +48,14 @@ def pg_server_url() -> str:
 
 
 @pytest.fixture
-def pg_url() -> Iterator[str]:
+def pg_url(pg_server: str) -> Iterator[str]:
     """A new, empty PostgreSQL database of this test's own; dropped afterwards."""
-    server = pg_server_url()
     name = f"shootout_test_{secrets.token_hex(6)}"
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    admin = create_engine(pg_server, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as conn:
             conn.execute(text(f'CREATE DATABASE "{name}"'))
-        yield make_url(server).set(database=name).render_as_string(hide_password=False)
+        yield make_url(pg_server).set(database=name).render_as_string(hide_password=False)
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     finally:

@@ -43,7 +43,8 @@ def new_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def _open_at_once(url: str, script: Path) -> list[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(shootout.__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    src = str(Path(shootout.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)}
     children = [subprocess.Popen([sys.executable, str(script), url], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True, env=env) for _ in range(PROCESSES)]
     for child in children:

@@ -52,7 +52,7 @@ def _run() -> Run:
 def _kill_after(url: str, run_id: int, script: Path, commits: int) -> tuple[int, int]:
     """Start the writer, SIGKILL it once it has reported `commits` trials; (first, last) reported."""
     src = str(Path(shootout.__file__).parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)}
     child = subprocess.Popen(
         [sys.executable, str(script), url, str(run_id)], stdout=subprocess.PIPE, text=True, env=env
     )
