@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
 from conftest import Shootout
 
@@ -133,6 +134,47 @@ def test_two_runs_at_once_one_killed_and_resumed(pg_url: str, tmp_path: Path) ->
     print(f"\nPostgreSQL, two runs at once: {len(found[a_id])} + {len(found[b_id])} trials; "
           f"b killed at {killed_at:.1f} s with {len(after_kill)} stored ({len(committed)} seen before the kill), "
           f"resumed in {resume_s:.1f} s (a still running: {a_running}); a done at {a_s:.1f} s")
+
+
+def _wait_for_trials(child, db: str, least: int) -> set[tuple]:
+    """The trials stored once at least `least` are (or the child has ended): all committed."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and child.poll() is None:
+        found = _trials(db)
+        if sum(len(rows) for rows in found.values()) >= least:
+            break
+        time.sleep(0.05)
+    return {row for rows in _trials(db).values() for row in rows}
+
+
+def test_database_going_away_mid_run(pg_server: str, pg_url: str, shootout: Shootout, tmp_path: Path) -> None:
+    """One line and exit 6; the committed trials stay and the run resumes once it is back."""
+    toml = tmp_path / "w.toml"
+    toml.write_text(TOML.format("g"))
+    child = shootout.popen(*_run_args(toml, pg_url))
+    committed = _wait_for_trials(child, pg_url, 10)
+    assert child.poll() is None, child.stderr.read()[-400:] if child.stderr else ""
+    name = make_url(pg_url).database
+    engine = create_engine(pg_server, isolation_level="AUTOCOMMIT")  # another database of the server
+    with engine.connect() as conn:  # gone for the run: its sessions ended, no new ones let in
+        conn.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false'))
+        conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :name"),
+                     {"name": name})
+        _, err = child.communicate(timeout=120)
+        conn.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true'))
+    engine.dispose()
+    assert child.returncode == 6, err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in err, err
+    assert f"{name}" in errors[0] and "not currently accepting connections" in errors[0]
+    assert "credentials" not in errors[0]
+    found = _trials(pg_url)
+    (run_id,) = found
+    assert committed <= set(found[run_id])
+    resumed = shootout("run", "--resume", str(run_id), "--db", pg_url, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    slots = Counter(row[:3] for row in _trials(pg_url)[run_id])
+    assert set(slots) == _expected("g") and max(slots.values()) == 1
 
 
 def _readme_commands() -> list[str]:
