@@ -98,3 +98,23 @@ def test_schema_is_made_once_when_processes_start_together(new_url: str, tmp_pat
         assert set(inspect(store._engine).get_table_names()) == set(schema.metadata.tables)
         with store._engine.connect() as conn:
             assert conn.execute(text("SELECT version FROM schema_version")).scalars().all() == [newest]
+
+
+def test_schema_held_too_long_is_named(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that holds the schema lock (stopped mid-migration, say) is named, not waited for forever."""
+    from shootout.errors import StoreError
+    from shootout.store import engine as eng
+
+    monkeypatch.setattr(eng, "BUSY_TIMEOUT_S", 0.5)
+    holder = create_engine(pg_url)
+    with holder.connect() as conn:
+        conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": eng.SCHEMA_LOCK_KEY})
+        started = time.monotonic()
+        with pytest.raises(StoreError) as err:
+            Store(pg_url)
+        assert time.monotonic() - started < 10
+    holder.dispose()
+    assert err.value.message.startswith("another process held the schema of postgresql")
+    assert "for 0.5 s (creating or migrating it)" in err.value.message
+    with Store(pg_url) as store:  # once it is let go
+        assert store.schema_version == len(migrations.MIGRATIONS)

@@ -40,7 +40,7 @@ class Store:
             raise _open_error(parsed, existed, exc) from None
         try:
             with conn, conn.begin():
-                eng.lock_schema(conn)  # processes starting at once on a new database
+                eng.lock_schema(conn, self._where)  # processes starting at once on a new database
                 self.schema_version = migrations.migrate(conn, self._where)
         except ShootoutError:
             self._engine.dispose()

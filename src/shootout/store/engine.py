@@ -118,12 +118,24 @@ def open_engine(url: URL) -> Engine:
     return engine
 
 
-def lock_schema(conn: Connection) -> None:
+def lock_schema(conn: Connection, where: str) -> None:
     """Make processes that open one database at once create and migrate its schema one at a
     time, until the caller's transaction ends. SQLite's writer transactions hold the file's
-    write lock from their start already (writer() below); PostgreSQL needs an advisory lock."""
-    if conn.dialect.name == "postgresql":
+    write lock from their start already (writer() below); PostgreSQL needs an advisory lock,
+    waited for as long as SQLite waits for its lock (a stopped holder would hang us forever)."""
+    if conn.dialect.name != "postgresql":
+        return
+    conn.exec_driver_sql(f"SET LOCAL lock_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    try:
         conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
+    except DBAPIError as exc:
+        if getattr(exc.orig, "sqlstate", None) != "55P03":  # lock_not_available
+            raise
+        raise StoreError(
+            f"another process held the schema of {where} for {BUSY_TIMEOUT_S:g} s (creating or migrating it)",
+            "try again; if it stays, find it with: SELECT pid FROM pg_locks WHERE locktype = 'advisory'",
+        ) from None
+    conn.exec_driver_sql("SET LOCAL lock_timeout = DEFAULT")
 
 
 def display(url: URL) -> str:
