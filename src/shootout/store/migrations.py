@@ -31,7 +31,6 @@ from sqlalchemy import (
     select,
     text,
 )
-
 from sqlalchemy.exc import SQLAlchemyError
 
 from shootout.errors import StoreError
