@@ -110,7 +110,7 @@ def test_two_runs_at_once_one_killed_and_resumed(pg_url: str, tmp_path: Path) ->
     resumed = tools["b"]("run", "--resume", str(b_id), "--db", pg_url, timeout=300)
     resume_s = time.monotonic() - resume_start
     assert resumed.returncode == 0, resumed.stderr
-    out_a, err_a = a.communicate(timeout=300)
+    _, err_a = a.communicate(timeout=300)
     a_s = time.monotonic() - started
     assert a.returncode == 0, err_a
 
