@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything shootout needs on Debian 12 (as root) into ./.venv.
 #   ./install.sh          the tool and the programs its workloads run
-#   ./install.sh --test   the same plus what the test suite needs (Chromium for the HTML report test and the browser workloads)
+#   ./install.sh --test   the same plus what the test suite needs (Chromium for the HTML report test and the browser
+#                         workloads, the PostgreSQL driver; .ci/postgres starts a server for the store's tests)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -34,7 +35,7 @@ command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
 extras=()
 if [ "${1:-}" = "--test" ]; then
-  extras=(chromium hyperfine openssh-server)
+  extras=(chromium hyperfine openssh-server sudo)  # sudo: the README's PostgreSQL set-up, followed by a test
 fi
 
 export DEBIAN_FRONTEND=noninteractive
@@ -48,7 +49,7 @@ python3 -m venv .venv
 # first use instead of every file of numpy, scipy and matplotlib now (about a third of
 # the install's time).
 if [ "${1:-}" = "--test" ]; then
-  .venv/bin/pip install -q --no-compile -e '.[test]'
+  .venv/bin/pip install -q --no-compile -e '.[test,postgres]'
 else
   .venv/bin/pip install -q --no-compile -e .
 fi

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import secrets
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+# A PostgreSQL role that may create databases (.ci/postgres makes one and prints its URL).
+PG_ENV = "SHOOTOUT_TEST_PG_URL"
 
 FakeBoot = Callable[..., Path]
 
@@ -26,3 +33,30 @@ def fake_boot(tmp_path: Path) -> FakeBoot:
         return root
 
     return make
+
+
+@pytest.fixture
+def pg_server() -> str:
+    """The server the PostgreSQL tests use: without one they skip, but fail in CI (CI is set)."""
+    url = os.environ.get(PG_ENV)
+    if not url:
+        why = f"no PostgreSQL server for the tests: set {PG_ENV} (.ci/postgres starts one and prints it)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    return url
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    """A new, empty PostgreSQL database of this test's own; dropped afterwards."""
+    name = f"shootout_test_{secrets.token_hex(6)}"
+    admin = create_engine(pg_server, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        yield make_url(pg_server).set(database=name).render_as_string(hide_password=False)
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()

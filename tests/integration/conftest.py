@@ -27,7 +27,9 @@ class Shootout:
     def __init__(self, home: Path) -> None:
         self.home = home
         self.db = f"sqlite:///{home / 'results.db'}"
-        self.env = {**os.environ, "SHOOTOUT_HOME": str(home), "PYTHONPATH": str(SRC), "COLUMNS": "200",
+        # SRC first; the caller's path kept (a database driver may be found there)
+        path = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p)
+        self.env = {**os.environ, "SHOOTOUT_HOME": str(home), "PYTHONPATH": path, "COLUMNS": "200",
                     "SHOOTOUT_LOAD_WAIT": "0s"}  # the test machine is busy by design
 
     def argv(self, *args: str) -> list[str]:

@@ -34,14 +34,21 @@ class Store:
         self._engine = eng.open_engine(parsed)
         self._writer = eng.writer(self._engine)
         try:
-            with self._writer.begin() as conn:
+            conn = self._writer.connect()
+        except (SQLAlchemyError, OSError) as exc:
+            self._engine.dispose()
+            raise _open_error(parsed, existed, exc) from None
+        try:
+            with conn, conn.begin():
+                eng.lock_schema(conn, self._where)  # processes starting at once on a new database
                 self.schema_version = migrations.migrate(conn, self._where)
         except ShootoutError:
             self._engine.dispose()
             raise
         except (SQLAlchemyError, OSError) as exc:
             self._engine.dispose()
-            raise _open_error(parsed, existed, exc) from None
+            raise StoreError(f"cannot open database {self._where}: {eng.one_line(exc)}",
+                             "check that the database is reachable and writable") from None
 
     # -- plumbing ---------------------------------------------------------------------
 
@@ -252,10 +259,10 @@ class Store:
 
 def _open_error(url: URL, existed: bool, exc: BaseException) -> StoreError:
     path = eng.sqlite_path(url)
-    if path is None:
+    if path is None:  # nothing but the connection has been tried
         what, hint = (
-            f"cannot open database {eng.display(url)}",
-            "check the URL, the server and your credentials",
+            f"cannot connect to database {eng.display(url)}",
+            "check the URL, that the server is running, and the user and password",
         )
     elif existed:
         what, hint = f"cannot open database {path}", "pass --db with another path, or check this file"

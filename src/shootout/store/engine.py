@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
@@ -24,6 +24,8 @@ _DRIVERS = {
 }
 # How long a writer waits for another process's write lock before failing.
 BUSY_TIMEOUT_S = 30.0
+# PostgreSQL advisory lock held while the schema is made or migrated: "shootout" in ASCII.
+SCHEMA_LOCK_KEY = int.from_bytes(b"shootout", "big")
 
 
 def parse_url(url: str) -> URL:
@@ -114,6 +116,26 @@ def open_engine(url: URL) -> Engine:
     if backend == "sqlite":
         _sqlite_events(engine)
     return engine
+
+
+def lock_schema(conn: Connection, where: str) -> None:
+    """Make processes that open one database at once create and migrate its schema one at a
+    time, until the caller's transaction ends. SQLite's writer transactions hold the file's
+    write lock from their start already (writer() below); PostgreSQL needs an advisory lock,
+    waited for as long as SQLite waits for its lock (a stopped holder would hang us forever)."""
+    if conn.dialect.name != "postgresql":
+        return
+    conn.exec_driver_sql(f"SET LOCAL lock_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    try:
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
+    except DBAPIError as exc:
+        if getattr(exc.orig, "sqlstate", None) != "55P03":  # lock_not_available
+            raise
+        raise StoreError(
+            f"another process held the schema of {where} for {BUSY_TIMEOUT_S:g} s (creating or migrating it)",
+            "try again; if it stays, find it with: SELECT pid FROM pg_locks WHERE locktype = 'advisory'",
+        ) from None
+    conn.exec_driver_sql("SET LOCAL lock_timeout = DEFAULT")
 
 
 def display(url: URL) -> str:

@@ -31,9 +31,11 @@ from sqlalchemy import (
     select,
     text,
 )
+from sqlalchemy.exc import SQLAlchemyError
 
 from shootout.errors import StoreError
 from shootout.store import schema
+from shootout.store.engine import one_line
 
 Migration = Callable[[Connection], None]
 
@@ -114,8 +116,15 @@ def current_version(conn: Connection) -> int:
 
 
 def migrate(conn: Connection, where: str) -> int:
-    """Bring the database to the newest version inside the caller's transaction."""
-    version = current_version(conn)
+    """Bring the database to the newest version inside the caller's transaction.
+
+    Failures name the step that failed (reading the version, creating the tables, or one
+    migration), so a table in the way or missing rights is not mistaken for a login problem."""
+    hint = _hint(conn)
+    try:
+        version = current_version(conn)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"cannot read the schema version of {where}: {one_line(exc)}", hint) from None
     newest = len(MIGRATIONS)
     if version > newest:
         raise StoreError(
@@ -123,7 +132,19 @@ def migrate(conn: Connection, where: str) -> int:
             "upgrade shootout, or pass --db with another database",
         )
     for step in range(version, newest):
-        MIGRATIONS[step](conn)
-        conn.execute(schema.schema_version.delete())
-        conn.execute(insert(schema.schema_version), {"version": step + 1})
+        try:
+            MIGRATIONS[step](conn)
+            conn.execute(schema.schema_version.delete())
+            conn.execute(insert(schema.schema_version), {"version": step + 1})
+        except SQLAlchemyError as exc:
+            what = (f"cannot create the tables of {where}" if step == 0
+                    else f"cannot migrate {where} from schema version {step} to {step + 1}")
+            raise StoreError(f"{what}: {one_line(exc)}", hint) from None
     return newest
+
+
+def _hint(conn: Connection) -> str:
+    if conn.dialect.name == "sqlite":
+        return "pass --db with another path, or check this file"
+    return ("use a database of shootout's own, owned by the user in the URL "
+            "(createdb -O USER NAME) or where it may create tables")
