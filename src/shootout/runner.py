@@ -22,6 +22,7 @@ from shootout.conditions.monitor import Monitor, TrialWindow
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
 from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, UsageError, WorkloadError
+from shootout.lost import LOST
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.parts import RunParts
 from shootout.plan import round_order
@@ -46,6 +47,7 @@ class RunRequest:
     settings: RunSettings
     user_workloads: dict[str, dict[str, Any]] = field(default_factory=dict)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)  # overrides of default params
+    lost: dict[str, str] = field(default_factory=dict)  # configurations asked for that cannot run here: why
 
 
 class Interrupted(KeyboardInterrupt):
@@ -141,6 +143,8 @@ class Runner:
             configs=list(request.configs), workloads=[w.spec for w in request.workloads],
             params=params, facts={"machine": facts or {}}, user_workloads=request.user_workloads,
         )
+        if request.lost:  # shown with the run: the comparison the user asked for is missing a side
+            run.facts["machine"] = {**run.facts["machine"], LOST: dict(request.lost)}
         run.id = self.store.create_run(run)
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], [w.spec.name for w in request.workloads]))
         live = _Live(run, {w.spec.name: w for w in request.workloads}, {}, {}, set(), [])
