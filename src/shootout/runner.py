@@ -38,6 +38,10 @@ from shootout.workloads.base import Context, Prepared, Workload
 TargetFactory = Callable[[Config, Journal], Target]
 _ROUND_OVERHEAD = 1.1  # a round's time beyond its trials' wall time (clock check, commits)
 _PAUSED = 2.0  # a warm-up spanning more than twice its trials' time was interrupted and resumed
+# Machine fact kept while a run prepares: the workloads whose calibrated parameters are stored,
+# so that a run killed while preparing resumes by calibrating the others. Absent: all of them
+# (the preparation finished, a run stored before this fact, or a block of a run across boots).
+CALIBRATED = "calibrated_workloads"
 
 
 @dataclass
@@ -145,10 +149,11 @@ class Runner:
         )
         if request.lost:  # shown with the run: the comparison the user asked for is missing a side
             run.facts["machine"] = {**run.facts["machine"], LOST: dict(request.lost)}
+        run.facts["machine"] = {**run.facts["machine"], CALIBRATED: []}
         run.id = self.store.create_run(run)
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], [w.spec.name for w in request.workloads]))
         live = _Live(run, {w.spec.name: w for w in request.workloads}, {}, {}, set(), [])
-        return self._execute(live, calibrated=False)
+        return self._execute(live, calibrated=set())
 
     def resume(self, run: Run, workloads: Iterable[Workload]) -> int:
         if run.status == "complete":
@@ -160,10 +165,11 @@ class Runner:
         live.failed = {t.spec.workload for t in trials if not t.ok}
         self.store.update_run(run.id, status="running")
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], list(live.workloads), resumed=len(trials)))
-        return self._execute(live, calibrated=True)
+        stored = run.facts.get("machine", {}).get(CALIBRATED)
+        return self._execute(live, calibrated=set(live.workloads if stored is None else stored))
 
     # -- the run ---------------------------------------------------------------------
-    def _execute(self, live: _Live, calibrated: bool) -> int:
+    def _execute(self, live: _Live, calibrated: set[str]) -> int:
         run = live.run
         status = "failed"
         try:
@@ -232,12 +238,12 @@ class Runner:
             target.open()
             live.targets[config.name] = target
 
-    def _prepare(self, live: _Live, calibrated: bool) -> None:
+    def _prepare(self, live: _Live, calibrated: set[str]) -> None:
         run = live.run
         baseline = run.configs[0].name
         for name, workload in list(live.workloads.items()):
             try:
-                if not calibrated:  # the work is sized by the baseline target's own facts
+                if name not in calibrated:  # the work is sized by the baseline target's own facts
                     facts = live.targets[baseline].probe()
                     run.params[name] = {**workload.default_params(facts), **run.params.get(name, {})}
                 self._provide(live, workload)
@@ -250,9 +256,11 @@ class Runner:
                     prepared = workload.prepare(ctx)
                     verify_binaries(config, target, workload, prepared)
                     live.prepared[(name, config.name)] = prepared
-                if not calibrated:
+                if name not in calibrated:
                     run.params[name] = workload.calibrate(live.contexts[(name, baseline)],
                                                           live.prepared[(name, baseline)])
+                    calibrated.add(name)  # stored at once: a kill while the next prepares keeps it
+                    self._keep_calibration(live, calibrated)
             except ShootoutError as exc:
                 self.emit(ev.WorkloadSkipped(name, str(exc)))
                 live.failed.add(name)
@@ -264,7 +272,15 @@ class Runner:
             facts["workloads"] = {w: {**p.facts, "versions": p.versions}
                                   for (w, c), p in live.prepared.items() if c == config.name}
         self._record_parts(live)
-        self.store.update_run(run.id, params=run.params, facts=run.facts)
+        self._keep_calibration(live, calibrated)
+
+    def _keep_calibration(self, live: _Live, calibrated: set[str]) -> None:
+        """Store the parameters with which workloads are calibrated so far (see CALIBRATED)."""
+        machine = live.run.facts.setdefault("machine", {})
+        machine.pop(CALIBRATED, None)
+        if not set(live.workloads) <= calibrated:
+            machine[CALIBRATED] = sorted(calibrated)
+        self.store.update_run(live.run.id, params=live.run.params, facts=live.run.facts)
 
     def _provide(self, live: _Live, workload: Workload) -> None:
         targets = {id(t): t for t in (live.targets[c.name] for c in live.run.configs)}

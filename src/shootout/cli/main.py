@@ -114,7 +114,7 @@ def run(
         settings = RunSettings(
             threshold=delta, precision=options.precision(precision, delta),
             min_rounds=min_rounds, max_rounds=max(max_rounds, min_rounds),
-            budget_s=options.duration(budget, "--budget"),
+            budget_s=options.budget(budget),
             seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
             confidence=options.confidence(confidence), experiment=experiment or "", partial=partial,
             repeats=repeats,
