@@ -75,7 +75,11 @@ def usable(configs: list[Config]) -> tuple[list[Config], dict[str, str]]:
 
 
 def _why(lost: dict[str, str]) -> str:
-    return "; ".join(f"{name} cannot: {problem}" for name, problem in lost.items())
+    """'a cannot: why', with the configurations that share a reason named together."""
+    by_reason: dict[str, list[str]] = {}
+    for name, problem in lost.items():
+        by_reason.setdefault(problem, []).append(name)
+    return "; ".join(f"{', '.join(names)} cannot: {problem}" for problem, names in by_reason.items())
 
 
 def check_sides(asked: list[Config], kept: list[Config], lost: dict[str, str], aa: bool) -> None:
