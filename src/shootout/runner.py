@@ -67,6 +67,8 @@ class _Live:
     done: set[tuple[int, str, str]]
     trials: list[Trial]
     failed: set[str] = field(default_factory=set)
+    errors: dict[str, ShootoutError] = field(default_factory=dict)  # why each failed workload failed
+    fresh: bool = False  # started by this session (not resumed): dropped if it fails before measuring
     contexts: dict[tuple[str, str], Context] = field(default_factory=dict)  # (workload, config)
     parts: RunParts | None = None  # settings, scratch, ...: applied before every trial
     session_start: float = field(default_factory=time.monotonic)
@@ -107,6 +109,10 @@ def verify_binaries(config: Config, target: Target, workload: Workload, prepared
         elves["native kernel"] = prepared.facts["binary"]
         verify_abi(config, prepared.facts["binary"])
     prepared.facts["elf"] = {tool: {k: v for k, v in elf.items() if k != "path"} for tool, elf in elves.items() if elf}
+
+
+def _failed(trial: Trial) -> WorkloadError:
+    return WorkloadError(f"{trial.spec.workload} failed on {trial.spec.config}: {trial.error}")
 
 
 def _round_seconds(trials: list[Trial]) -> float:
@@ -152,7 +158,7 @@ class Runner:
         run.facts["machine"] = {**run.facts["machine"], CALIBRATED: []}
         run.id = self.store.create_run(run)
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], [w.spec.name for w in request.workloads]))
-        live = _Live(run, {w.spec.name: w for w in request.workloads}, {}, {}, set(), [])
+        live = _Live(run, {w.spec.name: w for w in request.workloads}, {}, {}, set(), [], fresh=True)
         return self._execute(live, calibrated=set())
 
     def resume(self, run: Run, workloads: Iterable[Workload]) -> int:
@@ -162,7 +168,8 @@ class Runner:
         live = _Live(run, {w.spec.name: w for w in workloads}, {}, {},
                      {(t.spec.round, t.spec.workload, t.spec.config) for t in trials}, trials,
                      elapsed_before=run.elapsed_s)
-        live.failed = {t.spec.workload for t in trials if not t.ok}
+        live.errors = {t.spec.workload: _failed(t) for t in trials if not t.ok}
+        live.failed = set(live.errors)
         self.store.update_run(run.id, status="running")
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], list(live.workloads), resumed=len(trials)))
         stored = run.facts.get("machine", {}).get(CALIBRATED)
@@ -181,7 +188,7 @@ class Runner:
             live.session_start = time.monotonic()
             self._rounds(live)
             if not self._active(live):
-                raise WorkloadError("no workload produced a result", "see the reasons above; `shootout show last` lists them")
+                raise self._nothing_measured(live)
             if not any(t.ok and t.spec.round > 0 for t in live.trials):
                 raise UsageError(f"no round was measured: the budget of {run.settings.budget_s:.0f} s was spent "
                                  "by the warm-up round", "run again with a larger --budget")
@@ -201,9 +208,31 @@ class Runner:
             if live.parts is not None:
                 live.parts.close()
             self._record_conditions(live)
-            self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
-            self.emit(ev.RunFinished(run.id, status))
+            # A run that failed as a whole before measuring anything holds nothing to show or
+            # resume: it is not kept (the error says why). A resumed one keeps what it had.
+            kept = status != "failed" or not live.fresh or any(t.ok for t in live.trials)
+            if kept:
+                self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
+            else:
+                self.store.delete_run(run.id)
+            self.emit(ev.RunFinished(run.id, status, kept=kept))
         return run.id
+
+    def _skip(self, live: _Live, name: str, error: ShootoutError, reason: str | None = None) -> None:
+        live.failed.add(name)
+        live.errors[name] = error
+        self.emit(ev.WorkloadSkipped(name, reason or str(error)))
+
+    def _nothing_measured(self, live: _Live) -> ShootoutError:
+        """The run's one error when no workload produced a result: a single workload's own error
+        (its exit code and hint), else every workload's reason on one line."""
+        errors = {name: live.errors[name] for name in live.workloads if name in live.errors}
+        if len(errors) == 1:
+            return next(iter(errors.values()))
+        if not errors:
+            return WorkloadError("no workload produced a result", f"`shootout show {live.run.id}` lists why")
+        said = [e.message if e.message.startswith(f"{name} ") else f"{name}: {e.message}" for name, e in errors.items()]
+        return WorkloadError(f"no workload produced a result: {'; '.join(said)}", "fix what each names, then run again")
 
     def _record_conditions(self, live: _Live) -> None:
         """Keep the monitor's samples (for the report's timeline) and kernel complaints."""
@@ -262,8 +291,7 @@ class Runner:
                     calibrated.add(name)  # stored at once: a kill while the next prepares keeps it
                     self._keep_calibration(live, calibrated)
             except ShootoutError as exc:
-                self.emit(ev.WorkloadSkipped(name, str(exc)))
-                live.failed.add(name)
+                self._skip(live, name, exc)
                 self._cleanup(live, name)
                 continue
         for config in run.configs:
@@ -329,6 +357,8 @@ class Runner:
         configs = [c.name for c in run.configs]
         for r in range(0, s.max_rounds + 1):
             active = self._active(live)
+            if not active:
+                return  # every workload failed: the run's error says why
             if r > s.min_rounds:
                 active = self._undecided(live, active)
             if not active:
@@ -354,8 +384,7 @@ class Runner:
                 live.trials.append(trial)
                 live.trial_seconds.append(trial.wall_s)
                 if not trial.ok:
-                    live.failed.add(spec.workload)
-                    self.emit(ev.WorkloadSkipped(spec.workload, f"{spec.config}: {trial.error}"))
+                    self._skip(live, spec.workload, _failed(trial), f"{spec.config}: {trial.error}")
                 self.emit(ev.TrialDone(trial, self._eta(live, r, 0)))
             self.store.update_run(run.id, elapsed_s=live.elapsed(), facts=run.facts)
         self.emit(ev.Stopped(f"maximum of {s.max_rounds} rounds reached"))
