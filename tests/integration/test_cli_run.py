@@ -106,11 +106,12 @@ def test_user_command_that_fails_or_prints_no_number(shootout, tmp_path):
     toml.write_text('[[workload]]\nname = "broken"\ncommand = "echo oops >&2; exit 3"\n'
                     '[[workload]]\nname = "silent"\ncommand = "echo nothing"\nregex = "rate: ([0-9.]+)"\nunit = "MB/s"\n')
     done = shootout("run", "-c", "host", "--file", str(toml), "-w", "broken", "-w", "silent", "--db", shootout.db)
-    assert done.returncode != 0
-    assert "exit status 3: oops" in done.stderr
-    assert "printed no number" in done.stderr
+    assert done.returncode == 5
+    assert done.stderr.startswith("error: no workload produced a result: broken failed on host: exit status 3: oops; "
+                                  "silent failed on host: silent printed no number")
+    assert len(done.stderr.strip().splitlines()) == 1 and done.stdout == ""  # nothing measured: one line
     runs = shootout("runs", "--db", shootout.db)
-    assert "failed" in runs.stdout and "complete" not in runs.stdout
+    assert "failed" not in runs.stdout and "broken" not in runs.stdout  # and no run kept
 
 
 def test_compare_of_runs_that_share_no_workload_is_refused(shootout):
