@@ -29,5 +29,6 @@ def lost_sentence(facts: Mapping[str, Mapping[str, Any]]) -> str | None:
     names = list(lost_configurations(facts))
     if not names:
         return None
-    them = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-    return f"{them} {'was' if len(names) == 1 else 'were'} asked for but not measured: {'it' if len(names) == 1 else 'they'} could not run here (see above)."
+    if len(names) == 1:
+        return f"{names[0]} was asked for but not measured: it cannot run here (see above)."
+    return f"{', '.join(names[:-1])} and {names[-1]} were asked for but not measured: they cannot run here (see above)."

@@ -40,7 +40,7 @@ def test_a_lost_configuration_is_named_above_the_table_in_the_summary_and_in_the
     table = next(i for i, line in enumerate(lines) if line.lstrip().startswith("workload"))
     assert notice in lines[:table]
     summary = next(i for i, line in enumerate(lines) if "geometric mean" in line)
-    assert lines[summary + 1] == "C was asked for but not measured: it could not run here (see above)."
+    assert lines[summary + 1] == "C was asked for but not measured: it cannot run here (see above)."
     assert f"> Not compared: C, which cannot run here: {WHY}" in render_markdown(analysis, {})
 
 
