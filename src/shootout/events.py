@@ -82,3 +82,4 @@ class Stopped(Event):
 class RunFinished(Event):
     run_id: int
     status: str
+    kept: bool = True  # False: it failed before measuring anything and was not stored

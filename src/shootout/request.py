@@ -2,7 +2,8 @@
 
 The default comparison (no --config): a native 64-bit userspace against its 32-bit
 companion, both built by debootstrap; when that cannot be done here, host against
-host+m32; when -m32 does not work either, host alone.
+host+m32. A comparison that loses every side but one is refused (check_sides); one that
+keeps two or more runs, and the run keeps what it lost and why (facts, shown with it).
 """
 
 from __future__ import annotations
@@ -61,18 +62,43 @@ def default_configs(notify: Notify, progress: Notify, packages: tuple[str, ...] 
     return [parse_spec("host"), parse_spec("host+m32")]
 
 
-def usable(configs: list[Config], notify: Notify) -> list[Config]:
-    """Drop configurations that cannot run here, saying why in one line each."""
-    kept = []
+def usable(configs: list[Config]) -> tuple[list[Config], dict[str, str]]:
+    """The configurations that can run here, and why each other one cannot (one line each)."""
+    kept, lost = [], {}
     for config in configs:
         problem = abi_problem(config) or parts_problem(config) or target_problem(config)
         if problem:
-            notify(f"skipping configuration {config.name}: {problem}")
+            lost[config.name] = problem
         else:
             kept.append(config)
+    return kept, lost
+
+
+def _why(lost: dict[str, str]) -> str:
+    """'a cannot: why', with the configurations that share a reason named together."""
+    by_reason: dict[str, list[str]] = {}
+    for name, problem in lost.items():
+        by_reason.setdefault(problem, []).append(name)
+    return "; ".join(f"{', '.join(names)} cannot: {problem}" for problem, names in by_reason.items())
+
+
+def check_sides(asked: list[Config], kept: list[Config], lost: dict[str, str], aa: bool) -> None:
+    """Refuse, in one line, a run whose comparison lost every side but one (or all): what is
+    left would be measured alone and 'complete' with nothing compared. A single configuration
+    the user asked for (-c host, --aa) is no comparison and may run alone."""
+    if not lost:
+        return
     if not kept:
-        raise UsageError("no usable configuration left", "see the reasons above; try --config host")
-    return kept
+        raise UsageError(f"no configuration can run here: {_why(lost)}", "fix that, or try --config host")
+    if aa:  # an A/A run measures the first configuration against itself
+        if (first := asked[0].name) in lost:
+            raise UsageError(f"--aa measures {first}, which cannot run here: {lost[first]}",
+                             "fix that, or name another configuration first")
+        return
+    if len(kept) < 2:
+        left = kept[0].name
+        raise UsageError(f"nothing to compare: of the {len(asked)} configurations only {left} can run here; "
+                         f"{_why(lost)}", f"fix that, or measure {left} alone with -c {left}")
 
 
 def _file_settings(wish: Wish) -> FileSettings:
@@ -153,19 +179,28 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
     configs = resolve(specs, file.configs) if specs else default_configs(notify, progress, packages)
     settings = priced(wish, [c.name for c in configs])
-    if specs:
-        from shootout.userspace.configs import made_on_first_use
-
-        configs = made_on_first_use(configs, progress, packages)
     if wish.emulate:
         from shootout.targets.vm import emulated
 
         configs = [emulated(c) for c in configs]
-    configs = usable(configs, notify)
+    # Checked before any userspace is made: a run that cannot compare makes nothing.
+    asked = configs
+    configs, lost = usable(configs)
+    check_sides(asked, configs, lost, wish.settings.aa)
+    if wish.settings.aa:  # it measures the first alone: the others were not going to be compared
+        lost = {}
+    for name, problem in lost.items():
+        notify(f"skipping configuration {name}: {problem}")
+    if lost:
+        settings = replace(settings, prices={n: p for n, p in settings.prices.items() if n not in lost})
+    if specs:
+        from shootout.userspace.configs import made_on_first_use
+
+        configs = made_on_first_use(configs, progress, packages)
     if wish.settings.aa:
         configs = [configs[0], aa_copy(configs[0])]
     return RunRequest(configs=configs, workloads=workloads, settings=settings,
-                      user_workloads=user_defs, params=params)
+                      user_workloads=user_defs, params=params, lost=lost)
 
 
 def workloads_of(names: list[str], user_defs: dict[str, dict[str, Any]]) -> list[Workload]:

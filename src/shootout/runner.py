@@ -22,6 +22,7 @@ from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wai
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
 from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, UsageError, WorkloadError
+from shootout.lost import LOST
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.parts import RunParts
 from shootout.plan import round_order
@@ -38,6 +39,10 @@ from shootout.workloads.sizes import smallest_side
 TargetFactory = Callable[[Config, Journal], Target]
 _ROUND_OVERHEAD = 1.1  # a round's time beyond its trials' wall time (clock check, commits)
 _PAUSED = 2.0  # a warm-up spanning more than twice its trials' time was interrupted and resumed
+# Machine fact kept while a run prepares: the workloads whose calibrated parameters are stored,
+# so that a run killed while preparing resumes by calibrating the others. Absent: all of them
+# (the preparation finished, a run stored before this fact, or a block of a run across boots).
+CALIBRATED = "calibrated_workloads"
 
 
 @dataclass
@@ -47,6 +52,7 @@ class RunRequest:
     settings: RunSettings
     user_workloads: dict[str, dict[str, Any]] = field(default_factory=dict)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)  # overrides of default params
+    lost: dict[str, str] = field(default_factory=dict)  # configurations asked for that cannot run here: why
 
 
 class Interrupted(KeyboardInterrupt):
@@ -62,6 +68,8 @@ class _Live:
     done: set[tuple[int, str, str]]
     trials: list[Trial]
     failed: set[str] = field(default_factory=set)
+    errors: dict[str, ShootoutError] = field(default_factory=dict)  # why each failed workload failed
+    fresh: bool = False  # started by this session (not resumed): dropped if it fails before measuring
     contexts: dict[tuple[str, str], Context] = field(default_factory=dict)  # (workload, config)
     parts: RunParts | None = None  # settings, scratch, ...: applied before every trial
     session_start: float = field(default_factory=time.monotonic)
@@ -104,6 +112,10 @@ def verify_binaries(config: Config, target: Target, workload: Workload, prepared
     prepared.facts["elf"] = {tool: {k: v for k, v in elf.items() if k != "path"} for tool, elf in elves.items() if elf}
 
 
+def _failed(trial: Trial) -> WorkloadError:
+    return WorkloadError(f"{trial.spec.workload} failed on {trial.spec.config}: {trial.error}")
+
+
 def _round_seconds(trials: list[Trial]) -> float:
     """How long a round of these trials takes: the span they ran in (trials plus what the
     runner does between them), or their summed wall time when the span holds a pause."""
@@ -142,10 +154,13 @@ class Runner:
             configs=list(request.configs), workloads=[w.spec for w in request.workloads],
             params=params, facts={"machine": facts or {}}, user_workloads=request.user_workloads,
         )
+        if request.lost:  # shown with the run: the comparison the user asked for is missing a side
+            run.facts["machine"] = {**run.facts["machine"], LOST: dict(request.lost)}
+        run.facts["machine"] = {**run.facts["machine"], CALIBRATED: []}
         run.id = self.store.create_run(run)
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], [w.spec.name for w in request.workloads]))
-        live = _Live(run, {w.spec.name: w for w in request.workloads}, {}, {}, set(), [])
-        return self._execute(live, calibrated=False)
+        live = _Live(run, {w.spec.name: w for w in request.workloads}, {}, {}, set(), [], fresh=True)
+        return self._execute(live, calibrated=set())
 
     def resume(self, run: Run, workloads: Iterable[Workload]) -> int:
         if run.status == "complete":
@@ -154,13 +169,15 @@ class Runner:
         live = _Live(run, {w.spec.name: w for w in workloads}, {}, {},
                      {(t.spec.round, t.spec.workload, t.spec.config) for t in trials}, trials,
                      elapsed_before=run.elapsed_s)
-        live.failed = {t.spec.workload for t in trials if not t.ok}
+        live.errors = {t.spec.workload: _failed(t) for t in trials if not t.ok}
+        live.failed = set(live.errors)
         self.store.update_run(run.id, status="running")
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], list(live.workloads), resumed=len(trials)))
-        return self._execute(live, calibrated=True)
+        stored = run.facts.get("machine", {}).get(CALIBRATED)
+        return self._execute(live, calibrated=set(live.workloads if stored is None else stored))
 
     # -- the run ---------------------------------------------------------------------
-    def _execute(self, live: _Live, calibrated: bool) -> int:
+    def _execute(self, live: _Live, calibrated: set[str]) -> int:
         run = live.run
         status = "failed"
         try:
@@ -172,7 +189,7 @@ class Runner:
             live.session_start = time.monotonic()
             self._rounds(live)
             if not self._active(live):
-                raise WorkloadError("no workload produced a result", "see the reasons above; `shootout show last` lists them")
+                raise self._nothing_measured(live)
             if not any(t.ok and t.spec.round > 0 for t in live.trials):
                 raise UsageError(f"no round was measured: the budget of {run.settings.budget_s:.0f} s was spent "
                                  "by the warm-up round", "run again with a larger --budget")
@@ -192,9 +209,26 @@ class Runner:
             if live.parts is not None:
                 live.parts.close()
             self._record_conditions(live)
-            self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
-            self.emit(ev.RunFinished(run.id, status))
+            # A run that failed as a whole before measuring anything holds nothing to show or
+            # resume: it is not kept (the error says why). A resumed one keeps what it had.
+            kept = status != "failed" or not live.fresh or any(t.ok for t in live.trials)
+            if kept:
+                self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
+            else:
+                self.store.delete_run(run.id)
+            self.emit(ev.RunFinished(run.id, status, kept=kept))
         return run.id
+
+    def _nothing_measured(self, live: _Live) -> ShootoutError:
+        """The run's one error when no workload produced a result: a single workload's own error
+        (its exit code and hint), else every workload's reason on one line."""
+        errors = {name: live.errors[name] for name in live.workloads if name in live.errors}
+        if len(errors) == 1:
+            return next(iter(errors.values()))
+        if not errors:
+            return WorkloadError("no workload produced a result", f"`shootout show {live.run.id}` lists why")
+        said = [e.message if e.message.startswith(f"{name} ") else f"{name}: {e.message}" for name, e in errors.items()]
+        return WorkloadError(f"no workload produced a result: {'; '.join(said)}", "fix what each names, then run again")
 
     def _record_conditions(self, live: _Live) -> None:
         """Keep the monitor's samples (for the report's timeline) and kernel complaints."""
@@ -230,13 +264,13 @@ class Runner:
             target.open()
             live.targets[config.name] = target
 
-    def _prepare(self, live: _Live, calibrated: bool) -> None:
+    def _prepare(self, live: _Live, calibrated: set[str]) -> None:
         run = live.run
         baseline = run.configs[0].name
         for name, workload in list(live.workloads.items()):
             where: str | None = None  # the configuration being prepared, for a failure's notice
             try:
-                if not calibrated:  # sized once for every side: to fit the smallest (workloads/sizes.py)
+                if name not in calibrated:  # sized once for every side: to fit the smallest (workloads/sizes.py)
                     facts = smallest_side([live.targets[c.name].probe() for c in run.configs])
                     run.params[name] = {**workload.default_params(facts), **run.params.get(name, {})}
                 self._provide(live, workload)
@@ -250,11 +284,13 @@ class Runner:
                     prepared = workload.prepare(ctx)
                     verify_binaries(config, target, workload, prepared)
                     live.prepared[(name, config.name)] = prepared
-                if not calibrated:
+                if name not in calibrated:
                     run.params[name] = workload.calibrate(live.contexts[(name, baseline)],
                                                           live.prepared[(name, baseline)])
+                    calibrated.add(name)  # stored at once: a kill while the next prepares keeps it
+                    self._keep_calibration(live, calibrated)
             except ShootoutError as exc:
-                self._lose(live, name, where, str(exc))
+                self._lose(live, name, where, exc)
                 self._cleanup(live, name)
                 continue
         for config in run.configs:
@@ -263,12 +299,24 @@ class Runner:
             facts["workloads"] = {w: {**p.facts, "versions": p.versions}
                                   for (w, c), p in live.prepared.items() if c == config.name}
         self._record_parts(live)
-        self.store.update_run(run.id, params=run.params, facts=run.facts)
+        self._keep_calibration(live, calibrated)
 
-    def _lose(self, live: _Live, name: str, config: str | None, reason: str) -> None:
-        """A workload that failed is measured no more; kept with the run, so that every report
-        names it above its table (report/lost.py), not only in a line that scrolled away."""
+    def _keep_calibration(self, live: _Live, calibrated: set[str]) -> None:
+        """Store the parameters with which workloads are calibrated so far (see CALIBRATED)."""
+        machine = live.run.facts.setdefault("machine", {})
+        machine.pop(CALIBRATED, None)
+        if not set(live.workloads) <= calibrated:
+            machine[CALIBRATED] = sorted(calibrated)
+        self.store.update_run(live.run.id, params=live.run.params, facts=live.run.facts)
+
+    def _lose(self, live: _Live, name: str, config: str | None, error: ShootoutError,
+              reason: str | None = None) -> None:
+        """A workload that failed is measured no more. Its error makes the run's one line when
+        nothing was measured (_nothing_measured); its reason stays with the run, so that every
+        report names it above its table (report/lost.py), not only in a line that scrolled away."""
         live.failed.add(name)
+        live.errors[name] = error
+        reason = reason or error.message
         live.run.facts.setdefault("lost", {})[name] = {"config": config, "reason": reason}
         self.emit(ev.WorkloadSkipped(name, f"{config}: {reason}" if config else reason))
 
@@ -319,6 +367,8 @@ class Runner:
         configs = [c.name for c in run.configs]
         for r in range(0, s.max_rounds + 1):
             active = self._active(live)
+            if not active:
+                return  # every workload failed: the run's error says why
             if r > s.min_rounds:
                 active = self._undecided(live, active)
             if not active:
@@ -344,7 +394,7 @@ class Runner:
                 live.trials.append(trial)
                 live.trial_seconds.append(trial.wall_s)
                 if not trial.ok:
-                    self._lose(live, spec.workload, spec.config, trial.error or "failed")
+                    self._lose(live, spec.workload, spec.config, _failed(trial), trial.error or "failed")
                 self.emit(ev.TrialDone(trial, self._eta(live, r, 0)))
             self.store.update_run(run.id, elapsed_s=live.elapsed(), facts=run.facts)
         self.emit(ev.Stopped(f"maximum of {s.max_rounds} rounds reached"))

@@ -37,10 +37,41 @@ def test_a_line_per_round_with_workloads_left_and_eta_when_piped() -> None:
     assert any(line.startswith("a first verdict needs 6 rounds: about 2m00s (20s a round, as the warm-up took)") for line in lines)
 
 
+def _trial(ok: bool) -> Trial:
+    return Trial(TrialSpec(0, 0, "work", "A"), {"v": 1.0} if ok else {}, 0.2, 0.2, 0, 1, 1, 0 if ok else 127, "", 0.0,
+                 error=None if ok else "exit status 127")
+
+
 def test_a_run_of_one_workload_says_one_workload() -> None:
     progress, out = view(terminal=False)
     progress(ev.RunStarted(5, ["A", "B"], ["work"]))
+    progress(ev.TrialDone(_trial(ok=True), None))
     assert out.getvalue().splitlines() == ["run 5: 1 workload × A, B"]
+
+
+def test_what_comes_before_the_first_measured_trial_is_held_and_dropped_with_a_run_not_kept() -> None:
+    errors = io.StringIO()
+    out = io.StringIO()
+    progress = ProgressView(Console(file=out, width=100), Console(file=errors, width=100), 6, head=["  load: idle"])
+    progress(ev.RunStarted(5, ["A", "B"], ["work"]))
+    progress(ev.RoundStarted(0, ["work"], None))
+    progress(ev.TrialDone(_trial(ok=False), None))
+    progress(ev.WorkloadSkipped("work", "A: exit status 127"))
+    assert out.getvalue() == errors.getvalue() == ""
+    progress(ev.RunFinished(5, "failed", kept=False))
+    assert out.getvalue() == errors.getvalue() == ""  # the run's error will be the only line
+
+
+def test_held_lines_come_out_in_order_once_a_trial_is_measured_or_the_run_is_kept() -> None:
+    for last in (ev.TrialDone(_trial(ok=True), None), ev.RunFinished(5, "interrupted")):
+        errors = io.StringIO()
+        out = io.StringIO()
+        progress = ProgressView(Console(file=out, width=100), Console(file=errors, width=100), 6, head=["  load: idle"])
+        progress(ev.RunStarted(5, ["A", "B"], ["work"]))
+        progress(ev.WorkloadSkipped("other", "A: no such tool"))
+        progress(last)
+        assert errors.getvalue().splitlines() == ["  load: idle", "skipping other: A: no such tool"]
+        assert out.getvalue().splitlines()[0] == "run 5: 1 workload × A, B"
 
 
 def test_no_round_lines_on_a_terminal_the_bar_shows_them() -> None:

@@ -45,3 +45,12 @@ def test_bad_confidence(bad):
 def test_bad_durations(bad):
     with pytest.raises(UsageError, match="--budget"):
         duration(bad, "--budget")
+
+
+@pytest.mark.parametrize("zero", ["0", "0s", "0.0m", " 0h "])
+def test_a_budget_of_nothing_is_refused(zero):
+    from shootout.cli.options import budget
+
+    with pytest.raises(UsageError, match="^--budget 0.* leaves no time to measure"):
+        budget(zero)
+    assert budget("1m") == 60

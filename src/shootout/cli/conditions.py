@@ -16,13 +16,16 @@ from rich.markup import escape
 from shootout.conditions.preflight import Preflight, preflight
 
 
+def preflight_lines(pf: Preflight) -> list[str]:
+    """One line per finding, then the run-level flags (if any) in yellow (Rich markup)."""
+    flags = [f"  [yellow]flags: {escape(', '.join(pf.flags))}[/yellow]"] if pf.flags else []
+    return [f"  {escape(line)}" for line in pf.lines] + flags
+
+
 def print_preflight(pf: Preflight, console: Console | None = None) -> None:
-    """One line per finding, then the run-level flags (if any) in yellow."""
     console = console or Console()
-    for line in pf.lines:
-        console.print(f"  {escape(line)}", soft_wrap=True)  # a log keeps each finding on one line
-    if pf.flags:
-        console.print(f"  [yellow]flags: {escape(', '.join(pf.flags))}[/yellow]", soft_wrap=True)
+    for line in preflight_lines(pf):
+        console.print(line, soft_wrap=True)  # a log keeps each finding on one line
 
 
 def conditions_command(

@@ -83,7 +83,7 @@ def run(
     from shootout.cli.progress import ProgressView
     from shootout.request import Wish, build_request, check_settings, workloads_of
     from shootout.runner import Runner
-    from shootout.cli.conditions import print_preflight
+    from shootout.cli.conditions import preflight_lines
     from shootout.conditions.clock import round_clock
     from shootout.conditions.governor import tune as set_governor
     from shootout.conditions.monitor import Monitor
@@ -114,7 +114,7 @@ def run(
         settings = RunSettings(
             threshold=delta, precision=options.precision(precision, delta),
             min_rounds=min_rounds, max_rounds=max(max_rounds, min_rounds),
-            budget_s=options.duration(budget, "--budget"),
+            budget_s=options.budget(budget),
             seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
             confidence=options.confidence(confidence), experiment=experiment or "", partial=partial,
             repeats=repeats,
@@ -130,11 +130,10 @@ def run(
     with journal() as j, Monitor() if monitor else nullcontext() as sampler:
         clock = round_clock()
         pf = preflight(tune=tune, journal=j, load_wait_s=wait_s, early=early, clock=clock or (lambda: None))
-        print_preflight(pf, err_console)
+        head = preflight_lines(pf)  # said once the first trial is measured (see ProgressView)
         if tune and no_boost:
-            for line in set_governor(j, disable_boost=True):
-                err_console.print(f"  {escape(line)}")
-        runner = Runner(store, j, ProgressView(console, err_console, min_shown), monitor=sampler, clock=clock)
+            head += [f"  {escape(line)}" for line in set_governor(j, disable_boost=True)]
+        runner = Runner(store, j, ProgressView(console, err_console, min_shown, head), monitor=sampler, clock=clock)
         with runner.emit:
             block = _run_block(runner, across, request if not resume else None, pf.facts) if across else None
             run_id = block.run_id if block else runner.resume(stored, resumed) if resume else runner.start(request, facts=pf.facts)

@@ -19,6 +19,14 @@ def duration(text: str, option: str) -> float:
     return float(match.group(1)) * _SCALE[match.group(2)]
 
 
+def budget(text: str) -> float:
+    """--budget: a duration above zero (a budget of nothing would still spend the warm-up)."""
+    seconds = duration(text, "--budget")
+    if seconds <= 0:
+        raise UsageError(f"--budget {text.strip()} leaves no time to measure", "give a duration above zero, e.g. 4m (the default)")
+    return seconds
+
+
 def _number(text: str, option: str) -> float:
     """'1%' or '0.01' -> 0.01, unchecked."""
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -27,8 +29,12 @@ def _fmt_eta(seconds: float | None) -> str:
 class ProgressView:
     """A live bar on a terminal; when stdout is a file or a pipe (CI logs), a line per round."""
 
-    def __init__(self, console: Console, errors: Console, min_rounds: int) -> None:
+    def __init__(self, console: Console, errors: Console, min_rounds: int, head: Sequence[str] = ()) -> None:
         self.console = console
+        # What is said before the first trial is measured (the machine's conditions, the run's
+        # number, skipped workloads) is held until then: a run that fails as a whole before
+        # measuring anything is not kept, and its error is then the only line.
+        self.held: list[tuple[Console, str]] | None = [(errors, line) for line in head]
         self.lines = not console.is_terminal
         self.errors = errors  # skipped workloads are problems: they go to stderr
         self.min_rounds = min_rounds
@@ -44,27 +50,30 @@ class ProgressView:
         self.per_round = 1  # trials in a round of every workload
 
     def __enter__(self) -> ProgressView:
-        self.progress.start()
+        if not self.lines:  # written to a file, a stopped bar still leaves an empty line
+            self.progress.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
+        if not self.lines:
+            self.progress.stop()
 
     def __call__(self, event: ev.Event) -> None:
         match event:
             case ev.RunStarted(run_id=run_id, configs=configs, workloads=workloads, resumed=resumed):
                 self.n_configs, self.per_round = len(configs), len(configs) * len(workloads)
                 total = (self.min_rounds + 1) * self.per_round
-                self.console.print(f"run {run_id}: {_workloads(len(workloads))} × {', '.join(configs)}"
-                                   + (f" (resuming after {resumed} trials)" if resumed else ""))
+                self._say(self.console, f"run {run_id}: {_workloads(len(workloads))} × {escape(', '.join(configs))}"
+                          + (f" (resuming after {resumed} trials)" if resumed else ""))
                 self.task = self.progress.add_task("preparing", total=total, completed=resumed, eta="")
             case ev.Preparing(workload=w, config=c):
                 self._update(description=f"preparing {w} on {c}")
             case ev.WorkloadSkipped(workload=w, reason=reason):
-                self.errors.print(f"[yellow]skipping {w}[/]: {escape(reason)}", highlight=False, soft_wrap=True)
+                self._say(self.errors, f"[yellow]skipping {w}[/]: {escape(reason)}")
             case ev.Notice(text=text):
-                self.errors.print(f"[yellow]note[/]: {escape(text)}", highlight=False, soft_wrap=True)
+                self._say(self.errors, f"[yellow]note[/]: {escape(text)}")
             case ev.BudgetEstimate() as est:
+                self._release()
                 if est.rounds > self.min_rounds:  # the sequential rule's first look comes later
                     if self.task is not None:
                         total = self.progress.tasks[self.task].total or 0
@@ -80,19 +89,37 @@ class ProgressView:
                 self._update(description=f"{label} ({_workloads(len(ws))})", eta=_fmt_eta(eta))
                 if self.lines:
                     of = f" of {self.min_rounds}" if 0 < r <= self.min_rounds else " (undecided only)" if r else ""
-                    self.console.print(f"{label}{of}: {_workloads(len(ws))} left, "
-                                       f"{_fmt_eta(eta)}", highlight=False, soft_wrap=True)
+                    self._say(self.console, f"{label}{of}: {_workloads(len(ws))} left, {_fmt_eta(eta)}")
                 if r > self.min_rounds and self.task is not None:
                     # rounds past the minimum run only the undecided workloads
                     self.progress.update(self.task, total=self.progress.tasks[self.task].total + len(ws) * self.n_configs)
             case ev.TrialSetAside(trial=t):  # other programs interrupted it; the summary says how often
+                self._release()
                 self._update(description=f"round {t.spec.round} (measuring again)")
-            case ev.TrialDone(eta_s=eta):
+            case ev.TrialDone(trial=t, eta_s=eta):
+                if t.ok:
+                    self._release()
                 self._update(advance=1, eta=_fmt_eta(eta))
             case ev.Stopped(reason=reason):
+                self._release()
                 self.console.print(f"stopped: {reason}")
-            case ev.RunFinished(run_id=run_id, status=status):
-                self.console.print(f"run {run_id} {status}")
+            case ev.RunFinished(run_id=run_id, status=status, kept=kept):
+                if kept:
+                    self._release()
+                    self.console.print(f"run {run_id} {status}")
+                self.held = None  # not kept: the error is all there is to say
+
+    def _say(self, console: Console, text: str) -> None:
+        """Print a line (Rich markup), or hold it until the first trial is measured."""
+        if self.held is not None:
+            self.held.append((console, text))
+        else:
+            console.print(text, highlight=False, soft_wrap=True)
+
+    def _release(self) -> None:
+        for console, text in self.held or ():
+            console.print(text, highlight=False, soft_wrap=True)
+        self.held = None
 
     def _update(self, **kwargs: object) -> None:
         if self.task is not None:

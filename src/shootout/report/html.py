@@ -12,6 +12,7 @@ from markupsafe import Markup, escape
 
 import shootout
 from shootout.analysis import Analysis, Comparison
+from shootout.lost import lost_lines
 from shootout.report import amounts, charts
 from shootout.report.amounts import amount_table
 from shootout.report.facts import config_facts, machine_facts
@@ -272,7 +273,8 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
         subtitle=subtitle(analysis),
         sentences=[summary_sentence(analysis, s) for s in iter_summaries(analysis)],
         lost=lost_notices(analysis),
-        notes=[f"During the run: {line}" for line in analysis.conditions] + all_notes(analysis),
+        notes=lost_lines(analysis.facts, "Not compared")
+        + [f"During the run: {line}" for line in analysis.conditions] + all_notes(analysis),
         explanation=analysis.explanation,
         summary_svg=summary_svg,
         timeline_svg=inline_svg(timeline) if timeline is not None else None,
