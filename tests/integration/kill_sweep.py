@@ -10,12 +10,14 @@ have theirs on /dev/shm too.
 
 from __future__ import annotations
 
+import shutil
 import signal
 import sqlite3
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -82,8 +84,31 @@ class Watched:
         return sorted(d for d in self.workdirs if Path(d).exists())
 
 
+_started: list[Watched] = []
+
+
 def start(shootout, *args: str) -> Watched:  # noqa: ANN001  (conftest's Shootout)
-    return Watched(shootout.popen(*args))
+    watched = Watched(shootout.popen(*args))
+    _started.append(watched)
+    return watched
+
+
+@contextmanager
+def cleaning_up(shootout) -> Iterator[None]:  # noqa: ANN001
+    """However the test ends, what its runs left is undone (doctor) and the work directories they
+    were seen using are removed, so that a failing test leaves nothing on the shared machine."""
+    _started.clear()
+    try:
+        yield
+    finally:
+        for watched in _started:
+            if watched.child.poll() is None:
+                watched.kill()
+        shootout("doctor")
+        for watched in _started:
+            for path in watched.workdirs:
+                shutil.rmtree(path, ignore_errors=True)
+        _started.clear()
 
 
 def journals(shootout) -> list[Path]:  # noqa: ANN001

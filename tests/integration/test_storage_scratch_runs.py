@@ -109,33 +109,34 @@ def test_sigkill_leaves_no_throttle_loop_or_work_directory_and_resumes(shootout,
     """Killed while the scratches are made (then the next run cleans up), or inside a dd-write
     trial of the throttled btrfs scratch (then doctor): the throttle rule never outlives its loop
     device, and nothing of the run is left; the resumed run measures each trial once."""
-    rate = 4_000_000 + (int(time.time()) % 1000) * 4096  # a rate no one else sets: this test's rule
-    toml = tmp_path / "shootout.toml"
-    toml.write_text(configs_toml(scratch_in, rate) + "[params.dd-write]\nsize_mib = 3\n")
-    watched = kill_sweep.start(shootout, "run", "-f", str(toml), "-c", "ext4", "-c", "btrfs-zstd", "-w", "dd-write",
-                               "--min-rounds", "6", "--max-rounds", "6", "--budget", "60m", "--db", shootout.db)
-    if moment == "setup":  # a scratch made, no trial yet
-        watched.until(lambda: loops_under(scratch_in) != [] and our_rules(rate) == {}, "a scratch being made")
-    else:
-        watched.until(lambda: len(our_rules(rate)) == 2 and dd_running(watched), "a dd-write trial, both throttled")
-    watched.kill()
-    time.sleep(0.5)
-    assert watched.workdirs, "the run's work directory was never seen"
-    # Until doctor or the next run, a rule stays only on a device still attached to the run's
-    # own file: a number the kernel has freed would throttle whoever gets it next.
-    assert all(back.startswith(str(scratch_in)) for back in our_rules(rate).values()), our_rules(rate)
-    if moment == "trial":
-        doctor = shootout("doctor")
-        assert doctor.returncode == 0, doctor.stderr
-        assert "undid: throttle the scratch device" in doctor.stdout, doctor.stdout + doctor.stderr
-        assert "undid: create the work directory /dev/shm/shootout-" in doctor.stdout
+    with kill_sweep.cleaning_up(shootout):
+        rate = 4_000_000 + (int(time.time()) % 1000) * 4096  # a rate no one else sets: this test's rule
+        toml = tmp_path / "shootout.toml"
+        toml.write_text(configs_toml(scratch_in, rate) + "[params.dd-write]\nsize_mib = 3\n")
+        watched = kill_sweep.start(shootout, "run", "-f", str(toml), "-c", "ext4", "-c", "btrfs-zstd", "-w", "dd-write",
+                                   "--min-rounds", "6", "--max-rounds", "6", "--budget", "60m", "--db", shootout.db)
+        if moment == "setup":  # a scratch made, no trial yet
+            watched.until(lambda: loops_under(scratch_in) != [] and our_rules(rate) == {}, "a scratch being made")
+        else:
+            watched.until(lambda: len(our_rules(rate)) == 2 and dd_running(watched), "a dd-write trial, both throttled")
+        watched.kill()
+        time.sleep(0.5)
+        assert watched.workdirs, "the run's work directory was never seen"
+        # Until doctor or the next run, a rule stays only on a device still attached to the run's
+        # own file: a number the kernel has freed would throttle whoever gets it next.
+        assert all(back.startswith(str(scratch_in)) for back in our_rules(rate).values()), our_rules(rate)
+        if moment == "trial":
+            doctor = shootout("doctor")
+            assert doctor.returncode == 0, doctor.stderr
+            assert "undid: throttle the scratch device" in doctor.stdout, doctor.stdout + doctor.stderr
+            assert "undid: create the work directory /dev/shm/shootout-" in doctor.stdout
+            assert our_rules(rate) == {} and left_behind(scratch_in) == []
+            assert watched.workdirs_left() == [] and kill_sweep.journals(shootout) == []
+        _, stderr = kill_sweep.resume(shootout)
+        if moment == "setup":
+            assert "undid a change left by a killed run: create the work directory" in stderr, stderr
         assert our_rules(rate) == {} and left_behind(scratch_in) == []
-        assert watched.workdirs_left() == [] and kill_sweep.journals(shootout) == []
-    _, stderr = kill_sweep.resume(shootout)
-    if moment == "setup":
-        assert "undid a change left by a killed run: attach a loop device" in stderr, stderr
-    assert our_rules(rate) == {} and left_behind(scratch_in) == []
-    assert watched.workdirs_left() == []
+        assert watched.workdirs_left() == []
 
 
 def test_iozone_and_small_files_in_a_userspace_on_ext4_and_compressing_btrfs(spaces: Spaces, shootout, tmp_path, scratch_in):
