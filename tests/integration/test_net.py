@@ -11,7 +11,6 @@ import dataclasses
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -264,13 +263,14 @@ def test_sigkill_then_doctor_leaves_nothing(shootout, tmp_path: Path) -> None:
     pins = tuple(f"{pin}{c}-{w}-{s}" for c in "no" for w in ("drop-rate", "vpn") for s in "ab")
     (tmp_path / "net.toml").write_text(RUN.format(pin=pin))
     # a budget the busy-machine check never refuses: the kill must land in a trial
-    child = shootout.popen("run", "--file", str(tmp_path / "net.toml"), "--budget", "60m", "--db", shootout.db)
+    watched = kill_sweep.start(shootout, "run", "--file", str(tmp_path / "net.toml"), "--budget", "60m",
+                               "--db", shootout.db)
+    child = watched.child
     # kill mid-trial: once all four topologies exist and the generator runs inside one of them
     seen = _watch(child, lambda seen: len(seen) == 8 and running_in(seen, "trafgen"))
     assert child.poll() is None, child.communicate()[1][-2000:]
     assert running_in(seen, "trafgen"), "no drop-rate trial was running when the watch gave up"
-    child.send_signal(signal.SIGKILL)
-    child.wait()
+    watched.kill()
     deadline = time.monotonic() + 60
     while in_namespaces(seen) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -284,6 +284,7 @@ def test_sigkill_then_doctor_leaves_nothing(shootout, tmp_path: Path) -> None:
     for made in ("network namespace pinned as", "creating the veth pair", "adding the nft drop rule"):
         assert made in done.stdout
     assert_nothing_left(seen, pins)
+    assert watched.workdirs and watched.workdirs_left() == [] and kill_sweep.journals(shootout) == []
 
 
 TUNNELS = """
