@@ -309,11 +309,11 @@ parallel = 2
 """
 
 
-@pytest.mark.parametrize("moment", ["setup", "wireguard", "openvpn"])
+@pytest.mark.parametrize("moment", ["setup", "wireguard", "openvpn", "tcp-veth"])
 def test_sigkill_of_tunnels_and_tcp_veth_leaves_nothing_and_resumes(shootout, tmp_path: Path, moment: str) -> None:
     """Killed while the topologies are made, before any trial (then the next run cleans up), or
-    inside a vpn trial with its WireGuard or OpenVPN tunnel up (then doctor); the resumed run
-    measures each trial once and leaves nothing either."""
+    inside a vpn trial with its WireGuard or OpenVPN tunnel up, or inside a tcp-veth trial (then
+    doctor); the resumed run measures each trial once and leaves nothing either."""
     pin = f"sokill{os.getpid() % 10000}"
     pins = tuple(f"{pin}{c}-{w}-{s}" for c in "wo" for w in ("vpn", "tcp-veth") for s in "ab")
     (tmp_path / "net.toml").write_text(TUNNELS.format(pin=pin))
@@ -326,8 +326,10 @@ def test_sigkill_of_tunnels_and_tcp_veth_leaves_nothing_and_resumes(shootout, tm
             seen.update(holders(watched.child.pid))
             if moment == "setup":
                 return len(seen) >= 2 and not kill_sweep.trial_keys(tmp_path / "results.db")
-            tunnel = {"wireguard": "wireguard-go", "openvpn": "openvpn"}[moment]
-            return running_in(seen, tunnel) and running_in(seen, "iperf3")
+            if moment == "tcp-veth":
+                return running_in(seen, "iperf3") and not any(running_in(seen, t) for t in ("wireguard-go", "openvpn"))
+            return running_in(seen, {"wireguard": "wireguard-go", "openvpn": "openvpn"}[moment]) \
+                and running_in(seen, "iperf3")
 
         watched.until(moment_reached, f"the moment '{moment}'")
         watched.kill()
