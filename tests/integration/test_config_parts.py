@@ -1,5 +1,6 @@
 """Configurations that change the machine, for real (root, CI): settings switched per trial and
-scratch filesystems made in files, undone after the run, on Ctrl-C and after SIGKILL + doctor.
+scratch filesystems made in files, undone after the run, on Ctrl-C and after SIGKILL (by doctor or
+the next run), the killed run resumed with each trial measured once.
 
 The settings flipped here are safe on a shared machine (writeback thresholds, zswap's pool
 limit); every test puts back the values it read before, whatever happens.
@@ -17,6 +18,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import kill_sweep
 import pytest
 
 SYSCTL, SYSCTL_FILE = "vm.dirty_background_ratio", Path("/proc/sys/vm/dirty_background_ratio")
@@ -153,16 +155,36 @@ def test_ctrl_c_undoes_settings_and_scratch(shootout, tmp_path, original, scratc
     assert left_behind(scratch_in) == []
 
 
-def test_sigkill_then_doctor_undoes_settings_and_scratch(shootout, tmp_path, original, scratch_in):
-    child = start_and_wait_for_tuned(shootout, tmp_path, original, scratch_in)
-    child.send_signal(signal.SIGKILL)
-    child.communicate(timeout=60)
-    time.sleep(0.5)  # the trial's own process outlives the kill by its sleep
-    doctor = shootout("doctor")
-    assert "undid: set vm.dirty_background_ratio" in doctor.stdout, doctor.stdout + doctor.stderr
-    assert "undid: mount the ext4 scratch" in doctor.stdout
-    assert machine() == original
-    assert left_behind(scratch_in) == []
+@pytest.mark.parametrize("moment", ["setup", "trial"])
+def test_sigkill_leaves_no_setting_scratch_or_work_directory_and_resumes(shootout, tmp_path, original, scratch_in,
+                                                                          moment):
+    """Killed while the tuned configuration's scratch is made, before any trial (then the next run
+    cleans up), or inside a trial with its sysctl and sysfs values in force (then doctor)."""
+    with kill_sweep.cleaning_up(shootout):
+        toml = write_toml(tmp_path, original, scratch_in, disk=True, sleep=0.4)
+        watched = kill_sweep.start(shootout, "run", "-f", str(toml), "-c", "plain", "-c", "tuned", "-w", "readback",
+                                   "--min-rounds", "6", "--max-rounds", "6", "--db", shootout.db)
+        if moment == "setup":
+            watched.until(lambda: loops_under(scratch_in) != [] and not kill_sweep.trial_keys(tmp_path / "results.db"),
+                          "the tuned scratch being made")
+        else:
+            watched.until(lambda: machine() == tuned(original) and mounts_under(scratch_in, watched.child.pid) != [],
+                          "a trial of the tuned settings")
+        watched.kill()
+        time.sleep(0.5)  # the trial's own process outlives the kill by its sleep
+        assert watched.workdirs, "the run's work directory was never seen"
+        if moment == "trial":
+            doctor = shootout("doctor")
+            assert doctor.returncode == 0, doctor.stderr
+            assert "undid: set vm.dirty_background_ratio" in doctor.stdout, doctor.stdout + doctor.stderr
+            assert "undid: mount the ext4 scratch" in doctor.stdout
+            assert machine() == original and left_behind(scratch_in) == []
+            assert watched.workdirs_left() == [] and kill_sweep.journals(shootout) == []
+        _, stderr = kill_sweep.resume(shootout)
+        if moment == "setup":
+            assert "undid a change left by a killed run: create the work directory" in stderr, stderr
+        assert machine() == original and left_behind(scratch_in) == []
+        assert watched.workdirs_left() == []
 
 
 def test_btrfs_and_ext4_scratch_in_files_used_by_a_workload(shootout, tmp_path, scratch_in, require_root):
@@ -196,7 +218,7 @@ unit = "score"
     facts = run_facts(tmp_path / "results.db")
     for config in ("ext4", "btrfs"):
         scratch = facts[config]["scratch"]
-        assert scratch["loop"]["autoclear"] is True  # the loop device goes with the mount
+        assert scratch["loop"]["autoclear"] is False  # detached by the journal: never freed with a rule on it
         assert scratch["loop"]["backing_file"].startswith(str(scratch_in))
         assert scratch["device"]["disk"] and "rotational" in scratch["device"]
     assert left_behind(scratch_in) == []

@@ -11,7 +11,6 @@ import dataclasses
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import kill_sweep
 import psutil
 import pytest
 from shared_spaces import AMD64, Spaces
@@ -263,13 +263,14 @@ def test_sigkill_then_doctor_leaves_nothing(shootout, tmp_path: Path) -> None:
     pins = tuple(f"{pin}{c}-{w}-{s}" for c in "no" for w in ("drop-rate", "vpn") for s in "ab")
     (tmp_path / "net.toml").write_text(RUN.format(pin=pin))
     # a budget the busy-machine check never refuses: the kill must land in a trial
-    child = shootout.popen("run", "--file", str(tmp_path / "net.toml"), "--budget", "60m", "--db", shootout.db)
+    watched = kill_sweep.start(shootout, "run", "--file", str(tmp_path / "net.toml"), "--budget", "60m",
+                               "--db", shootout.db)
+    child = watched.child
     # kill mid-trial: once all four topologies exist and the generator runs inside one of them
     seen = _watch(child, lambda seen: len(seen) == 8 and running_in(seen, "trafgen"))
     assert child.poll() is None, child.communicate()[1][-2000:]
     assert running_in(seen, "trafgen"), "no drop-rate trial was running when the watch gave up"
-    child.send_signal(signal.SIGKILL)
-    child.wait()
+    watched.kill()
     deadline = time.monotonic() + 60
     while in_namespaces(seen) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -283,6 +284,73 @@ def test_sigkill_then_doctor_leaves_nothing(shootout, tmp_path: Path) -> None:
     for made in ("network namespace pinned as", "creating the veth pair", "adding the nft drop rule"):
         assert made in done.stdout
     assert_nothing_left(seen, pins)
+    assert watched.workdirs and watched.workdirs_left() == [] and kill_sweep.journals(shootout) == []
+
+
+TUNNELS = """
+[run]
+configs = ["wg", "ovpn"]
+workloads = ["vpn", "tcp-veth"]
+[[config]]
+name = "wg"
+spec = "host"
+vpn = "wireguard"
+net = {{ pin = "{pin}w" }}
+[[config]]
+name = "ovpn"
+spec = "host"
+vpn = "openvpn"
+net = {{ pin = "{pin}o" }}
+[params.vpn]
+seconds = 1
+[params.tcp-veth]
+seconds = 1
+parallel = 2
+"""
+
+
+@pytest.mark.parametrize("moment", ["setup", "wireguard", "openvpn", "tcp-veth"])
+def test_sigkill_of_tunnels_and_tcp_veth_leaves_nothing_and_resumes(shootout, tmp_path: Path, moment: str) -> None:
+    """Killed while the topologies are made, before any trial (then the next run cleans up), or
+    inside a vpn trial with its WireGuard or OpenVPN tunnel up, or inside a tcp-veth trial (then
+    doctor); the resumed run measures each trial once and leaves nothing either."""
+    pin = f"sokill{os.getpid() % 10000}"
+    pins = tuple(f"{pin}{c}-{w}-{s}" for c in "wo" for w in ("vpn", "tcp-veth") for s in "ab")
+    (tmp_path / "net.toml").write_text(TUNNELS.format(pin=pin))
+    seen: set[str] = set()
+    with kill_sweep.cleaning_up(shootout):
+        watched = kill_sweep.start(shootout, "run", "--file", str(tmp_path / "net.toml"), "--min-rounds", "6",
+                                   "--max-rounds", "7", "--budget", "60m", "--db", shootout.db)
+
+        def moment_reached() -> bool:
+            seen.update(holders(watched.child.pid))
+            if moment == "setup":
+                return len(seen) >= 2 and not kill_sweep.trial_keys(tmp_path / "results.db")
+            if moment == "tcp-veth":
+                return running_in(seen, "iperf3") and not any(running_in(seen, t) for t in ("wireguard-go", "openvpn"))
+            return running_in(seen, {"wireguard": "wireguard-go", "openvpn": "openvpn"}[moment]) \
+                and running_in(seen, "iperf3")
+
+        watched.until(moment_reached, f"the moment '{moment}'")
+        watched.kill()
+        assert watched.workdirs, "the run's work directory was never seen"
+        deadline = time.monotonic() + 60
+        while in_namespaces(seen) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert any(Path("/run/netns", p).exists() for p in pins)  # pins keep the namespaces: the journal's job
+        if moment != "setup":
+            done = shootout("doctor")
+            assert done.returncode == 0, done.stderr
+            for made in ("network namespace pinned as", "creating the veth pair", "create the work directory"):
+                assert made in done.stdout, done.stdout
+            assert_nothing_left(seen, pins)
+            assert watched.workdirs_left() == [] and kill_sweep.journals(shootout) == []
+        resumed, stderr = kill_sweep.resume(shootout)
+        if moment == "setup":
+            assert "undid a change left by a killed run: network namespace pinned as" in stderr, stderr
+            assert "undid a change left by a killed run: create the work directory" in stderr, stderr
+        assert_nothing_left(seen, pins)
+        assert watched.workdirs_left() == []
 
 
 # -- bad input ----------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Storage workloads for real (root, CI): dd-write and fio on file-backed ext4 and btrfs+zstd
 scratches behind a throttle, iozone inside a userspace (non-free, installed on first use), and
-the throttle rule and loop devices gone after a normal exit and after SIGKILL + doctor, and the
+the throttle rule, loop devices and work directories gone after a normal exit and after SIGKILL
+(then doctor, or the next run) with the resumed run measuring each trial once, and the
 scratch trimmed at the start of every round.
 
 Sizes are a few MiB. Other helpers' tests use loop devices and blkio rules at the same time,
@@ -9,12 +10,15 @@ so every check looks only at what this test made: its scratch directory and its 
 
 from __future__ import annotations
 
-import signal
 import sqlite3
 import statistics
+import subprocess
 import time
 from pathlib import Path
 
+import kill_sweep
+import psutil
+import pytest
 from shared_spaces import AMD64, Spaces
 from test_config_parts import left_behind, loops_under, run_facts, scratch_in, trials  # noqa: F401  (a fixture)
 
@@ -80,26 +84,59 @@ jobs = ["seq_write", "randread_qd32"]
     assert rules_left(devices) == {} and left_behind(scratch_in) == []
 
 
-def test_sigkill_then_doctor_lifts_the_throttle(shootout, tmp_path, scratch_in):
-    rate = 1_000_000 + (int(time.time()) % 1000) * 4096  # a rate no one else sets: this test's rule
-    toml = tmp_path / "shootout.toml"
-    toml.write_text(configs_toml(scratch_in, rate) + "[params.dd-write]\nsize_mib = 16\n")
-    child = shootout.popen("run", "-f", str(toml), "-c", "ext4", "-c", "btrfs-zstd", "-w", "dd-write",
-                           "--db", shootout.db)
+def our_rules(rate: int) -> dict[str, str]:
+    """Devices that carry this test's write rule -> the file each is attached to ("" when free)."""
     root = blkio_root()
     assert root is not None
-    rules = root / "blkio.throttle.write_bps_device"
-    deadline = time.time() + 120
-    while f" {rate}" not in rules.read_text():
-        assert time.time() < deadline and child.poll() is None, "the run never throttled its scratch"
-        time.sleep(0.05)
-    devices = [line.split()[0] for line in rules.read_text().splitlines() if line.endswith(f" {rate}")]
-    child.send_signal(signal.SIGKILL)
-    child.communicate(timeout=60)
-    time.sleep(0.5)
-    doctor = shootout("doctor")
-    assert "undid: throttle the scratch device" in doctor.stdout, doctor.stdout + doctor.stderr
-    assert rules_left(devices) == {} and left_behind(scratch_in) == [] and loops_under(scratch_in) == []
+    rules = (root / "blkio.throttle.write_bps_device").read_text().splitlines()
+    found = {}
+    for device in [line.split()[0] for line in rules if line.endswith(f" {rate}")]:
+        listed = subprocess.run(["losetup", "-l", "-n", "-O", "MAJ:MIN,BACK-FILE"], capture_output=True, text=True)
+        files = [line.split(None, 1) for line in listed.stdout.splitlines()]
+        found[device] = next((f[1].strip() for f in files if len(f) == 2 and f[0].strip() == device), "")
+    return found
+
+
+def dd_running(watched: kill_sweep.Watched) -> bool:
+    try:
+        return any(p.name() == "dd" for p in psutil.Process(watched.child.pid).children(recursive=True))
+    except psutil.Error:
+        return False
+
+
+@pytest.mark.parametrize("moment", ["setup", "trial"])
+def test_sigkill_leaves_no_throttle_loop_or_work_directory_and_resumes(shootout, tmp_path, scratch_in, moment):
+    """Killed while the scratches are made (then the next run cleans up), or inside a dd-write
+    trial of the throttled btrfs scratch (then doctor): the throttle rule never outlives its loop
+    device, and nothing of the run is left; the resumed run measures each trial once."""
+    with kill_sweep.cleaning_up(shootout):
+        rate = 4_000_000 + (int(time.time()) % 1000) * 4096  # a rate no one else sets: this test's rule
+        toml = tmp_path / "shootout.toml"
+        toml.write_text(configs_toml(scratch_in, rate) + "[params.dd-write]\nsize_mib = 3\n")
+        watched = kill_sweep.start(shootout, "run", "-f", str(toml), "-c", "ext4", "-c", "btrfs-zstd", "-w", "dd-write",
+                                   "--min-rounds", "6", "--max-rounds", "6", "--budget", "60m", "--db", shootout.db)
+        if moment == "setup":  # a scratch made, no trial yet
+            watched.until(lambda: loops_under(scratch_in) != [] and our_rules(rate) == {}, "a scratch being made")
+        else:
+            watched.until(lambda: len(our_rules(rate)) == 2 and dd_running(watched), "a dd-write trial, both throttled")
+        watched.kill()
+        time.sleep(0.5)
+        assert watched.workdirs, "the run's work directory was never seen"
+        # Until doctor or the next run, a rule stays only on a device still attached to the run's
+        # own file: a number the kernel has freed would throttle whoever gets it next.
+        assert all(back.startswith(str(scratch_in)) for back in our_rules(rate).values()), our_rules(rate)
+        if moment == "trial":
+            doctor = shootout("doctor")
+            assert doctor.returncode == 0, doctor.stderr
+            assert "undid: throttle the scratch device" in doctor.stdout, doctor.stdout + doctor.stderr
+            assert "undid: create the work directory /dev/shm/shootout-" in doctor.stdout
+            assert our_rules(rate) == {} and left_behind(scratch_in) == []
+            assert watched.workdirs_left() == [] and kill_sweep.journals(shootout) == []
+        _, stderr = kill_sweep.resume(shootout)
+        if moment == "setup":
+            assert "undid a change left by a killed run: create the work directory" in stderr, stderr
+        assert our_rules(rate) == {} and left_behind(scratch_in) == []
+        assert watched.workdirs_left() == []
 
 
 def test_iozone_and_small_files_in_a_userspace_on_ext4_and_compressing_btrfs(spaces: Spaces, shootout, tmp_path, scratch_in):

@@ -144,3 +144,63 @@ def test_spawn_runs_in_the_background_and_stop_ends_its_group(target: Target) ->
     assert time.monotonic() - t0 < 5 and not bg.alive()
     assert "up" in result.stdout and result.exit_status != 0
     assert bg.stop() is result
+
+
+_KILLED = """
+import sys, time
+from pathlib import Path
+from shootout.model import Config
+from shootout.targets.base import Target
+from shootout.targets.host import HostTarget
+
+class UploadBlocks(HostTarget):
+    put_tree = Target.put_tree  # the generic one (through a command), as a VM or ssh target has it
+
+    def _checked(self, argv, what, stdin=None, timeout=600.0):
+        if isinstance(stdin, Path):  # the tree's tar, on its way: report it and be killed here
+            print(stdin, flush=True)
+            time.sleep(600)
+        return super()._checked(argv, what, stdin, timeout)
+
+target = UploadBlocks(Config(name="host"))
+print(target.workdir(), flush=True)
+tree = Path(sys.argv[1])
+target.put_tree(tree, target.workdir() + "/t")
+"""
+
+
+def test_a_killed_target_leaves_its_work_directory_and_upload_only_until_recover(tmp_path: Path) -> None:
+    """The host's work directory (on /dev/shm) and the tar a generic put_tree uploads go through
+    the journal: after SIGKILL, recover() (doctor, the next run) removes them."""
+    import signal
+    import subprocess
+    import sys
+
+    from shootout.system.journal import recover
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "f").write_bytes(b"x" * 100_000)
+    home = tmp_path / "home"
+    env = {**os.environ, "SHOOTOUT_HOME": str(home), "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    child = subprocess.Popen([sys.executable, "-c", _KILLED, str(tree)], env=env, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    workdir, packed = Path(child.stdout.readline().strip()), Path(child.stdout.readline().strip())
+    try:
+        assert workdir.is_dir() and packed.stat().st_size > 100_000
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        assert workdir.is_dir() and packed.exists()  # a kill undoes nothing by itself
+        os.environ["SHOOTOUT_HOME"], saved = str(home), os.environ.get("SHOOTOUT_HOME")
+        try:
+            undone, errors = recover()
+        finally:
+            os.environ.pop("SHOOTOUT_HOME") if saved is None else os.environ.__setitem__("SHOOTOUT_HOME", saved)
+        assert errors == [] and any(u.startswith("create the work directory") for u in undone), undone
+        assert not workdir.exists() and not packed.exists()
+        assert list((home / "journal").glob("*.jsonl")) == []
+    finally:
+        if child.poll() is None:
+            child.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+        packed.unlink(missing_ok=True)

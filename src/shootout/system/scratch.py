@@ -4,9 +4,11 @@ Three kinds, from the configuration's `scratch` (Config.parts["scratch"]):
   none                     a fresh directory under /var/tmp
   {"dir": PATH}            a fresh directory inside PATH, the device under test
   {"fs": "btrfs", ...}     a filesystem shootout makes in a file in the directory `in`,
-                           mounted through a loop device (`mount -o loop` sets autoclear, so
-                           the device goes away with the mount, also when a killed run's
-                           mount namespace is freed); never a raw block device
+                           mounted through a loop device of its own; never a raw block device
+The loop device is attached without autoclear, so it stays attached to the run's file until
+its journal entry detaches it, also after a kill frees the run's mount namespace (and with it
+the mount): a throttle rule on the device's number (parts.throttle) is lifted first, never left
+on a number that the next `losetup` hands to someone else.
 Everything made goes through the change journal and is undone by close(), at the end of the
 run, or by `shootout doctor` after a kill. open_scratch() is called lazily by whatever first
 needs the scratch (a target asked for scratch("disk")), so CPU-only runs never make one; for
@@ -152,12 +154,29 @@ def _file_fs(spec: dict[str, Any], journal: Journal, entries: list[int]) -> Path
     except subprocess.CalledProcessError as exc:
         last = (exc.stderr or exc.stdout or "").strip().splitlines()[-1:] or [f"exit {exc.returncode}"]
         raise TargetError(f"{command[0]} failed on {image}: {last[0]}", "check the scratch size and filesystem") from None
+    device = _attach_loop(journal, image, entries)
     entries.append(make_dir(journal, point))
-    options = ",".join(filter(None, ["loop", spec.get("mount", "")]))
+    options = ["-o", spec["mount"]] if spec.get("mount") else []
     entries.append(mount(journal, f"mount the {fs} scratch at {point}",
-                         ["mount", "--make-private", "-t", fs, "-o", options, str(image), str(point)], point))
+                         ["mount", "--make-private", "-t", fs, *options, device, str(point)], point))
     _direct_loop(point)
     return point
+
+
+def _attach_loop(journal: Journal, image: Path, entries: list[int]) -> str:
+    """A loop device on image (no autoclear: see the module's docstring); its path."""
+    attached: list[str] = []
+
+    def attach() -> None:
+        done = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "PATH": SBIN_PATH})
+        if done.returncode != 0 or not done.stdout.strip().startswith("/dev/"):
+            raise TargetError(f"cannot attach a loop device to {image}: {done.stderr.strip() or done.returncode}",
+                              "free a loop device (losetup -l) or load the loop module")
+        attached.append(done.stdout.strip())
+
+    entries.append(journal.change(f"attach a loop device to {image}", {"detach_loops": str(image)}, attach))
+    return attached[0]
 
 
 def _direct_loop(point: Path) -> None:

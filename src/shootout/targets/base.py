@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import itertools
 import secrets
 import tarfile
 import tempfile
@@ -29,6 +30,7 @@ from shootout.targets.process import Background, ProcResult, Stdin
 
 CLEAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SCRATCH_KINDS = ("tmpfs", "disk")
+_trees = itertools.count(1)
 
 # Write stdin to $1 atomically (through $1.part), making the directory first.
 _PUT = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1.part" && mv -f -- "$1.part" "$1"'
@@ -158,11 +160,16 @@ class Target(ABC):
 
     def put_tree(self, source: Path, dest: str) -> str:
         """Copy the host directory `source` to `dest` inside the target (replacing it); returns dest."""
-        with tempfile.NamedTemporaryFile(prefix="shootout-tree-", suffix=".tar") as fh:
-            with tarfile.open(fileobj=fh, mode="w") as tar:
+        # Through the journal: a kill while it uploads must not leave the tree's tar in /tmp.
+        journal = self._journal()
+        packed = Path(tempfile.gettempdir()) / f"shootout-tree-{journal.path.stem}-{next(_trees)}.tar"
+        entry = journal.change(f"create {packed}", {"remove": str(packed)}, lambda: packed.touch(0o600, exist_ok=False))
+        try:
+            with tarfile.open(packed, mode="w") as tar:
                 tar.add(source, arcname=".")
-            fh.flush()
-            self._checked(["sh", "-c", _PUT_TREE, "put", dest], f"write {dest}", stdin=Path(fh.name))
+            self._checked(["sh", "-c", _PUT_TREE, "put", dest], f"write {dest}", stdin=packed)
+        finally:
+            journal.undo_entry(entry)
         return dest
 
     def read(self, path: str, limit: int | None = None) -> bytes:

@@ -1,7 +1,14 @@
-"""The host userspace: commands run directly, the work directory on /dev/shm (tmpfs)."""
+"""The host userspace: commands run directly, the work directory on /dev/shm (tmpfs).
+
+The work directory is a change like any other: journalled before it is made (removed by close(),
+or by `shootout doctor` or the next run after a kill), since a killed run's leaves its inputs
+(tens of MB) in RAM. Its name holds the journal's own (pid and start time), so it is never a
+directory another process made.
+"""
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -15,24 +22,33 @@ from shootout.targets.local import LocalFiles
 from shootout.targets.process import Background, ProcResult, Stdin, run_process
 
 
-def _tmpfs_root() -> str | None:
+_workdirs = itertools.count(1)
+
+
+def _tmpfs_root() -> Path:
     shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() else None
+    return shm if shm.is_dir() else Path(tempfile.gettempdir())
 
 
 class HostTarget(LocalFiles):
     def __init__(self, config: Config, journal: Journal | None = None) -> None:
         super().__init__(config, journal)
         self._workdir: Path | None = None
+        self._workdir_entry: int | None = None
 
     def open(self) -> None:
         if self._workdir is None:
-            self._workdir = Path(tempfile.mkdtemp(prefix="shootout-", dir=_tmpfs_root()))
+            journal = self._journal()
+            path = _tmpfs_root() / f"shootout-{journal.path.stem}-{next(_workdirs)}"
+            self._workdir_entry = journal.change(f"create the work directory {path}", {"rmtree": str(path)},
+                                                 lambda: path.mkdir(mode=0o700))
+            self._workdir = path
 
     def close(self) -> None:
-        if self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
+        if self._workdir_entry is not None:
+            self._journal().undo_entry(self._workdir_entry)
+            self._workdir_entry = None
+        self._workdir = None
         super().close()
 
     def workdir(self) -> str:
