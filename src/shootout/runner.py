@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shootout import events as ev
-from shootout.analysis import metric_log_ratios, run_design
+from shootout.analysis import is_emulated, metric_log_ratios, run_design
 from shootout.configs import aa_original
 from shootout.conditions.monitor import Monitor, TrialWindow
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
@@ -373,6 +373,11 @@ class Runner:
         rounds = max(0, first - len(measured))
         if not warmup or not rounds or len(live.run.configs) < 2:
             return  # one configuration has no verdicts to lose
+        if emulated := [c.name for c in live.run.configs if is_emulated(live.run.facts.get(c.name, {}))]:
+            # function only, no verdicts by design: nothing to pay for, the run measures its budget
+            self.emit(ev.Notice(f"{', '.join(emulated)} emulated: no verdicts, measuring for the budget "
+                                f"of {s.budget_s / 60:g} min"))
+            return
         round_s = _round_seconds(warmup)
         estimate = ev.BudgetEstimate(rounds, round_s, rounds * round_s, max(0.0, s.budget_s - live.elapsed()))
         self.emit(estimate)

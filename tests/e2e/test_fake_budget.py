@@ -10,6 +10,7 @@ from shootout import events as ev
 from shootout.analysis import analyze, run_design
 from shootout.errors import UsageError
 from shootout.model import Config, RunSettings
+from shootout.stats.verdict import Verdict
 from shootout.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal
@@ -24,9 +25,10 @@ def slow(argv, config, n):
     return f"value: {100 + n % 3}\n"
 
 
-def start(tmp_path, **settings):
+def start(tmp_path, emulated=False, **settings):
     SCRIPTS["budget"] = slow
-    configs = [Config(name=n, target="fake", options=(("script", "budget"),)) for n in ("A", "B")]
+    options = (("script", "budget"), *((("emulated", "yes"),) if emulated else ()))
+    configs = [Config(name=n, target="fake", options=options) for n in ("A", "B")]
     works = [CommandWorkload({"name": f"w{i}", "command": ["w"], "regex": r"value: ([0-9.]+)", "unit": "ops/s"})
              for i in range(3)]
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
@@ -71,6 +73,20 @@ def test_a_budget_that_covers_the_minimum_says_so_and_goes_on(tmp_path):
     (estimate,) = [e for e in seen if isinstance(e, ev.BudgetEstimate)]
     assert estimate.enough and estimate.left_s > estimate.needed_s
     assert store.get_run(run_id).status == "complete"
+
+
+def test_an_emulated_run_is_not_refused_for_the_verdicts_it_cannot_give(tmp_path):
+    """Emulated (TCG) VMs give no verdicts by design: the run measures for its budget and says so."""
+    runner, request, store, seen = start(tmp_path, emulated=True, budget_s=1.5)
+    run_id = runner.start(request)
+    assert not any(isinstance(e, ev.BudgetEstimate) for e in seen)
+    assert any(isinstance(e, ev.Notice) and "A, B emulated: no verdicts" in e.text for e in seen)
+    assert store.get_run(run_id).status == "complete"
+    rounds = {t.spec.round for t in store.trials(run_id)}
+    assert len(rounds) >= 2  # measured until the budget was spent
+    analysis = analyze(store.get_run(run_id), store.trials(run_id))
+    assert all("emulated" in c.flags for c in analysis.comparisons)
+    assert all(c.verdict == Verdict.INCONCLUSIVE for c in analysis.comparisons if c.headline)
 
 
 class SlowToPrepare(CommandWorkload):
