@@ -225,6 +225,7 @@ class Runner:
                 live.targets[config.name] = live.targets[original]
                 continue
             target = self.target_factory(config, self.journal)
+            target.expect_packages([p for w in live.workloads.values() for p in w.debian_packages()])
             target.open()
             live.targets[config.name] = target
 

@@ -86,7 +86,7 @@ def test_under_tcg_the_vm_boots_and_runs_a_native_trial(image: VmImage, tmp_path
     facts = run.facts[config.name]["target"]
     assert facts["boot"]["release"] == image.release and facts["uname_m"] == "i686"
     assert facts["dpkg_arch"] == "i386" and facts["vm"]["accel"] == "tcg"
-    assert "-accel" in facts["vm"]["qemu_argv"] and facts["vm"]["shape"] == {"vcpus": 2, "memory_mib": 1024}
+    assert "-accel" in facts["vm"]["qemu_argv"] and facts["vm"]["shape"] == {"vcpus": 2, "memory_mib": 3072}
     assert is_emulated(run.facts[config.name])  # so the analysis gives no verdicts
     assert run.facts[config.name]["monitor_samples"]  # sampled inside the guest
     binary = run.facts[config.name]["workloads"]["intmix"]["binary"]
