@@ -14,7 +14,8 @@
 // A crash, an out-of-memory kill, a page that throws or logs an error, or the time limit
 // ends the trial with one line `error: ...` on stderr and exit status 2. Chromium never
 // outlives the driver: it is closed, its process group killed and waited for, and setpriv's
-// parent-death signal kills it if the driver itself is killed.
+// parent-death signal kills it if the driver itself is killed; the driver ends the trial
+// when its own parent, the runner, is gone.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -279,6 +280,11 @@ async function tabs({ count, switches, seed }) {
 }
 
 // -- the trial -----------------------------------------------------------------------------------
+
+// A runner killed with SIGKILL cannot stop its trial: the driver is re-parented then, and ends
+// the trial (its browser too) at once rather than at its time limit.
+const parent = process.ppid;
+setInterval(() => { if (process.ppid !== parent) fail("the runner that started this trial is gone", true); }, 250).unref();
 
 async function main() {
   const limit = setTimeout(() => fail(`timed out after ${plan.timeout_ms / 1000} s during ${current}`, true),
