@@ -28,6 +28,7 @@ from shootout.plan import round_order
 from shootout.stats import decided
 from shootout.store import Store
 from shootout.system.journal import Journal
+from shootout.system.tree import run_prefix
 from shootout.targets.base import Target, layout_padding
 from shootout.targets.factory import make_target
 from shootout.userspace.abi import tool_elf, verify_abi
@@ -162,6 +163,8 @@ class Runner:
     def _execute(self, live: _Live, calibrated: bool) -> int:
         run = live.run
         status = "failed"
+        # after a kill, doctor ends what the run's commands left running (a trial's browser)
+        commands = self.journal.record("the processes of this run's commands", {"end_marked": run_prefix()})
         try:
             self._open_targets(live)
             live.parts = RunParts(run.configs, self.journal)
@@ -191,6 +194,7 @@ class Runner:
             if live.parts is not None:
                 live.parts.close()
             self._record_conditions(live)
+            self.journal.undo_entry(commands)
             self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
             self.emit(ev.RunFinished(run.id, status))
         return run.id

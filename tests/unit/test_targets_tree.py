@@ -1,15 +1,22 @@
 """A command returns only once everything it started has exited, also what left its process
 group: a process in a session of its own (as Chromium and its crash handlers start) and that
-session's group, found by the command's environment marker (targets.tree)."""
+session's group, found by the command's environment marker (system.tree)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 import time
+from pathlib import Path
 
 import psutil
 
+from shootout.system.journal import recover
 from shootout.targets.process import Background, run_process
+
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 # A daemon in a session of its own (setsid), with a child in that session's group that
@@ -65,3 +72,33 @@ def test_an_unrelated_process_with_another_marker_is_left_alone():
         assert other.alive()
     finally:
         other.stop(grace_s=0.1)
+
+
+def test_doctor_ends_what_the_commands_of_a_killed_run_left_running(tmp_path):
+    """A run journals its marker prefix; SIGKILLed while a command (and a daemon it started in a
+    session of its own) runs, recover() (what `shootout doctor` does) ends them all."""
+    script = textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        from shootout.system.journal import Journal
+        from shootout.system.tree import run_prefix
+        from shootout.targets.process import Background
+        Journal(Path({str(tmp_path)!r})).record("the run's commands", {{"end_marked": run_prefix()}})
+        bg = Background(["sh", "-c", {ESCAPE + "; sleep 300"!r}], env={ENV!r})
+        print(bg.pid, flush=True)
+        time.sleep(300)
+    """)
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    child = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    command = int(child.stdout.readline())
+    time.sleep(1.0)  # the daemon's own session is up
+    sessions = {os.getsid(p.pid) for p in psutil.Process(command).children(recursive=True)}
+    assert len(sessions) == 2  # the command's, and the daemon's own
+    child.kill()
+    child.wait()
+    assert _alive(command)  # a SIGKILLed run stops nothing by itself
+    undone, errors = recover(tmp_path)
+    assert errors == [] and undone == ["the run's commands"]
+    assert not _alive(command)
+    assert all(_session(s) == [] for s in sessions), sessions

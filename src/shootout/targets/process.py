@@ -1,7 +1,7 @@
 """The one subprocess entry point every local target uses: run to completion, or in the background.
 
 A command runs in its own session (process group) and carries a marker in its environment
-(targets.tree), so a timeout or stop() kills everything it started, and a command returns
+(system.tree), so a timeout or stop() kills everything it started, and a command returns
 only once all of it has exited; resource usage comes from wait4() so it covers exactly this
 process tree.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from shootout.errors import ToolMissing
-from shootout.targets.tree import MARKER, Tree, new_mark
+from shootout.system.tree import MARKER, Tree, new_mark
 
 _SECTION = re.compile(r"^section (\S+)$")
 
@@ -103,7 +103,7 @@ class _Started:
         finally:
             if isinstance(stdin, Path) and not isinstance(source, int):
                 source.close()
-        self.tree = Tree(mark, self.proc.pid)
+        self.tree = Tree.of_command(mark, self.proc.pid)
         self._out: list[bytes] = []
         self._err: list[bytes] = []
         self._threads = [threading.Thread(target=_drain, args=(self.proc.stdout, self._out), daemon=True),

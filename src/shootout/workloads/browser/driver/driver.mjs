@@ -86,7 +86,7 @@ async function launch() {
     ignoreDefaultArgs: true,
     args: ["--pdeathsig", "KILL", "--", plan.chromium, ...plan.flags, `--user-data-dir=${path.join(profile, "data")}`, "about:blank"],
     pipe: true,
-    // SHOOTOUT_TREE: the trial's marker (targets/tree.py), so that its runner finds and waits
+    // SHOOTOUT_TREE: the trial's marker (system/tree.py), so that its runner finds and waits
     // for the processes Chromium starts in sessions of their own (its crash handlers)
     env: { PATH: process.env.PATH, LC_ALL: "C", HOME: home, XDG_CONFIG_HOME: home, XDG_CACHE_HOME: home, TMPDIR: profile,
            ...(process.env.SHOOTOUT_TREE ? { SHOOTOUT_TREE: process.env.SHOOTOUT_TREE } : {}) },

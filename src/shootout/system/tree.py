@@ -4,10 +4,12 @@ A command runs in a process group of its own, but some programs start processes 
 sessions of their own: Chromium (puppeteer starts it with setsid) and its crash handlers
 (which double-fork and setsid again) outlive a kill of the command's group and are
 re-parented to init, where nothing waits for them. So each command carries a marker in
-its environment (MARKER=<random token>), which children inherit; the command's tree is
-every process in its group, every process with its marker, and every process in the
-group of a marked one (Chromium's zygotes and renderers overwrite their environment with
-their title, but stay in the browser's group). A command is over when its tree is empty.
+its environment (MARKER=<this process's prefix>-<random token>), which children inherit;
+the command's tree is every process in its group, every process with its marker, and every
+process in the group of a marked one (Chromium's zygotes and renderers overwrite their
+environment with their title, but stay in the browser's group). A command is over when its
+tree is empty. The prefix names this shootout process: a run journals it, so that `shootout
+doctor` ends what the commands of a killed run left running (end_marked).
 """
 
 from __future__ import annotations
@@ -21,9 +23,17 @@ from collections.abc import Callable
 MARKER = "SHOOTOUT_TREE"
 
 
+_PREFIX = f"{os.getpid()}.{secrets.token_hex(4)}"
+
+
+def run_prefix() -> str:
+    """The prefix of every marker this process gives its commands."""
+    return _PREFIX
+
+
 def new_mark() -> str:
-    """A token of fixed length: the environment's size must not differ between trials."""
-    return secrets.token_hex(8)
+    """Of fixed length within a run: the environment's size must not differ between trials."""
+    return f"{_PREFIX}-{secrets.token_hex(8)}"
 
 
 def _stat(pid: str) -> tuple[str, int, int] | None:
@@ -48,12 +58,18 @@ def _marked(pid: str, needle: bytes) -> bool:
 class Tree:
     """The processes of one command: found by its marker and its process groups."""
 
-    def __init__(self, mark: str, pid: int) -> None:
-        """The tree of the command whose first process is pid (the leader of its group)."""
-        self._needle = f"\0{MARKER}={mark}\0".encode()
-        self.groups = {pid}
-        stat = _stat(str(pid))  # a process older than the command is not in its tree
+    def __init__(self, needle: bytes, leader: int | None = None) -> None:
+        """Processes whose environment holds needle; with a leader, its group's too and only
+        processes younger than it."""
+        self._needle = needle
+        self.groups = {leader} if leader is not None else set()
+        stat = _stat(str(leader)) if leader is not None else None  # an older process is not in its tree
         self._since = stat[2] if stat is not None else 0
+
+    @classmethod
+    def of_command(cls, mark: str, pid: int) -> Tree:
+        """The tree of the command with this marker whose first process is pid (its group's leader)."""
+        return cls(f"\0{MARKER}={mark}\0".encode(), pid)
 
     def members(self) -> list[int]:
         """Live (not zombie) processes of the tree; the groups of marked ones join the tree."""
@@ -92,3 +108,9 @@ def _quietly(kill: Callable[[int, int], None], target: int, sig: int) -> None:
         kill(target, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def end_marked(prefix: str) -> list[int]:
+    """End every process that a shootout process's commands left (the marker prefix it
+    journalled) and their groups; what was still alive after the wait."""
+    return Tree(f"\0{MARKER}={prefix}-".encode()).end()
