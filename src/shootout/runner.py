@@ -238,9 +238,12 @@ class Runner:
         baseline = run.configs[0].name
         for name, workload in list(live.workloads.items()):
             try:
-                if not calibrated:  # the work is sized by the baseline target's own facts
-                    facts = live.targets[baseline].probe()
-                    run.params[name] = {**workload.default_params(facts), **run.params.get(name, {})}
+                facts = live.targets[baseline].probe()
+                defaults = workload.default_params(facts)
+                # a run killed while preparing stored only the overrides: resumed, it sizes them again
+                sized = calibrated and set(defaults) <= set(run.params.get(name, {}))
+                if not sized:  # the work is sized by the baseline target's own facts
+                    run.params[name] = {**defaults, **run.params.get(name, {})}
                 self._provide(live, workload)
                 for config in run.configs:
                     self.emit(ev.Preparing(name, config.name))
@@ -251,7 +254,7 @@ class Runner:
                     prepared = workload.prepare(ctx)
                     verify_binaries(config, target, workload, prepared)
                     live.prepared[(name, config.name)] = prepared
-                if not calibrated:
+                if not sized:
                     run.params[name] = workload.calibrate(live.contexts[(name, baseline)],
                                                           live.prepared[(name, baseline)])
             except ShootoutError as exc:

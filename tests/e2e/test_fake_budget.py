@@ -110,3 +110,35 @@ def test_a_budget_spent_by_the_warm_up_is_an_error_not_a_complete_run(tmp_path):
     with pytest.raises(UsageError, match="no round was measured"):
         runner.start(request)
     assert store.get_run("last").status == "failed"
+
+
+class Sized(CommandWorkload):
+    """A workload whose work is sized by default parameters and calibration (as the browser's)."""
+
+    interrupt = False
+
+    def default_params(self, facts):
+        return {"size": 3, "runs": 0}
+
+    def calibrate(self, ctx, prepared):
+        if Sized.interrupt:
+            raise KeyboardInterrupt  # where a SIGKILL during set-up would land
+        return {**ctx.params, "runs": 2}
+
+    def argv(self, prepared, params):
+        return [*super().argv(prepared, params), str(params["size"] * params["runs"])]
+
+
+def test_a_run_killed_while_preparing_resumes_with_its_work_sized_again(tmp_path):
+    runner, request, store, seen = start(tmp_path, budget_s=60)
+    request.workloads[:] = [Sized(w.definition) for w in request.workloads]
+    Sized.interrupt = True
+    with pytest.raises(KeyboardInterrupt):
+        runner.start(request)
+    Sized.interrupt = False
+    run = store.get_run("last")
+    assert run.status == "interrupted" and store.trials(run.id, include_warmup=True) == []
+    run_id = runner.resume(run, [Sized(w.definition) for w in request.workloads])
+    resumed = store.get_run(run_id)
+    assert resumed.status == "complete"
+    assert all(p["size"] == 3 and p["runs"] == 2 for p in resumed.params.values())
