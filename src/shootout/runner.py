@@ -312,9 +312,15 @@ class Runner:
                     break
         return out
 
+    def _emulated(self, live: _Live) -> list[str]:
+        """The run's configurations that ran emulated (TCG VMs): function only, no verdicts."""
+        return [c.name for c in live.run.configs if is_emulated(live.run.facts.get(c.name, {}))]
+
     def _rounds(self, live: _Live) -> None:
         run, s = live.run, live.run.settings
         configs = [c.name for c in run.configs]
+        # an emulated run checks function: its warm-up and first round complete whatever the budget
+        unbudgeted = 1 if self._emulated(live) else -1
         for r in range(0, s.max_rounds + 1):
             active = self._active(live)
             if r > s.min_rounds:
@@ -333,7 +339,7 @@ class Runner:
             for spec in order:
                 if (spec.round, spec.workload, spec.config) in live.done or spec.workload in live.failed:
                     continue
-                if live.elapsed() > s.budget_s:
+                if live.elapsed() > s.budget_s and r > unbudgeted:
                     self.emit(ev.Stopped(f"time budget of {s.budget_s:.0f} s spent"))
                     return
                 trial = self._measure(live, spec)
@@ -381,10 +387,10 @@ class Runner:
         rounds = max(0, first - len(measured))
         if not warmup or not rounds or len(live.run.configs) < 2:
             return  # one configuration has no verdicts to lose
-        if emulated := [c.name for c in live.run.configs if is_emulated(live.run.facts.get(c.name, {}))]:
+        if emulated := self._emulated(live):
             # function only, no verdicts by design: nothing to pay for, the run measures its budget
-            self.emit(ev.Notice(f"{', '.join(emulated)} emulated: no verdicts, measuring for the budget "
-                                f"of {s.budget_s / 60:g} min"))
+            self.emit(ev.Notice(f"{', '.join(emulated)} emulated: no verdicts; one round whatever the budget, "
+                                f"more while the budget of {s.budget_s / 60:g} min lasts"))
             return
         round_s = _round_seconds(warmup)
         estimate = ev.BudgetEstimate(rounds, round_s, rounds * round_s, max(0.0, s.budget_s - live.elapsed()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import pytest
 
@@ -80,13 +81,23 @@ def test_an_emulated_run_is_not_refused_for_the_verdicts_it_cannot_give(tmp_path
     runner, request, store, seen = start(tmp_path, emulated=True, budget_s=1.5)
     run_id = runner.start(request)
     assert not any(isinstance(e, ev.BudgetEstimate) for e in seen)
-    assert any(isinstance(e, ev.Notice) and "A, B emulated: no verdicts" in e.text for e in seen)
+    assert any(isinstance(e, ev.Notice) and "A, B emulated: no verdicts; one round whatever the budget" in e.text for e in seen)
     assert store.get_run(run_id).status == "complete"
     rounds = {t.spec.round for t in store.trials(run_id)}
     assert len(rounds) >= 2  # measured until the budget was spent
     analysis = analyze(store.get_run(run_id), store.trials(run_id))
     assert all("emulated" in c.flags for c in analysis.comparisons)
     assert all(c.verdict == Verdict.INCONCLUSIVE for c in analysis.comparisons if c.headline)
+
+
+def test_an_emulated_run_measures_one_round_whatever_the_budget(tmp_path):
+    """Under TCG a warm-up may take longer than the whole budget: the run still checks
+    function, the warm-up and one round of every pair, and completes."""
+    runner, request, store, seen = start(tmp_path, emulated=True, budget_s=0.05)
+    run_id = runner.start(request)
+    assert store.get_run(run_id).status == "complete"
+    trials = store.trials(run_id, include_warmup=True)
+    assert Counter(t.spec.round for t in trials) == {0: 6, 1: 6}
 
 
 class SlowToPrepare(CommandWorkload):
