@@ -37,7 +37,7 @@ _PROFILE = re.compile(r"--user-data-dir=(/dev/shm/shootout-[^/]+)/")
 
 
 class Lines:
-    """The run's stderr, read as it comes (progress lines say where the run is)."""
+    """A stream of the run's output, read as it comes (progress lines say where the run is)."""
 
     def __init__(self, stream) -> None:  # type: ignore[no-untyped-def]
         self.lines: list[str] = []
@@ -85,8 +85,8 @@ def test_sigkill_of_a_browser_run_leaves_nothing_and_resume_completes(require_ro
     with subreaper() as left:
         child = shootout.popen("run", "-f", str(toml), "-c", "host", "--aa", "-w", "browser", "--max-rounds", "6",
                                "--budget", "10m", "--partial", "--db", db)
-        assert child.stderr is not None
-        progress = Lines(child.stderr)
+        assert child.stdout is not None and child.stderr is not None
+        progress, errors = Lines(child.stdout), Lines(child.stderr)  # progress: on stdout in a pipe
         deadline = time.monotonic() + 300
         workdir = None
         while time.monotonic() < deadline and child.poll() is None:
@@ -97,7 +97,7 @@ def test_sigkill_of_a_browser_run_leaves_nothing_and_resume_completes(require_ro
             if (workdir := _browser_workdir(child.pid)) is not None:
                 break
             time.sleep(0.05)
-        assert workdir is not None, "".join(progress.lines)[-2000:]
+        assert workdir is not None, "".join(progress.lines + errors.lines)[-2000:]
         if moment == "set-up":
             assert not progress.seen("warm-up"), "too late: the warm-up had begun"
         child.send_signal(signal.SIGKILL)
