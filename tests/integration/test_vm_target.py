@@ -141,10 +141,10 @@ def test_sigkill_of_an_emulated_run_inside_a_trial_leaves_nothing_after_doctor(i
     with subreaper() as left:
         child = subprocess.Popen([*shootout, "run", "-c", SPEC, "--emulate", "-w", "intmix", "--max-rounds", "6",
                                   "--db", f"sqlite:///{tmp_path / 'r.db'}"],
-                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        assert child.stderr is not None
+                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert child.stdout is not None
         seen = []
-        for line in child.stderr:  # the VM has booted when the warm-up begins
+        for line in child.stdout:  # progress (on stdout in a pipe): the VM has booted when the warm-up begins
             seen.append(line)
             if "warm-up" in line:
                 break
