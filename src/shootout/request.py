@@ -19,7 +19,7 @@ from shootout.configs import FileSettings, aa_copy, abi_problem, load_file, pars
 from shootout.errors import ShootoutError, UsageError
 from shootout.model import Config, RunSettings
 from shootout.parts import parts_problem
-from shootout.targets.factory import target_problem
+from shootout.targets.factory import runs_emulated, target_problem
 from shootout.runner import RunRequest
 from shootout.stats import Design
 from shootout.userspace.packages import packages_at_creation
@@ -215,8 +215,8 @@ def check_settings(request: RunRequest, floor: dict[str, Any] | None) -> None:
     """Refuse a run that cannot keep its promise: no round would allow a verdict, or the
     threshold is below what this machine's A/A noise floor lets max_rounds rounds resolve."""
     s = request.settings
-    if len(request.configs) < 2:
-        return
+    if len(request.configs) < 2 or any(runs_emulated(c) for c in request.configs):
+        return  # one configuration, or emulated ones: no verdicts to promise
     design = Design(s.confidence, len(request.workloads) * (len(request.configs) - 1), (s.min_rounds, s.max_rounds))
     first = design.first_look()
     if first is None or first > s.max_rounds:

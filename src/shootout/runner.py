@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shootout import events as ev
-from shootout.analysis import BUDGET_REFUSED, metric_log_ratios, run_design
+from shootout.analysis import BUDGET_REFUSED, is_emulated, metric_log_ratios, run_design
 from shootout.configs import aa_original
 from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
@@ -29,6 +29,7 @@ from shootout.plan import round_order
 from shootout.stats import decided
 from shootout.store import Store
 from shootout.system.journal import Journal
+from shootout.system.tree import run_prefix
 from shootout.targets.base import Target, layout_padding
 from shootout.targets.factory import make_target
 from shootout.userspace.abi import tool_elf, verify_abi
@@ -180,6 +181,8 @@ class Runner:
     def _execute(self, live: _Live, calibrated: set[str]) -> int:
         run = live.run
         status = "failed"
+        # after a kill, doctor ends what the run's commands left running (a trial's browser)
+        commands = self.journal.record("the processes of this run's commands", {"end_marked": run_prefix()})
         try:
             self._open_targets(live)
             live.parts = RunParts(run.configs, self.journal)
@@ -211,6 +214,7 @@ class Runner:
             self._record_conditions(live)
             # A run that failed as a whole before measuring anything holds nothing to show or
             # resume: it is not kept (the error says why). A resumed one keeps what it had.
+            self.journal.undo_entry(commands)
             kept = status != "failed" or not live.fresh or any(t.ok for t in live.trials)
             if kept:
                 self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
@@ -261,6 +265,7 @@ class Runner:
                 live.targets[config.name] = live.targets[original]
                 continue
             target = self.target_factory(config, self.journal)
+            target.expect_packages([p for w in live.workloads.values() for p in w.debian_packages()])
             target.open()
             live.targets[config.name] = target
 
@@ -362,9 +367,15 @@ class Runner:
                     break
         return out
 
+    def _emulated(self, live: _Live) -> list[str]:
+        """The run's configurations that ran emulated (TCG VMs): function only, no verdicts."""
+        return [c.name for c in live.run.configs if is_emulated(live.run.facts.get(c.name, {}))]
+
     def _rounds(self, live: _Live) -> None:
         run, s = live.run, live.run.settings
         configs = [c.name for c in run.configs]
+        # an emulated run checks function: its warm-up and first round complete whatever the budget
+        unbudgeted = 1 if self._emulated(live) else -1
         for r in range(0, s.max_rounds + 1):
             active = self._active(live)
             if not active:
@@ -385,7 +396,7 @@ class Runner:
             for spec in order:
                 if (spec.round, spec.workload, spec.config) in live.done or spec.workload in live.failed:
                     continue
-                if live.elapsed() > s.budget_s:
+                if live.elapsed() > s.budget_s and r > unbudgeted:
                     self.emit(ev.Stopped(f"time budget of {s.budget_s:.0f} s spent"))
                     return
                 trial = self._measure(live, spec)
@@ -433,6 +444,11 @@ class Runner:
         rounds = max(0, first - len(measured))
         if not warmup or not rounds or len(live.run.configs) < 2:
             return  # one configuration has no verdicts to lose
+        if emulated := self._emulated(live):
+            # function only, no verdicts by design: nothing to pay for, the run measures its budget
+            self.emit(ev.Notice(f"{', '.join(emulated)} emulated: no verdicts; one round whatever the budget, "
+                                f"more while the budget of {s.budget_s / 60:g} min lasts"))
+            return
         round_s = _round_seconds(warmup)
         estimate = ev.BudgetEstimate(rounds, round_s, rounds * round_s, max(0.0, s.budget_s - live.elapsed()))
         self.emit(estimate)

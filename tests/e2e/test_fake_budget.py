@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import pytest
 
@@ -10,6 +11,7 @@ from shootout import events as ev
 from shootout.analysis import analyze, run_design
 from shootout.errors import UsageError
 from shootout.model import Config, RunSettings
+from shootout.stats.verdict import Verdict
 from shootout.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal
@@ -24,9 +26,10 @@ def slow(argv, config, n):
     return f"value: {100 + n % 3}\n"
 
 
-def start(tmp_path, **settings):
+def start(tmp_path, emulated=False, **settings):
     SCRIPTS["budget"] = slow
-    configs = [Config(name=n, target="fake", options=(("script", "budget"),)) for n in ("A", "B")]
+    options = (("script", "budget"), *((("emulated", "yes"),) if emulated else ()))
+    configs = [Config(name=n, target="fake", options=options) for n in ("A", "B")]
     works = [CommandWorkload({"name": f"w{i}", "command": ["w"], "regex": r"value: ([0-9.]+)", "unit": "ops/s"})
              for i in range(3)]
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
@@ -73,6 +76,30 @@ def test_a_budget_that_covers_the_minimum_says_so_and_goes_on(tmp_path):
     (estimate,) = [e for e in seen if isinstance(e, ev.BudgetEstimate)]
     assert estimate.enough and estimate.left_s > estimate.needed_s
     assert store.get_run(run_id).status == "complete"
+
+
+def test_an_emulated_run_is_not_refused_for_the_verdicts_it_cannot_give(tmp_path):
+    """Emulated (TCG) VMs give no verdicts by design: the run measures for its budget and says so."""
+    runner, request, store, seen = start(tmp_path, emulated=True, budget_s=1.5)
+    run_id = runner.start(request)
+    assert not any(isinstance(e, ev.BudgetEstimate) for e in seen)
+    assert any(isinstance(e, ev.Notice) and "A, B emulated: no verdicts; one round whatever the budget" in e.text for e in seen)
+    assert store.get_run(run_id).status == "complete"
+    rounds = {t.spec.round for t in store.trials(run_id)}
+    assert len(rounds) >= 2  # measured until the budget was spent
+    analysis = analyze(store.get_run(run_id), store.trials(run_id))
+    assert all("emulated" in c.flags for c in analysis.comparisons)
+    assert all(c.verdict == Verdict.INCONCLUSIVE for c in analysis.comparisons if c.headline)
+
+
+def test_an_emulated_run_measures_one_round_whatever_the_budget(tmp_path):
+    """Under TCG a warm-up may take longer than the whole budget: the run still checks
+    function, the warm-up and one round of every pair, and completes."""
+    runner, request, store, seen = start(tmp_path, emulated=True, budget_s=0.05)
+    run_id = runner.start(request)
+    assert store.get_run(run_id).status == "complete"
+    trials = store.trials(run_id, include_warmup=True)
+    assert Counter(t.spec.round for t in trials) == {0: 6, 1: 6}
 
 
 class SlowToPrepare(CommandWorkload):
@@ -125,3 +152,35 @@ def test_show_and_report_of_a_refused_run_say_it_was_refused_for_its_budget(tmp_
     assert said in markdown and "too few rounds" not in markdown
     svg = summary_chart(analysis, "svg", text_as_paths=False).decode()
     assert "refused for its budget" in svg and "0 workloads" not in svg
+
+
+class Sized(CommandWorkload):
+    """A workload whose work is sized by default parameters and calibration (as the browser's)."""
+
+    interrupt = False
+
+    def default_params(self, facts):
+        return {"size": 3, "runs": 0}
+
+    def calibrate(self, ctx, prepared):
+        if Sized.interrupt:
+            raise KeyboardInterrupt  # where a SIGKILL during set-up would land
+        return {**ctx.params, "runs": 2}
+
+    def argv(self, prepared, params):
+        return [*super().argv(prepared, params), str(params["size"] * params["runs"])]
+
+
+def test_a_run_killed_while_preparing_resumes_with_its_work_sized_again(tmp_path):
+    runner, request, store, seen = start(tmp_path, budget_s=60)
+    request.workloads[:] = [Sized(w.definition) for w in request.workloads]
+    Sized.interrupt = True
+    with pytest.raises(KeyboardInterrupt):
+        runner.start(request)
+    Sized.interrupt = False
+    run = store.get_run("last")
+    assert run.status == "interrupted" and store.trials(run.id, include_warmup=True) == []
+    run_id = runner.resume(run, [Sized(w.definition) for w in request.workloads])
+    resumed = store.get_run(run_id)
+    assert resumed.status == "complete"
+    assert all(p["size"] == 3 and p["runs"] == 2 for p in resumed.params.values())

@@ -21,6 +21,8 @@ seen_dirs: set[Path] = set()
 def script(argv: Sequence[str], config: str, n: int) -> str:
     if list(argv) == ["flac", "--version"]:
         return FLAC[config] + "\n"
+    if argv[0] == "df":  # the room in the work directory: plenty
+        return f"Filesystem 1024-blocks Used Available Capacity Mounted on\nfake 8388608 0 8388608 0% {argv[-1]}\n"
     out = next(Path(word.strip("'")) for word in argv[-1].split() if "flac-out" in word)
     assert out.parent.is_dir()  # the workload's own directory, made by prepare()
     seen_dirs.add(out.parent)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from reaper import subreaper
 
 from shootout.analysis import analyze
 from shootout.configs import aa_copy
@@ -220,3 +221,17 @@ def test_a_killed_driver_leaves_no_browser_behind(startup):
     finally:
         child.wait()
     assert_none_left(target)
+
+
+def test_a_trial_returns_only_when_its_whole_browser_has_exited(startup):
+    """A runner's timeout kills the driver's group; Chromium's own session (puppeteer starts it
+    with setsid), its zygotes, renderers and crash handlers must be gone too when run()
+    returns, not a moment later. The same for a trial that ends by itself."""
+    target = startup[0]
+    with subreaper() as left:
+        killed = target.run(driver_argv(startup, "hangs"), timeout=8)
+        after_kill = left()
+        failed = target.run(driver_argv(startup, "throws"), timeout=120)
+        after_end = left()
+    assert killed.timed_out and after_kill == []
+    assert failed.exit_status == 2 and after_end == []

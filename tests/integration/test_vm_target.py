@@ -17,6 +17,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from reaper import subreaper
 from shared_spaces import I386, Spaces
 
 from shootout.analysis import is_emulated
@@ -86,7 +87,7 @@ def test_under_tcg_the_vm_boots_and_runs_a_native_trial(image: VmImage, tmp_path
     facts = run.facts[config.name]["target"]
     assert facts["boot"]["release"] == image.release and facts["uname_m"] == "i686"
     assert facts["dpkg_arch"] == "i386" and facts["vm"]["accel"] == "tcg"
-    assert "-accel" in facts["vm"]["qemu_argv"] and facts["vm"]["shape"] == {"vcpus": 2, "memory_mib": 1024}
+    assert "-accel" in facts["vm"]["qemu_argv"] and facts["vm"]["shape"] == {"vcpus": 2, "memory_mib": 3072}
     assert is_emulated(run.facts[config.name])  # so the analysis gives no verdicts
     assert run.facts[config.name]["monitor_samples"]  # sampled inside the guest
     binary = run.facts[config.name]["workloads"]["intmix"]["binary"]
@@ -125,6 +126,43 @@ def test_a_killed_run_leaves_no_qemu_after_doctor(image: VmImage, tmp_path: Path
     vm.wait(timeout=30)  # gone: by the parent-death signal, or by doctor's kill
     assert not psutil.pid_exists(vm.pid) or vm.status() == psutil.STATUS_ZOMBIE
     assert not Path(run_dir).exists()
+
+
+def test_sigkill_of_an_emulated_run_inside_a_trial_leaves_nothing_after_doctor(image: VmImage, tmp_path: Path) -> None:
+    """The kill sweep for the VM family, in one boot: `shootout run -c vm:… --emulate` killed
+    inside its warm-up trial; after `shootout doctor` nothing of the run is alive (this test is
+    a child subreaper: qemu and whatever else the run left would be re-parented here), its
+    VM run directory and journal are gone and nothing of it is mounted."""
+    home = Path(os.environ["SHOOTOUT_HOME"])  # the cached image's (the spaces fixture's)
+    env = {**os.environ, "SHOOTOUT_HOME": str(home), "PYTHONPATH": str(SRC), "SHOOTOUT_LOAD_WAIT": "0s"}
+    shootout = [sys.executable, "-m", "shootout"]
+    runs = home / "vm-runs"
+    before = set(runs.iterdir()) if runs.exists() else set()
+    with subreaper() as left:
+        child = subprocess.Popen([*shootout, "run", "-c", SPEC, "--emulate", "-w", "intmix", "--max-rounds", "6",
+                                  "--db", f"sqlite:///{tmp_path / 'r.db'}"],
+                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert child.stdout is not None
+        seen = []
+        for line in child.stdout:  # progress (on stdout in a pipe): the VM has booted when the warm-up begins
+            seen.append(line)
+            if "warm-up" in line:
+                break
+        assert any("warm-up" in line for line in seen), "".join(seen)[-2000:]
+        time.sleep(2)  # inside the trial
+        mine = set(runs.iterdir()) - before
+        assert len(mine) == 1
+        qemu = [p for p in psutil.Process(child.pid).children() if "qemu-system" in " ".join(p.cmdline())]
+        assert qemu
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        doctor = subprocess.run([*shootout, "doctor"], env=env, capture_output=True, text=True, timeout=300)
+        assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+        assert left() == []
+    assert not any(p.exists() for p in mine)
+    assert list((home / "journal").glob(f"{child.pid}-*.jsonl")) == []
+    assert [line for line in Path("/proc/self/mountinfo").read_text().splitlines()
+            if any(str(p) in line for p in mine)] == []
 
 
 def test_a_kernel_package_that_does_not_exist_is_one_line(spaces: Spaces) -> None:

@@ -92,3 +92,19 @@ def test_max_rounds_that_allow_no_verdict_are_refused() -> None:
     with pytest.raises(UsageError, match="--max-rounds 6 is too few"):
         check_settings(request(0.01, max_rounds=6, workloads=2), None)
     check_settings(request(0.01, max_rounds=6, workloads=1), None)  # one comparison: round 6 allows one
+
+
+def test_an_emulated_vm_run_is_not_held_to_the_floor() -> None:
+    """VMs under TCG (--emulate, no hardware KVM here) give no verdicts: no threshold to refuse."""
+    from dataclasses import replace
+
+    from shootout.targets.vm import emulated, vm_config
+    from shootout.vm.kvm import kvm_problem
+
+    if kvm_problem(guest="amd64") is None:
+        pytest.fail("this machine has hardware KVM: --emulate runs the VMs under KVM here")
+    floor = {"run": 12, "sd": 0.066, "rounds": 50, "halfwidth": 0.025}
+    vms = [emulated(vm_config("vm:debian:bookworm:i386:686-pae")), emulated(vm_config("vm:debian:bookworm:amd64:amd64"))]
+    check_settings(replace(request(0.01), configs=vms), floor)
+    with pytest.raises(UsageError, match="below what this machine can resolve"):  # without --emulate: held to it
+        check_settings(replace(request(0.01), configs=[vm_config(c.name) for c in vms]), floor)

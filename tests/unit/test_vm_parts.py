@@ -65,7 +65,7 @@ def test_every_vm_gets_the_same_shape_and_a_recorded_line(tmp_path: Path) -> Non
     tcg = choose_accel(True, machine(tmp_path / "m", "hypervisor"), "x86_64")
     argv = qemu_argv(image, VmShape(), tcg, 40022, tmp_path / "serial.log")
     joined = " ".join(argv)
-    assert "-accel tcg -cpu max -smp 2 -m 1024" in joined
+    assert "-accel tcg -cpu max -smp 2 -m 3072" in joined
     assert f"file={tmp_path / 'disk.img'},format=raw,if=virtio,snapshot=on" in argv  # the cached image is never written
     assert "user,id=net0,hostfwd=tcp:127.0.0.1:40022-:22" in argv
     assert argv[argv.index("-append") + 1] == "root=/dev/vda rw console=ttyS0 init=/sbin/shootout-init panic=-1 quiet"
@@ -155,7 +155,7 @@ def test_arm_guests_boot_on_the_virt_board(tmp_path: Path, monkeypatch: pytest.M
     for accel, cpu in ((Accel("tcg", True, "emulated"), cpu_tcg), (Accel("kvm", False, None), cpu_kvm)):
         argv = qemu_argv(image, VmShape(), accel, 40022, tmp_path / "serial.log")
         joined = " ".join(argv)
-        assert "/usr/bin/qemu-system-aarch64 -machine virt" in joined and f"-cpu {cpu} -smp 2 -m 1024" in joined
+        assert "/usr/bin/qemu-system-aarch64 -machine virt" in joined and f"-cpu {cpu} -smp 2 -m 3072" in joined
         assert f"-kernel {tmp_path / 'vmlinuz'} -initrd {tmp_path / 'initrd.img'}" in joined  # the image's own
         assert "console=ttyAMA0" in argv[argv.index("-append") + 1]
     monkeypatch.setattr(qemu.shutil, "which", lambda name: None)

@@ -11,6 +11,7 @@ Undo steps are data, not closures, so another process can replay them:
   {"kill": pid, "started": unix_time}   SIGKILL a process shootout started (a VM), if that
                                         pid is still the same process (its start time matches)
   {"detach_loops": path}                detach the loop devices backed by a file shootout made
+  {"end_marked": prefix}                end what a run's commands left running (system.tree)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import psutil
 
 from shootout.paths import data_dir
 from shootout.system.namespace import in_host_mounts
+from shootout.system.tree import end_marked
 
 Undo = dict[str, Any]
 
@@ -97,6 +99,9 @@ def _perform_undo(undo: Undo) -> str | None:
             kill_started(int(undo["kill"]), float(undo["started"]))
         elif "detach_loops" in undo:
             return _detach_loops(undo["detach_loops"])
+        elif "end_marked" in undo:
+            if left := end_marked(undo["end_marked"]):
+                return f"processes {', '.join(map(str, left))} of a killed run did not exit"
         else:
             return f"unknown undo step {undo!r}"
     except (OSError, subprocess.SubprocessError) as exc:
@@ -118,6 +123,7 @@ class Journal:
 
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = directory or journal_dir()
+        self.directory.mkdir(parents=True, exist_ok=True)
         pid = os.getpid()
         started = int((_process_start(pid) or time.time()) * 1000)
         # One file per journal (not per process): two journals alive at once never mix ids.

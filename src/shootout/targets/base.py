@@ -197,6 +197,10 @@ class Target(ABC):
         return found if result.exit_status == 0 and found.startswith("/") else None
 
     # -- software ------------------------------------------------------------------
+    def expect_packages(self, packages: Sequence[str]) -> None:
+        """Before open(): the Debian packages the run's workloads need, for a target that
+        cannot install them once it runs (a VM's image is made with them)."""
+
     def offers(self, packages: Sequence[str], components: Sequence[str] = ()) -> tuple[dict[str, list[str]], list[str]]:
         """Where packages are installed (a userspace): per package the versions this target
         could end with, newest first, and warnings; the host offers none."""

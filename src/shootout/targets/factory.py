@@ -19,6 +19,15 @@ def target_problem(config: Config) -> str | None:
     return None
 
 
+def runs_emulated(config: Config) -> bool:
+    """A vm: configuration that --emulate puts under TCG here (no hardware KVM): no verdicts."""
+    if config.target != "vm" or config.option("emulate") != "yes":
+        return False
+    from shootout.vm.kvm import kvm_problem
+
+    return kvm_problem(guest=config.option("arch")) is not None
+
+
 def make_target(config: Config, journal: Journal) -> Target:
     if config.target == "host":
         from shootout.targets.host import HostTarget

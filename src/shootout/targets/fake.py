@@ -50,7 +50,8 @@ class FakeTarget(LocalFiles):
         return FACTS
 
     def facts(self) -> dict[str, Any]:
-        return {"fake": True}
+        # option emulated=yes: facts as an emulated VM's (no verdicts)
+        return {"fake": True, **({"emulated": True} if self.config.option("emulated") == "yes" else {})}
 
     def run(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
             cwd: str | None = None, timeout: float = 3600.0, stdin: Stdin = None,

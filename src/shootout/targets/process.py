@@ -1,7 +1,9 @@
 """The one subprocess entry point every local target uses: run to completion, or in the background.
 
-A command runs in its own session (process group) so a timeout or stop() kills everything
-it started; resource usage comes from wait4() so it covers exactly this process tree.
+A command runs in its own session (process group) and carries a marker in its environment
+(system.tree), so a timeout or stop() kills everything it started, and a command returns
+only once all of it has exited; resource usage comes from wait4() so it covers exactly this
+process tree.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from shootout.errors import ToolMissing
+from shootout.system.tree import MARKER, Tree, new_mark
 
 _SECTION = re.compile(r"^section (\S+)$")
 
@@ -78,13 +81,6 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
             pass
 
 
-def _kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 class _Started:
     """A command started with its output drained by threads; finish() reaps it."""
 
@@ -98,14 +94,16 @@ class _Started:
             source = open(stdin, "rb")  # the child reads the file itself: no copy through Python
         elif stdin is not None:
             source = subprocess.PIPE
+        mark = new_mark()
         try:
-            self.proc = subprocess.Popen(list(argv), env=dict(env), cwd=cwd, stdin=source, stdout=subprocess.PIPE,
+            self.proc = subprocess.Popen(list(argv), env={**env, MARKER: mark}, cwd=cwd, stdin=source, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, start_new_session=True)
         except FileNotFoundError:
             raise ToolMissing(argv[0], missing_package or argv[0]) from None
         finally:
             if isinstance(stdin, Path) and not isinstance(source, int):
                 source.close()
+        self.tree = Tree.of_command(mark, self.proc.pid)
         self._out: list[bytes] = []
         self._err: list[bytes] = []
         self._threads = [threading.Thread(target=_drain, args=(self.proc.stdout, self._out), daemon=True),
@@ -116,7 +114,7 @@ class _Started:
             t.start()
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
-        _kill_group(self.proc.pid, sig)
+        self.tree.signal(sig)
 
     def running(self) -> bool:
         """True while the command has not exited (it is not reaped here, so finish() still gets its rusage)."""
@@ -124,7 +122,7 @@ class _Started:
 
     def finish(self, *, timed_out: bool = False, grace_s: float | None = None) -> ProcResult:
         """Wait for the command (with grace_s: at most that long, then SIGKILL), kill what it
-        left behind in its group, and return the result."""
+        left behind and wait until that has exited too, and return the result."""
         if grace_s is not None:
             deadline = time.monotonic() + grace_s
             while self.running() and time.monotonic() < deadline:
@@ -136,10 +134,11 @@ class _Started:
         except BaseException:
             self.kill()
             os.waitpid(self.proc.pid, 0)
+            self.tree.end()
             raise
         wall = time.perf_counter() - self._t0
         self.proc.returncode = os.waitstatus_to_exitcode(status)
-        self.kill()  # stragglers left behind must not disturb the next command
+        self.tree.end()  # stragglers must not disturb the next command, nor outlive the run
         for t in self._threads:
             t.join(timeout=5)
         return ProcResult(

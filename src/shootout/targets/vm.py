@@ -7,6 +7,9 @@ on arm: vm:debian:bookworm:armhf:armmp-lpae, vm:debian:bookworm:armhf:arm64, vm:
 open() checks for hardware KVM (refused without it unless --emulate asked for TCG), builds
 or reuses the image, boots it and waits until its sshd answers with the image's own host
 key; from then on everything is the ssh target's. close() ends the ssh side, then qemu.
+A VM cannot install what a workload lacks once it runs (its disk is a snapshot): the run
+says which packages its workloads need before open(), and the image is made from a
+userspace that has them (installed there first, through apt in a chroot).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -25,7 +29,7 @@ from shootout.system.journal import Journal
 from shootout.targets.ssh import SshTarget
 from shootout.userspace import registry
 from shootout.vm import qemu
-from shootout.vm.image import build_image
+from shootout.vm.image import VmImage, build_image
 from shootout.vm.kvm import Accel, choose_accel
 
 BOOT_TIMEOUT_S = {"kvm": 180.0, "tcg": 900.0}
@@ -47,6 +51,29 @@ def emulated(config: Config) -> Config:
     return replace(config, options=(*config.options, ("emulate", "yes"))) if config.target == "vm" else config
 
 
+def image_for(config: Config, packages: Sequence[str], journal: Journal) -> VmImage:
+    """The image a vm: configuration boots: its userspace (created on first use) with the
+    packages given, where its release offers them, and the configuration's kernel."""
+    from shootout.targets.chroot import ChrootTarget
+    from shootout.userspace.configs import userspace_config  # creates the userspace on first use
+
+    opt = config.option
+    chroot_config = userspace_config(opt("release") or "", opt("arch") or "")
+    name = chroot_config.userspace or ""
+    userspace = registry.get_ready(name)
+    if lacking := [p for p in dict.fromkeys(packages) if p not in userspace.packages]:
+        chroot = ChrootTarget(chroot_config, journal)
+        try:
+            offered, _ = chroot.offers(lacking)
+            # one the release lacks is not an error here: its workload says so when it is prepared
+            if available := [p for p in lacking if offered.get(p)]:
+                chroot.provide(available)
+        finally:
+            chroot.close()
+        userspace = registry.get_ready(name)
+    return build_image(userspace, opt("flavour") or "", journal)
+
+
 class VmTarget(SshTarget):
     def __init__(self, config: Config, journal: Journal, shape: qemu.VmShape | None = None) -> None:
         # The address is known only once qemu has a port: a placeholder until open().
@@ -55,6 +82,10 @@ class VmTarget(SshTarget):
         self.vm: qemu.RunningVm | None = None
         self.accel: Accel | None = None
         self.boot_s: float | None = None
+        self._packages: list[str] = []
+
+    def expect_packages(self, packages: Sequence[str]) -> None:
+        self._packages = list(packages)
 
     def open(self) -> None:
         if self.vm is not None:
@@ -65,12 +96,7 @@ class VmTarget(SshTarget):
             raise UsageError(f"configuration {self.config.name} lacks release, arch or flavour",
                              "use vm:debian:RELEASE:ARCH:KERNEL")
         self.accel = choose_accel(emulate=opt("emulate") == "yes", guest=arch)
-        from shootout.userspace.configs import (
-            userspace_config,  # creates the userspace on first use
-        )
-
-        userspace = registry.get_ready(userspace_config(release, arch).userspace or "")
-        image = build_image(userspace, flavour, self.journal)
+        image = image_for(self.config, self._packages, self.journal)
         run_dir = data_dir() / "vm-runs" / f"{os.getpid()}-{next(_runs)}"
         self.vm = qemu.boot(image, self.shape, self.accel, self.journal, run_dir)
         try:

@@ -133,8 +133,9 @@ def init_script() -> bytes:
 
 
 def image_key(userspace: Userspace, flavour: str) -> str:
+    # the userspace's packages: one installed later for a run's workloads makes a new image
     made = json.dumps([RECIPE, userspace.name, userspace.meta.get("created_at"), userspace.meta.get("updated_at"),
-                       flavour, VM_PACKAGES]).encode()
+                       flavour, VM_PACKAGES, sorted(userspace.packages)]).encode()
     return hashlib.sha256(made + init_script()).hexdigest()[:12]
 
 

@@ -18,11 +18,29 @@ from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import Step, q, step_seconds, timed_argv, tool_version
 
 
-def _prepare_audio(ctx: Context, tool: str) -> Prepared:
+def _prepare_audio(ctx: Context, tool: str, copies: int = 0) -> Prepared:
+    """The track in the target's work directory, which must have room for `copies` more
+    files of its size (what a trial writes there at most)."""
     track = inputs.music(float(ctx.params["minutes"]))
     files = {"wav": inputs.place(ctx.target, track), "out": f"{ctx.workdir()}/{tool}-out"}
+    if copies:
+        _check_room(ctx, tool, copies * track.size)
     facts = {"input_sha256": track.sha256, "input_bytes": track.size, "minutes": float(ctx.params["minutes"])}
     return Prepared(files=files, facts=facts, versions={tool: tool_version(ctx.target, [tool, "--version"])})
+
+
+def _check_room(ctx: Context, tool: str, needed: int) -> None:
+    """A trial that fills its tmpfs fails mid-way (a VM's /dev/shm is half of its memory):
+    refuse it before measuring, saying how much room it needs."""
+    done = ctx.target.run(["df", "-P", "-k", ctx.workdir()], timeout=60)
+    try:
+        free = int(done.stdout.strip().splitlines()[-1].split()[3]) * 1024
+    except (IndexError, ValueError):
+        return  # no df to ask: the trial's own check still tells
+    if free < needed:
+        raise WorkloadError(f"{tool}: the work directory in {ctx.config.display} has {free / 1e6:.0f} MB free, "
+                            f"a trial writes up to {needed / 1e6:.0f} MB there",
+                            f"give the target more memory (tmpfs), or lower minutes ([params.{tool}])")
 
 
 class Flac(Workload):
@@ -42,7 +60,7 @@ class Flac(Workload):
         return {"minutes": 23.5, "level": 5}
 
     def prepare(self, ctx: Context) -> Prepared:
-        return _prepare_audio(ctx, "flac")
+        return _prepare_audio(ctx, "flac", copies=3)  # the FLAC, the decoded WAV, the second FLAC
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         wav, out = q(prepared.files["wav"]), prepared.files["out"]
@@ -50,7 +68,9 @@ class Flac(Workload):
         level = f"-{int(params['level'])}"
         steps = [
             Step("encode", f"flac -s -f {level} -o {enc} {wav}"),
-            Step("decode_reencode", f"flac -s -f -d -o {dec} {enc} && flac -s -f {level} -o {re_} {dec}"),
+            # two commands, not `a && b`: under set -e a failed decode must end the trial with
+            # flac's own error, not leave a missing WAV for the check below to call different
+            Step("decode_reencode", f"flac -s -f -d -o {dec} {enc}; flac -s -f {level} -o {re_} {dec}"),
         ]
         # lossless round trip, checked outside the timed steps
         after = f"if cmp -s {wav} {dec}; then echo 'lossless 1'; else echo 'lossless 0'; fi; rm -f {enc} {dec} {re_}"

@@ -13,8 +13,9 @@
 //   tabs     N tabs of the heavy page, then switches between them: each switch's latency
 // A crash, an out-of-memory kill, a page that throws or logs an error, or the time limit
 // ends the trial with one line `error: ...` on stderr and exit status 2. Chromium never
-// outlives the driver: it is closed, else killed with its process group, and setpriv's
-// parent-death signal kills it if the driver itself is killed.
+// outlives the driver: it is closed, its process group killed and waited for, and setpriv's
+// parent-death signal kills it if the driver itself is killed; the driver ends the trial
+// when its own parent, the runner, is gone.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -85,7 +86,10 @@ async function launch() {
     ignoreDefaultArgs: true,
     args: ["--pdeathsig", "KILL", "--", plan.chromium, ...plan.flags, `--user-data-dir=${path.join(profile, "data")}`, "about:blank"],
     pipe: true,
-    env: { PATH: process.env.PATH, LC_ALL: "C", HOME: home, XDG_CONFIG_HOME: home, XDG_CACHE_HOME: home, TMPDIR: profile },
+    // SHOOTOUT_TREE: the trial's marker (system/tree.py), so that its runner finds and waits
+    // for the processes Chromium starts in sessions of their own (its crash handlers)
+    env: { PATH: process.env.PATH, LC_ALL: "C", HOME: home, XDG_CONFIG_HOME: home, XDG_CACHE_HOME: home, TMPDIR: profile,
+           ...(process.env.SHOOTOUT_TREE ? { SHOOTOUT_TREE: process.env.SHOOTOUT_TREE } : {}) },
     defaultViewport: null,
     timeout: plan.timeout_ms,
     protocolTimeout: plan.timeout_ms,
@@ -124,10 +128,32 @@ async function close() {
   if (browser) {
     await Promise.race([browser.close().catch(() => {}), new Promise((r) => setTimeout(r, 10000))]);
   }
-  if (proc && proc.exitCode === null && proc.signalCode === null) {
+  if (proc?.pid) {
+    // puppeteer starts Chromium in a session of its own: its zygotes, renderers and helpers
+    // are in its process group, which may outlive the browser itself by a moment
     try { process.kill(-proc.pid, "SIGKILL"); } catch { /* already gone */ }
+    await groupGone(proc.pid, 10000);
   }
   if (profile) rmSync(profile, { recursive: true, force: true });
+}
+
+/** Resolves once no live process is in the process group (or after ms). */
+async function groupGone(pgid, ms) {
+  const deadline = performance.now() + ms;
+  const alive = () => readdirSync("/proc").some((name) => {
+    if (!/^\d+$/.test(name)) return false;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return Number(fields[2]) === pgid && fields[0] !== "Z";
+    } catch {
+      return false; // ended while we looked
+    }
+  });
+  while (alive() && performance.now() < deadline) {
+    try { process.kill(-pgid, "SIGKILL"); } catch { /* the group emptied meanwhile */ }
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 // -- the sets ----------------------------------------------------------------------------------
@@ -254,6 +280,11 @@ async function tabs({ count, switches, seed }) {
 }
 
 // -- the trial -----------------------------------------------------------------------------------
+
+// A runner killed with SIGKILL cannot stop its trial: the driver is re-parented then, and ends
+// the trial (its browser too) at once rather than at its time limit.
+const parent = process.ppid;
+setInterval(() => { if (process.ppid !== parent) fail("the runner that started this trial is gone", true); }, 250).unref();
 
 async function main() {
   const limit = setTimeout(() => fail(`timed out after ${plan.timeout_ms / 1000} s during ${current}`, true),
