@@ -161,7 +161,9 @@ class Journal:
         try:
             do()
         except BaseException:
-            self.undo_entry(entry_id)
+            # The undo of a change that failed may fail too (a file never written cannot be
+            # written back either): its entry goes, since the change most likely never happened.
+            self.undo_entry(entry_id, keep_failed=False)
             raise
         return entry_id
 
@@ -173,7 +175,7 @@ class Journal:
 
         return self.change(description, undo, do)
 
-    def undo_entry(self, entry_id: int) -> list[str]:
+    def undo_entry(self, entry_id: int, keep_failed: bool = True) -> list[str]:
         """Undo one entry; on an error it stays pending (retried by undo(), or after exit)."""
         errors: list[str] = []
         with self._lock:
@@ -182,7 +184,7 @@ class Journal:
                 self._entries.remove(entry)
         for entry in found:
             failed = [f"{entry.description}: {err}" for step in entry.undo if (err := _perform_undo(step)) is not None]
-            if failed:
+            if failed and keep_failed:
                 with self._lock:
                     self._entries.append(entry)
                     self._entries.sort(key=lambda e: e.id)
