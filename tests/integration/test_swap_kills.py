@@ -283,3 +283,36 @@ def test_sigkill_of_a_swap_run_leaves_nothing_after_doctor_and_resume(require_ro
         nothing_left(runs, zswap_before, shootout)
     finally:
         clean_up(runs, shootout)
+
+
+def test_a_swap_area_a_killed_run_left_on_is_refused_in_one_line(require_root, shootout, tmp_path):
+    """As after an undo that failed (or an older shootout's kill): an area at shootout's own
+    priority that no live run holds. Measuring swap setups beside it would mix them, so the
+    run refuses, naming doctor, and leaves nothing of its own."""
+    zswap_before = zswap.parameters()
+    area = Path("/var/tmp") / f"shootout-swap-test-left-{tmp_path.name}"
+    subprocess.run(["fallocate", "-l", "32M", str(area)], check=True)
+    area.chmod(0o600)
+    try:
+        subprocess.run(["mkswap", "-q", str(area)], check=True)
+        subprocess.run(["swapon", "-p", str(swaps.PRIORITY), str(area)], check=True)
+        toml = tmp_path / "swap.toml"
+        toml.write_text('[[config]]\nname = "zswap"\nmemory = "48M"\n'
+                        'swap = { kind = "zswap", size = "64M", compressor = "lzo-rle" }\n\n'
+                        '[[config]]\nname = "none"\nmemory = "48M"\nswap = "none"\n\n'
+                        "[params.tabs]\ntabs = 4\nswitches = 20\nmax_seconds = 30\n")
+        run = Run(shootout, "run", "-f", str(toml), "-c", "zswap", "-c", "none", "-w", "tabs", "--max-rounds", "6",
+                  "--budget", "20s", "--partial", "--db", shootout.db)
+        done = run.finish()
+        assert done.returncode != 0
+        error = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+        assert len(error) == 1 and str(area) in error[0] and "`shootout doctor`" in error[0], done.stderr
+        assert "Traceback" not in done.stderr
+        assert listed(str(area)) == [str(area)] and not swap_paths(run.described)  # no area of its own made
+        assert zswap.parameters() == zswap_before
+        assert list((shootout.home / "journal").glob("*.jsonl")) == []
+        with sqlite3.connect(shootout.home / "results.db") as conn:
+            assert conn.execute("select count(*) from trials").fetchone()[0] == 0
+    finally:
+        subprocess.run(["swapoff", str(area)], capture_output=True)
+        area.unlink()
