@@ -86,3 +86,25 @@ def test_a_process_left_running_is_killed_but_a_reused_pid_is_not(tmp_path):
         other.wait()
         survivor.kill()
         survivor.wait()
+
+
+def test_a_failed_undo_keeps_its_entry_until_it_succeeds(tmp_path):
+    """Nothing claims an undo that did not happen: the entry stays (in memory and on disk)
+    and the next undo, doctor or run tries it again."""
+    blocker = tmp_path / "busy"
+    blocker.write_text("")
+    undo = {"argv": ["sh", "-c", 'if [ -e "$1" ]; then echo "still busy" >&2; exit 1; fi', "busy-check", str(blocker)]}
+    j = Journal(tmp_path)
+    first = j.record("swapon busy", undo)
+    j.record("plain", {"argv": ["true"]})
+    assert j.undo_entry(first) == ["swapon busy: busy-check " + str(blocker) + ": still busy"]
+    assert j.pending == ["swapon busy", "plain"]
+    assert j.undo() == ["swapon busy: busy-check " + str(blocker) + ": still busy"]
+    assert j.pending == ["swapon busy"] and j.path.exists()
+    # as after a kill: doctor finds the entry, fails again, keeps it
+    undone, errors = recover(tmp_path, alive_too=True)
+    assert undone == [] and len(errors) == 1 and "still busy" in errors[0]
+    assert [e["description"] for left in leftovers(tmp_path, alive_too=True) for e in left.entries] == ["swapon busy"]
+    blocker.unlink()
+    assert recover(tmp_path, alive_too=True) == (["swapon busy"], [])
+    assert list(tmp_path.glob("*.jsonl")) == []

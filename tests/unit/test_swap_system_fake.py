@@ -179,3 +179,22 @@ def test_the_sampler_keeps_both_ends_and_each_peak_with_its_reading():
     assert samples.delta("count") == 5 and samples.delta("missing") is None
     assert sampler.stop() is samples  # a second stop reads nothing more
     assert observe.ratio(30, 0) is None and observe.present({"a": None, "b": 2}) == {"b": 2.0}
+
+
+def test_an_area_is_found_under_the_name_proc_swaps_gives_it_outside_the_run(tmp_path, monkeypatch):
+    """A zram swap turned on in a run's private mount namespace is /zram1 in /proc/swaps once
+    that namespace is gone (a file on a filesystem mounted at /data: /shootout-swap-1)."""
+    from shootout.system import swaps
+
+    proc = tmp_path / "swaps"
+    proc.write_text("Filename\tType\tSize\tUsed\tPriority\n"
+                    "/zram1                                  partition\t1048572\t8\t31000\n"
+                    "/shootout-swap-1\\040(deleted)         file\t131068\t0\t31000\n"
+                    "/dev/vda2                               partition\t999\t0\t-2\n")
+    read = swaps.areas
+    monkeypatch.setattr(swaps, "areas", lambda: read(proc))
+    assert swaps.active("/dev/zram1").size_kib == 1048572
+    assert swaps.active("/data/shootout-swap-1").kind == "file"
+    assert swaps.active("/dev/zram11") is None and swaps.active("/dev/zram2") is None
+    assert swaps.active("/data/other-shootout-swap-1") is None  # a suffix only at a "/"
+    assert [a.path for a in swaps.left_on()] == ["/zram1", "/shootout-swap-1 (deleted)"]

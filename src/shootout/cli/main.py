@@ -99,9 +99,11 @@ def run(
         raise UsageError("--aa and --across-boots do not combine", "for a noise floor, run --aa under one kernel")
     wait_s = options.duration(load_wait, "--load-wait")
     store = _store(db)
-    undone, _ = recover()
+    undone, left = recover()
     for what in undone:
         err_console.print(f"undid a change left by a killed run: {escape(what)}")
+    for problem in left:  # kept in its journal: doctor and the next run try again
+        err_console.print(f"[red]could not undo[/] a change left by a killed run: {escape(problem)}", soft_wrap=True)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupt)
     # Everything the user typed is checked (and userspaces built) before the load gate.
@@ -127,7 +129,10 @@ def run(
         check_settings(request, load_noise_floor(store, {"machine_id": machine_id(), "hostname": hostname()}))
         min_shown = settings.min_rounds
     across = _across_boots(store, stored if resume else None, request if across_boots and not resume else None, boots)
-    with journal() as j, Monitor() if monitor else nullcontext() as sampler:
+    def undo_failed(problem: str) -> None:
+        err_console.print(f"[red]could not undo[/]: {escape(problem)} (kept for `shootout doctor`)", soft_wrap=True)
+
+    with journal(undo_failed) as j, Monitor() if monitor else nullcontext() as sampler:
         clock = round_clock()
         pf = preflight(tune=tune, journal=j, load_wait_s=wait_s, early=early, clock=clock or (lambda: None))
         head = preflight_lines(pf)  # said once the first trial is measured (see ProgressView)
@@ -435,7 +440,7 @@ def doctor() -> None:
     for what in undone:
         console.print(f"undid: {escape(what)}")
     for problem in errors:
-        err_console.print(f"[red]could not undo[/]: {escape(problem)}")
+        err_console.print(f"[red]could not undo[/]: {escape(problem)}", soft_wrap=True)
     if not undone and not errors:
         console.print("no changes left behind by earlier runs")
     for line in tool_report():

@@ -75,6 +75,11 @@ class SwapSetups:
     # -- once per run ----------------------------------------------------------------------
     def open(self) -> None:
         self.lock.acquire()
+        if left := swaps.left_on():  # a killed run's area that its undo could not turn off
+            self.lock.release()
+            raise TargetError(f"a swap area shootout made is still on ({', '.join(a.path for a in left)}, priority "
+                              f"{swaps.PRIORITY}); swap configurations would be measured with it",
+                              "run `shootout doctor` to turn it off, then run again")
         self.facts = {"machine_swap": [a.as_fact() for a in swaps.areas()], "zswap_before": zswap.parameters(),
                       "setups": {c: s.describe() if s else "the machine's own" for c, s in self.specs.items()}}
         try:
@@ -142,12 +147,11 @@ class SwapSetups:
     def state(self, config: str) -> dict[str, Any]:
         """What is in force now, read back: the run's swap area that is on, the machine's own
         areas, zswap's parameters and the zram device's settings (its counters are in end_trial)."""
-        ours = {a.path for a in self.areas.values()}
         areas = swaps.areas()
+        ours = [a for a in areas if self._ours(a.path)]
         out: dict[str, Any] = {
-            "area": ", ".join(f"{a.kind} of {a.size_kib >> 10} MiB, priority {a.priority}"
-                              for a in areas if a.path in ours) or "none",
-            "machine_swap": ", ".join(f"{a.path} ({a.size_kib >> 10} MiB)" for a in areas if a.path not in ours) or "none",
+            "area": ", ".join(f"{a.kind} of {a.size_kib >> 10} MiB, priority {a.priority}" for a in ours) or "none",
+            "machine_swap": ", ".join(f"{a.path} ({a.size_kib >> 10} MiB)" for a in areas if a not in ours) or "none",
             "zswap": zswap.in_force() if zswap.present() else None,
         }
         area = self.areas.get(config)
@@ -156,9 +160,12 @@ class SwapSetups:
             out["zram"] = {k: zram_state[k] for k in ("comp_algorithm", "disksize", "mem_limit") if k in zram_state}
         return out
 
+    def _ours(self, shown: str) -> bool:
+        return any(swaps.same_area(shown, a.path) for a in self.areas.values())
+
     def _verify(self, config: str) -> None:
         mine = self.areas.get(config)
-        active = {a.path for a in swaps.areas()} & {a.path for a in self.areas.values()}
+        active = {a.path for a in self.areas.values() if swaps.active(a.path) is not None}
         wanted = {mine.path} if mine else set()
         if active != wanted:
             raise TargetError(f"swap in force for {config} is {sorted(active) or 'none'}, not {sorted(wanted) or 'none'}",

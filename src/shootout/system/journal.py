@@ -12,6 +12,10 @@ Undo steps are data, not closures, so another process can replay them:
                                         pid is still the same process (its start time matches)
   {"detach_loops": path}                detach the loop devices backed by a file shootout made
   {"end_marked": prefix}                end what a run's commands left running (system.tree)
+
+An entry whose undo fails stays in the journal (and its file stays on disk), so that a later
+undo, `shootout doctor` or the next run tries again: every undo step is written so that
+doing it twice is harmless.
 """
 
 from __future__ import annotations
@@ -88,7 +92,8 @@ def _perform_undo(undo: Undo) -> str | None:
 
             done = in_host_mounts(command) if undo.get("host_mounts") else command()
             if done.returncode != 0 and not undo.get("tolerate_failure"):
-                return f"{' '.join(undo['argv'])}: {done.stderr.strip() or done.returncode}"
+                argv = undo["argv"][3:] if undo["argv"][:2] == ["sh", "-c"] else undo["argv"]  # a script by its name
+                return f"{' '.join(argv)}: {done.stderr.strip() or done.returncode}"
         elif "write" in undo:
             Path(undo["write"]).write_text(undo["content"])
         elif "rmtree" in undo:
@@ -162,7 +167,9 @@ class Journal:
         try:
             do()
         except BaseException:
-            self.undo_entry(entry_id)
+            # The undo of a change that failed may fail too (a file never written cannot be
+            # written back either): its entry goes, since the change most likely never happened.
+            self.undo_entry(entry_id, keep_failed=False)
             raise
         return entry_id
 
@@ -174,17 +181,22 @@ class Journal:
 
         return self.change(description, undo, do)
 
-    def undo_entry(self, entry_id: int) -> list[str]:
+    def undo_entry(self, entry_id: int, keep_failed: bool = True) -> list[str]:
+        """Undo one entry; on an error it stays pending (retried by undo(), or after exit)."""
         errors: list[str] = []
         with self._lock:
             found = [e for e in self._entries if e.id == entry_id]
             for entry in found:
                 self._entries.remove(entry)
         for entry in found:
-            for step in entry.undo:
-                if (err := _perform_undo(step)) is not None:
-                    errors.append(f"{entry.description}: {err}")
-            self._append({"undone": entry.id})
+            failed = [f"{entry.description}: {err}" for step in entry.undo if (err := _perform_undo(step)) is not None]
+            if failed and keep_failed:
+                with self._lock:
+                    self._entries.append(entry)
+                    self._entries.sort(key=lambda e: e.id)
+            else:
+                self._append({"undone": entry.id})
+            errors += failed
         return errors
 
     def undo(self) -> list[str]:
@@ -202,13 +214,16 @@ class Journal:
 
 
 @contextmanager
-def journal() -> Iterator[Journal]:
-    """A journal whose changes are undone however the block ends (including Ctrl-C)."""
+def journal(report: Callable[[str], None] | None = None) -> Iterator[Journal]:
+    """A journal whose changes are undone however the block ends (including Ctrl-C); report
+    gets one line per undo that failed (its entry is kept for `shootout doctor`)."""
     j = Journal()
     try:
         yield j
     finally:
-        j.undo()
+        for error in j.undo():
+            if report is not None:
+                report(error)
 
 
 @dataclass
@@ -250,14 +265,24 @@ def leftovers(directory: Path | None = None, alive_too: bool = False) -> list[Le
 
 
 def recover(directory: Path | None = None, alive_too: bool = False) -> tuple[list[str], list[str]]:
-    """Undo what killed runs left behind. Returns (descriptions undone, errors)."""
+    """Undo what killed runs left behind. Returns (descriptions undone, errors); an entry whose
+    undo failed is kept in its file for the next try."""
     undone: list[str] = []
     errors: list[str] = []
     for left in leftovers(directory, alive_too):
+        kept: list[dict[str, Any]] = []
         for entry in reversed(left.entries):
-            for step in entry["undo"]:
-                if (err := _perform_undo(step)) is not None:
-                    errors.append(f"{entry['description']}: {err}")
-            undone.append(entry["description"])
-        left.path.unlink(missing_ok=True)
+            failed = [f"{entry['description']}: {err}" for step in entry["undo"]
+                      if (err := _perform_undo(step)) is not None]
+            if failed:
+                kept.insert(0, entry)
+            else:
+                undone.append(entry["description"])
+            errors += failed
+        if kept:  # written whole, then renamed over: a kill now loses nothing
+            tmp = left.path.with_suffix(".tmp")
+            tmp.write_text("".join(json.dumps(entry) + "\n" for entry in kept))
+            os.replace(tmp, left.path)
+        else:
+            left.path.unlink(missing_ok=True)
     return undone, errors

@@ -4,6 +4,13 @@ shootout's swap areas run at one priority of their own, above anything a distrib
 up (swapon's default is negative, systemd and zram-tools use up to 100), so that while one is
 active the workload's pages go there first. The machine's own swap areas are never touched;
 they are read and recorded as a fact.
+
+/proc/swaps names an area by its path as the reader's mount namespace sees it. An area turned
+on inside a run's private mount namespace (system.namespace) is, once that namespace is gone,
+named relative to its filesystem's root: /dev/zram1 becomes /zram1, a swap file on a
+filesystem mounted at /data becomes /shootout-swap-... So an area is matched by path *suffix*
+at a component boundary (same_area), and its undo runs swapoff by the path shootout used,
+which the kernel matches by inode whatever /proc/swaps shows.
 """
 
 from __future__ import annotations
@@ -49,8 +56,20 @@ def areas(proc_swaps: Path = Path("/proc/swaps")) -> list[SwapArea]:
     return found
 
 
+def same_area(shown: str, path: str) -> bool:
+    """Whether /proc/swaps' name `shown` may be the area at `path` (see the module's note)."""
+    shown = shown.removesuffix(" (deleted)")
+    return shown == path or (shown.startswith("/") and path.endswith(shown))
+
+
 def active(path: str) -> SwapArea | None:
-    return next((a for a in areas() if a.path == path), None)
+    return next((a for a in areas() if same_area(a.path, path)), None)
+
+
+def left_on() -> list[SwapArea]:
+    """Areas at shootout's own priority: made by a shootout run (one holding LOCK, or a
+    killed one whose undo has not happened yet)."""
+    return [a for a in areas() if a.priority == PRIORITY]
 
 
 def missing_tool() -> str | None:
@@ -73,10 +92,18 @@ def mkswap(path: str) -> None:
     _run(["mkswap", "--quiet", path], f"mkswap {path}")
 
 
+# Listed in /proc/swaps under its path or a suffix of it (same_area, in awk).
+_LISTED = ('awk -v p="$1" \'NR > 1 { s = $1; sub(/\\\\040\\(deleted\\)$/, "", s); '
+           'if (s == p || (substr(s, 1, 1) == "/" && substr(p, length(p) - length(s) + 1) == s)) f = 1 } '
+           'END { exit !f }\' /proc/swaps')
+# swapoff whenever the path is there (the kernel knows best whether it is on); a failure only
+# counts while the area is still listed, and an area still listed afterwards is an error.
+_SWAPOFF = (f'if [ -e "$1" ]; then err=$(swapoff -- "$1" 2>&1) || {{ ! {_LISTED} || {{ echo "$err" >&2; exit 1; }}; }}; fi; '
+            f'if {_LISTED}; then echo "$1 is still in use as swap (see /proc/swaps)" >&2; exit 1; fi')
+
+
 def swapoff_undo(path: str) -> dict[str, object]:
-    # Only if still active: replayed after a kill, the area may be gone already.
-    script = 'if awk -v p="$1" \'NR > 1 && $1 == p { f = 1 } END { exit !f }\' /proc/swaps; then swapoff -- "$1"; fi'
-    return {"argv": ["sh", "-c", script, "shootout-swapoff", path]}
+    return {"argv": ["sh", "-c", _SWAPOFF, "shootout-swapoff", path]}
 
 
 def swapon(journal: Journal, path: str) -> int:

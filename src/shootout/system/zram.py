@@ -23,8 +23,11 @@ CONTROL = "/sys/class/zram-control"
 MM_STAT = ("orig_data_size", "compr_data_size", "mem_used_total", "mem_limit", "mem_used_max",
            "same_pages", "pages_compacted", "huge_pages", "huge_pages_since")
 
-# Reset and remove the device if it still exists (replayed after a kill it may be gone).
-_REMOVE = ('d=/sys/block/zram$1; [ -e "$d" ] || exit 0; echo 1 > "$d/reset" && '
+# Reset and remove the device if it still exists (replayed after a kill it may be gone). The
+# kernel refuses both while the device is open (a swap area still on): its journal entry is
+# then kept, and tried again after the swapoff (system.journal).
+_REMOVE = ('d=/sys/block/zram$1; [ -e "$d" ] || exit 0; '
+           'echo 1 2>/dev/null > "$d/reset" || { echo "zram$1 is in use, the kernel refused its reset" >&2; exit 1; }; '
            'echo "$1" > /sys/class/zram-control/hot_remove')
 
 
