@@ -59,7 +59,6 @@ def test_report_governors(tmp_path: Path) -> None:
 def test_tune_sets_performance_and_undo_restores(tmp_path: Path) -> None:
     base = fake_cpufreq(tmp_path / "root")
     j = CheckingJournal(tmp_path / "journal")
-    (tmp_path / "journal").mkdir()
     lines = governor.tune(j, root=tmp_path / "root")
     assert lines == ["cpu0: governor schedutil -> performance", "cpu2: governor schedutil -> performance"]
     assert gov(base, 0) == gov(base, 2) == "performance"
