@@ -60,12 +60,14 @@ def _first(pairs: list[tuple[str, str]], *keys: str) -> str | None:
 
 def cpu_model(root: Path = Path("/")) -> str | None:
     info = _cpuinfo(root)
+    part = _first(info, "CPU part")
+    arm = part is not None and _first(info, "CPU implementer") == "0x41"
+    # A 32-bit process reads a generic "ARMv8 Processor rev 3 (v8l)" as model name: the part says which core
+    if arm and part in _ARM_PARTS:
+        return _ARM_PARTS[part]
     if name := _first(info, "model name", "cpu model", "Processor"):
         return name
-    part = _first(info, "CPU part")
-    if part and _first(info, "CPU implementer") == "0x41":
-        return _ARM_PARTS.get(part, f"Arm part {part}")
-    return part
+    return f"Arm part {part}" if arm else part
 
 
 def board(root: Path = Path("/")) -> str | None:
