@@ -169,3 +169,13 @@ def test_tune_refused_without_a_governor_to_set(tmp_path: Path) -> None:
     (root / "sys/devices/system/cpu/cpu0/cpufreq/scaling_available_governors").write_text("ondemand powersave\n")
     why, _ = tune_problem(root) or ("", "")
     assert "no performance governor" in why
+
+
+def test_sizing_uses_the_socs_known_caches_where_sysfs_lists_none() -> None:
+    from shootout.targets.probe import sizing_from
+
+    assert board.known_caches_kib("BCM2711") == {"l1": 32, "l2": 1024}
+    assert sizing_from(4, "", "", 32, "brcm,bcm2711").caches_kib == {"l1": 32, "l2": 1024}
+    assert sizing_from(4, "", "", 32, "brcm,bcm2837").caches_kib == {"l2": 512}
+    assert sizing_from(4, "", "", 64, "vendor,unknown-soc").caches_kib == {}  # the workload's fallback, said so
+    assert sizing_from(4, "", "1 Data 64K\n2 Unified 512K\n", 64, "brcm,bcm2712").caches_kib == {"l1": 64, "l2": 512}

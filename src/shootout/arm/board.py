@@ -124,6 +124,12 @@ def caches(root: Path = Path("/"), chip: str | None = None) -> dict[str, Any] | 
     return {"source": "unknown"} if under(root, "/sys/devices/system/cpu").is_dir() else None
 
 
+def known_caches_kib(chip: str | None) -> dict[str, int]:
+    """The SoC's known data/unified cache sizes in KiB per level ('l1'..'l3'); {} when unknown."""
+    known = KNOWN_CACHES.get(chip or "", {})
+    return {key[:2]: int(size.split("K")[0]) for key, size in known.items() if key != "l1i"}
+
+
 def _vcgencmd(*args: str) -> str | None:
     tool = shutil.which("vcgencmd")
     if tool is None:
