@@ -179,3 +179,19 @@ def test_sizing_uses_the_socs_known_caches_where_sysfs_lists_none() -> None:
     assert sizing_from(4, "", "", 32, "brcm,bcm2837").caches_kib == {"l2": 512}
     assert sizing_from(4, "", "", 64, "vendor,unknown-soc").caches_kib == {}  # the workload's fallback, said so
     assert sizing_from(4, "", "1 Data 64K\n2 Unified 512K\n", 64, "brcm,bcm2712").caches_kib == {"l1": 64, "l2": 512}
+
+
+def test_qemu_arm_registration_without_a_binfmt_d_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Debian on arm64 ships no qemu-arm.conf (its own family): --emulate still registers qemu-arm-static,
+    # with a magic that takes armhf programs (checked against the tiny one) and not arm64 ones
+    from shootout.userspace import binfmt
+
+    assert Path("/usr/bin/qemu-arm-static").exists(), "qemu-user-static is installed by install.sh"
+    monkeypatch.setattr(binfmt, "BINFMT_D", (tmp_path,))
+    entry, line = binfmt.registration("armhf")
+    fields = line.split(":")
+    assert entry == "qemu-arm" and fields[6] == "/usr/bin/qemu-arm-static" and "F" in fields[7]
+    magic, mask = (bytes.fromhex(f.replace("\\x", "")).hex() for f in fields[4:6])
+    status = f"enabled\ninterpreter {fields[6]}\nflags: F\noffset 0\nmagic {magic}\nmask {mask}\n"
+    assert a32._matches(a32.tiny_armhf(), status)
+    assert not a32._matches(b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x02\x00\xb7\x00", status)
