@@ -51,7 +51,8 @@ case "$arch" in
   amd64|i386) packages+=(gcc-multilib qemu-system-x86) ;;
   arm64) packages+=(qemu-system-arm) ;;
   # no PyPI wheels for 32-bit arm: Debian's builds, seen by the venv
-  armhf) packages+=(qemu-system-arm python3-numpy python3-scipy python3-matplotlib python3-psutil) ;;
+  armhf) packages+=(qemu-system-arm python3-numpy python3-scipy python3-matplotlib python3-psutil
+                    python3-cryptography) ;;
 esac
 packages+=(mount)  # swapon/swapoff for swap setups (mkswap: util-linux; chattr +C: e2fsprogs)
 # node and npm for the js workload: Debian's packages, unless a node (with its own npm,
@@ -62,7 +63,7 @@ packages+=(mount)  # swapon/swapoff for swap setups (mkswap: util-linux; chattr 
 extras=()
 if [ -n "$test_mode" ]; then
   extras=(chromium hyperfine openssh-server sudo)  # sudo: the README's PostgreSQL set-up, followed by a test
-  # armhf: no psycopg-binary, zstandard or lz4 wheels on PyPI either (cryptography has one)
+  # armhf: no psycopg-binary, zstandard or lz4 wheels on PyPI either
   [ "$arch" = armhf ] && extras+=(python3-psycopg python3-zstandard python3-lz4)
 fi
 if [ -n "$print_arch" ]; then
@@ -77,7 +78,7 @@ apt-get "${lock[@]}" update -qq
 apt-get "${lock[@]}" install -y -qq --no-install-recommends "${packages[@]}" "${extras[@]}" >/dev/null
 
 if [ "$arch" = armhf ]; then
-  echo "armhf: numpy, scipy, matplotlib and psutil come from Debian's packages (no PyPI wheels" \
+  echo "armhf: numpy, scipy, matplotlib, psutil and cryptography come from Debian's packages (no PyPI wheels" \
        "for 32-bit arm); the venv sees them (--system-site-packages)"
   python3 -m venv --system-site-packages .venv
 else
