@@ -195,3 +195,17 @@ def test_qemu_arm_registration_without_a_binfmt_d_file(tmp_path: Path, monkeypat
     status = f"enabled\ninterpreter {fields[6]}\nflags: F\noffset 0\nmagic {magic}\nmask {mask}\n"
     assert a32._matches(a32.tiny_armhf(), status)
     assert not a32._matches(b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x02\x00\xb7\x00", status)
+
+
+def test_preflight_lines_of_a_pi5() -> None:
+    pi5 = {"pi": board.pi_board(PI5), "firmware": board.firmware_config(PI5), "page_size": a32.page_size(PI5),
+           "firmware_state": board.firmware_state(vcgencmd(PI5)), "caches": board.caches(PI5),
+           "aarch32": a32.aarch32(PI5, "aarch64", personality=lambda: None, run=lambda: "ran").as_dict()}  # type: ignore[union-attr]
+    lines = board.preflight_lines(pi5)
+    assert lines[0] == "board: Raspberry Pi 5 Model B Rev 1.0 (BCM2712, 8192 MB, revision d04170)"
+    assert "arm_64bit=1" in lines[1] and "kernel=the default" in lines[1]
+    assert lines[2].startswith("vcgencmd: arm 2400 MHz, core 910 MHz, 58.8 °C, throttled 0x0 (none)")
+    assert lines[3].startswith("32-bit ARM programs: not native (the kernel uses 16K pages")
+    assert lines[4] == "page size: 16K" and len(lines) == 5  # caches from sysfs: not repeated
+    assert board.caches(PI4) is not None and "known sizes of the BCM2711" in board.preflight_lines({"caches": board.caches(PI4)})[0]
+    assert board.preflight_lines({"caches": {"source": "sysfs", "l1d": "48K"}, "page_size": 4096}) == []

@@ -156,3 +156,30 @@ def firmware_state(vcgencmd: Vcgencmd = _vcgencmd) -> dict[str, Any] | None:
     state["throttled"] = f"0x{bits:x}" if bits is not None else None
     state["throttled_flags"] = decode_throttled(bits) if bits else []
     return state
+
+
+def preflight_lines(facts: dict[str, Any]) -> list[str]:
+    """The ARM facts as the preflight prints them, one line each (nothing on a machine without them)."""
+    lines = []
+    if pi := facts.get("pi"):
+        rev = pi.get("revision") or {}
+        extra = ", ".join(x for x in (pi.get("soc"), f"{rev['memory_mb']} MB" if rev.get("memory_mb") else None,
+                                      f"revision {rev['code']}" if rev.get("code") else None) if x)
+        lines.append(f"board: {pi.get('model') or 'unknown model'}" + (f" ({extra})" if extra else ""))
+    if fw := facts.get("firmware"):
+        lines.append(f"firmware: {fw['path']}: arm_64bit={fw['arm_64bit'] or 'not set'}, "
+                     f"kernel={fw['kernel'] or 'the default'}")
+    if state := facts.get("firmware_state"):
+        flags = ", ".join(state.get("throttled_flags") or []) or "none"
+        lines.append(f"vcgencmd: arm {state.get('arm_mhz')} MHz, core {state.get('core_mhz')} MHz, "
+                     f"{state.get('temp_c')} °C, throttled {state.get('throttled')} ({flags})")
+    if (a32 := facts.get("aarch32")) is not None:
+        lines.append(f"32-bit ARM programs: {'native' if a32['native'] and not a32['binfmt'] else 'not native'} "
+                     f"({a32['how']})")
+    if (size := facts.get("page_size")) and size != 4096:
+        lines.append(f"page size: {size // 1024}K")
+    caches_found = facts.get("caches") or {}
+    if caches_found and caches_found.get("source") != "sysfs":
+        sizes = ", ".join(f"{k} {v}" for k, v in caches_found.items() if k != "source")
+        lines.append(f"caches: {sizes + ' (' + caches_found['source'] + ')' if sizes else 'unknown'}")
+    return lines
