@@ -112,3 +112,12 @@ def test_x86_host_keeps_emulated_userspaces(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(arches, "kernel_arch", lambda: "amd64")
     monkeypatch.setattr(arches, "host_arch", lambda: "amd64")
     assert arches.is_foreign("armhf") and arches.arch_problem("armhf") is None
+
+
+def test_arm64_on_a_32bit_kernel_names_arm_64bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a Pi 3B+ with the 32-bit OS and its armv7l kernel
+    monkeypatch.setattr(arches, "kernel_arch", lambda: "armhf")
+    monkeypatch.setattr(arches, "host_arch", lambda: "armhf")
+    why, fix = arches.arch_problem("arm64") or ("", "")
+    assert "64-bit kernel" in why and "arm_64bit=1" in fix
+    assert arches.arch_problem("armhf") is None and arches.headline_arches("armhf", "armhf") is None

@@ -110,6 +110,10 @@ def arch_problem(name: str) -> tuple[str, str] | None:
 
         if (problem := armhf_problem(here(), page_size())) is not None:
             return problem
+    if name == "arm64" and kernel == "armhf":
+        return ("this kernel is 32-bit: arm64 programs need a 64-bit kernel (here only qemu would run them)",
+                "on a Raspberry Pi 3, 4 or 5 set arm_64bit=1 in /boot/firmware/config.txt and reboot, or pass "
+                "--emulate to check that it works (results marked emulated, no verdicts)")
     return (f"{name} programs do not run on this {kernel} machine but under qemu, and the figures would be the "
             "emulator's", "the 32-bit side of an ARM machine is armhf (debian:RELEASE:armhf), or pass --emulate to "
             "check that it works (results marked emulated, no verdicts)")
