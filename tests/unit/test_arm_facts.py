@@ -209,3 +209,12 @@ def test_preflight_lines_of_a_pi5() -> None:
     assert lines[4] == "page size: 16K" and len(lines) == 5  # caches from sysfs: not repeated
     assert board.caches(PI4) is not None and "known sizes of the BCM2711" in board.preflight_lines({"caches": board.caches(PI4)})[0]
     assert board.preflight_lines({"caches": {"source": "sysfs", "l1d": "48K"}, "page_size": 4096}) == []
+
+
+@pytest.mark.parametrize("root", [PI3, PI4, PI5, SERVER], ids=lambda p: p.name)
+def test_machine_facts_over_each_board(root: Path) -> None:
+    found = facts.machine_facts(root)
+    assert found["cores"] == 4 and found["memory_bytes"] and found["page_size"] in (4096, 16384)
+    assert found["arch"] in ("aarch64", "armv7l") and found["caches"]["source"] != ""
+    assert found["aarch32"] is None and found["firmware_state"] is None  # probed on the real machine only
+    assert (found["pi"] is None) == (root == SERVER)
