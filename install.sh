@@ -3,17 +3,40 @@
 #   ./install.sh          the tool and the programs its workloads run
 #   ./install.sh --test   the same plus what the test suite needs (Chromium for the HTML report test and the browser
 #                         workloads, the PostgreSQL driver; .ci/postgres starts a server for the store's tests)
+#   ./install.sh --print-packages ARCH [--test]
+#                         print the Debian packages it would install on a Debian ARCH machine (amd64, i386, arm64,
+#                         armhf), one a line, and change nothing (CI resolves them for every architecture)
+# The packages depend on the architecture: gcc-multilib (host+m32) is x86 only; on arm64 the 32-bit side is the armhf
+# userspace. On armhf (32-bit Raspberry Pi OS) PyPI has no numpy/scipy/matplotlib wheels: they come from Debian's
+# packages, which the venv sees (--system-site-packages), instead of being built from source.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-if [ "$(id -u)" -ne 0 ]; then
+test_mode=
+print_arch=
+case "${1:-}" in
+  --print-packages)
+    print_arch="${2:-}"
+    [ "${3:-}" = "--test" ] && test_mode=1
+    case "$print_arch" in
+      amd64|i386|arm64|armhf) ;;
+      *) echo "error: --print-packages needs an architecture: amd64, i386, arm64 or armhf (e.g. ./install.sh --print-packages arm64)" >&2
+         exit 2 ;;
+    esac ;;
+  --test) test_mode=1 ;;
+  "") ;;
+  *) echo "error: unknown option ${1} (use no option, --test, or --print-packages ARCH [--test])" >&2; exit 2 ;;
+esac
+
+if [ -z "$print_arch" ] && [ "$(id -u)" -ne 0 ]; then
   echo "error: install.sh installs Debian packages and must run as root (try: sudo ./install.sh)" >&2
   exit 1
 fi
+arch="${print_arch:-$(dpkg --print-architecture)}"
 
 packages=(
   python3 python3-venv python3-pip
-  gcc gcc-multilib libc6-dev make
+  gcc libc6-dev make
   debootstrap qemu-user-static binfmt-support util-linux procps
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
@@ -23,19 +46,29 @@ packages=(
   iperf3 netsniff-ng wireguard-go wireguard-tools openvpn nftables clang
   openssh-client                  # ssh: targets (and vm: ones, reached over ssh)
 )
-# VMs of the host's own architecture (the vm: configurations)
-case "$(dpkg --print-architecture)" in
-  arm64|armhf) packages+=(qemu-system-arm) ;;
-  *) packages+=(qemu-system-x86) ;;
+case "$arch" in
+  # -m32 and -mx32 (host+m32, host+mx32) and VMs of the host's own architecture (the vm: configurations)
+  amd64|i386) packages+=(gcc-multilib qemu-system-x86) ;;
+  arm64) packages+=(qemu-system-arm) ;;
+  # no PyPI wheels for 32-bit arm: Debian's builds, seen by the venv
+  armhf) packages+=(qemu-system-arm python3-numpy python3-scipy python3-matplotlib python3-psutil
+                    python3-cryptography) ;;
 esac
 packages+=(mount)  # swapon/swapoff for swap setups (mkswap: util-linux; chattr +C: e2fsprogs)
 # node and npm for the js workload: Debian's packages, unless a node (with its own npm,
 # which conflicts with Debian's) is installed already
-command -v node >/dev/null || packages+=(nodejs)
-command -v npm >/dev/null || packages+=(npm)
+# (the printed list is a fresh machine's)
+[ -z "$print_arch" ] && command -v node >/dev/null || packages+=(nodejs)
+[ -z "$print_arch" ] && command -v npm >/dev/null || packages+=(npm)
 extras=()
-if [ "${1:-}" = "--test" ]; then
+if [ -n "$test_mode" ]; then
   extras=(chromium hyperfine openssh-server sudo)  # sudo: the README's PostgreSQL set-up, followed by a test
+  # armhf: no psycopg-binary, zstandard or lz4 wheels on PyPI either
+  [ "$arch" = armhf ] && extras+=(python3-psycopg python3-zstandard python3-lz4)
+fi
+if [ -n "$print_arch" ]; then
+  printf '%s\n' "${packages[@]}" "${extras[@]}"
+  exit 0
 fi
 
 export DEBIAN_FRONTEND=noninteractive
@@ -44,11 +77,19 @@ lock=(-o DPkg::Lock::Timeout=600)
 apt-get "${lock[@]}" update -qq
 apt-get "${lock[@]}" install -y -qq --no-install-recommends "${packages[@]}" "${extras[@]}" >/dev/null
 
-python3 -m venv .venv
+if [ "$arch" = armhf ]; then
+  echo "armhf: numpy, scipy, matplotlib, psutil and cryptography come from Debian's packages (no PyPI wheels" \
+       "for 32-bit arm); the venv sees them (--system-site-packages)"
+  python3 -m venv --system-site-packages .venv
+else
+  python3 -m venv .venv
+fi
 # Debian's pip is recent enough; --no-compile: Python compiles the modules it imports on
 # first use instead of every file of numpy, scipy and matplotlib now (about a third of
 # the install's time).
-if [ "${1:-}" = "--test" ]; then
+if [ -n "$test_mode" ] && [ "$arch" = armhf ]; then
+  .venv/bin/pip install -q --no-compile -e '.[test]'  # the PostgreSQL driver is Debian's python3-psycopg
+elif [ -n "$test_mode" ]; then
   .venv/bin/pip install -q --no-compile -e '.[test,postgres]'
 else
   .venv/bin/pip install -q --no-compile -e .

@@ -42,6 +42,8 @@ def parse_spec(spec: str, named: dict[str, Config] | None = None,
         return named[spec]
     base, _, abi = spec.partition("+")
     if base == "host" and (abi or None) in ABI_FLAGS:
+        if abi and (problem := x86_abi_problem(abi)):
+            raise UsageError(f"{spec}: {problem[0]}", problem[1])
         return Config(name=spec, target="host", label=HOST_LABELS[abi or None], abi=abi or None)
     if spec.startswith("debian:") and spec.count(":") == 2:
         from shootout.userspace.configs import userspace_config
@@ -71,6 +73,19 @@ def parse_spec(spec: str, named: dict[str, Config] | None = None,
     )
 
 
+def x86_abi_problem(abi: str) -> tuple[str, str] | None:
+    """(why, fix) when -m32/-mx32 are asked for on a machine that is not x86."""
+    from shootout.userspace.arches import kernel_arch
+
+    kernel = kernel_arch()
+    if kernel in ("amd64", "i386"):
+        return None
+    side = "the armhf userspace (debian:RELEASE:armhf)" if kernel in ("arm64", "armhf") else "a 32-bit userspace"
+    return (f"-{abi} is an x86 compiler option and this is an {kernel} machine, whose 32-bit side is {side}",
+            f"use -c debian:bookworm:armhf, or leave -c out for the default {kernel} against armhf"
+            if kernel in ("arm64", "armhf") else "use a debian:RELEASE:ARCH userspace")
+
+
 _ABI_PROBE = b'#include <stdio.h>\nint main(void) { puts("ok"); return 0; }\n'
 
 
@@ -78,6 +93,8 @@ def abi_problem(config: Config) -> str | None:
     """Why a host configuration's compiler ABI cannot build and run here, or None."""
     if config.target != "host" or config.abi is None:
         return None
+    if problem := x86_abi_problem(config.abi):
+        return problem[0]
     flags = list(ABI_FLAGS[config.abi])
     target = HostTarget(config)
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 from shootout.configs import abi_problem, parse_spec
+from shootout.errors import UsageError
 from shootout.net import HOST_TOOLS as NET_HOST_TOOLS
 from shootout.net.rungs import RUNGS
 from shootout.net.rungs import problem as rung_problem
@@ -40,7 +41,10 @@ def tool_report() -> list[str]:
         else:
             lines.append(f"missing  {command}{used_by}: apt-get install {tool.package}")
     for spec in ("host+m32", "host+mx32"):
-        problem = abi_problem(parse_spec(spec))
+        try:
+            problem = abi_problem(parse_spec(spec))
+        except UsageError as exc:  # not an x86 machine
+            problem = exc.message
         lines.append(f"ok       {spec}" if problem is None else f"unusable {spec}: {problem}")
     for rung in RUNGS:  # tried for real in a throwaway pair of namespaces
         problem = rung_problem(rung)

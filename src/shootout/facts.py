@@ -17,6 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from shootout.arm.aarch32 import here as aarch32_here
+from shootout.arm.aarch32 import page_size
+from shootout.arm.board import caches, firmware_config, firmware_state, pi_board
 from shootout.conditions.fsread import read_key_values, read_text, under
 from shootout.conditions.governor import boost_state, governor_summary
 
@@ -57,12 +60,14 @@ def _first(pairs: list[tuple[str, str]], *keys: str) -> str | None:
 
 def cpu_model(root: Path = Path("/")) -> str | None:
     info = _cpuinfo(root)
+    part = _first(info, "CPU part")
+    arm = part is not None and _first(info, "CPU implementer") == "0x41"
+    # A 32-bit process reads a generic "ARMv8 Processor rev 3 (v8l)" as model name: the part says which core
+    if arm and part in _ARM_PARTS:
+        return _ARM_PARTS[part]
     if name := _first(info, "model name", "cpu model", "Processor"):
         return name
-    part = _first(info, "CPU part")
-    if part and _first(info, "CPU implementer") == "0x41":
-        return _ARM_PARTS.get(part, f"Arm part {part}")
-    return part
+    return f"Arm part {part}" if arm else part
 
 
 def board(root: Path = Path("/")) -> str | None:
@@ -178,6 +183,21 @@ def machine_id(root: Path = Path("/")) -> str | None:
     return None
 
 
+def _here(root: Path) -> bool:
+    return Path(root) == Path("/")
+
+
+def aarch32_fact(root: Path = Path("/")) -> dict[str, Any] | None:
+    """Whether this arm64 machine runs armhf programs natively (probed on the real machine only)."""
+    found = aarch32_here() if _here(root) else None
+    return found.as_dict() if found else None
+
+
+def firmware_state_fact(root: Path = Path("/")) -> dict[str, Any] | None:
+    """A Raspberry Pi firmware's clocks, temperature and throttling flags (`vcgencmd`, real machine only)."""
+    return firmware_state() if _here(root) else None
+
+
 _MACHINE_PROBES: dict[str, Callable[[Path], Any]] = {
     "cpu_model": cpu_model,
     "board": board,
@@ -188,6 +208,12 @@ _MACHINE_PROBES: dict[str, Callable[[Path], Any]] = {
     "kernel": kernel_release,
     "distro": distro,
     "virtualization": virtualization,
+    "page_size": page_size,
+    "aarch32": aarch32_fact,
+    "pi": pi_board,
+    "firmware": firmware_config,
+    "firmware_state": firmware_state_fact,
+    "caches": caches,
     "governor": governor_summary,
     "boost": boost_state,
     "mitigations": mitigations,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from shootout.conditions.noise import resolvable_threshold
-from shootout.configs import FileSettings, aa_copy, abi_problem, load_file, parse_spec, resolve
+from shootout.configs import FileSettings, aa_copy, abi_problem, load_file, parse_spec, resolve, x86_abi_problem
 from shootout.errors import ShootoutError, UsageError
 from shootout.model import Config, RunSettings
 from shootout.parts import parts_problem
@@ -58,8 +58,24 @@ def default_configs(notify: Notify, progress: Notify, packages: tuple[str, ...] 
     configs, reason = headline_configs(progress=progress, packages=packages)
     if configs:
         return configs
+    if x86_abi_problem("m32"):  # an ARM machine: no -m32; its 32-bit side is the armhf userspace
+        # the default job is a comparison: one side alone would answer nothing it was asked
+        raise UsageError(f"cannot make the default comparison's userspaces: {reason}",
+                         "fix that, or measure this machine alone with -c host")
     notify(f"not comparing debootstrap userspaces: {reason}; comparing host with host+m32 instead")
     return [parse_spec("host"), parse_spec("host+m32")]
+
+
+def refuse_emulated(configs: list[Config]) -> None:
+    """UsageError for a userspace this ARM machine would run only under qemu (without --emulate),
+    before any userspace is made."""
+    from shootout.userspace.abi import config_arch
+    from shootout.userspace.arches import arch_problem
+
+    for config in configs:
+        name = config_arch(config) if config.target == "chroot" else None
+        if name and (problem := arch_problem(name)):
+            raise UsageError(f"{config.name}: {problem[0]}", problem[1])
 
 
 def usable(configs: list[Config]) -> tuple[list[Config], dict[str, str]]:
@@ -179,6 +195,8 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
     configs = resolve(specs, file.configs) if specs else default_configs(notify, progress, packages)
     settings = priced(wish, [c.name for c in configs])
+    if specs and not wish.emulate:
+        refuse_emulated(configs)
     if wish.emulate:
         from shootout.targets.vm import emulated
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from shootout import events as ev
 from shootout.analysis import BUDGET_REFUSED, is_emulated, metric_log_ratios, run_design
+from shootout.arm import board
 from shootout.configs import aa_original
 from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
@@ -242,6 +243,10 @@ class Runner:
         events = kernel_events_since(live.run.created_at)
         if events:
             machine["kernel_events"] = events
+        # A Raspberry Pi's firmware state again (the preflight's facts hold it before): clocks,
+        # temperature and get_throttled decoded, to set beside the one from before the run
+        if (after := board.firmware_state()) is not None:
+            machine["firmware_state_after"] = after
 
     def _record_parts(self, live: _Live) -> None:
         """Facts of each configuration's parts, e.g. the device under its scratch."""

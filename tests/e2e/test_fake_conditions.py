@@ -107,3 +107,22 @@ def test_a_workload_with_more_steal_than_the_typical_trial_is_flagged_by_how_muc
     analysis = run_with_steal(tmp_path, {"b": 9.0})
     flags = {c.workload: conditions(c.flags) for c in analysis.comparisons}
     assert flags == {"a": (), "b": ("steal +5.0 pts",), "c": ()}
+
+
+def test_a_pis_firmware_state_is_recorded_after_the_run(tmp_path, monkeypatch):
+    from shootout.arm import board
+
+    # vcgencmd as a Pi 3B+ answers it after an under-voltage during the run (tests/fixtures/arm)
+    answers = {"get_throttled": "throttled=0x50005", "measure_clock arm": "frequency(48)=600000000",
+               "measure_clock core": "frequency(1)=250000000", "measure_temp": "temp=81.1'C"}
+    monkeypatch.setattr(board, "_vcgencmd", lambda *args: answers.get(" ".join(args)))
+    monkeypatch.setattr(board.firmware_state, "__defaults__", (board._vcgencmd,))
+    SCRIPTS["flat"] = lambda argv, config, n: "value: 100\n"
+    configs = [Config(name=n, target="fake", options=(("script", "flat"),)) for n in ("A", "B")]
+    work = CommandWorkload({"name": "w", "command": ["w"], "regex": r"value: ([0-9.]+)", "unit": "ops/s"})
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run_id = Runner(store, Journal(tmp_path)).start(RunRequest(configs, [work], RunSettings(seed=1, max_rounds=8)))
+    after = store.get_run(run_id).facts["machine"]["firmware_state_after"]
+    assert after["arm_mhz"] == 600 and after["temp_c"] == 81.1 and after["throttled"] == "0x50005"
+    assert after["throttled_flags"] == ["under-voltage now", "throttled now", "under-voltage occurred",
+                                        "throttling occurred"]

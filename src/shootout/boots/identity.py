@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from shootout.arm.board import arm_64bit
 from shootout.conditions.fsread import read_text
 from shootout.facts import arch
 from shootout.model import Config
@@ -39,18 +40,6 @@ class BootIdentity:
     def describe(self) -> str:
         pi = f", arm_64bit={self.arm_64bit}" if self.arm_64bit is not None else ""
         return f"{self.release} ({self.machine}{pi}; boot {self.boot_id[:8]})"
-
-
-def arm_64bit(text: str) -> str | None:
-    """The value of the last arm_64bit line that applies to every model ([all] or no section)."""
-    value, section = None, "all"
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if line.startswith("[") and line.endswith("]"):
-            section = line[1:-1].strip().lower()
-        elif section in ("all", "pi4", "pi5", "pi400", "pi3", "cm4") and line.replace(" ", "").startswith("arm_64bit="):
-            value = line.split("=", 1)[1].strip()
-    return value
 
 
 def read_boot(root: Path = Path("/")) -> BootIdentity:

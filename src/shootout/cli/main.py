@@ -86,6 +86,7 @@ def run(
     from shootout.cli.conditions import preflight_lines
     from shootout.conditions.clock import round_clock
     from shootout.conditions.governor import tune as set_governor
+    from shootout.conditions.governor import tune_problem
     from shootout.conditions.monitor import Monitor
     from shootout.conditions.noise import aa_floor, load_noise_floor, save_noise_floor
     from shootout.facts import hostname, machine_id
@@ -95,6 +96,8 @@ def run(
         raise UsageError(f"--min-rounds {min_rounds} is too few", "a 95% interval needs at least 6 rounds")
     if repeats < 0:
         raise UsageError(f"--repeats {repeats} is below 0", "0 keeps every trial as it comes")
+    if tune and (problem := tune_problem()):
+        raise UsageError(*problem)
     if across_boots and aa:
         raise UsageError("--aa and --across-boots do not combine", "for a noise floor, run --aa under one kernel")
     wait_s = options.duration(load_wait, "--load-wait")

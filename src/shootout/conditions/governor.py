@@ -6,6 +6,7 @@ normal exit, Ctrl-C or a later `shootout doctor` (journal.recover) puts the old 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,22 @@ def _write(journal: Journal, description: str, path: Path, content: str) -> None
             f"cannot write {path}: {exc.strerror or exc}",
             "--tune needs root; run as root or leave --tune out",
         ) from None
+
+
+def tune_problem(root: Path = Path("/")) -> tuple[str, str] | None:
+    """(why, fix) when --tune cannot set the performance governor here, checked before anything changes."""
+    files = governor_files(root)
+    if not files:
+        return ("--tune: this machine has no cpufreq governor to set (no cpu*/cpufreq/scaling_governor; "
+                "a VM's or a container's CPUs often have none)", "leave --tune out")
+    for cpu, path in files.items():
+        available = read_text(root, path.with_name("scaling_available_governors"))
+        if available is not None and PERFORMANCE not in available.split():
+            return (f"--tune: {cpu} offers no {PERFORMANCE} governor (only {available})",
+                    "load a kernel with CONFIG_CPU_FREQ_GOV_PERFORMANCE, or leave --tune out")
+        if read_text(root, path) != PERFORMANCE and not os.access(path, os.W_OK):
+            return f"--tune: cannot write {path} (needs root)", "run as root, or leave --tune out"
+    return None
 
 
 def tune(journal: Journal, *, disable_boost: bool = False, root: Path = Path("/")) -> list[str]:

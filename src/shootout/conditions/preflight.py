@@ -30,6 +30,7 @@ from shootout.conditions.throttling import (
     get_throttled,
     read_kernel_log,
 )
+from shootout.arm.board import preflight_lines
 from shootout.facts import machine_facts
 from shootout.system.journal import Journal
 
@@ -187,6 +188,7 @@ def preflight(
                  f"steal {_fmt(gate.steal_pct, '.1f', '%')} over {SAMPLE_S:g} s")
     if (gate.steal_pct or 0.0) > STEAL_LIMIT_PCT:
         flags.append("steal")
+    lines += preflight_lines(facts)  # a Pi's board and firmware, AArch32, page size, caches sysfs lacks
 
     swap = cond["swap_used_bytes"] = sensors.swap_used_bytes(root)
     swap_text = "unknown" if swap is None else "none in use" if swap == 0 else f"{swap / 2**20:.1f} MiB in use"

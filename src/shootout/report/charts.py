@@ -27,7 +27,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
-from scipy.stats import quantile_test
+from scipy.stats import binom
 
 from shootout.analysis import WITHIN_RUN, Analysis, Comparison
 from shootout.errors import UsageError
@@ -58,6 +58,10 @@ VERDICT_COLOR = {
 }
 CONFIG_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3")
 FORMATS = ("svg", "png")
+# The legend below the axes: "outside" placement is matplotlib 3.7's; Debian 12's 3.6 (the venv of a
+# 32-bit Raspberry Pi OS, which has no PyPI wheels) puts it on the figure's bottom edge instead.
+BELOW = ("outside lower center" if tuple(int(v) for v in matplotlib.__version__.split(".")[:2]) >= (3, 7)
+         else "lower center")
 CONFIDENCE = 0.95
 P = ParamSpec("P")
 _NICE_TICKS = (0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99, 1.0,
@@ -69,11 +73,14 @@ def median_ci(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[
     arr = np.asarray(values, dtype=float)
     if arr.size == 0:
         return None
-    ci = quantile_test(arr, q=float(np.median(arr)), p=0.5).confidence_interval(confidence)
-    low, high = float(ci.low), float(ci.high)
-    if not (math.isfinite(low) and math.isfinite(high)):
+    # scipy's quantile_test(...).confidence_interval, two-sided, written out: quantile_test needs
+    # scipy 1.11, and a 32-bit Raspberry Pi OS has Debian 12's 1.10 (install.sh: no PyPI wheels there)
+    x, n = np.sort(arr), arr.size
+    tail = (1 - confidence) / 2
+    low_index, high_index = int(binom.ppf(tail, n, 0.5)) - 1, int(binom.isf(tail, n, 0.5))
+    if low_index < 0 or high_index >= n:
         return None
-    return low, high
+    return float(x[low_index]), float(x[high_index])
 
 
 def render(fig: Figure, fmt: str, salt: str, text_as_paths: bool) -> bytes:
@@ -310,7 +317,7 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
               Patch(color=VERDICT_COLOR[Verdict.INCONCLUSIVE], label="inconclusive")]
     if analysis.noise_floor:
         legend.append(Patch(color="#bbbbbb", alpha=0.45, label=f"noise floor \u00b1{analysis.noise_floor * 100:.1f}% (A/A)"))
-    fig.legend(handles=legend, loc="outside lower center", ncols=min(3, len(legend)), fontsize=8, frameon=False)
+    fig.legend(handles=legend, loc=BELOW, ncols=min(3, len(legend)), fontsize=8, frameon=False)
     n = len(headline_comparisons(analysis, rest[0].name))
     scope = f"each of {workloads(n)}" if n != 1 else "1 workload"
     fig.suptitle(f"Speed-up over {base.display}, headline metric of {scope}", fontsize=11, fontweight="bold")

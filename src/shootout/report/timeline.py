@@ -25,7 +25,7 @@ from matplotlib.lines import Line2D
 
 from shootout.analysis import Analysis
 from shootout.machines import machine_of
-from shootout.report.charts import CONFIG_COLORS, literal_text, render
+from shootout.report.charts import BELOW, CONFIG_COLORS, literal_text, render
 
 PANELS = (
     ("mhz_mean", "clock, MHz"),
@@ -108,7 +108,7 @@ def timeline_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = T
     axes[-1].set_xlabel("minutes since the first sample", fontsize=8)
     handles = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels())
                if not label.startswith("measured clock")}
-    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=1 if len(handles) < 4 else 2,
+    fig.legend(list(handles.values()), list(handles), loc=BELOW, ncols=1 if len(handles) < 4 else 2,
                fontsize=8, frameon=False)
     fig.suptitle("During the run: what each machine's monitor sampled", fontsize=11, fontweight="bold")
     return render(fig, fmt, "timeline", text_as_paths)

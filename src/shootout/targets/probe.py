@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from shootout.arm.board import known_caches_kib
 from shootout.errors import ShootoutError
 from shootout.facts import os_release_name
 
@@ -31,6 +32,8 @@ echo 'section caches'
 for d in /sys/devices/system/cpu/cpu0/cache/index*; do
   [ -r "$d/size" ] && echo "$(cat "$d/level") $(cat "$d/type") $(cat "$d/size")"
 done
+echo 'section soc'
+[ -r /proc/device-tree/compatible ] && tr '\000' '\n' < /proc/device-tree/compatible | tail -n 1
 true
 """
 
@@ -81,7 +84,7 @@ def sizing(target: Target) -> TargetFacts:
     parts = result.sections()
     cores = parts.get("cores", "").strip()
     return sizing_from(int(cores) if cores.isdigit() else None, parts.get("meminfo", ""), parts.get("caches", ""),
-                       parse_bits(parts.get("bits", "")))
+                       parse_bits(parts.get("bits", "")), parts.get("soc", "").strip())
 
 
 def parse_bits(text: str) -> int | None:
@@ -90,13 +93,17 @@ def parse_bits(text: str) -> int | None:
     return int(word) if word in ("32", "64") else None
 
 
-def sizing_from(cores: int | None, meminfo: str, caches: str, bits: int | None = None) -> TargetFacts:
-    """TargetFacts from a CPU count, /proc/meminfo's text, `level type size` cache lines and pointer bits."""
+def sizing_from(cores: int | None, meminfo: str, caches: str, bits: int | None = None,
+                compatible: str = "") -> TargetFacts:
+    """TargetFacts from a CPU count, /proc/meminfo's text, `level type size` cache lines, pointer bits
+    and the device tree's SoC entry (brcm,bcm2711): where sysfs lists no caches (a Pi 4), the SoC's
+    known sizes, else none (the workloads' own fallback), never another machine's."""
+    chip = compatible.split(",", 1)[1].upper() if "," in compatible else None
     return TargetFacts(
         cores=cores if cores is not None and cores > 0 else None,
         memory_bytes=_meminfo_bytes(meminfo, "MemTotal"),
         available_bytes=_meminfo_bytes(meminfo, "MemAvailable"),
-        caches_kib=parse_caches(caches),
+        caches_kib=parse_caches(caches) or known_caches_kib(chip),
         address_bits=bits,
     )
 

@@ -6,6 +6,7 @@ are 32-bit and 64-bit; this reads their ELF headers (shootout.elf) and compares.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from shootout.elf import HEAD_BYTES, elf_identity_of
@@ -16,20 +17,22 @@ from shootout.userspace import registry
 from shootout.userspace.arches import ARCHES, Arch, host_arch
 
 
-def _config_arch(config: Config) -> str | None:
+def config_arch(config: Config) -> str | None:
     if config.target == "chroot" and config.userspace:
         for found in registry.find(config.userspace):
             if "arch" in found.meta:
                 return str(found.meta["arch"])
     if config.name.startswith("debian:") and config.name.count(":") == 2:
         return config.name.rsplit(":", 1)[1]
+    if config.target == "chroot" and (made := re.fullmatch(r"debian-\w+-(\w+)", config.userspace or "")):
+        return made[1]  # a [[config]] with spec debian:RELEASE:ARCH, not made yet
     return None
 
 
 def expected_abi(config: Config) -> Arch | None:
     """The arch whose binaries this configuration must run, or None when it cannot be told."""
     if config.target == "chroot":
-        name = _config_arch(config)
+        name = config_arch(config)
         return ARCHES.get(name) if name else None
     if config.target == "host":
         host = ARCHES.get(host_arch())

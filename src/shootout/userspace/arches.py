@@ -64,7 +64,56 @@ def host_arch() -> str:
     return _MACHINE_TO_DEBIAN.get(machine, machine)
 
 
+@cache
+def kernel_arch() -> str:
+    """The running kernel's Debian architecture (uname -m): arm64 under the armhf userspace of a
+    32-bit Raspberry Pi OS booted with its default 64-bit kernel."""
+    machine = platform.machine()
+    return _MACHINE_TO_DEBIAN.get(machine, machine)
+
+
+def headline_arches(userspace: str, kernel: str) -> tuple[str, str] | None:
+    """The default main job's userspaces: the kernel's 64-bit arch and its 32-bit companion, on a
+    64-bit userspace or on the companion's own (armhf userspace, arm64 kernel); None elsewhere."""
+    companion = COMPANION_32.get(kernel)
+    if companion is None or userspace not in (kernel, companion):
+        return None
+    return kernel, companion
+
+
+def _runs_armhf() -> bool:
+    from shootout.arm.aarch32 import here  # probes once: personality, binfmt_misc, a tiny program
+
+    found = here()
+    return found is None or (found.native and not found.binfmt)
+
+
 def is_foreign(name: str) -> bool:
     """True when this machine can only run `name` binaries through qemu."""
-    host = host_arch()
-    return name != host and name not in _NATIVE_COMPAT.get(host, set())
+    kernel = kernel_arch()
+    if name in (host_arch(), kernel):
+        return False
+    if name not in _NATIVE_COMPAT.get(kernel, set()):
+        return True
+    return kernel == "arm64" and not _runs_armhf()  # AArch32 at EL0 is optional on arm64 cores
+
+
+def arch_problem(name: str) -> tuple[str, str] | None:
+    """(why, fix) when a userspace of `name` would run only under qemu on this ARM machine (the
+    figures would be the emulator's); None where it runs natively, and on other hosts (which
+    compare foreign userspaces as emulated, marked so)."""
+    kernel = kernel_arch()
+    if kernel not in ("arm64", "armhf") or not is_foreign(name):
+        return None
+    if name in ("armhf", "armel") and kernel == "arm64":
+        from shootout.arm.aarch32 import armhf_problem, here, page_size
+
+        if (problem := armhf_problem(here(), page_size())) is not None:
+            return problem
+    if name == "arm64" and kernel == "armhf":
+        return ("this kernel is 32-bit: arm64 programs need a 64-bit kernel (here only qemu would run them)",
+                "on a Raspberry Pi 3, 4 or 5 set arm_64bit=1 in /boot/firmware/config.txt and reboot, or pass "
+                "--emulate to check that it works (results marked emulated, no verdicts)")
+    return (f"{name} programs do not run on this {kernel} machine but under qemu, and the figures would be the "
+            "emulator's", "the 32-bit side of an ARM machine is armhf (debian:RELEASE:armhf), or pass --emulate to "
+            "check that it works (results marked emulated, no verdicts)")

@@ -25,6 +25,15 @@ _UNREGISTER = ('m=; if [ ! -e "$2/register" ]; then mount -t binfmt_misc binfmt_
                'if [ -n "$m" ]; then umount "$2"; fi; exit $s')
 
 
+# Debian's qemu-user-static ships no binfmt.d file for its host's own family (no qemu-arm.conf
+# on arm64), yet an arm64 core without AArch32 runs armhf only through qemu-arm (--emulate):
+# the 32-bit ARM ELF magic and mask of qemu's own qemu-binfmt-conf.sh, with the static binary.
+_SAME_FAMILY = {
+    "arm": (r"\x7f\x45\x4c\x46\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x28\x00",
+            r"\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff"),
+}
+
+
 def registration(arch_name: str) -> tuple[str, str]:
     """(entry name, register line) for arch_name, from qemu-user-static's binfmt.d file."""
     qemu = arch(arch_name).qemu
@@ -39,6 +48,10 @@ def registration(arch_name: str) -> tuple[str, str]:
             if "F" not in flags:  # without F the interpreter would have to exist inside the chroot
                 line = line + "F"
             return fields[1], line
+    static = Path(f"/usr/bin/qemu-{qemu}-static")
+    if qemu in _SAME_FAMILY and static.exists():
+        magic, mask = _SAME_FAMILY[qemu]
+        return f"qemu-{qemu}", f":qemu-{qemu}:M::{magic}:{mask}:{static}:F"
     raise ToolMissing(f"qemu-{qemu}-static", "qemu-user-static")
 
 

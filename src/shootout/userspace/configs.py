@@ -14,7 +14,7 @@ from shootout.system.journal import journal
 from shootout.system.namespace import private_mounts
 from shootout.targets.base import CLEAN_PATH
 from shootout.userspace import registry
-from shootout.userspace.arches import COMPANION_32, arch, host_arch
+from shootout.userspace.arches import arch, arch_problem, headline_arches, host_arch, kernel_arch
 from shootout.userspace.create import (
     DEFAULT_MIRROR,
     Progress,
@@ -82,10 +82,14 @@ def headline_configs(progress: Progress | None = None,
     Returns ([64-bit, 32-bit], None), or ([], one-line reason) when that cannot be done here,
     for the caller to fall back.
     """
-    native = host_arch()
-    companion = COMPANION_32.get(native)
-    if companion is None:
-        return [], f"no 32-bit companion userspace for {native} (only amd64 -> i386 and arm64 -> armhf)"
+    userspace, kernel = host_arch(), kernel_arch()
+    pair = headline_arches(userspace, kernel)
+    if pair is None:
+        on = f" on a {kernel} kernel" if kernel != userspace else ""
+        return [], f"no 32-bit companion userspace for {userspace}{on} (only amd64 with i386, arm64 with armhf)"
+    native, companion = pair
+    if problem := arch_problem(companion):
+        return [], f"{problem[0]} ({problem[1]})"
     release = host_release()
     if release is None:
         return [], "the host is not a Debian release, so there is no release to debootstrap"

@@ -1,0 +1,96 @@
+"""install.sh's package list resolves on arm64 and armhf, as apt on such a machine would resolve it.
+
+The list is install.sh's own (--print-packages ARCH [--test]); apt-get reads bookworm main's
+Packages index for that architecture into a temporary directory (lists, cache, an empty dpkg
+status) and simulates the install: this machine's dpkg and apt configuration are not touched.
+Needs root (apt's options as CI runs them) and Debian's mirror; fails, never skips, without them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from shootout.userspace.create import DEFAULT_MIRROR, DEFAULT_RELEASE
+
+pytestmark = pytest.mark.root
+
+INSTALL = Path(__file__).resolve().parents[2] / "install.sh"
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+Apt = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def packages(arch: str, *test: str) -> list[str]:
+    done = subprocess.run([str(INSTALL), "--print-packages", arch, *test], capture_output=True, text=True, check=True)
+    return done.stdout.split()
+
+
+def _apt(tmp: Path, arch: str) -> Apt:
+    (tmp / "lists" / "partial").mkdir(parents=True)
+    (tmp / "cache").mkdir()
+    (tmp / "status").write_text("")  # nothing installed: every dependency is resolved
+    (tmp / "sources.list").write_text(f"deb [signed-by={KEYRING}] {DEFAULT_MIRROR} {DEFAULT_RELEASE} main\n")
+    options = {
+        "APT::Architecture": arch, "APT::Architectures::": arch,
+        "Dir::State::Lists": tmp / "lists", "Dir::State::status": tmp / "status",
+        "Dir::State::extended_states": tmp / "extended_states", "Dir::Cache": tmp / "cache",
+        "Dir::Etc::SourceList": tmp / "sources.list", "Dir::Etc::SourceParts": tmp / "none",
+        "Acquire::Languages": "none", "APT::Sandbox::User": "root",
+        # only the Packages index (appstream metadata would double the download)
+        **{f"Acquire::IndexTargets::deb::{t}::DefaultEnabled": "false"
+           for t in ("DEP-11", "DEP-11-icons", "DEP-11-icons-small", "DEP-11-icons-hidpi")},
+    }
+    argv = ["apt-get", "-q"] + [x for k, v in options.items() for x in ("-o", f"{k}={v}")]
+
+    def apt(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*argv, *args], capture_output=True, text=True, timeout=600)
+
+    return apt
+
+
+@pytest.fixture(scope="module", params=["arm64", "armhf"])
+def apt_for(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+            require_root_module: None) -> tuple[str, Apt]:
+    arch = request.param
+    apt = _apt(tmp_path_factory.mktemp(f"apt-{arch}"), arch)
+    done = apt("update")
+    assert done.returncode == 0, f"apt-get update for {arch}: {done.stderr}"
+    return arch, apt
+
+
+@pytest.fixture(scope="module")
+def require_root_module() -> None:
+    if os.geteuid() != 0:
+        pytest.fail("this test needs root (CI runs as root)")
+
+
+@pytest.mark.parametrize("test", [(), ("--test",)], ids=["install", "install-test"])
+def test_every_package_has_a_candidate(apt_for: tuple[str, Apt], test: tuple[str, ...]) -> None:
+    arch, apt = apt_for
+    wanted = packages(arch, *test)
+    done = apt("install", "--simulate", "--no-install-recommends", *wanted)
+    assert done.returncode == 0, f"./install.sh {' '.join(test)} on {arch}: {done.stderr.strip()}"
+    installed = {line.split()[1].split(":")[0] for line in done.stdout.splitlines() if line.startswith("Inst ")}
+    assert set(wanted) <= installed
+
+
+def test_an_x86_only_package_is_caught(apt_for: tuple[str, Apt]) -> None:
+    # what install.sh listed before it chose by architecture: the check must say which package fails
+    arch, apt = apt_for
+    done = apt("install", "--simulate", "--no-install-recommends", "gcc-multilib", "make")
+    assert done.returncode != 0
+    assert "gcc-multilib" in done.stderr and "no installation candidate" in done.stderr
+
+
+def test_the_lists_differ_by_architecture() -> None:
+    assert "gcc-multilib" in packages("amd64") and "gcc-multilib" not in packages("arm64")
+    assert "qemu-system-arm" in packages("arm64") and "qemu-system-x86" not in packages("armhf")
+    # 32-bit arm: numpy, scipy and matplotlib from Debian (PyPI has no wheels for armhf)
+    assert {"python3-numpy", "python3-scipy", "python3-matplotlib"} <= set(packages("armhf"))
+    assert "python3-numpy" not in packages("arm64")
+    bad = subprocess.run([str(INSTALL), "--print-packages", "sparc"], capture_output=True, text=True)
+    assert bad.returncode != 0 and len(bad.stderr.splitlines()) == 1 and "arm64" in bad.stderr
