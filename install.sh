@@ -14,7 +14,7 @@ fi
 packages=(
   python3 python3-venv python3-pip
   gcc gcc-multilib libc6-dev make
-  debootstrap qemu-user-static binfmt-support util-linux procps
+  debootstrap mmdebstrap arch-test qemu-user-static binfmt-support util-linux procps
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
   e2fsprogs btrfs-progs xfsprogs  # filesystems for scratch = { fs = ... }

@@ -445,7 +445,7 @@ def doctor() -> None:
         raise typer.Exit(1)
 
 
-app.add_typer(userspace_app, name="userspace", help="Create, list, update and remove debootstrap userspaces.")
+app.add_typer(userspace_app, name="userspace", help="Create, list, update and remove Debian userspaces.")
 
 
 def main() -> None:

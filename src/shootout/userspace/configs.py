@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -12,7 +11,6 @@ from shootout.errors import ShootoutError, TargetError
 from shootout.model import Config
 from shootout.system.journal import journal
 from shootout.system.namespace import private_mounts
-from shootout.targets.base import CLEAN_PATH
 from shootout.userspace import registry
 from shootout.userspace.arches import COMPANION_32, arch, host_arch
 from shootout.userspace.create import (
@@ -22,6 +20,7 @@ from shootout.userspace.create import (
     create_userspace,
     host_release,
     preflight,
+    require_builder,
 )
 
 
@@ -88,15 +87,17 @@ def headline_configs(progress: Progress | None = None,
         return [], f"no 32-bit companion userspace for {native} (only amd64 -> i386 and arm64 -> armhf)"
     release = host_release()
     if release is None:
-        return [], "the host is not a Debian release, so there is no release to debootstrap"
+        return [], "the host is not a Debian release, so there is no release to build a userspace of"
     if os.geteuid() != 0:
         return [], "userspaces need root (chroot and mounts)"
     arches = [native, companion]
     names = [registry.default_name(release, a) for a in arches]
     todo = [(n, a) for n, a in zip(names, arches) if not _ready(n)]
     if todo:
-        if shutil.which("debootstrap", path=CLEAN_PATH) is None:
-            return [], "debootstrap is not installed (apt-get install debootstrap)"
+        try:
+            require_builder(companion)
+        except ShootoutError as exc:
+            return [], f"{exc.message} ({exc.hint})"
         try:
             for _, a in todo:
                 preflight(a, release, DEFAULT_MIRROR)
