@@ -1,4 +1,4 @@
-"""Real debootstrap userspaces: amd64 and i386 bookworm, and armhf under qemu.
+"""Real mmdebstrap userspaces: amd64 and i386 bookworm, and armhf under qemu.
 
 Needs root (CI runs as root) and Debian's mirror; fails, never skips, without them. The
 three userspaces are created once per module, in parallel; set SHOOTOUT_TEST_HOME to keep
@@ -388,7 +388,7 @@ def test_disk_full_during_create_leaves_nothing(tmp_path: Path, monkeypatch: pyt
         def fill_disk(message: str) -> None:
             if filled:
                 return
-            filled.append(message)  # the moment debootstrap starts, the disk fills up
+            filled.append(message)  # the moment mmdebstrap starts, the disk fills up
             with open(small / "filler", "wb") as fh:
                 size = 0
                 for step in (16 << 20, 64 << 10):

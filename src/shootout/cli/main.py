@@ -152,7 +152,7 @@ def run(
 
 def _preparing(status: Status) -> Callable[[str], None]:
     """Userspace creation's progress: the spinner on a terminal; piped (a log), one line when
-    each userspace starts being made and one when it is ready, not debootstrap's hundreds."""
+    each userspace starts being made and one when it is ready, not mmdebstrap's every step."""
     if err_console.is_terminal:
         return lambda text: status.update(escape(text))
     started: set[str] = set()

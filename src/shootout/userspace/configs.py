@@ -121,7 +121,7 @@ def _create_parallel(todo: list[tuple[str, str, str]], progress: Progress | None
         try:
             errors = [f.exception() for f in futures]
         except BaseException:
-            abort_all()  # Ctrl-C: stop the debootstraps; each create then cleans up after itself
+            abort_all()  # Ctrl-C: stop the mmdebstraps; each create then cleans up after itself
             for f in futures:
                 f.exception()
             raise
