@@ -138,7 +138,8 @@ def _stream(argv: list[str], progress: Progress | None, prefix: str) -> tuple[in
     env = {"PATH": CLEAN_PATH, "LC_ALL": "C", "HOME": "/root", "DEBIAN_FRONTEND": "noninteractive"}
     # setpriv --pdeathsig: if shootout is killed, the PID namespace's keeper dies; --kill-child:
     # then its init does, and with it every apt and dpkg mmdebstrap started.
-    proc = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", "unshare", "--pid", "--fork", "--kill-child", *argv], env=env, stdin=subprocess.DEVNULL,
+    keeper = ["setpriv", "--pdeathsig", "KILL", "unshare", "--pid", "--fork", "--kill-child"]
+    proc = subprocess.Popen([*keeper, *argv], env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
                             start_new_session=True)
     with _running_lock:
