@@ -47,6 +47,9 @@ DEFAULT_RELEASE = "bookworm"
 MIN_FREE_BYTES = 1_000_000_000  # a full userspace is ~600 MB plus the download cache
 _OPTIONS = ("etc/dpkg/dpkg.cfg.d/99mmdebstrap", "etc/apt/apt.conf.d/99mmdebstrap")  # the --dpkgopt it keeps
 _ARCHIVES = "var/cache/apt/archives"
+# /usr merged by mmdebstrap itself, with usr-is-merged as debootstrap does: without it, apt would
+# pull in usrmerge and with it perl (a tenth of the userspace's install time, and not debootstrap's set).
+_MERGED_USR = "/usr/share/mmdebstrap/hooks/merged-usr"
 
 Progress = Callable[[str], None]
 
@@ -237,7 +240,8 @@ def _builder_argv(root: Path, arch_name: str, release: str, mirror: str, package
     in the root (seeded by us) is used and kept, for us to harvest."""
     return ["mmdebstrap", "--mode=root", "--variant=minbase", f"--architectures={arch_name}", "--components=main",
             *([f"--include={','.join(packages)}"] if packages else []), "--dpkgopt=force-unsafe-io",
-            "--skip=check/empty,essential/unlink,cleanup/apt/cache", release, str(root), mirror]
+            "--skip=check/empty,essential/unlink,cleanup/apt/cache", f"--hook-dir={_MERGED_USR}",
+            release, str(root), mirror]
 
 
 def _finish_root(root: Path, release: str, mirror: str) -> None:
