@@ -249,7 +249,9 @@ def test_a_create_lists_updates_and_security_and_leaves_nothing_mounted(spaces: 
         assert not list((root / "var/cache/apt/archives").glob("*.deb"))
         assert [u.state for u in find(name)] == ["ready"] and made.meta["packages"]["make"]
         assert str(made.meta["builder"]).startswith("mmdebstrap ")
-        assert mounts_anywhere(userspaces_dir()) == {}
+        # in no namespace (this process's own holds .sessions, of the chroot targets other tests opened)
+        assert mounts_anywhere(made.path) == {}
+        assert mounts_anywhere(userspaces_dir() / f"{INCOMPLETE}{name}") == {}
         assert _mounts_under(spaces.home) == []
     finally:
         subprocess.run([sys.executable, "-m", "shootout", "userspace", "remove", name],
