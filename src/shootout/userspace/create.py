@@ -4,7 +4,7 @@ Built under userspaces/.incomplete-NAME and renamed to NAME only when everything
 so a failed or killed create never leaves anything that looks usable. mmdebstrap (root mode)
 downloads with apt, installs the essential set with one dpkg call and the rest with apt
 inside the chroot, with dpkg's unsafe-io (the tree is synced once at the end instead of after
-every file): about three times faster than debootstrap's package-by-package second stage.
+every file): faster than debootstrap's package-by-package second stage (1.4x warm, 2x cold here).
 Its apt cache is seeded with the packages this user's earlier creates fetched (a persistent
 per-arch cache), and what it downloaded joins that cache afterwards.
 The root is bind-mounted on itself privately for the duration, so whatever mmdebstrap
