@@ -37,7 +37,7 @@ arch="${print_arch:-$(dpkg --print-architecture)}"
 packages=(
   python3 python3-venv python3-pip
   gcc libc6-dev make
-  debootstrap qemu-user-static binfmt-support util-linux procps
+  debootstrap mmdebstrap arch-test qemu-user-static binfmt-support util-linux procps
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
   e2fsprogs btrfs-progs xfsprogs  # filesystems for scratch = { fs = ... }

@@ -16,7 +16,8 @@ from shootout.workloads.registry import REGISTRY
 # Programs shootout itself uses, besides the workloads' own tools.
 CORE_TOOLS = (
     Tool("cc", "gcc"),
-    Tool("debootstrap", "debootstrap"),
+    Tool("mmdebstrap", "mmdebstrap"),
+    Tool("arch-test", "arch-test"),  # mmdebstrap needs it for a userspace of another architecture
     Tool("chroot", "coreutils"),
     Tool("findmnt", "util-linux"),
     Tool("qemu-arm-static", "qemu-user-static"),

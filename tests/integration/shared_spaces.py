@@ -1,4 +1,4 @@
-"""The debootstrap userspaces the integration tests share: bookworm amd64, i386 and armhf.
+"""The mmdebstrap userspaces the integration tests share: bookworm amd64, i386 and armhf.
 
 Created once (in parallel) by the `spaces` fixture of conftest.py, in SHOOTOUT_TEST_HOME when
 set (kept between runs; ready ones are reused), else in a temporary directory.

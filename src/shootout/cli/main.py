@@ -159,7 +159,7 @@ def run(
 
 def _preparing(status: Status) -> Callable[[str], None]:
     """Userspace creation's progress: the spinner on a terminal; piped (a log), one line when
-    each userspace starts being made and one when it is ready, not debootstrap's hundreds."""
+    each userspace starts being made and one when it is ready, not mmdebstrap's every step."""
     if err_console.is_terminal:
         return lambda text: status.update(escape(text))
     started: set[str] = set()
@@ -452,7 +452,7 @@ def doctor() -> None:
         raise typer.Exit(1)
 
 
-app.add_typer(userspace_app, name="userspace", help="Create, list, update and remove debootstrap userspaces.")
+app.add_typer(userspace_app, name="userspace", help="Create, list, update and remove Debian userspaces.")
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""`shootout userspace ...`: create, list, update and remove debootstrap userspaces."""
+"""`shootout userspace ...`: create, list, update and remove Debian userspaces."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-app = typer.Typer(help="Create, list, update and remove debootstrap userspaces (chroot targets).",
+app = typer.Typer(help="Create, list, update and remove Debian userspaces (chroot targets).",
                   no_args_is_help=True)
 console = Console()
 err_console = Console(stderr=True)
@@ -20,7 +20,7 @@ err_console = Console(stderr=True)
 
 @contextmanager
 def _progress(title: str) -> Iterator[Callable[[str], None]]:
-    """A spinner line showing debootstrap's latest step and the time so far."""
+    """A spinner line showing mmdebstrap's latest step and the time so far."""
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=err_console, transient=True) as bar:
         task = bar.add_task(title)
@@ -40,7 +40,7 @@ def create(
     packages: Annotated[str | None, typer.Option(
         help="comma-separated packages to install instead of the workload set (what a workload lacks is installed on first use)")] = None,
 ) -> None:
-    """Build a userspace with debootstrap (minbase) and install the workloads' packages in it."""
+    """Build a userspace with mmdebstrap (minbase) and install the workloads' packages in it."""
     from shootout.userspace.create import DEFAULT_MIRROR, create_userspace
 
     wanted = tuple(p.strip() for p in packages.split(",") if p.strip()) if packages else None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -12,7 +11,6 @@ from shootout.errors import ShootoutError, TargetError
 from shootout.model import Config
 from shootout.system.journal import journal
 from shootout.system.namespace import private_mounts
-from shootout.targets.base import CLEAN_PATH
 from shootout.userspace import registry
 from shootout.userspace.arches import arch, arch_problem, headline_arches, host_arch, kernel_arch
 from shootout.userspace.create import (
@@ -22,6 +20,7 @@ from shootout.userspace.create import (
     create_userspace,
     host_release,
     preflight,
+    require_builder,
 )
 
 
@@ -92,15 +91,17 @@ def headline_configs(progress: Progress | None = None,
         return [], f"{problem[0]} ({problem[1]})"
     release = host_release()
     if release is None:
-        return [], "the host is not a Debian release, so there is no release to debootstrap"
+        return [], "the host is not a Debian release, so there is no release to build a userspace of"
     if os.geteuid() != 0:
         return [], "userspaces need root (chroot and mounts)"
     arches = [native, companion]
     names = [registry.default_name(release, a) for a in arches]
     todo = [(n, a) for n, a in zip(names, arches) if not _ready(n)]
     if todo:
-        if shutil.which("debootstrap", path=CLEAN_PATH) is None:
-            return [], "debootstrap is not installed (apt-get install debootstrap)"
+        try:
+            require_builder(companion)
+        except ShootoutError as exc:
+            return [], f"{exc.message} ({exc.hint})"
         try:
             for _, a in todo:
                 preflight(a, release, DEFAULT_MIRROR)
@@ -124,7 +125,7 @@ def _create_parallel(todo: list[tuple[str, str, str]], progress: Progress | None
         try:
             errors = [f.exception() for f in futures]
         except BaseException:
-            abort_all()  # Ctrl-C: stop the debootstraps; each create then cleans up after itself
+            abort_all()  # Ctrl-C: stop the mmdebstraps; each create then cleans up after itself
             for f in futures:
                 f.exception()
             raise

@@ -1,13 +1,17 @@
-"""Create a userspace with debootstrap: minbase plus the workloads' packages, versions recorded.
+"""Create a userspace with mmdebstrap: minbase plus the workloads' packages, versions recorded.
 
 Built under userspaces/.incomplete-NAME and renamed to NAME only when everything succeeded,
-so a failed or killed create never leaves anything that looks usable. Two stages:
-  1. `debootstrap --foreign`: download (into a persistent per-arch cache, seeded from the
-     packages this user's earlier creates fetched) and unpack;
-  2. `chroot ROOT /debootstrap/debootstrap --second-stage`: install and configure, with
-     dpkg's unsafe-io (the tree is synced once at the end instead of after every file).
-The root is bind-mounted on itself privately for the duration, so whatever debootstrap
-mounts inside it is detached with it, by us or by `shootout doctor` after a kill.
+so a failed or killed create never leaves anything that looks usable. mmdebstrap (root mode)
+downloads with apt, installs the essential set with one dpkg call and the rest with apt
+inside the chroot, with dpkg's unsafe-io (the tree is synced once at the end instead of after
+every file): faster than debootstrap's package-by-package second stage (1.4x warm, 2x cold here).
+Its apt cache is seeded with the packages this user's earlier creates fetched (a persistent
+per-arch cache), and what it downloaded joins that cache afterwards.
+The root is bind-mounted on itself privately for the duration, so whatever mmdebstrap
+mounts inside it is detached with it, by us or by `shootout doctor` after a kill; mmdebstrap
+runs in a PID namespace of its own, so a kill of shootout ends its apt and dpkg too.
+Like debootstrap, only the release itself is used while building (both sides of the main job
+get the same versions); the -updates and -security suites are listed for later installs.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from shootout.targets.base import CLEAN_PATH
 from shootout.userspace import registry
 from shootout.userspace.apt import write_sources
 from shootout.userspace.arches import arch as lookup_arch
+from shootout.userspace.arches import host_arch
 from shootout.userspace.binfmt import ensure_emulation
 from shootout.userspace.mounts import bind_private, mounts_under, safe_rmtree
 from shootout.userspace.packages import installed_versions, missing, workload_packages
@@ -40,8 +45,11 @@ from shootout.userspace.packages import installed_versions, missing, workload_pa
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 DEFAULT_RELEASE = "bookworm"
 MIN_FREE_BYTES = 1_000_000_000  # a full userspace is ~600 MB plus the download cache
-SCRIPTS = Path("/usr/share/debootstrap/scripts")
-_UNSAFE_IO = "etc/dpkg/dpkg.cfg.d/shootout-unsafe-io"
+_OPTIONS = ("etc/dpkg/dpkg.cfg.d/99mmdebstrap", "etc/apt/apt.conf.d/99mmdebstrap")  # the --dpkgopt it keeps
+_ARCHIVES = "var/cache/apt/archives"
+# /usr merged by mmdebstrap itself, with usr-is-merged as debootstrap does: without it, apt would
+# pull in usrmerge and with it perl (a tenth of the userspace's install time, and not debootstrap's set).
+_MERGED_USR = "/usr/share/mmdebstrap/hooks/merged-usr"
 
 Progress = Callable[[str], None]
 
@@ -68,9 +76,12 @@ def require_root(what: str = "creating a userspace") -> None:
         raise TargetError(f"{what} needs root", "run as root or use host and host+m32")
 
 
-def require_debootstrap() -> None:
-    if shutil.which("debootstrap", path=CLEAN_PATH) is None:
-        raise ToolMissing("debootstrap", "debootstrap")
+def require_builder(arch_name: str | None = None) -> None:
+    """mmdebstrap, and arch-test, which it needs for an architecture other than the host's."""
+    if shutil.which("mmdebstrap", path=CLEAN_PATH) is None:
+        raise ToolMissing("mmdebstrap", "mmdebstrap")
+    if arch_name not in (None, host_arch()) and shutil.which("arch-test", path=CLEAN_PATH) is None:
+        raise ToolMissing("arch-test", "arch-test")
 
 
 def check_free_space(directory: Path) -> None:
@@ -100,22 +111,19 @@ def probe_mirror(mirror: str, release: str, arch_name: str) -> None:
         if line.startswith("Architectures:") and arch_name not in line.split()[1:]:
             raise TargetError(f"release {release} on {mirror} has no {arch_name} packages",
                               "pick another architecture or release")
-    if not (SCRIPTS / release).exists():
-        raise TargetError(f"debootstrap on this machine does not know release {release}",
-                          "upgrade the debootstrap package")
 
 
 def preflight(arch_name: str, release: str, mirror: str) -> None:
     """Everything that can be checked before a create touches the disk."""
     lookup_arch(arch_name)
     require_root()
-    require_debootstrap()
+    require_builder(arch_name)
     check_free_space(registry.userspaces_dir())
     probe_mirror(mirror, release, arch_name)
 
 
 def abort_all() -> None:
-    """Kill every debootstrap this process runs (their creates then clean up and fail)."""
+    """Kill every mmdebstrap this process runs (their creates then clean up and fail)."""
     with _running_lock:
         for proc in list(_running):
             _kill(proc)
@@ -131,8 +139,10 @@ def _kill(proc: subprocess.Popen[str]) -> None:
 def _stream(argv: list[str], progress: Progress | None, prefix: str) -> tuple[int, list[str]]:
     """Run argv, passing its output lines to progress; returns (exit status, all lines)."""
     env = {"PATH": CLEAN_PATH, "LC_ALL": "C", "HOME": "/root", "DEBIAN_FRONTEND": "noninteractive"}
-    # setpriv --pdeathsig: if shootout is killed, debootstrap does not run on unattended.
-    proc = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", *argv], env=env, stdin=subprocess.DEVNULL,
+    # setpriv --pdeathsig: if shootout is killed, the PID namespace's keeper dies; --kill-child:
+    # then its init does, and with it every apt and dpkg mmdebstrap started.
+    keeper = ["setpriv", "--pdeathsig", "KILL", "unshare", "--pid", "--fork", "--kill-child"]
+    proc = subprocess.Popen([*keeper, *argv], env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
                             start_new_session=True)
     with _running_lock:
@@ -166,9 +176,10 @@ def _arch_cache(release: str, arch_name: str) -> Path:
     """Per-arch download cache, seeded with the packages this user fetched before and the
     arch-independent packages its siblings fetched.
 
-    Per arch because debootstrap writes cache files in place (two parallel runs sharing one
-    directory could read each other's half-written files); seeding by hard link shares the
-    files safely since debootstrap checks every cached file's checksum.
+    Per arch so that a create seeds its apt cache with its own arch's files only; seeding by
+    hard link shares the files safely since apt checks every cached file's checksum and
+    replaces (never rewrites) a file that does not match. (The directories keep the name
+    they had when debootstrap filled them: the files are the same.)
     """
     base = cache_dir() / "debootstrap"
     mine = base / f"{release}-{arch_name}"
@@ -203,44 +214,46 @@ def _no_space(name: str) -> TargetError:
                        f"free space under {registry.userspaces_dir()} (a userspace needs about 1 GB); nothing was kept")
 
 
-def _failure(name: str, lines: list[str], root: Path, log: Path | None) -> TargetError:
-    text = "\n".join(lines)
-    log_text = ""
-    try:
-        log_text = (root / "debootstrap/debootstrap.log").read_text(errors="replace")
-    except OSError:
-        pass
+def _failure(name: str, lines: list[str], log: Path | None) -> TargetError:
     st = os.statvfs(registry.userspaces_dir())
-    if "No space left on device" in text + log_text or st.f_bavail * st.f_frsize < 64_000_000:
+    if "No space left on device" in "\n".join(lines) or st.f_bavail * st.f_frsize < 64_000_000:
         return _no_space(name)
-    errors = [line[3:] for line in lines if line.startswith("E: ")]
-    failed = [line[3:] for line in lines if line.startswith("W: Failure")]
-    reason = (errors or failed or [line for line in lines if line.strip()][-1:] or ["no output"])[-1]
-    hint = f"full log: {log}" if log else "run debootstrap by hand to see why"
-    return TargetError(f"debootstrap failed creating {name}: {reason}", hint)
+    errors = [line[3:] for line in lines if line.startswith("E: ") and "exited with exit code" not in line]
+    reason = (errors or [line for line in lines if line.strip()][-1:] or ["no output"])[0]
+    hint = f"full log: {log}" if log else "run mmdebstrap by hand to see why"
+    return TargetError(f"mmdebstrap failed creating {name}: {reason}", hint)
 
 
-def _save_log(name: str, lines: list[str], root: Path) -> Path | None:
+def _save_log(name: str, lines: list[str]) -> Path | None:
     try:
         logs = data_dir() / "logs"
         logs.mkdir(exist_ok=True)
         path = logs / f"create-{name}.log"
-        extra = root / "debootstrap/debootstrap.log"
-        path.write_text("\n".join(lines) + "\n" + (extra.read_text(errors="replace") if extra.exists() else ""))
+        path.write_text("\n".join(lines) + "\n")
         return path
     except OSError:
         return None
+
+
+def _builder_argv(root: Path, arch_name: str, release: str, mirror: str, packages: Sequence[str]) -> list[str]:
+    """mmdebstrap in root mode (inside our private bind of the root); the apt cache it finds
+    in the root (seeded by us) is used and kept, for us to harvest."""
+    return ["mmdebstrap", "--mode=root", "--variant=minbase", f"--architectures={arch_name}", "--components=main",
+            *([f"--include={','.join(packages)}"] if packages else []), "--dpkgopt=force-unsafe-io",
+            "--skip=check/empty,essential/unlink,cleanup/apt/cache", f"--hook-dir={_MERGED_USR}",
+            release, str(root), mirror]
 
 
 def _finish_root(root: Path, release: str, mirror: str) -> None:
     """Settle the tree for use: apt sources with updates and security, no dpkg shortcuts,
     no services, no leftover .debs."""
     write_sources(root, release, mirror)
-    (root / _UNSAFE_IO).unlink(missing_ok=True)
+    for option in _OPTIONS:
+        (root / option).unlink(missing_ok=True)
     policy = root / "usr/sbin/policy-rc.d"
     policy.write_text("#!/bin/sh\n# shootout: never start services inside the userspace\nexit 101\n")
     policy.chmod(0o755)
-    for deb in (root / "var/cache/apt/archives").glob("*.deb"):
+    for deb in (root / _ARCHIVES).glob("*.deb"):
         deb.unlink()
     (root / "var/cache/shootout").mkdir(parents=True, exist_ok=True)
 
@@ -303,33 +316,33 @@ def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple
     bind_id: int | None = None
     lines: list[str] = []
     try:
+        # The apt cache is seeded (and harvested, below) outside the bind mount: a hard link
+        # cannot cross a mount point, even within one filesystem.
+        cache = _arch_cache(release, arch_name)
+        archives = root / _ARCHIVES
+        archives.mkdir(parents=True)
+        _link_missing(archives, cache.glob("*.deb"))
         with j.lock:
             bind_id = bind_private(j, root, root, f"userspace {name} while it is built")
-        cache = _arch_cache(release, arch_name)
-        stage1 = ["debootstrap", "--foreign", "--variant=minbase", f"--arch={arch_name}", "--components=main",
-                  f"--include={','.join(packages)}", f"--cache-dir={cache}", release, str(root), mirror]
-        rc, lines = _stream(stage1, progress, prefix)
-        if rc == 0:
-            (root / _UNSAFE_IO).write_text("force-unsafe-io\n")
-            rc, more = _stream(["chroot", str(root), "/debootstrap/debootstrap", "--second-stage"], progress, prefix)
-            lines += more
+        rc, lines = _stream(_builder_argv(root, arch_name, release, mirror, packages), progress, prefix)
         if rc != 0:
-            raise _failure(name, lines, root, _save_log(name, lines, root))
-        _finish_root(root, release, mirror)
-        versions = installed_versions(root)
-        if absent := missing(versions, packages):
-            raise TargetError(f"packages did not install in {name}: {', '.join(absent)}",
-                              "check that they exist for this release and architecture")
+            raise _failure(name, lines, _save_log(name, lines))
         with j.lock:
             leftover = j.undo_entry(bind_id)
         bind_id = None
         if leftover or mounts_under(work):
             raise TargetError(f"cannot unmount {root}: {'; '.join(leftover) or 'still mounted'}",
                               "run `shootout doctor`")
+        _link_missing(cache, archives.glob("*.deb"))  # what apt fetched (complete: apt renames into place)
+        _finish_root(root, release, mirror)
+        versions = installed_versions(root)
+        if absent := missing(versions, packages):
+            raise TargetError(f"packages did not install in {name}: {', '.join(absent)}",
+                              "check that they exist for this release and architecture")
         _publish_downloads(cache)
         os.sync()  # unsafe-io skipped dpkg's fsyncs: make the tree durable before it counts as ready
         meta.update(ready=True, packages=versions, created_at=time.time(),
-                    create_seconds=round(time.time() - started, 1), debootstrap=_debootstrap_version())
+                    create_seconds=round(time.time() - started, 1), builder=_builder_version())
         meta.pop("pid", None)
         registry.write_meta(work, meta)
         target = base / name
@@ -353,6 +366,6 @@ def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple
         raise
 
 
-def _debootstrap_version() -> str:
-    done = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "debootstrap"], capture_output=True, text=True, check=False)
-    return done.stdout.strip() if done.returncode == 0 else "?"
+def _builder_version() -> str:
+    done = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "mmdebstrap"], capture_output=True, text=True, check=False)
+    return f"mmdebstrap {done.stdout.strip() if done.returncode == 0 else '?'}"
