@@ -8,14 +8,12 @@ The revision code is decoded by the Raspberry Pi documentation's new-style layou
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from shootout.conditions.fsread import read_text, under
-from shootout.conditions.throttling import decode_throttled, parse_throttled
+from shootout.conditions.throttling import decode_throttled, parse_throttled, vcgencmd as _vcgencmd
 
 _TYPES = {0x04: "2B", 0x08: "3B", 0x09: "Zero", 0x0A: "CM3", 0x0C: "Zero W", 0x0D: "3B+", 0x0E: "3A+",
           0x10: "CM3+", 0x11: "4B", 0x12: "Zero 2 W", 0x13: "400", 0x14: "CM4", 0x15: "CM4S", 0x17: "5",
@@ -128,17 +126,6 @@ def known_caches_kib(chip: str | None) -> dict[str, int]:
     """The SoC's known data/unified cache sizes in KiB per level ('l1'..'l3'); {} when unknown."""
     known = KNOWN_CACHES.get(chip or "", {})
     return {key[:2]: int(size.split("K")[0]) for key, size in known.items() if key != "l1i"}
-
-
-def _vcgencmd(*args: str) -> str | None:
-    tool = shutil.which("vcgencmd")
-    if tool is None:
-        return None
-    try:
-        done = subprocess.run([tool, *args], capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
 
 
 def firmware_state(vcgencmd: Vcgencmd = _vcgencmd) -> dict[str, Any] | None:

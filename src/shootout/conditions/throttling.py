@@ -42,7 +42,8 @@ def decode_throttled(value: int) -> list[str]:
     return names
 
 
-def _vcgencmd(*args: str) -> str | None:
+def vcgencmd(*args: str) -> str | None:
+    """The Raspberry Pi firmware's answer to `vcgencmd ARGS`; None without the tool or on failure."""
     tool = shutil.which("vcgencmd")
     if tool is None:
         return None
@@ -61,13 +62,13 @@ def parse_throttled(text: str) -> int | None:
 
 def get_throttled() -> int | None:
     """The firmware's throttling flags on a Raspberry Pi; None elsewhere."""
-    out = _vcgencmd("get_throttled")
+    out = vcgencmd("get_throttled")
     return parse_throttled(out) if out else None
 
 
 def arm_clock_mhz() -> float | None:
     """`vcgencmd measure_clock arm` (prints `frequency(48)=1500398464`) in MHz; None elsewhere."""
-    out = _vcgencmd("measure_clock", "arm")
+    out = vcgencmd("measure_clock", "arm")
     m = re.search(r"=\s*(\d+)", out or "")
     return int(m.group(1)) / 1e6 if m else None
 
