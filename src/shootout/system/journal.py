@@ -63,7 +63,12 @@ def kill_started(pid: int, started: float) -> None:
     try:
         proc = psutil.Process(pid)
         proc.kill()
-        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        # dead once a zombie: its parent (init, or a subreaper) reaps it, not us
+        while proc.status() != psutil.STATUS_ZOMBIE:
+            if time.monotonic() > deadline:
+                raise psutil.TimeoutExpired(30, pid)
+            time.sleep(0.05)
     except psutil.NoSuchProcess:
         pass
     except psutil.Error as exc:  # no permission, or it did not die within the wait
