@@ -21,6 +21,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from conftest import Shootout  # at import: inside a test, `conftest` may be another directory's
 from reaper import subreaper
 
 from shootout.workloads.browser.workload import CHROMIUM
@@ -76,8 +77,6 @@ def _mounts(*paths: str) -> list[str]:
 def test_sigkill_of_a_browser_run_leaves_nothing_and_resume_completes(require_root, cached_home, tmp_path, moment):
     if not Path(CHROMIUM).exists():
         pytest.fail("Chromium is not installed on the host: apt-get install chromium (./install.sh --test)")
-    from conftest import Shootout
-
     shootout = Shootout(cached_home)  # its npm packages and inputs are cached there
     db = f"sqlite:///{tmp_path / 'results.db'}"
     toml = tmp_path / "browser.toml"

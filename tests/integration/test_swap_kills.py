@@ -16,6 +16,7 @@ runs share this machine."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import sqlite3
@@ -55,7 +56,17 @@ def data_disk(tmp_path: Path) -> Iterator[Path]:
     subprocess.run(["mkfs.ext4", "-q", str(image)], check=True, capture_output=True)
     in_host_mounts(lambda: subprocess.run(["mount", "-o", "loop", str(image), str(point)], check=True,
                                           capture_output=True))
+    # The run checks that its swap directory is mounted where its parent (this test) sees it, as a
+    # user's shell would. Tests that made userspaces earlier moved this process into a private
+    # mount namespace: mount the same device (one filesystem, not a second loop) here too.
+    private = os.readlink("/proc/self/ns/mnt") != in_host_mounts(lambda: os.readlink("/proc/thread-self/ns/mnt"))
+    if private:
+        (device,) = subprocess.run(["losetup", "-n", "-O", "NAME", "-j", str(image)], capture_output=True,
+                                   text=True, check=True).stdout.split()
+        subprocess.run(["mount", device, str(point)], check=True, capture_output=True)
     yield point
+    if private:
+        subprocess.run(["umount", str(point)], capture_output=True)
 
     def release() -> list[str]:
         """Unmount; a swap file still on keeps the filesystem (and its loop device) alive in a
