@@ -90,3 +90,10 @@ def test_preflight_lines_keep_the_kinds_apart() -> None:
 ])
 def test_which_cgroups_are_shootouts(path: str, ours: bool) -> None:
     assert is_ours(path) is ours
+
+
+def test_several_kills_outside_are_counted_in_the_plural_of_the_noun() -> None:
+    events = sort_events(after_many_tabs_runs(2))
+    events.oom_kills.append(events.oom_kills[-1])
+    (line,) = [x for x in describe(events) if "OOM kill" in x and "latest" in x]
+    assert line.startswith("kernel log: 2 OOM kills outside shootout's cgroups since boot; ")

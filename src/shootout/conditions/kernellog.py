@@ -60,16 +60,16 @@ def sort_events(records: list[tuple[float, str]], since: float = 0.0) -> KernelE
     return found
 
 
-def _count(items: list[str], what: str) -> str:
-    return f"{len(items)} {what}{'' if len(items) == 1 else 's'}"
+def _count(items: list[str], what: str, where: str = "") -> str:
+    return f"{len(items)} {what}{'' if len(items) == 1 else 's'}{where}"
 
 
 def describe(events: KernelEvents, span: str = "since boot") -> list[str]:
     """Preflight lines: one per kind found, or one saying there is none."""
-    lines = [f"kernel log: {_count(items, what)} {span}; latest: {items[-1]}"
-             for items, what in ((events.throttling, "throttling message"),
-                                 (events.under_voltage, "under-voltage message"),
-                                 (events.oom_kills, "OOM kill outside shootout's cgroups")) if items]
+    lines = [f"kernel log: {_count(items, what, where)} {span}; latest: {items[-1]}"
+             for items, what, where in ((events.throttling, "throttling message", ""),
+                                        (events.under_voltage, "under-voltage message", ""),
+                                        (events.oom_kills, "OOM kill", " outside shootout's cgroups")) if items]
     if not lines:
         lines = [f"kernel log: no throttling, under-voltage or OOM kill {span}"]
     if events.own_oom_kills:
