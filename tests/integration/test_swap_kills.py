@@ -18,17 +18,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import sqlite3
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
+from kill_sweep import Watched
 
 from shootout.system import swaps, zswap
 from shootout.system.namespace import in_host_mounts
@@ -87,15 +87,14 @@ def data_disk(tmp_path: Path) -> Iterator[Path]:
     assert held == [], f"a swap file kept {point}'s filesystem alive after umount"
 
 
-class Run:
-    """A `shootout run` of the test's, and what it was seen using: its journal's records, the
-    work directories of its processes (by their cwd, never by name) and its trial's pids."""
+class Run(Watched):
+    """A `shootout run` of the test's (kill_sweep.Watched: the work directories of its processes,
+    by their cwd, never by name), with its journal's records and its trial's pids."""
 
     def __init__(self, shootout: Any, *args: str) -> None:  # conftest's Shootout
+        super().__init__(in_host_mounts(lambda: shootout.popen(*args)))
         self.shootout = shootout
-        self.child: subprocess.Popen[str] = in_host_mounts(lambda: shootout.popen(*args))
         self.records: list[dict[str, Any]] = []
-        self.workdirs: set[str] = set()
         self.trial_pids: list[int] = []
 
     def look(self) -> None:
@@ -111,31 +110,11 @@ class Run:
                     continue  # being written
                 if "description" in record and record not in self.records:
                     self.records.append(record)
-        try:
-            processes = psutil.Process(self.child.pid).children(recursive=True)
-        except psutil.Error:
-            return
-        for proc in processes:
-            try:
-                cwd = proc.cwd()
-            except psutil.Error:
-                continue
-            if cwd.startswith("/dev/shm/shootout-"):
-                self.workdirs.add("/".join(cwd.split("/")[:4]))
+        super().look()
 
     @property
     def described(self) -> list[str]:
         return [r["description"] for r in self.records]
-
-    def until(self, done: Callable[[], bool], what: str, timeout: float = 300) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            self.look()
-            if done():
-                return
-            assert self.child.poll() is None, f"the run ended before {what}: {self.child.communicate()[1][-2000:]}"
-            assert time.monotonic() < deadline, f"never saw {what}"
-            time.sleep(0.02)
 
     def running_trial(self) -> bool:
         for procs in Path("/sys/fs/cgroup/memory").glob(f"shootout-{self.child.pid}-*/trial-*/cgroup.procs"):
@@ -148,10 +127,8 @@ class Run:
         return False
 
     def kill(self) -> None:
-        self.look()
-        self.child.send_signal(signal.SIGKILL)
-        self.child.communicate(timeout=60)
-        self.look()
+        super().kill()
+        self.look()  # the journal as the kill left it
 
     def finish(self, timeout: float = 900) -> subprocess.CompletedProcess[str]:
         deadline = time.monotonic() + timeout
