@@ -159,6 +159,17 @@ def test_a_bad_page_is_a_one_line_failed_trial(startup, page, timeout_s, flags, 
     assert_none_left(target)
 
 
+def test_a_browser_that_dies_while_starting_is_reported_with_its_own_words(startup, tmp_path):
+    target, w, prepared, params = startup
+    dying = tmp_path / "chromium"
+    dying.write_text("#!/bin/sh\necho 'starting up' >&2\necho 'FATAL: Check failed: shm_open' >&2\nexit 1\n")
+    dying.chmod(0o755)
+    plan = {**w.plan(prepared, params), "chromium": str(dying)}
+    done = target.run(["node", prepared.files["driver"], json.dumps(plan)], timeout=120)
+    one_line_failure(done, "Chromium's last words: starting up | FATAL: Check failed: shm_open")
+    assert "(during launch)" in done.stderr, done.stderr
+
+
 def _start(startup, page: str) -> subprocess.Popen[str]:
     """The driver on a page that never gets ready, once it has launched the browser (startup)."""
     target = startup[0]

@@ -71,10 +71,11 @@ class SmallFiles(ScratchWorkload):
         tar = tree_tar(int(ctx.params["files"]))
         scratch = open_disk(ctx, 2 * tar.size)
         src = inputs.place(ctx.target, tar)
-        steps = [Step("create", f'tar -xf {src} -C "$d" && sync -f "$d"'),
+        # `a; b`, not `a && b`: under set -e a failing tar or rm must end the trial
+        steps = [Step("create", f'tar -xf {src} -C "$d"; sync -f "$d"'),
                  Step("stat", 'find "$d/tree" -type f -exec stat -c %s {} + > /dev/null'),
                  Step("read", 'find "$d/tree" -type f -exec cat {} + > /dev/null'),
-                 Step("delete", 'rm -rf "$d/tree" && sync -f "$d"')]
+                 Step("delete", 'rm -rf "$d/tree"; sync -f "$d"')]
         # Untimed, between stat and read: drop each file's cached pages; compsize before delete.
         drop = "find \"$d/tree\" -type f -exec sh -c 'for f; do dd if=\"$f\" iflag=nocache count=0 status=none; done' sh {} +"
         between = "\n".join(([compsize_command('"$d/tree"', "tree")] if scratch.btrfs else []) + [drop])

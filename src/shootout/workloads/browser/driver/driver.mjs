@@ -80,11 +80,15 @@ async function launch() {
   // may not exceed 107 bytes
   profile = mkdtempSync(path.join(plan.scratch, "p"));
   const home = path.join(profile, "home");
-  browser = await puppeteer.launch({
+  // Chromium's own messages go to a file of the profile: a browser that dies while it starts
+  // is reported with its last words, not only with puppeteer's "Target closed"
+  const said = path.join(profile, "chromium.stderr");
+  const options = {
     // setpriv: Chromium gets SIGKILL when this driver dies, whatever kills it
-    executablePath: "/usr/bin/setpriv",
+    executablePath: "/bin/sh",
     ignoreDefaultArgs: true,
-    args: ["--pdeathsig", "KILL", "--", plan.chromium, ...plan.flags, `--user-data-dir=${path.join(profile, "data")}`, "about:blank"],
+    args: ["-c", 'exec 2>>"$0"; exec /usr/bin/setpriv --pdeathsig KILL -- "$@"', said,
+           plan.chromium, ...plan.flags, `--user-data-dir=${path.join(profile, "data")}`, "about:blank"],
     pipe: true,
     // SHOOTOUT_TREE: the trial's marker (system/tree.py), so that its runner finds and waits
     // for the processes Chromium starts in sessions of their own (its crash handlers)
@@ -93,7 +97,12 @@ async function launch() {
     defaultViewport: null,
     timeout: plan.timeout_ms,
     protocolTimeout: plan.timeout_ms,
-  });
+  };
+  try {
+    browser = await puppeteer.launch(options);
+  } catch (err) {
+    throw new Error(`${String(err?.message ?? err).split("\n")[0]}; Chromium's last words: ${lastWords(said)}`);
+  }
   browser.on("disconnected", () => setTimeout(() => {
     const proc = browser.process(); // its exit status arrives just after the pipe closes
     const how = proc?.signalCode ? `killed by ${proc.signalCode}` : `exit status ${proc?.exitCode}`;
@@ -135,6 +144,14 @@ async function close() {
     await groupGone(proc.pid, 10000);
   }
   if (profile) rmSync(profile, { recursive: true, force: true });
+}
+
+/** The last lines a file holds, on one line (at most 400 characters); "none" if it holds none. */
+function lastWords(file) {
+  let text = "";
+  try { text = readFileSync(file, "utf8"); } catch { /* never written */ }
+  const lines = text.split("\n").map((l) => l.trim()).filter(Boolean).slice(-3);
+  return lines.length ? lines.join(" | ").slice(-400) : "none";
 }
 
 /** Resolves once no live process is in the process group (or after ms). */
