@@ -15,6 +15,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 from shootout.configs import load_file
 from shootout.errors import TargetError, ToolMissing, UsageError, WorkloadError
 from shootout.experiments import EXPERIMENTS
+from shootout.experiments import base as experiments_base
 from shootout.model import Config
 from shootout.net import keys, namespace, offloads, rungs
 from shootout.net.options import NetOptions, net_options
@@ -147,7 +148,14 @@ def test_missing_host_tools_name_their_package_before_anything_is_made(
     assert err.value.package == package and f"apt-get install {package}" in str(err.value)
 
 
-def test_the_network_experiments_carry_the_part_on_each_configuration() -> None:
+def on_a_pc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rpi-network's sides are the machine's pair: amd64 and i386 here, wherever the tests run."""
+    monkeypatch.setattr(experiments_base, "host_arch", lambda: "amd64")
+    monkeypatch.setattr(experiments_base, "kernel_arch", lambda: "amd64")
+
+
+def test_the_network_experiments_carry_the_part_on_each_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
+    on_a_pc(monkeypatch)
     rpi = EXPERIMENTS["rpi-network"].settings().configs
     assert {name: (c.userspace is not None, net_options(c).vpn, net_options(c).drop) for name, c in rpi.items()} == {
         "amd64-wireguard": (True, "wireguard", "tc"), "i386-wireguard": (True, "wireguard", "tc"),
@@ -166,6 +174,7 @@ def test_a_files_userspace_is_made_only_when_a_run_uses_it(monkeypatch: pytest.M
     monkeypatch.setattr(userspace_configs, "_ready", lambda name: False)
     monkeypatch.setattr(userspace_configs, "preflight", lambda *args: None)
     monkeypatch.setattr(userspace_configs, "private_mounts", lambda: None)
+    on_a_pc(monkeypatch)
     config = EXPERIMENTS["rpi-network"].settings().configs["i386-openvpn"]
     assert made == []  # reading the experiment makes nothing
     assert userspace_configs.made_on_first_use([config]) == [config]

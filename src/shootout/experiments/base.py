@@ -7,9 +7,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from string import Template
 from typing import TYPE_CHECKING
 
 from shootout.configs import FileSettings, load_text
+from shootout.errors import UsageError
+from shootout.userspace.arches import headline_arches, host_arch, kernel_arch
 
 WRITEUPS = "docs/writeups.md"  # in shootout's repository: each write-up's setup and figures, by letter
 _SECTION = re.compile(r"(?:^|; )([A-E])(?:'s\b|,)")  # "A, ...", "A's ...", "...; E, ..."
@@ -23,7 +26,9 @@ class Experiment:
     name: str
     description: str
     reproduces: str  # the write-up, by its letter in docs/writeups.md (then its title or part)
-    toml: str  # [run], [[config]], [[workload]] and [params.WORKLOAD] tables, as in shootout.toml
+    # [run], [[config]], [[workload]] and [params.WORKLOAD] tables, as in shootout.toml; $native and
+    # $companion stand for this machine's 64-bit Debian architecture and its 32-bit companion
+    toml: str
     # workload -> what the write-up found for it, shown beside the measured result
     found: dict[str, str] = field(default_factory=dict)
     # a paragraph of its own instead of the one-line-per-workload comparison (optional)
@@ -37,7 +42,11 @@ class Experiment:
         return where + (" and its reference numbers" if "reference numbers" in self.reproduces else "")
 
     def settings(self) -> FileSettings:
-        return load_text(self.toml, f"experiment {self.name}")
+        text = self.toml
+        if "$native" in text or "$companion" in text:
+            native, companion = _sides(self.name)
+            text = Template(text).substitute(native=native, companion=companion)
+        return load_text(text, f"experiment {self.name}")
 
     def explain(self, analysis: Analysis) -> list[str]:
         """Lines for the report: each headline result beside what the write-up found."""
@@ -54,6 +63,16 @@ class Experiment:
             measured = f"{by_id[comp.config]} vs {by_id[comp.baseline]}: {fmt_estimate(comp.estimate)}, {comp.verdict}"
             lines.append(f"{comp.workload}: {measured}" + (f"; the write-up: {found}" if found else ""))
         return lines
+
+
+def _sides(name: str) -> tuple[str, str]:
+    """This machine's 64-bit architecture and its 32-bit companion: amd64 and i386 on a PC, arm64
+    and armhf on a Raspberry Pi (also under 32-bit Raspberry Pi OS on its 64-bit kernel) or an ARM server."""
+    userspace, kernel = host_arch(), kernel_arch()
+    if (pair := headline_arches(userspace, kernel)) is None:
+        raise UsageError(f"experiment {name} compares a 64-bit userspace with its 32-bit companion, and this "
+                         f"{userspace} machine has none", "run it on an x86-64 or arm64 machine")
+    return pair
 
 
 def host_ladder(workloads: list[str], settings: dict[str, str]) -> str:

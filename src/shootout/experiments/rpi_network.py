@@ -4,7 +4,7 @@ The write-up ran iperf3 between two containers over a veth pair with the fake of
 the drop rate of 64-byte frames against a TC drop rule, and WireGuard against OpenVPN between
 containers. Here the containers are network namespaces shootout makes and removes, and the
 two sides are a 64-bit and a 32-bit userspace of the same Debian release on this machine's
-kernel (amd64/i386 on a PC; on a Pi 4 use the same file with debian:bookworm:arm64/armhf).
+kernel: amd64/i386 on a PC, arm64/armhf on a Pi 4 or an ARM server, as the write-up.
 tcp-veth and drop-rate do not depend on the VPN, so the two configurations of one userspace
 are an A/A pair for them: their spread is the noise floor beside the 64-vs-32 verdicts.
 """
@@ -30,11 +30,11 @@ EXPERIMENT = Experiment(
     reproduces="A, 'Run a 64-bit OS on your Raspberry Pi 4', network section (iperf3, TC drop, WireGuard/OpenVPN)",
     toml='''
 [run]
-configs = ["amd64-wireguard", "i386-wireguard", "amd64-openvpn", "i386-openvpn"]
+configs = ["$native-wireguard", "$companion-wireguard", "$native-openvpn", "$companion-openvpn"]
 workloads = ["tcp-veth", "drop-rate", "vpn"]
 ''' + "".join(_config(f"{arch}-{kind}", arch, vpn) for kind, vpn in (
         ("wireguard", '{ kind = "wireguard" }'),  # the kernel's if it has one, else wireguard-go
-        ("openvpn", '{ kind = "openvpn", cipher = "AES-256-GCM" }')) for arch in ("amd64", "i386")),
+        ("openvpn", '{ kind = "openvpn", cipher = "AES-256-GCM" }')) for arch in ("$native", "$companion")),
     found={
         "tcp-veth": "iperf3 between containers over veth, offloads off, in Mbit/s (no 64-vs-32 verdict stated)",
         "drop-rate": "64-byte frames against a TC drop rule: the 64-bit kernel a bit faster",
