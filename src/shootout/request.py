@@ -17,6 +17,7 @@ from typing import Any
 from shootout.conditions.noise import resolvable_threshold
 from shootout.configs import FileSettings, aa_copy, abi_problem, load_file, parse_spec, resolve, x86_abi_problem
 from shootout.errors import ShootoutError, UsageError
+from shootout.groups import side_names
 from shootout.model import Config, RunSettings
 from shootout.parts import parts_problem
 from shootout.targets.factory import runs_emulated, target_problem
@@ -142,7 +143,8 @@ def default_workloads(file: FileSettings, where: str, notify: Notify) -> tuple[l
 
 def default_config_names(file: FileSettings, where: str, notify: Notify) -> list[str]:
     """Nothing selected: the file's [[config]] tables, in order (none: the default main job)."""
-    named = list(file.configs)
+    machines = {m for c in file.configs.values() for m in (c.option("machines") or "").split("\n") if m}
+    named = [name for name in file.configs if name not in machines]  # a group's machines run as its members
     if named:
         notify(f"comparing the {len(named)} configuration{'s' if len(named) > 1 else ''} defined in {where} "
                f"({', '.join(named)}): none was selected (-c NAME or configs = [...] in [run] choose others)")
@@ -157,7 +159,7 @@ def priced(wish: Wish, names: list[str]) -> RunSettings:
 
     if wish.settings.aa:
         raise UsageError("--price and --aa do not combine", "an A/A run compares a configuration with itself")
-    prices = parse_prices(wish.prices, names)
+    prices = parse_prices(wish.prices, names)  # a group is priced by its name (each of its machines)
     check_prices(names, prices)
     return replace(wish.settings, prices=prices, price_unit=wish.price_unit)
 
@@ -194,7 +196,7 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     packages = packages_at_creation(workloads)
     specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
     configs = resolve(specs, file.configs) if specs else default_configs(notify, progress, packages)
-    settings = priced(wish, [c.name for c in configs])
+    settings = priced(wish, side_names(configs))
     if specs and not wish.emulate:
         refuse_emulated(configs)
     if wish.emulate:

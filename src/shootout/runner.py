@@ -21,6 +21,7 @@ from shootout.analysis import BUDGET_REFUSED, is_emulated, metric_log_ratios, ru
 from shootout.arm import board
 from shootout.configs import aa_original
 from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
+from shootout.groups import check_architectures, grouped
 from shootout.lanes import LOCAL, lanes_of, run_round
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
 from shootout.conditions.throttling import kernel_events_since
@@ -118,6 +119,12 @@ def verify_binaries(config: Config, target: Target, workload: Workload, prepared
         elves["native kernel"] = prepared.facts["binary"]
         verify_abi(config, prepared.facts["binary"])
     prepared.facts["elf"] = {tool: {k: v for k, v in elf.items() if k != "path"} for tool, elf in elves.items() if elf}
+
+
+def machine_arch(target: Target) -> str:
+    """The kernel's machine name (uname -m) where the target runs."""
+    done = target.run(["uname", "-m"], timeout=60)
+    return done.stdout.strip() if done.exit_status == 0 else "unknown"
 
 
 def _failed(trial: Trial) -> WorkloadError:
@@ -279,6 +286,7 @@ class Runner:
             target.expect_packages([p for w in live.workloads.values() for p in w.debian_packages()])
             target.open()
             live.targets[config.name] = target
+        check_architectures(live.run.configs, lambda c: machine_arch(live.targets[c.name]))
 
     def _prepare(self, live: _Live, calibrated: set[str]) -> None:
         run = live.run
@@ -362,8 +370,8 @@ class Runner:
         Sub-metrics do not keep a workload running: they get no verdict.
         """
         s = live.run.settings
-        if len(live.run.configs) < 2:
-            return []  # nothing to compare: the minimum rounds describe one configuration
+        if len(live.run.configs) < 2 or grouped(live.run):
+            return []  # nothing to compare, or machines as the units: the minimum rounds (groups.py)
         design = run_design(live.run, headline=True)
         base = live.run.configs[0].name
         out = []

@@ -218,11 +218,15 @@ def _prepare_next_boot(block, next_kernel: bool, resume_at_boot: bool, db: str |
 def _analysis(store, stored):
     from shootout.analysis import analyze
     from shootout.conditions.noise import load_noise_floor
+    from shootout.groups import grouped
+    from shootout.groups_compare import analyze_groups
 
     floor = None
     if not stored.settings.aa and stored.facts.get("machine", {}).get("machine_id"):
         floor = (load_noise_floor(store, stored.facts["machine"]) or {}).get("halfwidth")
     analysis = analyze(stored, store.trials(stored.id), noise_floor=floor)
+    if grouped(stored):  # groups of machines: the machines are the units (groups.py)
+        analysis = analyze_groups(stored, store.trials(stored.id))
     if stored.settings.experiment:
         from shootout.experiments import EXPERIMENTS
 
