@@ -120,13 +120,39 @@ def check_sides(asked: list[Config], kept: list[Config], lost: dict[str, str], a
 
 def _file_settings(wish: Wish) -> FileSettings:
     """The tables of --file, or of the named experiment (which is one such file)."""
-    if wish.file and wish.experiment:
-        raise UsageError("--file and --experiment both name what to run", "give one of them")
     if wish.experiment:
         from shootout.experiments import experiment
 
-        return experiment(wish.experiment).settings()
+        named = experiment(wish.experiment)
+        settings = named.settings()
+        if wish.file and named.machines:  # the file names the machines (and groups of them)
+            file = load_file(wish.file)
+            if extra := [k for k, v in (("[run]", file.run), ("[[workload]]", file.workloads),
+                                        ("[params]", file.params)) if v]:
+                raise UsageError(f"{wish.file}: {', '.join(extra)} with --experiment {named.name}: the experiment "
+                                 "chooses what runs", "keep only [[config]] tables (the machines) in the file")
+            settings.configs = file.configs
+        elif wish.file:
+            raise UsageError("--file and --experiment both name what to run", "give one of them")
+        return settings
     return load_file(wish.file) if wish.file else FileSettings()
+
+
+def _machines_named(wish: Wish, specs: list[str]) -> None:
+    """An experiment over the user's machines (cloud-openssl) needs them and their prices."""
+    if not wish.experiment:
+        return
+    from shootout.experiments import experiment
+
+    named = experiment(wish.experiment)
+    if not named.machines:
+        return
+    if not specs:
+        raise UsageError(f"experiment {named.name} measures the machines you name, and none was named",
+                         "add -c ssh:HOST for each (or -c GROUP with --file holding [[config]] machines = [...])")
+    if not wish.prices:
+        raise UsageError(f"experiment {named.name} compares performance per price, and no price was given",
+                         "add --price NAME=PRICE for every machine or group, e.g. --price ssh:a1=0.408")
 
 
 def default_workloads(file: FileSettings, where: str, notify: Notify) -> tuple[list[str], str | None]:
@@ -195,6 +221,7 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     # The workloads first: a userspace this run creates gets what they need (userspace.packages).
     packages = packages_at_creation(workloads)
     specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
+    _machines_named(wish, specs)
     configs = resolve(specs, file.configs) if specs else default_configs(notify, progress, packages)
     settings = priced(wish, side_names(configs))
     if specs and not wish.emulate:
