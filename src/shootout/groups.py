@@ -28,8 +28,9 @@ GROUP = "group"  # option of a member configuration: its group's name
 MACHINES = "machines"  # option of a group before it is expanded: its machines, one a line
 MIXED = "mixed_architectures"  # option "yes": the user says the group's machines differ in architecture
 ONE_MACHINE = "one machine per side: machine-to-machine variation not included"
-MACHINES_NOTE = ("machines as units: every machine of a group contributes its mean, and the interval (Welch's t on "
-                 "those means) includes machine-to-machine variation")
+MACHINES_NOTE = ("machines as units, unpaired: every machine of a group contributes its mean, and the interval "
+                 "(Welch's t on those means) includes machine-to-machine variation")
+ONE_MACHINE_NOTE = ONE_MACHINE + " (the two machines' trials compared unpaired)"
 MACHINES_RULE = (
     "Groups of machines: each machine of a group contributes its mean log performance over its rounds, and two "
     "groups are compared by Welch's t on those means (pooled t when one side has one machine), so the interval "

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from shootout.analysis import WITHIN_RUN, Analysis
 from shootout.crossrun import ACROSS_RUNS_RULE, UNPAIRED_NOTE, Member, Part, compare_members
-from shootout.groups import MACHINES_NOTE, MACHINES_RULE, ONE_MACHINE, group_of, sides
+from shootout.groups import MACHINES_NOTE, MACHINES_RULE, ONE_MACHINE, ONE_MACHINE_NOTE, group_of, sides
 from shootout.model import Run, Trial
 
 
@@ -38,7 +38,7 @@ def analyze_groups(run: Run, trials: Sequence[Trial]) -> Analysis:
     one = any(ONE_MACHINE in c.flags for c in comparisons)
     several = any(ONE_MACHINE not in c.flags for c in comparisons)
     notes = [n for n in analysis.notes if n != UNPAIRED_NOTE and not n.startswith(WITHIN_RUN)]
-    notes = ([MACHINES_NOTE] if several else []) + ([ONE_MACHINE] if one else []) + notes
+    notes = ([MACHINES_NOTE] if several else []) + ([ONE_MACHINE_NOTE] if one else []) + notes
     rules = tuple(MACHINES_RULE if r == ACROSS_RUNS_RULE else r for r in analysis.rules)
     facts = {"machine": run.facts.get("machine", {}), **{k: v for k, v in analysis.facts.items() if k != "machine"}}
     return dataclasses.replace(analysis, runs=(run,), comparisons=comparisons, summaries=summaries,

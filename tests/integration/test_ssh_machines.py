@@ -6,6 +6,7 @@ Needs root (each server's private mount namespace); fails, never skips, without 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -62,7 +63,7 @@ def test_two_groups_of_two_machines_run_in_parallel_with_machines_as_units(shoot
     (row,) = [r for r in rows if r["workload"] == "spin"]
     assert (row["baseline"], row["config"]) == ("a", "b")
     assert row["method"] == "welch on run means", row  # the four machines are the units
-    assert "machines as units" in done.stdout
+    assert "machines as units" in done.stdout and "drift between the runs" not in done.stdout
     trials = _trials(tmp_path / "results.db")
     assert Counter(t[2] for t in trials) == {f"{g}@machine{i}": 7 for g, i in
                                              (("a", 1), ("a", 2), ("b", 3), ("b", 4))}
@@ -122,3 +123,34 @@ def test_a_run_of_machines_killed_mid_way_resumes_measuring_nothing_twice(shooto
     assert {t[:3] for t in before} <= set(slots)
     rows = json.loads(shootout("show", "last", "--json", "--db", shootout.db).stdout)
     assert rows[0]["method"] == "welch on run means"
+
+
+def test_cloud_openssl_over_two_groups_of_machines(shootout, machines, tmp_path) -> None:
+    """The experiment as one command, its matrix cut to two algorithms at one size (the
+    command line has no parameter option; the experiment itself runs the write-up's)."""
+    from shootout.request import Wish, build_request
+    from shootout.runner import Runner
+    from shootout.store import Store
+    from shootout.system.journal import Journal
+
+    toml = tmp_path / "machines.toml"
+    toml.write_text("".join(toml_table(m, m.alias) for m in machines) + GROUPS)
+    small = {"algorithms": ["md5", "sha256"], "sizes": [16384], "multi": True, "threads": 0, "seconds": 1}
+    request = build_request(Wish(configs=["a", "b"], experiment="cloud-openssl", file=toml, prices=["a=0.408", "b=0.768"],
+                                 params={"openssl-speed": small}), lambda s: None)
+    request.settings = dataclasses.replace(request.settings, experiment="cloud-openssl", seed=3, min_rounds=6, repeats=0, budget_s=900)
+    store = Store(shootout.db)
+    run_id = Runner(store, Journal(tmp_path / "journal")).start(request)
+    run = store.get_run(run_id)
+    assert run.status == "complete"
+    for config in run.configs:  # -multi with the machine's own CPUs, measured there
+        facts = run.facts[config.name]
+        assert facts["workloads"]["openssl-speed"]["cores"] == facts["target"]["machine"]["cores"]
+    assert all("md5_16384_mt" in t.values for t in store.trials(run_id))
+    done = shootout("show", str(run_id), "--db", shootout.db)
+    assert done.returncode == 0, done.stderr
+    out = " ".join(done.stdout.split())
+    assert "the write-up at 16384 bytes, sha256: a1.4xlarge 18,250,851" in out
+    assert "a (2 machines), md5: 16384: " in out
+    assert "performance per price against a (2 machines) (0.408 $/h)" in out
+    assert "b (2 machines) (0.768 $/h, 1.88x the price): all six at 16384 bytes (geomean) " in out
