@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -25,7 +26,7 @@ from shootout.groups import check_architectures, grouped
 from shootout.lanes import LOCAL, lanes_of, run_round
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
 from shootout.conditions.throttling import kernel_events_since
-from shootout.errors import ShootoutError, UsageError, WorkloadError
+from shootout.errors import ShootoutError, StoreError, UsageError, WorkloadError
 from shootout.lost import LOST
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.parts import RunParts
@@ -230,10 +231,16 @@ class Runner:
             # resume: it is not kept (the error says why). A resumed one keeps what it had.
             self.journal.undo_entry(commands)
             kept = status != "failed" or not live.fresh or any(t.ok for t in live.trials)
-            if kept:
-                self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
-            else:
-                self.store.delete_run(run.id)
+            failing = sys.exc_info()[1]
+            try:
+                if kept:
+                    self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
+                else:
+                    self.store.delete_run(run.id)
+            except ShootoutError:
+                if not isinstance(failing, StoreError):
+                    raise
+                # the database is gone: its first failure is the run's error, not this one
             self.emit(ev.RunFinished(run.id, status, kept=kept))
         return run.id
 

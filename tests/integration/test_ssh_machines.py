@@ -10,8 +10,10 @@ import dataclasses
 import json
 import os
 import signal
+import socket
 import sqlite3
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -154,3 +156,97 @@ def test_cloud_openssl_over_two_groups_of_machines(shootout, machines, tmp_path)
     assert "a (2 machines), md5: 16384: " in out
     assert "performance per price against a (2 machines) (0.408 $/h)" in out
     assert "b (2 machines) (0.768 $/h, 1.88x the price): all six at 16384 bytes (geomean) " in out
+
+
+class _Proxy:
+    """A TCP relay to the PostgreSQL server: stop() makes the server go away for its clients."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.target = (host, port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.2)
+        self.port = self.listener.getsockname()[1]
+        self.conns: list[socket.socket] = []
+        self.running = True
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while self.running:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                continue
+            upstream = socket.create_connection(self.target)
+            self.conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def stop(self) -> None:
+        self.running = False
+        self.listener.close()
+        for s in self.conns:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+                s.close()
+            except OSError:
+                pass
+
+
+def test_a_postgresql_server_gone_mid_run_is_one_line_and_committed_trials_stay(shootout, machines, tmp_path,
+                                                                                 pg_url) -> None:
+    from sqlalchemy.engine import make_url
+
+    url = make_url(pg_url)
+    proxy = _Proxy(url.host or "localhost", url.port or 5432)
+    relayed = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    toml = _file(tmp_path, machines, '[[config]]\nname = "a"\nmachines = ["machine1"]\n'
+                                     '[[config]]\nname = "b"\nmachines = ["machine2"]\n')
+    child = shootout.popen("run", "--file", str(toml), "-c", "a", "-c", "b", "-w", "spin", "--seed", "2",
+                           "--min-rounds", "12", "--max-rounds", "12", "--repeats", "0", "--db", relayed)
+
+    def stored() -> list[tuple]:
+        from sqlalchemy import create_engine, text
+
+        engine = create_engine(pg_url)
+        try:
+            with engine.connect() as conn:
+                if not conn.dialect.has_table(conn, "trials"):
+                    return []
+                return [tuple(r) for r in conn.execute(text("SELECT round, workload, config FROM trials")).all()]
+        finally:
+            engine.dispose()
+
+    deadline = time.time() + 300
+    while time.time() < deadline and len(stored()) < 8:
+        time.sleep(0.1)
+    proxy.stop()
+    _, err = child.communicate(timeout=300)
+    assert child.returncode not in (0, None)
+    errors = [line for line in err.splitlines() if line.startswith(("error", "Traceback", "  File"))]
+    assert len(errors) == 1 and errors[0].startswith("error: cannot store a trial of run") and "check that the database is reachable" \
+        in err, err
+    kept = stored()
+    assert len(kept) >= 8  # every trial committed before the server went away is there
+    again = _Proxy(url.host or "localhost", url.port or 5432)
+    try:
+        done = shootout("run", "--resume", "last", "--db",
+                        url.set(host="127.0.0.1", port=again.port).render_as_string(hide_password=False), timeout=900)
+    finally:
+        again.stop()
+    assert done.returncode == 0, done.stderr
+    slots = Counter(stored())
+    assert max(slots.values()) == 1 and len(slots) == 13 * 2 and set(kept) <= set(slots)
