@@ -16,6 +16,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
+from shootout.errors import UsageError
 from shootout.lanes import LOCAL, lanes_of, split
 from shootout.model import Config, RunSettings
 from shootout.plan import round_order
@@ -143,3 +146,19 @@ def test_a_parallel_run_killed_mid_round_resumes_measuring_nothing_twice(tmp_pat
     kept = {(t.spec.round, t.spec.config): t.started_at for t in before}
     assert all(kept[(t.spec.round, t.spec.config)] == t.started_at for t in after if (t.spec.round, t.spec.config)
                in kept)  # the trials stored before the kill are the ones kept
+
+
+def test_a_group_mixing_architectures_is_refused_before_measuring(tmp_path: Path) -> None:
+    arch = {"g@box1": "aarch64", "g@box2": "x86_64"}
+
+    def script(argv, config, n):
+        return f"{arch[config]}\n" if list(argv) == ["uname", "-m"] else "throughput: 1000\n"
+
+    SCRIPTS["arches"] = script
+    configs = [Config(name=f"g@box{i}", target="fake", options=(("script", "arches"), ("machine", f"box{i}"),
+                                                                 ("group", "g"))) for i in (1, 2)]
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    with pytest.raises(UsageError) as err:
+        Runner(store, Journal(tmp_path)).start(RunRequest(configs, [CommandWorkload(WORK)], RunSettings(seed=1)))
+    assert err.value.message.startswith("group g mixes architectures (box1 is aarch64, box2 is x86_64)")
+    assert store.list_runs() == []  # nothing measured, nothing kept
