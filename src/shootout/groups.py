@@ -19,10 +19,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from shootout.errors import UsageError
 from shootout.lanes import LOCAL, machine_key
 from shootout.model import Config, Run
+
+
+class Runs(Protocol):
+    """A target, as far as machine_arch needs it (no import of targets: configs imports this module)."""
+
+    def run(self, argv: Sequence[str], *, timeout: float = ...) -> Any: ...
 
 GROUP = "group"  # option of a member configuration: its group's name
 MACHINES = "machines"  # option of a group before it is expanded: its machines, one a line
@@ -101,3 +108,9 @@ def check_architectures(configs: Sequence[Config], arch_of: Callable[[Config], s
             listed = ", ".join(f"{m.removeprefix(name + '@')} is {a}" for m, a in found.items())
             raise UsageError(f"group {name} mixes architectures ({listed}); a group is machines of one kind",
                              f"split it into one group per architecture, or say {MIXED} = true in its [[config]]")
+
+
+def machine_arch(target: Runs) -> str:
+    """The kernel's machine name (uname -m) where the target runs, for check_architectures."""
+    done = target.run(["uname", "-m"], timeout=60)
+    return done.stdout.strip() if done.exit_status == 0 else "unknown"

@@ -22,11 +22,11 @@ from shootout.analysis import BUDGET_REFUSED, is_emulated, metric_log_ratios, ru
 from shootout.arm import board
 from shootout.configs import aa_original
 from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
-from shootout.groups import check_architectures, grouped
-from shootout.lanes import LOCAL, lanes_of, run_round
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
 from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, StoreError, UsageError, WorkloadError
+from shootout.groups import check_architectures, grouped, machine_arch
+from shootout.lanes import LOCAL, lanes_of, run_round
 from shootout.lost import LOST
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.parts import RunParts
@@ -120,12 +120,6 @@ def verify_binaries(config: Config, target: Target, workload: Workload, prepared
         elves["native kernel"] = prepared.facts["binary"]
         verify_abi(config, prepared.facts["binary"])
     prepared.facts["elf"] = {tool: {k: v for k, v in elf.items() if k != "path"} for tool, elf in elves.items() if elf}
-
-
-def machine_arch(target: Target) -> str:
-    """The kernel's machine name (uname -m) where the target runs."""
-    done = target.run(["uname", "-m"], timeout=60)
-    return done.stdout.strip() if done.exit_status == 0 else "unknown"
 
 
 def _failed(trial: Trial) -> WorkloadError:
@@ -462,7 +456,9 @@ class Runner:
             with nullcontext(TrialWindow()) if beside else self._quiet() as seen:
                 trial = self._trial(live, spec)
             trial = dataclasses.replace(trial, monitor=seen.summary)
-            if not live.repeats.again(trial, attempt) or live.elapsed() > live.run.settings.budget_s:
+            with live.lock:  # the run's count of attempts, shared by the lanes
+                again = live.repeats.again(trial, attempt)
+            if not again or live.elapsed() > live.run.settings.budget_s:
                 return trial
             with live.lock:
                 live.run.facts.setdefault("machine", {}).setdefault("set_aside", []).append(record(trial))
