@@ -36,7 +36,8 @@ MACHINES = "machines"  # option of a group before it is expanded: its machines, 
 MIXED = "mixed_architectures"  # option "yes": the user says the group's machines differ in architecture
 ONE_MACHINE = "one machine per side: machine-to-machine variation not included"
 MACHINES_NOTE = ("machines as units, unpaired: every machine of a group contributes its mean, and the interval "
-                 "(Welch's t on those means) includes machine-to-machine variation")
+                 "(Welch's t on those means) includes machine-to-machine variation; more machines per group, not "
+                 "more rounds, narrow it")
 ONE_MACHINE_NOTE = ONE_MACHINE + " (the two machines' trials compared unpaired)"
 MACHINES_RULE = (
     "Groups of machines: each machine of a group contributes its mean log performance over its rounds, and two "

@@ -32,7 +32,8 @@ def analyze_groups(run: Run, trials: Sequence[Trial]) -> Analysis:
     def relabel(flags: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(ONE_MACHINE if f == WITHIN_RUN else f for f in flags)
 
-    comparisons = tuple(dataclasses.replace(c, flags=relabel(c.flags)) for c in analysis.comparisons)
+    # resolution says how many rounds would settle it: with machines as units, rounds do not
+    comparisons = tuple(dataclasses.replace(c, flags=relabel(c.flags), resolution=None) for c in analysis.comparisons)
     summaries = tuple(dataclasses.replace(s, note=ONE_MACHINE if s.note == WITHIN_RUN else s.note)
                       for s in analysis.summaries)
     one = any(ONE_MACHINE in c.flags for c in comparisons)

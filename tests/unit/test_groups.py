@@ -127,3 +127,7 @@ def test_groups_are_labelled_machines_as_units_and_one_machine_per_side_is_label
     assert ONE_MACHINE in head.flags and single.summaries[0].note == ONE_MACHINE
     assert any(n.startswith(ONE_MACHINE) for n in single.notes) and MACHINES_NOTE not in single.notes
     assert ONE_MACHINE == "one machine per side: machine-to-machine variation not included"
+    run, trials = _fleet(rng, machines=3, effect=0.0, spread=0.05)
+    (head,) = analyze_groups(run, trials).comparisons
+    # undecided: no "needs N rounds" hint, since more rounds do not narrow machines-as-units
+    assert head.verdict.value == "inconclusive" and head.resolution is None

@@ -65,7 +65,7 @@ def explain(analysis: Analysis) -> list[str]:
         return lines + ["performance per price: no prices stored with the run (run --price NAME=PRICE)"]
     lines.append(f"performance per price against {base.display} ({prices[base.name]:g} {unit}), speed-up divided "
                  f"by the price ratio, with its interval (the write-up's prices: {WRITEUP_PRICES}):")
-    wanted = {"geomean_16384_mt": "all six at 16384 bytes (geomean)", **{_metric(a, 16384): a for a in ALGORITHMS}}
+    wanted = {"geomean_16384_mt": "geomean of the algorithms at 16384 bytes", **{_metric(a, 16384): a for a in ALGORITHMS}}
     for config in analysis.configs[1:]:
         if config.name not in prices:
             continue
