@@ -89,7 +89,7 @@ def test_four_machines_measure_at_once_and_this_machine_alone(tmp_path: Path) ->
 
 
 CHILD = textwrap.dedent("""
-    import sys, time
+    import os, sys, time
     from pathlib import Path
     from shootout.model import Config, RunSettings
     from shootout.request import workloads_of
@@ -100,7 +100,7 @@ CHILD = textwrap.dedent("""
     from shootout.workloads.user import CommandWorkload
 
     def script(argv, config, n):
-        time.sleep(0.05)
+        time.sleep(float(os.environ.get("NAP", "0.05")))
         return f"throughput: {1000 + n % 5}\\n"
 
     SCRIPTS["lanes"] = script
@@ -162,3 +162,30 @@ def test_a_group_mixing_architectures_is_refused_before_measuring(tmp_path: Path
         Runner(store, Journal(tmp_path)).start(RunRequest(configs, [CommandWorkload(WORK)], RunSettings(seed=1)))
     assert err.value.message.startswith("group g mixes architectures (box1 is aarch64, box2 is x86_64)")
     assert store.list_runs() == []  # nothing measured, nothing kept
+
+
+def test_ctrl_c_while_machines_measure_in_parallel_stops_at_once_and_keeps_no_trial_in_flight(tmp_path: Path) -> None:
+    (tmp_path / "child.py").write_text(CHILD)
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    env = {**os.environ, "NAP": "1.0", "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).resolve().parents[2] / "src"), os.environ.get("PYTHONPATH", "")])}
+    child = subprocess.Popen([sys.executable, str(tmp_path / "child.py"), url, str(tmp_path / "j"), "start"], env=env,
+                             stderr=subprocess.PIPE, text=True)
+    store = Store(url)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # in the middle of a round: three 1 s trials in flight
+        runs = store.list_runs()
+        if runs and len(store.trials(runs[0].id, include_warmup=True)) >= 6:
+            break
+        time.sleep(0.02)
+    time.sleep(0.5)
+    asked = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    child.communicate(timeout=30)
+    took = time.monotonic() - asked
+    (run,) = store.list_runs()
+    trials = store.trials(run.id, include_warmup=True)
+    assert run.status == "interrupted" and took < 5, took
+    # the trials in flight were not kept: every stored trial ended before Ctrl-C
+    assert all(t.started_at + t.wall_s < time.time() - took for t in trials)
+    assert len(trials) % 3 == 0  # whole rounds only: the round in flight kept nothing
