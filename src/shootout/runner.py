@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -24,7 +23,7 @@ from shootout.configs import aa_original
 from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
 from shootout.conditions.throttling import kernel_events_since
-from shootout.errors import ShootoutError, StoreError, UsageError, WorkloadError
+from shootout.errors import ShootoutError, UsageError, WorkloadError
 from shootout.groups import check_architectures, grouped, machine_arch
 from shootout.lanes import LOCAL, lanes_of, run_round
 from shootout.lost import LOST
@@ -225,16 +224,10 @@ class Runner:
             # resume: it is not kept (the error says why). A resumed one keeps what it had.
             self.journal.undo_entry(commands)
             kept = status != "failed" or not live.fresh or any(t.ok for t in live.trials)
-            failing = sys.exc_info()[1]
-            try:
-                if kept:
-                    self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
-                else:
-                    self.store.delete_run(run.id)
-            except ShootoutError:
-                if not isinstance(failing, StoreError):
-                    raise
-                # the database is gone: its first failure is the run's error, not this one
+            if kept:
+                self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
+            else:
+                self.store.delete_run(run.id)
             self.emit(ev.RunFinished(run.id, status, kept=kept))
         return run.id
 
