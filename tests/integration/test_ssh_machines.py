@@ -250,3 +250,22 @@ def test_a_postgresql_server_gone_mid_run_is_one_line_and_committed_trials_stay(
     assert done.returncode == 0, done.stderr
     slots = Counter(stored())
     assert max(slots.values()) == 1 and len(slots) == 13 * 2 and set(kept) <= set(slots)
+
+
+def test_an_unreachable_machine_of_a_group_stops_the_run_in_one_line(shootout, machines, tmp_path) -> None:
+    from shootout.vm.qemu import free_port
+
+    nowhere = tmp_path / "nowhere_config"  # a machine nothing listens for
+    nowhere.write_text(f"Host machine9\n  HostName 127.0.0.1\n  Port {free_port()}\n  User root\n"
+                       f"  UserKnownHostsFile {machines[0].known_hosts}\n")
+    toml = _file(tmp_path, machines, f'[[config]]\nname = "machine9"\nspec = "ssh:machine9"\n'
+                                     f'options = {{ ssh_config = "{nowhere}" }}\n'
+                                     '[[config]]\nname = "a"\nmachines = ["machine1", "machine9"]\n'
+                                     '[[config]]\nname = "b"\nmachines = ["machine2"]\n')
+    done = shootout("run", "--file", str(toml), "-c", "a", "-c", "b", "-w", "spin", "--db", shootout.db)
+    assert done.returncode != 0
+    errors = [line for line in done.stderr.splitlines() if line.startswith(("error", "Traceback"))]
+    assert len(errors) == 1 and "machine9" in errors[0], done.stderr
+    assert shootout("runs", "--db", shootout.db).stdout.count("\n") <= 1  # no run kept
+    for server in machines:
+        assert list(server.remote_cache.iterdir()) == []
