@@ -17,13 +17,15 @@ from typing import Any
 
 from shootout.build import ABI_FLAGS, ABI_PACKAGES, compile_c
 from shootout.errors import TargetError, ToolMissing, UsageError
+from shootout.groups import expand, group_table
 from shootout.model import Config
 from shootout.parts import config_keys, parse_parts
 from shootout.targets.host import HostTarget
 from shootout.workloads.user import CommandWorkload
 
 HOST_LABELS = {None: "host", "m32": "host -m32", "mx32": "host -mx32"}
-_CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace", "options"}
+_CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace", "options", "machines",
+                "mixed_architectures"}
 
 
 @dataclass
@@ -123,6 +125,12 @@ def _config_from_table(table: dict[str, Any], where: str) -> Config:
     name = table.get("name")
     if not isinstance(name, str) or not name:
         raise UsageError(f"{where}: a [[config]] needs a name", 'add name = "..."')
+    group: tuple[tuple[str, str], ...] = ()
+    if "machines" in table or "mixed_architectures" in table:  # a group of machines (groups.py)
+        if "spec" in table:
+            raise UsageError(f"{where}: {name} has both spec and machines",
+                             "a group's machines are its targets: drop spec, or machines")
+        group = group_table(name, table.get("machines"), table.get("mixed_architectures", False), where)
     # a file only names its userspaces (reading it, e.g. a named experiment's, makes nothing)
     base = parse_spec(table["spec"], create=False) if "spec" in table else Config(name=name)
     cflags = table.get("cflags", ())
@@ -146,7 +154,7 @@ def _config_from_table(table: dict[str, Any], where: str) -> Config:
         cflags=(*base.cflags, *cflags),
         env=(*base.env, *((str(k), str(v)) for k, v in env.items())),
         userspace=table.get("userspace", base.userspace),
-        options=tuple({**dict(base.options), **{str(k): str(v) for k, v in options.items()}}.items()),
+        options=tuple({**dict(base.options), **{str(k): str(v) for k, v in options.items()}}.items()) + group,
         parts={**base.parts, **parse_parts(table, where)},
     )
 
@@ -204,7 +212,8 @@ def aa_copy(config: Config) -> Config:
 
 def resolve(specs: list[str], named: dict[str, Config]) -> list[Config]:
     """A run's configurations; their userspaces only named (the run makes the missing ones)."""
-    configs = [parse_spec(s, named, create=False) for s in specs]
+    configs = [member for s in specs
+               for member in expand(parse_spec(s, named, create=False), lambda m: parse_spec(m, named, create=False))]
     names = [c.name for c in configs]
     if len(set(names)) != len(names):
         raise UsageError("a configuration is named twice", "use --aa to compare a configuration with itself")

@@ -121,6 +121,8 @@ class RunSettings:
     # config name -> price (`run --price`): show and report give performance per price with it
     prices: dict[str, float] = field(default_factory=dict, hash=False)
     price_unit: str = "$/h"
+    # configurations on different machines (ssh) measured at the same time (lanes.py); False: one after another
+    parallel: bool = True
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 from shootout.conditions.noise import resolvable_threshold
 from shootout.configs import FileSettings, aa_copy, abi_problem, load_file, parse_spec, resolve, x86_abi_problem
 from shootout.errors import ShootoutError, UsageError
+from shootout.groups import side_names
 from shootout.model import Config, RunSettings
 from shootout.parts import parts_problem
 from shootout.targets.factory import runs_emulated, target_problem
@@ -119,13 +120,39 @@ def check_sides(asked: list[Config], kept: list[Config], lost: dict[str, str], a
 
 def _file_settings(wish: Wish) -> FileSettings:
     """The tables of --file, or of the named experiment (which is one such file)."""
-    if wish.file and wish.experiment:
-        raise UsageError("--file and --experiment both name what to run", "give one of them")
     if wish.experiment:
         from shootout.experiments import experiment
 
-        return experiment(wish.experiment).settings()
+        named = experiment(wish.experiment)
+        settings = named.settings()
+        if wish.file and named.machines:  # the file names the machines (and groups of them)
+            file = load_file(wish.file)
+            if extra := [k for k, v in (("[run]", file.run), ("[[workload]]", file.workloads),
+                                        ("[params]", file.params)) if v]:
+                raise UsageError(f"{wish.file}: {', '.join(extra)} with --experiment {named.name}: the experiment "
+                                 "chooses what runs", "keep only [[config]] tables (the machines) in the file")
+            settings.configs = file.configs
+        elif wish.file:
+            raise UsageError("--file and --experiment both name what to run", "give one of them")
+        return settings
     return load_file(wish.file) if wish.file else FileSettings()
+
+
+def _machines_named(wish: Wish, specs: list[str]) -> None:
+    """An experiment over the user's machines (cloud-openssl) needs them and their prices."""
+    if not wish.experiment:
+        return
+    from shootout.experiments import experiment
+
+    named = experiment(wish.experiment)
+    if not named.machines:
+        return
+    if not specs:
+        raise UsageError(f"experiment {named.name} measures the machines you name, and none was named",
+                         "add -c ssh:HOST for each (or -c GROUP with --file holding [[config]] machines = [...])")
+    if not wish.prices:
+        raise UsageError(f"experiment {named.name} compares performance per price, and no price was given",
+                         "add --price NAME=PRICE for every machine or group, e.g. --price ssh:a1=0.408")
 
 
 def default_workloads(file: FileSettings, where: str, notify: Notify) -> tuple[list[str], str | None]:
@@ -142,7 +169,8 @@ def default_workloads(file: FileSettings, where: str, notify: Notify) -> tuple[l
 
 def default_config_names(file: FileSettings, where: str, notify: Notify) -> list[str]:
     """Nothing selected: the file's [[config]] tables, in order (none: the default main job)."""
-    named = list(file.configs)
+    machines = {m for c in file.configs.values() for m in (c.option("machines") or "").split("\n") if m}
+    named = [name for name in file.configs if name not in machines]  # a group's machines run as its members
     if named:
         notify(f"comparing the {len(named)} configuration{'s' if len(named) > 1 else ''} defined in {where} "
                f"({', '.join(named)}): none was selected (-c NAME or configs = [...] in [run] choose others)")
@@ -157,7 +185,7 @@ def priced(wish: Wish, names: list[str]) -> RunSettings:
 
     if wish.settings.aa:
         raise UsageError("--price and --aa do not combine", "an A/A run compares a configuration with itself")
-    prices = parse_prices(wish.prices, names)
+    prices = parse_prices(wish.prices, names)  # a group is priced by its name (each of its machines)
     check_prices(names, prices)
     return replace(wish.settings, prices=prices, price_unit=wish.price_unit)
 
@@ -193,8 +221,9 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     # The workloads first: a userspace this run creates gets what they need (userspace.packages).
     packages = packages_at_creation(workloads)
     specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
+    _machines_named(wish, specs)
     configs = resolve(specs, file.configs) if specs else default_configs(notify, progress, packages)
-    settings = priced(wish, [c.name for c in configs])
+    settings = priced(wish, side_names(configs))
     if specs and not wish.emulate:
         refuse_emulated(configs)
     if wish.emulate:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,8 @@ from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wai
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
 from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, UsageError, WorkloadError
+from shootout.groups import check_architectures, grouped, machine_arch
+from shootout.lanes import LOCAL, lanes_of, run_round
 from shootout.lost import LOST
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.parts import RunParts
@@ -78,6 +81,10 @@ class _Live:
     elapsed_before: float = 0.0
     trial_seconds: list[float] = field(default_factory=list)
     repeats: Repeats = field(init=False)  # the run's count of interrupted attempts
+    # machines measured in parallel (lanes.py): one lane records at a time; after a lane's
+    # failure or an interrupt nothing more is recorded
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    abort: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         self.repeats = Repeats(self.run.settings.repeats)
@@ -273,6 +280,7 @@ class Runner:
             target.expect_packages([p for w in live.workloads.values() for p in w.debian_packages()])
             target.open()
             live.targets[config.name] = target
+        check_architectures(live.run.configs, lambda c: machine_arch(live.targets[c.name]))
 
     def _prepare(self, live: _Live, calibrated: set[str]) -> None:
         run = live.run
@@ -356,8 +364,8 @@ class Runner:
         Sub-metrics do not keep a workload running: they get no verdict.
         """
         s = live.run.settings
-        if len(live.run.configs) < 2:
-            return []  # nothing to compare: the minimum rounds describe one configuration
+        if len(live.run.configs) < 2 or grouped(live.run):
+            return []  # nothing to compare, or machines as the units: the minimum rounds (groups.py)
         design = run_design(live.run, headline=True)
         base = live.run.configs[0].name
         out = []
@@ -398,35 +406,57 @@ class Runner:
                     live.parts.new_round(r)  # e.g. trim the scratches, so each round starts alike
                 self._measure_clock(live, r)
             self.emit(ev.RoundStarted(r, active, self._eta(live, r, len(order))))
-            for spec in order:
-                if (spec.round, spec.workload, spec.config) in live.done or spec.workload in live.failed:
-                    continue
-                if live.elapsed() > s.budget_s and r > unbudgeted:
-                    self.emit(ev.Stopped(f"time budget of {s.budget_s:.0f} s spent"))
-                    return
-                trial = self._measure(live, spec)
-                self.store.add_trial(run.id, trial)
-                live.done.add((spec.round, spec.workload, spec.config))
-                live.trials.append(trial)
-                live.trial_seconds.append(trial.wall_s)
-                if not trial.ok:
-                    self._lose(live, spec.workload, spec.config, _failed(trial), trial.error or "failed")
-                self.emit(ev.TrialDone(trial, self._eta(live, r, 0)))
+            lanes = lanes_of(run.configs) if s.parallel else {LOCAL: configs}
+            try:
+                going = run_round(order, lanes, lambda spec, beside: self._take(live, spec, unbudgeted, beside),
+                                  live.abort)
+            except BaseException:
+                live.abort.set()  # a lane still in flight records nothing more
+                raise
+            if not going:
+                self.emit(ev.Stopped(f"time budget of {s.budget_s:.0f} s spent"))
+                return
             self.store.update_run(run.id, elapsed_s=live.elapsed(), facts=run.facts)
         self.emit(ev.Stopped(f"maximum of {s.max_rounds} rounds reached"))
 
-    def _measure(self, live: _Live, spec: TrialSpec) -> Trial:
-        """One trial, run again while other programs interrupt it (see conditions/repeats.py)."""
+    def _take(self, live: _Live, spec: TrialSpec, unbudgeted: int, beside: bool) -> bool:
+        """Measure and record one trial of a round's order (lanes.py calls it, in a lane's
+        thread when machines run in parallel); False when the budget is spent."""
+        s = live.run.settings
+        if (spec.round, spec.workload, spec.config) in live.done or spec.workload in live.failed:
+            return True
+        if live.elapsed() > s.budget_s and spec.round > unbudgeted:
+            return False
+        trial = self._measure(live, spec, beside)
+        with live.lock:
+            if live.abort.is_set():
+                return True  # another lane failed, or the run was interrupted: resume measures it again
+            self.store.add_trial(live.run.id, trial)
+            live.done.add((spec.round, spec.workload, spec.config))
+            live.trials.append(trial)
+            live.trial_seconds.append(trial.wall_s)
+            if not trial.ok:
+                self._lose(live, spec.workload, spec.config, _failed(trial), trial.error or "failed")
+            self.emit(ev.TrialDone(trial, self._eta(live, spec.round, 0)))
+        return True
+
+    def _measure(self, live: _Live, spec: TrialSpec, beside: bool = False) -> Trial:
+        """One trial, run again while other programs interrupt it (see conditions/repeats.py).
+        beside: other machines' trials run meanwhile; this machine's CPU use says nothing of
+        the remote machine measured, so no window decides a repeat."""
         attempt = 0
         while True:
-            with self._quiet() as seen:
+            with nullcontext(TrialWindow()) if beside else self._quiet() as seen:
                 trial = self._trial(live, spec)
             trial = dataclasses.replace(trial, monitor=seen.summary)
-            if not live.repeats.again(trial, attempt) or live.elapsed() > live.run.settings.budget_s:
+            with live.lock:  # the run's count of attempts, shared by the lanes
+                again = live.repeats.again(trial, attempt)
+            if not again or live.elapsed() > live.run.settings.budget_s:
                 return trial
-            live.run.facts.setdefault("machine", {}).setdefault("set_aside", []).append(record(trial))
-            self.store.update_run(live.run.id, facts=live.run.facts)  # kept like a trial: at once
-            self.emit(ev.TrialSetAside(trial))
+            with live.lock:
+                live.run.facts.setdefault("machine", {}).setdefault("set_aside", []).append(record(trial))
+                self.store.update_run(live.run.id, facts=live.run.facts)  # kept like a trial: at once
+                self.emit(ev.TrialSetAside(trial))
             live.repeats.waited(self.monitor.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S) if self.monitor is not None
                                 else wait_quiet(LIMIT_CPUS, QUIET_WAIT_S))
             attempt += 1
@@ -496,13 +526,15 @@ class Runner:
         try:
             wrap: list[str] = []
             if live.parts is not None:
-                in_force = live.parts.before_trial(config)
-                wrap = live.parts.wrap(config)
+                with live.lock:  # the parts write the journal: one lane at a time
+                    in_force = live.parts.before_trial(config)
+                    wrap = live.parts.wrap(config)
             try:
                 result = target.run(argv, env=layout_padding(), timeout=float(params.get("timeout_s", 1800)), wrap=wrap)
             finally:  # also after a failed start: a part may have made something for this trial
                 if live.parts is not None:
-                    observed = live.parts.after_trial(config)
+                    with live.lock:
+                        observed = live.parts.after_trial(config)
         except ShootoutError as exc:
             return Trial(spec, {}, 0, 0, 0, 0, 0, -1, "", t0, error=str(exc), in_force=in_force, observed=observed)
         error = None

@@ -29,6 +29,7 @@ class LocalSshd:
     port: int
     remote_cache: Path  # a tmpfs on the server's side; empty as seen from the host
     proc: subprocess.Popen[bytes]
+    alias: str = "shootout-test"  # its Host in ssh_config: a machine's name
 
     @property
     def ssh_config(self) -> Path:
@@ -40,7 +41,7 @@ class LocalSshd:
 
     def config(self, name: str = "ssh:shootout-test", **options: str) -> Config:
         """A configuration of the ssh target that reaches this server through its ssh_config."""
-        opts = {"destination": "shootout-test", "ssh_config": str(self.ssh_config),
+        opts = {"destination": self.alias, "ssh_config": str(self.ssh_config),
                 "remote_cache": str(self.remote_cache), **options}
         return Config(name=name, target="ssh", label="local sshd", options=tuple(opts.items()))
 
@@ -56,7 +57,27 @@ def _keygen(path: Path) -> None:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "shootout-test", "-f", str(path)], check=True)
 
 
-def start_sshd(base: Path) -> LocalSshd:
+def toml_table(server: LocalSshd, name: str) -> str:
+    """A [[config]] of shootout.toml that reaches the server: a machine, by name."""
+    return (f'[[config]]\nname = "{name}"\nspec = "ssh:{server.alias}"\n'
+            f'options = {{ ssh_config = "{server.ssh_config}", remote_cache = "{server.remote_cache}" }}\n')
+
+
+def start_machines(base: Path, count: int) -> list[LocalSshd]:
+    """Several local "machines": an sshd each, with its own port, host key, client key and
+    known_hosts, reached by its own alias (machine1, machine2, ...)."""
+    servers: list[LocalSshd] = []
+    try:
+        for i in range(1, count + 1):
+            servers.append(start_sshd(base / f"machine{i}", alias=f"machine{i}"))
+    except BaseException:
+        for server in servers:
+            server.stop()
+        raise
+    return servers
+
+
+def start_sshd(base: Path, alias: str = "shootout-test") -> LocalSshd:
     if not Path(SSHD).exists():
         raise AssertionError("sshd is missing: install the Debian package openssh-server")
     base.mkdir(parents=True, exist_ok=True)
@@ -81,7 +102,7 @@ LogLevel ERROR
 """)
     host_key = (base / "host_key.pub").read_text().split()
     (base / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")
-    (base / "ssh_config").write_text(f"""Host shootout-test
+    (base / "ssh_config").write_text(f"""Host {alias}
   HostName 127.0.0.1
   Port {port}
   User root
@@ -96,7 +117,7 @@ LogLevel ERROR
     proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", inner],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     log.close()
-    server = LocalSshd(base, port, cache, proc)
+    server = LocalSshd(base, port, cache, proc, alias)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if proc.poll() is not None:

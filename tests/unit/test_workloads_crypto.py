@@ -72,6 +72,8 @@ def test_recorded_trial_parses_to_the_recorded_values():
     assert values["bf_cbc_16384_mt"] > 0 and values["aes_128_gcm_16_mt"] > 0
     heads = [values[f"{a}_16384"] for a in ("md5", "aes_128_gcm", "bf_cbc")]
     assert min(heads) < values["geomean_16384"] < max(heads)
+    multi = [values[f"{a}_16384_mt"] for a in ("md5", "aes_128_gcm", "bf_cbc")]
+    assert min(multi) < values["geomean_16384_mt"] < max(multi)  # the cloud write-up's -multi, one figure
 
 
 def test_sections_are_keyed_by_our_markers_and_merged_per_size():

@@ -70,6 +70,7 @@ def run(
     resume_at_boot: Annotated[bool, typer.Option("--resume-at-boot", help="with --across-boots: install a one-shot systemd unit that measures the next block after the reboot")] = False,
     price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE, e.g. ssh:host-a=0.408: stored with the run; show and report add performance per price (repeatable, every configuration)")] = [],
     price_unit: Annotated[str, typer.Option(help="with --price: what a price is, e.g. '$/h' or '$'")] = "$/h",
+    parallel: Annotated[bool, typer.Option("--parallel/--sequential", help="measure configurations on different machines (ssh) at the same time, this machine's alone (default), or every trial one after another")] = True,
     emulate: Annotated[bool, typer.Option("--emulate", help="run vm: configurations under TCG where KVM is not hardware-backed (function only: results marked emulated, no verdicts)")] = False,
     db: DbOption = None,
 ) -> None:
@@ -122,7 +123,7 @@ def run(
             budget_s=options.budget(budget),
             seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
             confidence=options.confidence(confidence), experiment=experiment or "", partial=partial,
-            repeats=repeats,
+            repeats=repeats, parallel=parallel,
         )
         with err_console.status("preparing configurations") as status:
             request = build_request(Wish(config, workload, suite, file, experiment, settings, emulate=emulate,
@@ -218,11 +219,15 @@ def _prepare_next_boot(block, next_kernel: bool, resume_at_boot: bool, db: str |
 def _analysis(store, stored):
     from shootout.analysis import analyze
     from shootout.conditions.noise import load_noise_floor
+    from shootout.groups import grouped
+    from shootout.groups_compare import analyze_groups
 
     floor = None
     if not stored.settings.aa and stored.facts.get("machine", {}).get("machine_id"):
         floor = (load_noise_floor(store, stored.facts["machine"]) or {}).get("halfwidth")
     analysis = analyze(stored, store.trials(stored.id), noise_floor=floor)
+    if grouped(stored):  # groups of machines: the machines are the units (groups.py)
+        analysis = analyze_groups(stored, store.trials(stored.id))
     if stored.settings.experiment:
         from shootout.experiments import EXPERIMENTS
 

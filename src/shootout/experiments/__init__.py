@@ -8,7 +8,7 @@ report can put each measured result beside it. Register a new one with one line 
 from __future__ import annotations
 
 from shootout.errors import UsageError
-from shootout.experiments import (browser32, drop_ladder, kernelmodes, pi3desk, pi3desk_swap, rpi64, rpi_iozone,
+from shootout.experiments import (browser32, cloud_openssl, drop_ladder, kernelmodes, pi3desk, pi3desk_swap, rpi64, rpi_iozone,
                                   rpi_network, veth_offloads, vpn)
 from shootout.experiments.base import Experiment
 
@@ -23,6 +23,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     pi3desk.EXPERIMENT,
     rpi_iozone.EXPERIMENT,
     pi3desk_swap.EXPERIMENT,
+    cloud_openssl.EXPERIMENT,
 )}
 
 

@@ -33,6 +33,8 @@ class Experiment:
     found: dict[str, str] = field(default_factory=dict)
     # a paragraph of its own instead of the one-line-per-workload comparison (optional)
     explainer: Callable[[Analysis], list[str]] | None = None
+    # True: the user names the machines (-c, or [[config]] tables of --file) and their prices (--price)
+    machines: bool = False
 
     @property
     def cited(self) -> str:

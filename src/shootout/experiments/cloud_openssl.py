@@ -1,0 +1,93 @@
+"""C: ARM against Intel cloud instances with `openssl speed -multi`, and performance per price.
+
+The user names the machines (-c ssh:HOST, or groups of instances from --file) and their
+prices (--price NAME=PRICE); the run measures the write-up's matrix on every machine at once
+(lanes.py), -multi with each machine's own CPUs, and the report sets the kB/s beside the
+write-up's and divides each speed-up by the price ratio, interval included."""
+
+from __future__ import annotations
+
+import statistics
+from typing import TYPE_CHECKING
+
+from shootout.experiments.base import Experiment
+
+if TYPE_CHECKING:
+    from shootout.analysis import Analysis
+
+ALGORITHMS = ("md5", "sha256", "aes-128-cbc", "aes-192-cbc", "aes-256-cbc", "bf-cbc")
+SIZES = (16, 64, 256, 1024, 8192, 16384)
+# docs/writeups.md, section C: kB/s at 16384-byte blocks, openssl speed -multi 16
+WRITEUP = {
+    "sha256": {"a1.4xlarge": 18_250_851, "m5.4xlarge": 3_480_366, "c5.4xlarge": 3_818_106},
+    "aes-128-cbc": {"a1.4xlarge": 1_768_281, "m5.4xlarge": 1_143_499, "c5.4xlarge": 1_254_206},
+    "md5": {"a1.4xlarge": 5_963_896, "m5.4xlarge": 8_071_796, "c5.4xlarge": 8_855_148},
+    "bf-cbc": {"a1.4xlarge": 1_540_768, "m5.4xlarge": 1_928_681},
+}
+WRITEUP_PRICES = "a1.4xlarge $0.408/h, m5.4xlarge $0.768/h, m5.2xlarge $0.384/h, c5.4xlarge $0.68/h"
+TOML = f"""
+[run]
+workloads = ["openssl-speed"]
+
+[params.openssl-speed]
+algorithms = [{", ".join(f'"{a}"' for a in ALGORITHMS)}]
+sizes = [{", ".join(map(str, SIZES))}]
+multi = true
+threads = 0  # -multi with as many processes as each machine has CPUs
+"""
+
+
+def _metric(alg: str, size: int) -> str:
+    return f"{alg.replace('-', '_')}_{size}_mt"
+
+
+def _kbs(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def explain(analysis: Analysis) -> list[str]:
+    lines = [f"cloud-openssl: {EXPERIMENT.reproduces} ({EXPERIMENT.cited})",
+             "kB/s with openssl speed -multi (as many processes as the machine has CPUs), median over the rounds "
+             "(and a group's machines):"]
+    for config in analysis.configs:
+        for alg in ALGORITHMS:
+            cells = [f"{size}: {_kbs(statistics.median(v))}" for size in SIZES
+                     if (v := analysis.values.get(("openssl-speed", _metric(alg, size), config.name)))]
+            if cells:
+                lines.append(f"  {config.display}, {alg}: " + ", ".join(cells))
+    for alg, found in WRITEUP.items():
+        lines.append(f"  the write-up at 16384 bytes, {alg}: "
+                     + ", ".join(f"{kind} {_kbs(v)}" for kind, v in found.items()))
+    run = analysis.runs[0]
+    prices, unit = run.settings.prices, run.settings.price_unit
+    base = analysis.configs[0]
+    if not prices or base.name not in prices:
+        return lines + ["performance per price: no prices stored with the run (run --price NAME=PRICE)"]
+    lines.append(f"performance per price against {base.display} ({prices[base.name]:g} {unit}), speed-up divided "
+                 f"by the price ratio, with its interval (the write-up's prices: {WRITEUP_PRICES}):")
+    wanted = {"geomean_16384_mt": "geomean of the algorithms at 16384 bytes", **{_metric(a, 16384): a for a in ALGORITHMS}}
+    for config in analysis.configs[1:]:
+        if config.name not in prices:
+            continue
+        ratio = prices[config.name] / prices[base.name]
+        cells = []
+        for comp in analysis.comparisons:
+            if comp.config != config.name or comp.metric not in wanted or comp.estimate is None:
+                continue
+            est = comp.estimate
+            cells.append(f"{wanted[comp.metric]} {est.ratio / ratio:.2f}x [{est.low / ratio:.2f}, {est.high / ratio:.2f}]"
+                         + (f" ({', '.join(comp.flags)})" if comp.flags else ""))
+        lines.append(f"  {config.display} ({prices[config.name]:g} {unit}, {ratio:.2f}x the price): "
+                     + ("; ".join(cells) or "no interval (too few rounds)"))
+    return lines
+
+
+EXPERIMENT = Experiment(
+    name="cloud-openssl",
+    description="openssl speed -multi on the machines you name (ssh, groups of instances), kB/s and performance "
+                "per price",
+    reproduces="C, ARM vs Intel cloud instances: openssl speed -multi, and performance per price",
+    toml=TOML,
+    explainer=explain,
+    machines=True,
+)
