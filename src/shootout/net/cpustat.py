@@ -79,3 +79,24 @@ def kernel_threads(text: str) -> dict[int, float]:
 def kernel_thread_seconds(before: dict[int, float], after: dict[int, float]) -> float:
     """CPU seconds kernel threads spent between two dumps (a thread born in between counts whole)."""
     return sum(t - before.get(pid, 0.0) for pid, t in after.items())
+
+
+def snapshot(tag: str) -> str:
+    """Shell lines that print the kernel threads' and the CPUs' times as sections kthreads-TAG, cpu-TAG."""
+    return f"echo 'section kthreads-{tag}'; {PRINT_THREADS}; echo 'section cpu-{tag}'; {PRINT}"
+
+
+@dataclass(frozen=True)
+class KernelShare:
+    threads_s: float  # CPU seconds of the kernel's threads over the window
+    softirq_s: float  # softirq and irq seconds of every CPU (partly inside the trial's own processes)
+
+
+def kernel_share(sections: dict[str, str], before: str = "before", after: str = "after") -> KernelShare:
+    """What snapshot(before) and snapshot(after) saw between them."""
+    if f"kthreads-{after}" not in sections:
+        raise WorkloadError("the trial printed no kernel-thread snapshot", "the trial script was cut short")
+    threads = kernel_thread_seconds(kernel_threads(sections.get(f"kthreads-{before}", "")),
+                                    kernel_threads(sections[f"kthreads-{after}"]))
+    return KernelShare(threads, softirq(parse(sections.get(f"cpu-{before}", "")),
+                                        parse(sections.get(f"cpu-{after}", ""))))

@@ -51,12 +51,17 @@ class NetWorkload(Workload):
 
 
 def tcp_metrics(result: ProcResult, runs: dict[str, iperf.IperfResult]) -> dict[str, float]:
-    """Throughput per phase; CPU per GiB over all phases, from the trial's rusage (every program
-    it started and reaped; softirq work the kernel defers to ksoftirqd is in no trial's rusage);
-    retransmits per GiB when there were any (a trial without has no value: a ratio to 0 is undefined)."""
+    """Throughput per phase; CPU per GiB over all phases: the trial's rusage (every program it
+    started and reaped) plus the kernel's threads over the transfers (ksoftirqd, where the
+    softirq work goes that no process's rusage holds; kworkers, where kernel WireGuard
+    encrypts), and the rusage alone beside it; retransmits per GiB when there were any (a trial
+    without has no value: a ratio to 0 is undefined)."""
     values = {f"mbit_s{'' if name == 'single' else '_' + name}": r.mbit_s for name, r in runs.items()}
     gib = sum(r.gib for r in runs.values())
-    values["cpu_s_per_gib"] = (result.user_s + result.sys_s) / gib
+    kernel = cpustat.kernel_share(result.sections())
+    values["cpu_s_per_gib"] = (result.user_s + result.sys_s + kernel.threads_s) / gib
+    values["process_cpu_s_per_gib"] = (result.user_s + result.sys_s) / gib
+    values["softirq_s_per_gib"] = kernel.softirq_s / gib
     retransmits = sum(r.retransmits or 0 for r in runs.values())
     if retransmits > 0:
         values["retransmits_per_gib"] = retransmits / gib
@@ -66,7 +71,11 @@ def tcp_metrics(result: ProcResult, runs: dict[str, iperf.IperfResult]) -> dict[
 TCP_METRICS = (
     Metric("mbit_s", "Mbit/s", "TCP throughput of one stream, as received"),
     Metric("mbit_s_parallel", "Mbit/s", "TCP throughput of `parallel` streams (iperf3 -P), as received"),
-    Metric("cpu_s_per_gib", "s/GiB", "CPU seconds of the trial (both iperf3 ends, tunnel daemons) per GiB received"),
+    Metric("cpu_s_per_gib", "s/GiB", "CPU seconds per GiB received: the trial's processes (both iperf3 ends, "
+                                     "tunnel daemons) and the kernel's threads (ksoftirqd, kworkers) meanwhile"),
+    Metric("process_cpu_s_per_gib", "s/GiB", "CPU seconds of the trial's processes alone (rusage) per GiB"),
+    Metric("softirq_s_per_gib", "s/GiB", "softirq and irq seconds of every CPU per GiB (from /proc/stat; the "
+                                         "part that ran inside the trial's processes is also in their rusage)"),
     Metric("retransmits_per_gib", "retr/GiB", "TCP retransmits per GiB (only in trials that had any)"),
 )
 
@@ -95,11 +104,11 @@ class TcpVeth(NetWorkload):
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         f = prepared.files
         phases = [("single", 1)] + ([("parallel", int(params["parallel"]))] if params["parallel"] else [])
-        lines = [f"cd {q(f['dir'])} || exit 1"]
+        lines = [f"cd {q(f['dir'])} || exit 1", cpustat.snapshot("before")]
         for name, streams in phases:
             lines += [section(f"iperf3-{name}"),
                       iperf.exchange(f["enter_b"], f["enter_a"], ADDR_B, iperf.whole_seconds(params["seconds"]), streams)]
-        return script(*lines)
+        return script(*lines, cpustat.snapshot("after"))
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
         sections = result.sections()
