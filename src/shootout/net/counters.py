@@ -7,7 +7,9 @@ traffic. The count is taken at the receiver, at the layer of the drop point:
     nft rung     Ip InReceives     (packets that reached IP, where the prerouting hook runs)
     link rungs   rx_packets of the receiving veth (tc and XDP act before IP)
 and the deeper counters must not move: packets that got past the drop point mean the rung
-is not doing what it says.
+is not doing what it says. The generator's own ceiling is counted the same way, at the
+tx_dropped of a veth whose peer is down (`ceiling`); the socket rung's reader reports its
+own CPU time and datagrams (`reader_cost`).
 """
 
 from __future__ import annotations
