@@ -12,7 +12,9 @@ into the trial's directory. The distribution's package stays available on reques
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -33,6 +35,8 @@ GOARCH: dict[str, tuple[str, dict[str, str]]] = {
     "armel": ("arm", {"GOARM": "5"}),
 }
 BUILD_TIMEOUT_S = 900
+TOOLCHAIN = "go1.23.1"  # what the module's go.mod asks for
+SWITCHING = (1, 21)  # the first go that fetches the toolchain a module asks for by itself
 
 
 def go_tool() -> str:
@@ -41,6 +45,34 @@ def go_tool() -> str:
     if found is None:
         raise ToolMissing("go", "golang-go")
     return found
+
+
+def _go(go: str, args: list[str], env: dict[str, str], what: str) -> str:
+    try:
+        done = subprocess.run([go, *args], env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise TargetError(f"{what} took over {BUILD_TIMEOUT_S} s",
+                          "check that the Go module proxy is reachable (GOPROXY)") from None
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or ["?"])[-1][:200]
+        raise TargetError(f"{what} failed: {said}",
+                          "check GOPROXY and the go version, or use vpn = { wireguard = \"debian\" }")
+    return done.stdout.strip()
+
+
+def toolchain(go: str, env: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """A go that can build the module, and its environment: the host's from 1.21 on (it switches
+    toolchains itself), else TOOLCHAIN downloaded as the module golang.org/toolchain."""
+    version = _go(go, ["env", "GOVERSION"], env, "go env GOVERSION")
+    numbers = tuple(int(n) for n in re.findall(r"\d+", version)[:2])
+    if numbers >= SWITCHING:
+        return go, env
+    host = _go(go, ["env", "GOHOSTARCH"], env, "go env GOHOSTARCH")
+    module = f"golang.org/toolchain@v0.0.1-{TOOLCHAIN}.linux-{host}"
+    root = Path(json.loads(_go(go, ["mod", "download", "-json", module], env, f"downloading {module}"))["Dir"])
+    for tool in [*(root / "bin").iterdir(), *(root / "pkg" / "tool" / f"linux_{host}").iterdir()]:
+        tool.chmod(0o755)  # module zips keep no modes (the go command does the same when it switches)
+    return str(root / "bin" / "go"), {**env, "GOROOT": str(root), "GOTOOLCHAIN": "local"}
 
 
 def describe(arch: str) -> str:
@@ -61,16 +93,8 @@ def build(arch: str) -> Path:
         env = {**os.environ, "GOPATH": tmp, "GOFLAGS": "-trimpath -modcacherw", "CGO_ENABLED": "0",
                "GOOS": "linux", "GOARCH": goarch, **extra}
         env.setdefault("GOMODCACHE", str(cache_dir() / "gomod"))
-        try:
-            done = subprocess.run([go_tool(), "install", f"{MODULE}@{VERSION}"], env=env, capture_output=True,
-                                  text=True, timeout=BUILD_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            raise TargetError(f"building wireguard-go for {arch} took over {BUILD_TIMEOUT_S} s",
-                              "check that the Go module proxy is reachable (GOPROXY)") from None
-        if done.returncode != 0:
-            said = (done.stderr.strip().splitlines() or ["?"])[-1][:200]
-            raise TargetError(f"cannot build wireguard-go for {arch}: {said}",
-                              "check GOPROXY and the go version (>= 1.21), or use vpn = { wireguard = \"debian\" }")
+        go, env = toolchain(go_tool(), env)
+        _go(go, ["install", f"{MODULE}@{VERSION}"], env, f"building wireguard-go for {arch}")
         bindir = Path(tmp) / "bin"
         built = next((p for p in bindir.rglob("wireguard") if p.is_file()), None)
         if built is None:
