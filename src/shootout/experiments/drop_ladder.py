@@ -15,6 +15,6 @@ EXPERIMENT = Experiment(
                "Cloudflare's drop ladder, the XDP paper)",
     toml=host_ladder(["drop-rate"], {rung: f'drop = "{rung}"' for rung in RUNGS}),
     found={"drop-rate": "Cloudflare: in-application drop ~171 kpps vs XDP ~10 Mpps on one CPU (~5,800 vs "
-                        "~100 ns/packet); the XDP paper: XDP_DROP ~24 Mpps vs iptables raw ~4.8 Mpps per core "
-                        "(~42 vs ~210 ns/packet)"},
+                        "~100 ns per packet); the XDP paper: XDP_DROP ~24 Mpps vs iptables raw ~4.8 Mpps per core "
+                        "(~42 vs ~210 ns per packet)"},
 )
