@@ -8,6 +8,7 @@ from shootout.analysis import analyze
 from shootout.experiments import EXPERIMENTS
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.workloads.net import DropRate
+from shootout.workloads.swap import Tabs
 from shootout.workloads.vpn import Vpn
 
 MACHINE = {"cpu_flags": ["sse2", "aes", "sha_ni"], "virtualization": {"vm": "kvm", "container": None}}
@@ -45,3 +46,19 @@ def test_drop_ladder_says_which_rates_are_the_generators() -> None:
     bound = next(line for line in lines if "generator's own ceiling" in line)
     assert bound.startswith("why it may differ from the write-up: the rates of tc are at")
     assert any("the receive path here: softirq, inline" in line for line in lines)
+
+
+
+def test_swap_setups_with_memory_outside_the_limit_are_named() -> None:
+    spec = Tabs.spec
+    head = spec.headline
+    configs = {"disk": Config("disk", parts={"memory": {"limit": 2**30}, "swap": {"kind": "disk"}}),
+               "zswap": Config("zswap", parts={"memory": {"limit": 2**30},
+                                               "swap": {"kind": "zswap", "max_pool_percent": 15}})}
+    trials = [Trial(TrialSpec(r, 0, spec.name, name), {head: 10.0 + r}, 5.0, 0.5, 0.1, 1, 1, 0, "", 0.0)
+              for r in range(1, 9) for name in configs]
+    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), list(configs.values()), [spec], {},
+              {"machine": {"memory_bytes": 24 * 2**30}})
+    said = "\n".join(EXPERIMENTS["pi3desk-swap"].explain(analyze(run, trials)))
+    assert "zswap: zswap's pool may take 15% of this machine's RAM (3.6 GiB), not of its 1 GiB memory limit" in said
+    assert "disk:" not in said

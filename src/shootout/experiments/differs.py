@@ -85,6 +85,28 @@ def _emulated_link(analysis: Analysis) -> list[str]:
             "bridge and an SD card: latency per request and the device's own caching are this disk's"]
 
 
+def _swap_memory(analysis: Analysis) -> list[str]:
+    """zswap's pool is a share of the machine's RAM and zram's device is kernel memory: neither is
+    held to a configuration's memory limit as the write-up's 1 GB Pi was to its RAM."""
+    ram = analysis.facts.get("machine", {}).get("memory_bytes")
+    lines = []
+    for c in analysis.configs:
+        swap, limit = c.parts.get("swap", {}), c.parts.get("memory", {}).get("limit")
+        if swap.get("kind") not in ("zswap", "zram") or not limit:
+            continue
+        if swap["kind"] == "zswap":
+            share = swap.get("max_pool_percent")
+            pool = f"zswap's pool may take {share}% of this machine's RAM" if share else "zswap's pool is sized by RAM"
+            if share and ram:
+                pool += f" ({share / 100 * ram / 2**30:.1f} GiB)"
+        else:
+            pool = "the zram device is kernel memory"
+        lines.append(f"{c.name}: {pool}, not of its {limit / 2**30:g} GiB memory limit, and it is not charged to "
+                     "that limit the way a 1 GB Pi's RAM bounds everything: this setup had memory the setups "
+                     "without zswap or zram did not")
+    return lines
+
+
 def _vm(analysis: Analysis) -> list[str]:
     virt = analysis.facts.get("machine", {}).get("virtualization") or {}
     if not virt.get("vm"):
@@ -103,6 +125,7 @@ def differences(analysis: Analysis) -> list[str]:
     if "drop-rate" in used:
         lines += _generator(analysis)
     lines += _emulated_link(analysis)
+    lines += _swap_memory(analysis)
     if used & {"drop-rate", "vpn", "tcp-veth", "iozone", "fio", "dd-write"}:
         lines += _vm(analysis)
     return [f"why it may differ from the write-up: {line}" for line in lines]
