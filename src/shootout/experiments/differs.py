@@ -55,9 +55,9 @@ def _wireguard(analysis: Analysis) -> list[str]:
         if tunnel.get("implementation") == "kernel":
             continue
         old = OLD_WIREGUARD_GO in version
-        lines.append(f"{config}: WireGuard in user space ({version or 'wireguard-go'}), not the kernel's module "
-                     f"the write-up ran ({tunnel.get('kernel_module', 'no module')}): each packet crosses a TUN "
-                     "device and a process" + ("; this release predates wireguard-go's 2023 vectorized I/O and "
+        lines.append(f"{config}: WireGuard in user space, {version or 'wireguard-go'}, not the kernel's module "
+                     f"the write-up ran (this kernel's: {tunnel.get('kernel_module', 'none')}): each packet crosses "
+                     "a TUN device and a process" + ("; this release predates wireguard-go's 2023 vectorized I/O and "
                                                 "GSO/GRO work, which made it several times faster" if old else ""))
     return lines
 
