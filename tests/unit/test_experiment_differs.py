@@ -14,11 +14,12 @@ from shootout.workloads.vpn import Vpn
 MACHINE = {"cpu_flags": ["sse2", "aes", "sha_ni"], "virtualization": {"vm": "kvm", "container": None}}
 
 
-def _run(workload, configs: dict[str, dict], values, machine: dict) -> list[str]:
+def _run(workload, configs: dict[str, dict], values, machine: dict, parts: dict | None = None):
     trials = [Trial(TrialSpec(r, 0, workload.name, name), values(name, r), 5.0, 0.5, 0.1, 1, 1, 0, "", 0.0)
               for r in range(1, 9) for name in configs]
     facts = {"machine": machine, **{name: {"workloads": {workload.name: f}} for name, f in configs.items()}}
-    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config(n) for n in configs], [workload], {}, facts)
+    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config(n, parts=(parts or {}).get(n, {})) for n in configs],
+              [workload], {}, facts)
     return analyze(run, trials)
 
 
@@ -40,6 +41,8 @@ def test_vpn_says_aes_userspace_wireguard_and_the_vm() -> None:
 
 def test_drop_ladder_says_which_rates_are_the_generators() -> None:
     configs = {"socket": {"receive_path": "softirq, inline"}, "tc": {"receive_path": "softirq, inline"}}
+    assert not any("XDP on a veth" in line for line in EXPERIMENTS["drop-ladder"].explain(_run(
+        DropRate.spec, configs, lambda name, r: {"rx_ns_per_packet": 700.0 + r}, MACHINE)))
     analysis = _run(DropRate.spec, configs, lambda name, r: {
         "rx_ns_per_packet": (4000.0 if name == "socket" else 700.0) + r,
         "kpps": (150.0 if name == "socket" else 950.0) + r, "gen_ceiling_kpps": 1000.0}, MACHINE)
@@ -63,3 +66,11 @@ def test_swap_setups_with_memory_outside_the_limit_are_named() -> None:
     said = "\n".join(EXPERIMENTS["pi3desk-swap"].explain(analyze(run, trials)))
     assert "zswap: zswap's pool may take 15% of this machine's RAM (3.6 GiB), not of its 1 GiB memory limit" in said
     assert "disk:" not in said
+
+
+def test_an_xdp_rung_on_veth_says_why_it_cannot_undercut_tc() -> None:
+    configs = {"tc": {}, "xdp-native": {}}
+    parts = {name: {"network": {"drop": name}} for name in configs}
+    lines = EXPERIMENTS["drop-ladder"].explain(_run(DropRate.spec, configs, lambda name, r: {
+        "rx_ns_per_packet": 800.0 + r}, MACHINE, parts))
+    assert any("XDP on a veth fed by a packet socket" in line for line in lines)
