@@ -44,6 +44,7 @@ packages=(
   btrfs-compsize                  # what a compressing btrfs scratch made of the files
   # network workloads: the programs measured, and the host's tools that build topologies
   iperf3 netsniff-ng wireguard-go wireguard-tools openvpn nftables clang
+  golang-go                       # builds a current wireguard-go from the Go module proxy (net/wggo.py)
   openssh-client                  # ssh: targets (and vm: ones, reached over ssh)
 )
 case "$arch" in

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shootout.amounts import Amount, Decided, amounts, guard
+from shootout.bound import generator_flags
 from shootout.ceiling import ceiling_flags
 from shootout.conditions.runflags import RunConditions
 from shootout.inforce import compared_notes
@@ -268,6 +269,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                 pair = [t for t in measured if t.spec.workload == spec.name and t.spec.config in (base, config.name)]
                 flags += conditions.flags(pair)
                 flags += ceiling_flags(pair, metric.name, metric.unit)
+                flags += generator_flags(pair, metric.name)
                 if not s.interleaved:
                     flags.append(WITHIN_RUN)
                 emulated = is_emulated(cfg_facts) or is_emulated(base_facts)

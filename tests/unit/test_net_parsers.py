@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shootout.errors import WorkloadError
-from shootout.net import counters, iperf, offloads, rungs
+from shootout.net import counters, cpustat, iperf, offloads, rungs
 from shootout.net.tunnels import check_tunnel
 from shootout.targets.process import ProcResult
 from shootout.workloads.net import DropRate, TcpVeth
@@ -17,7 +17,7 @@ from shootout.workloads.vpn import Vpn
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "outputs"
 RUNGS = ("socket", "nft", "tc", "xdp-generic", "xdp-native")
-VPNS = ("wireguard-go", "openvpn-aes-256-gcm", "openvpn-chacha20-poly1305")
+VPNS = ("wireguard-go", "wireguard-go-debian", "openvpn-aes-256-gcm", "openvpn-chacha20-poly1305")
 
 
 def parse_sections(stdout: str) -> dict[str, str]:
@@ -62,7 +62,12 @@ def test_tcp_workloads_parse_recorded_trials_again(stem: str, workload: type) ->
     values = workload().parse(result, meta["params"])
     assert values == pytest.approx(meta["values"])
     gib = sum(iperf.parse_iperf3(s).gib for n, s in parse_sections(result.stdout).items() if n.startswith("iperf3"))
-    assert values["cpu_s_per_gib"] == pytest.approx((meta["user_s"] + meta["sys_s"]) / gib)
+    assert values["process_cpu_s_per_gib"] == pytest.approx((meta["user_s"] + meta["sys_s"]) / gib)
+    # the kernel's threads over the transfer come on top of the processes' rusage
+    kernel = cpustat.kernel_share(parse_sections(result.stdout))
+    assert kernel.threads_s > 0 and kernel.softirq_s > 0
+    assert values["cpu_s_per_gib"] == pytest.approx((meta["user_s"] + meta["sys_s"] + kernel.threads_s) / gib)
+    assert values["softirq_s_per_gib"] == pytest.approx(kernel.softirq_s / gib)
 
 
 def test_no_retransmits_means_no_retransmit_value() -> None:
@@ -79,7 +84,39 @@ def test_drop_rate_parses_recorded_trials_again(rung: str) -> None:
     result, meta = recorded(f"drop-rate-{rung}-amd64-host")
     values = DropRate().parse(result, meta["params"])
     assert values == pytest.approx(meta["values"])
-    assert values["ns_per_packet"] == pytest.approx(1e6 / values["kpps"])
+    # the cost is measured (softirq time per packet), not the inverse of the rate
+    assert "ns_per_packet" not in values and values["rx_ns_per_packet"] != pytest.approx(1e6 / values["kpps"])
+    sections = parse_sections(result.stdout)
+    softirq = cpustat.softirq(cpustat.parse(sections["before-cpu"]), cpustat.parse(sections["after-cpu"]))
+    dev = sections["drop"].split("dev ")[1].split()[0]
+    rx = (counters.parse_snapshot(sections["after"], dev).rx_packets
+          - counters.parse_snapshot(sections["before"], dev).rx_packets)
+    reader = counters.reader_cost(sections["udpsink"]) if rung == "socket" else 0.0
+    assert values["rx_ns_per_packet"] == pytest.approx((softirq / rx + reader) * 1e9)
+    assert 0 < values["kpps"] < values["gen_ceiling_kpps"]
+
+
+def test_the_socket_rungs_reader_adds_its_own_cpu_per_datagram() -> None:
+    assert counters.reader_cost("ready\nreceived 1000\ncpu_ns 2000000\n") == pytest.approx(2e-6)
+    with pytest.raises(WorkloadError, match="did not report"):
+        counters.reader_cost("ready\nreceived 1000\n")  # an old sink without its CPU time
+
+
+def test_cpu_accounting_from_proc_stat_and_kernel_threads() -> None:
+    before = cpustat.parse("cpu  100 0 50 1000 0 10 200 5 0 0\ncpu0 50 0 25 500 0 5 100 2 0 0\n")
+    after = cpustat.parse("cpu  110 0 60 1100 0 12 300 9 0 0\ncpu0 55 0 30 550 0 6 150 4 0 0\n")
+    assert cpustat.softirq(before, after) == pytest.approx(102 / cpustat.USER_HZ)
+    assert cpustat.softirq(before, after, "cpu0") == pytest.approx(51 / cpustat.USER_HZ)
+    with pytest.raises(WorkloadError, match="no cpu line"):
+        cpustat.parse("intr 1 2 3\n")
+    # kthreadd's children only (pid 2 itself too); a comm with spaces and parentheses
+    dump = ("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 1 2 0 0 20 0 1 0 2 0 0\n"
+            "14 (ksoftirqd/0) S 2 0 0 0 -1 69238848 0 0 0 0 0 300 0 0 20 0 1 0 9 0 0\n"
+            "900 (my (odd) app) R 1 900 900 0 -1 4194304 0 0 0 0 700 50 0 0 20 0 1 0 9 0 0\n")
+    threads = cpustat.kernel_threads(dump)
+    assert set(threads) == {2, 14} and threads[14] == pytest.approx(300 / cpustat.USER_HZ)
+    later = cpustat.kernel_threads(dump.replace(" 0 300 0 0", " 0 350 0 0"))
+    assert cpustat.kernel_thread_seconds(threads, later) == pytest.approx(50 / cpustat.USER_HZ)
 
 
 def _relabel(stem: str, layer: str) -> ProcResult:
@@ -128,7 +165,7 @@ def test_counters_count_at_the_layer_of_the_rung() -> None:
 def test_proc_net_parsers() -> None:
     result, _ = recorded("drop-rate-nft-amd64-host")
     sections = parse_sections(result.stdout)
-    dev = sections["drop"].split("dev ")[1].strip()
+    dev = sections["drop"].split("dev ")[1].split()[0]
     snap = counters.parse_snapshot(sections["after"], dev)
     assert snap.rx_packets > 0 and snap.ip["InReceives"] > 0 and "RcvbufErrors" in snap.udp
     with pytest.raises(WorkloadError, match="not in /proc/net/dev"):

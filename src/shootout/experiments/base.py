@@ -52,8 +52,10 @@ class Experiment:
 
     def explain(self, analysis: Analysis) -> list[str]:
         """Lines for the report: each headline result beside what the write-up found."""
+        from shootout.experiments.differs import differences
+
         if self.explainer is not None:
-            return self.explainer(analysis)
+            return self.explainer(analysis) + differences(analysis)
         from shootout.report.text import fmt_estimate
 
         by_id = {c.name: c.display for c in analysis.configs}
@@ -64,7 +66,7 @@ class Experiment:
             found = self.found.get(comp.workload)
             measured = f"{by_id[comp.config]} vs {by_id[comp.baseline]}: {fmt_estimate(comp.estimate)}, {comp.verdict}"
             lines.append(f"{comp.workload}: {measured}" + (f"; the write-up: {found}" if found else ""))
-        return lines
+        return lines + differences(analysis)
 
 
 def _sides(name: str) -> tuple[str, str]:

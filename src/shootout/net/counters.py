@@ -7,7 +7,9 @@ traffic. The count is taken at the receiver, at the layer of the drop point:
     nft rung     Ip InReceives     (packets that reached IP, where the prerouting hook runs)
     link rungs   rx_packets of the receiving veth (tc and XDP act before IP)
 and the deeper counters must not move: packets that got past the drop point mean the rung
-is not doing what it says.
+is not doing what it says. The generator's own ceiling is counted the same way, at the
+tx_dropped of a veth whose peer is down (`ceiling`); the socket rung's reader reports its
+own CPU time and datagrams (`reader_cost`).
 """
 
 from __future__ import annotations
@@ -31,15 +33,26 @@ class Snapshot:
     udp: dict[str, int]
 
 
-def parse_net_dev(text: str, dev: str) -> tuple[int, int]:
-    """(rx_packets, rx_dropped) of dev from /proc/net/dev."""
+def _net_dev_fields(text: str, dev: str) -> list[int]:
     for line in text.splitlines():
         name, sep, rest = line.partition(":")
         if sep and name.strip() == dev:
-            fields = rest.split()
-            return int(fields[1]), int(fields[3])
+            return [int(field) for field in rest.split()]
     raise WorkloadError(f"device {dev} is not in /proc/net/dev of the receiving namespace",
                         "the namespace was removed during the trial")
+
+
+def parse_net_dev(text: str, dev: str) -> tuple[int, int]:
+    """(rx_packets, rx_dropped) of dev from /proc/net/dev."""
+    fields = _net_dev_fields(text, dev)
+    return fields[1], fields[3]
+
+
+def _stamped(text: str) -> tuple[Decimal, str]:
+    lines = text.strip().splitlines()
+    if not lines or not re.fullmatch(r"\d+\.\d+", lines[0].strip()):
+        raise WorkloadError("a counter snapshot has no timestamp", "the trial script was cut short")
+    return Decimal(lines[0].strip()), "\n".join(lines[1:])
 
 
 def parse_snmp(text: str) -> dict[str, dict[str, int]]:
@@ -60,16 +73,13 @@ def parse_snmp(text: str) -> dict[str, dict[str, int]]:
 
 def parse_snapshot(text: str, dev: str) -> Snapshot:
     """One snapshot section: the timestamp line, then /proc/net/dev and /proc/net/snmp."""
-    lines = text.strip().splitlines()
-    if not lines or not re.fullmatch(r"\d+\.\d+", lines[0].strip()):
-        raise WorkloadError("a counter snapshot has no timestamp", "the trial script was cut short")
-    body = "\n".join(lines[1:])
+    at, body = _stamped(text)
     rx, dropped = parse_net_dev(body, dev)
     snmp = parse_snmp(body)
     if "Ip" not in snmp or "Udp" not in snmp:
         raise WorkloadError("no Ip/Udp counters in /proc/net/snmp of the receiving namespace",
                             "check that /proc is mounted in the target")
-    return Snapshot(Decimal(lines[0].strip()), rx, dropped, snmp["Ip"], snmp["Udp"])
+    return Snapshot(at, rx, dropped, snmp["Ip"], snmp["Udp"])
 
 
 @dataclass(frozen=True)
@@ -106,6 +116,30 @@ def count(before: Snapshot, after: Snapshot, layer: str) -> Count:
         raise WorkloadError(f"{leaked} of {packets} packets got past the drop point to {past}",
                             "the rung is not dropping: check its read-back in the run's facts")
     return Count(packets, seconds, leaked)
+
+
+def ceiling(before: str, after: str, dev: str) -> float:
+    """Packets per second the generator pushed into dev, a veth whose peer is down: every frame
+    is dropped at the carrier check (tx_dropped), before any receive path."""
+    (t0, b), (t1, a) = _stamped(before), _stamped(after)
+    fb, fa = _net_dev_fields(b, dev), _net_dev_fields(a, dev)
+    sent = (fa[9] + fa[11]) - (fb[9] + fb[11])  # tx packets + tx dropped
+    if sent <= 0 or t1 <= t0:
+        raise WorkloadError(f"the generator sent nothing into {dev} while its ceiling was measured",
+                            "see the generator's output in the trial's stdout")
+    return sent / float(t1 - t0)
+
+
+_READER = re.compile(r"^received (\d+)\s+cpu_ns (\d+)\s*$", re.M)
+
+
+def reader_cost(text: str) -> float:
+    """CPU seconds per datagram of the socket rung's reader (udpsink's own rusage over its life)."""
+    m = _READER.search(text)
+    if not m or int(m.group(1)) == 0:
+        raise WorkloadError("the UDP sink did not report what it read and its CPU time",
+                            f"it said: {(text.strip().splitlines() or ['nothing'])[-1][:120]}")
+    return int(m.group(2)) / 1e9 / int(m.group(1))
 
 
 _TRAFGEN_SENT = re.compile(r"^\s*(\d+)\s+packets outgoing", re.M)

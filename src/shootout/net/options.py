@@ -15,7 +15,7 @@ class NetOptions:
     drop: str = "tc"  # the article's "TC drop rule"
     vpn: str = "wireguard"
     cipher: str = "AES-256-GCM"  # OpenVPN's data-channel cipher
-    wireguard: str = "auto"  # kernel module when present, else wireguard-go
+    wireguard: str = "auto"  # kernel module when present, else a current wireguard-go (net/wggo.py)
     pin: str | None = None  # name the namespaces PIN-<workload>-a/-b under /run/netns
 
 

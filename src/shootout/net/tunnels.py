@@ -1,7 +1,9 @@
 """VPN tunnels between the two namespaces: WireGuard and OpenVPN, brought up inside a trial.
 
-The tunnel daemons are the configuration's own (wireguard-go, openvpn from its userspace)
-and run as children of the trial, so its rusage holds their CPU time: a VPN's cost is mostly
+The tunnel daemons run as children of the trial: openvpn from the configuration's userspace;
+WireGuard the kernel's where it has the module, else a current wireguard-go built for the
+userspace's architecture (wggo.py), or the userspace's own package on request; they run
+as children of the trial, so its rusage holds their CPU time: a VPN's cost is mostly
 theirs. Setting up (a TLS handshake for OpenVPN) is inside the trial too; it takes tens of
 milliseconds of CPU against seconds of transfer.
 
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from shootout.errors import TargetError, WorkloadError
+from shootout.net import wggo
 from shootout.net.namespace import NetNamespace
 from shootout.net.options import NetOptions
 from shootout.net.script import wait_for
@@ -29,9 +32,10 @@ from shootout.workloads.shell import tool_version
 INNER_A, INNER_B, INNER_PREFIX = "198.51.100.1", "198.51.100.2", 24
 MTU = 1420
 WG_PORT, OVPN_PORT = 51820, 1194
+GO_BINARY = "wireguard-go"  # the built one, in the trial's directory
 VPN_KINDS = ("wireguard", "openvpn")
 CIPHERS = ("AES-256-GCM", "CHACHA20-POLY1305", "AES-128-GCM")
-WIREGUARD_IMPLEMENTATIONS = ("auto", "kernel", "go")
+WIREGUARD_IMPLEMENTATIONS = ("auto", "kernel", "go", "debian")
 
 
 @dataclass
@@ -61,9 +65,10 @@ def kernel_wireguard_problem() -> str | None:
 
 
 def wireguard_implementation(requested: str) -> str:
-    """"kernel" or "go": the kernel's module when asked for or present, else wireguard-go."""
-    if requested == "go":
-        return "go"
+    """"kernel", "go" (a current wireguard-go, built) or "debian" (the userspace's wireguard-go):
+    the kernel's module when asked for or present, else a current wireguard-go."""
+    if requested in ("go", "debian"):
+        return requested
     problem = kernel_wireguard_problem()
     if requested == "kernel" and problem:
         raise TargetError(f"this kernel has no WireGuard: {problem}", 'use vpn = { wireguard = "go" } (wireguard-go)')
@@ -74,7 +79,11 @@ def tunnel_setting(options: NetOptions) -> dict[str, str]:
     """The tunnel a configuration's trials bring up: what its comparison is about."""
     if options.vpn == "openvpn":
         return {"kind": "openvpn", "cipher": options.cipher}
-    return {"kind": "wireguard", "implementation": wireguard_implementation(options.wireguard)}
+    implementation = wireguard_implementation(options.wireguard)
+    setting = {"kind": "wireguard", "implementation": implementation}
+    if implementation == "go":
+        setting["release"] = wggo.RELEASE
+    return setting
 
 
 class Tunnel(ABC):
@@ -108,7 +117,12 @@ class WireGuard(Tunnel):
 
     def plan(self, target: Target) -> Plan:
         versions = {"wg": tool_version(target, ["wg", "--version"], r"wireguard-tools v")}
+        files: dict[str, bytes] = {}
         if self.implementation == "go":
+            arch = target.run(["dpkg", "--print-architecture"], timeout=60).stdout.strip()
+            files[GO_BINARY] = wggo.build(arch).read_bytes()
+            versions["wireguard-go"] = wggo.describe(arch)
+        elif self.implementation == "debian":
             versions["wireguard-go"] = tool_version(target, ["wireguard-go", "--version"], r"wireguard-go v")
         else:
             versions["wireguard (kernel)"] = target.run(["cat", "/sys/module/wireguard/version"]).stdout.strip() or "?"
@@ -116,7 +130,7 @@ class WireGuard(Tunnel):
         from shootout.net import keys  # cryptography: 0.1 s that only tunnels need, not every run
 
         ka, kb = keys.wireguard_key(), keys.wireguard_key()
-        return Plan(files={"wg-a.conf": self._conf(ka.private, kb.public, ADDR_B, INNER_B).encode(),
+        return Plan(files={**files, "wg-a.conf": self._conf(ka.private, kb.public, ADDR_B, INNER_B).encode(),
                            "wg-b.conf": self._conf(kb.private, ka.public, ADDR_A, INNER_A).encode()},
                     facts={"implementation": self.implementation,
                            "kernel_module": "yes" if problem is None else f"no ({problem})"},
@@ -128,10 +142,11 @@ class WireGuard(Tunnel):
                 f"[Peer]\nPublicKey = {peer}\nAllowedIPs = {allowed}/32\nEndpoint = {endpoint}:{WG_PORT}\n")
 
     def up(self, a: Side, b: Side) -> list[str]:
-        lines = []
+        lines = [f"chmod +x {GO_BINARY} || exit 1"] if self.implementation == "go" else []
+        daemon = f"./{GO_BINARY}" if self.implementation == "go" else "wireguard-go"
         for side, dev, var in ((a, self.if_a, "tun_a"), (b, self.if_b, "tun_b")):
-            if self.implementation == "go":
-                lines += [f"{side.enter} wireguard-go -f {dev} >wg-{dev}.log 2>&1 & {var}=$!",
+            if self.implementation != "kernel":
+                lines += [f"{side.enter} {daemon} -f {dev} >wg-{dev}.log 2>&1 & {var}=$!",
                           wait_for(f"test -S /var/run/wireguard/{dev}.sock", f"wireguard-go {dev}")]
             else:
                 lines += [f"{side.enter} ip link add {dev} type wireguard; {var}="]
@@ -142,7 +157,7 @@ class WireGuard(Tunnel):
         return lines
 
     def down(self) -> list[str]:
-        if self.implementation == "go":  # wireguard-go removes its socket on SIGTERM
+        if self.implementation != "kernel":  # wireguard-go removes its socket on SIGTERM
             return super().down()
         return []  # kernel devices go with the namespaces
 

@@ -6,7 +6,9 @@
     vpn  = { kind = "openvpn", cipher = "AES-256-GCM" }
                                      # kind: wireguard (default) | openvpn; vpn = "openvpn" also works
                                      # cipher (OpenVPN): AES-256-GCM (default) | CHACHA20-POLY1305 | AES-128-GCM
-                                     # wireguard: auto (kernel module if present, else wireguard-go) | kernel | go
+                                     # wireguard: auto (kernel module if present, else go) | kernel |
+                                     #   go (a current wireguard-go built from the Go module proxy) |
+                                     #   debian (the userspace's own wireguard-go package)
     net  = { pin = "mytest" }        # name the namespaces mytest-<workload>-a/-b under /run/netns
 
 Spec (Config.parts["network"]): the options given, by field name ({"offloads": "on"}); the

@@ -9,12 +9,13 @@ the traffic are children of the trial and its rusage covers them.
 
 from __future__ import annotations
 
+import os
 from typing import Any, ClassVar
 
 from shootout.build import build_native
 from shootout.errors import TargetError, WorkloadError
 from shootout.model import Metric, WorkloadSpec
-from shootout.net import counters, iperf
+from shootout.net import counters, cpustat, iperf
 from shootout.net.options import PART, net_options
 from shootout.net.rungs import DROP_PORT, rung
 from shootout.net.script import script, section, wait_for
@@ -50,12 +51,17 @@ class NetWorkload(Workload):
 
 
 def tcp_metrics(result: ProcResult, runs: dict[str, iperf.IperfResult]) -> dict[str, float]:
-    """Throughput per phase; CPU per GiB over all phases, from the trial's rusage (every program
-    it started and reaped; softirq work the kernel defers to ksoftirqd is in no trial's rusage);
-    retransmits per GiB when there were any (a trial without has no value: a ratio to 0 is undefined)."""
+    """Throughput per phase; CPU per GiB over all phases: the trial's rusage (every program it
+    started and reaped) plus the kernel's threads over the transfers (ksoftirqd, where the
+    softirq work goes that no process's rusage holds; kworkers, where kernel WireGuard
+    encrypts), and the rusage alone beside it; retransmits per GiB when there were any (a trial
+    without has no value: a ratio to 0 is undefined)."""
     values = {f"mbit_s{'' if name == 'single' else '_' + name}": r.mbit_s for name, r in runs.items()}
     gib = sum(r.gib for r in runs.values())
-    values["cpu_s_per_gib"] = (result.user_s + result.sys_s) / gib
+    kernel = cpustat.kernel_share(result.sections())
+    values["cpu_s_per_gib"] = (result.user_s + result.sys_s + kernel.threads_s) / gib
+    values["process_cpu_s_per_gib"] = (result.user_s + result.sys_s) / gib
+    values["softirq_s_per_gib"] = kernel.softirq_s / gib
     retransmits = sum(r.retransmits or 0 for r in runs.values())
     if retransmits > 0:
         values["retransmits_per_gib"] = retransmits / gib
@@ -65,7 +71,11 @@ def tcp_metrics(result: ProcResult, runs: dict[str, iperf.IperfResult]) -> dict[
 TCP_METRICS = (
     Metric("mbit_s", "Mbit/s", "TCP throughput of one stream, as received"),
     Metric("mbit_s_parallel", "Mbit/s", "TCP throughput of `parallel` streams (iperf3 -P), as received"),
-    Metric("cpu_s_per_gib", "s/GiB", "CPU seconds of the trial (both iperf3 ends, tunnel daemons) per GiB received"),
+    Metric("cpu_s_per_gib", "s/GiB", "CPU seconds per GiB received: the trial's processes (both iperf3 ends, "
+                                     "tunnel daemons) and the kernel's threads (ksoftirqd, kworkers) meanwhile"),
+    Metric("process_cpu_s_per_gib", "s/GiB", "CPU seconds of the trial's processes alone (rusage) per GiB"),
+    Metric("softirq_s_per_gib", "s/GiB", "softirq and irq seconds of every CPU per GiB (from /proc/stat; the "
+                                         "part that ran inside the trial's processes is also in their rusage)"),
     Metric("retransmits_per_gib", "retr/GiB", "TCP retransmits per GiB (only in trials that had any)"),
 )
 
@@ -94,11 +104,11 @@ class TcpVeth(NetWorkload):
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         f = prepared.files
         phases = [("single", 1)] + ([("parallel", int(params["parallel"]))] if params["parallel"] else [])
-        lines = [f"cd {q(f['dir'])} || exit 1"]
+        lines = [f"cd {q(f['dir'])} || exit 1", cpustat.snapshot("before")]
         for name, streams in phases:
             lines += [section(f"iperf3-{name}"),
                       iperf.exchange(f["enter_b"], f["enter_a"], ADDR_B, iperf.whole_seconds(params["seconds"]), streams)]
-        return script(*lines)
+        return script(*lines, cpustat.snapshot("after"))
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
         sections = result.sections()
@@ -114,52 +124,94 @@ def trafgen_config(a: Side, b: Side) -> str:
             f"udp(sp=4000, dp={DROP_PORT}), fill(0, 18) }}\n")
 
 
+# The generator's CPU: trafgen pins its one fork to CPU 0 (--cpus 1). The receive path runs in
+# softirq inline on that CPU: steering it to another CPU (RPS) costs an inter-processor
+# interrupt per packet batch, measured at ~3 us/packet on a KVM guest, more than any drop point
+# (and trafgen's fast path dies with EAGAIN once the remote backlog holds its send buffer).
+# The socket rung's reader gets the next CPU, so that it never runs inside that softirq
+# (counted apart, by its own rusage).
+GEN_CPU = 0
+
+
 class DropRate(NetWorkload):
     spec = WorkloadSpec(
         name="drop-rate",
         category="net",
-        description="64-byte UDP frames from trafgen (one CPU) into a drop point in the other namespace, "
-                    "counted at the receiver: the drop ladder, one rung per configuration (drop = ...)",
+        description="64-byte UDP frames from trafgen (one CPU) into a drop point in the other namespace: "
+                    "the receive path's CPU time per packet, and the rate counted at the receiver; "
+                    "the drop ladder, one rung per configuration (drop = ...)",
         metrics=(
+            Metric("rx_ns_per_packet", "ns/pkt",
+                   "receive-side CPU time per packet: softirq and irq time of every CPU during the window "
+                   "per packet into the receiving veth, plus the socket rung's reader's own CPU time per datagram"),
             Metric("kpps", "kpps", "packets per second taken by the drop point, counted at the receiver"),
-            Metric("ns_per_packet", "ns/pkt", "nanoseconds per packet at that rate (1e9 / pps)"),
+            Metric("gen_ceiling_kpps", "kpps",
+                   "the generator's own ceiling: trafgen into a veth whose peer is down (no receive path, "
+                   "no drop point), measured in the same trial"),
         ),
-        headline="kpps",
+        headline="rx_ns_per_packet",
         reproduces="A: drop rate of 64-byte frames with a TC drop rule; the Cloudflare/XDP drop ladder",
     )
-    tools = (Tool("trafgen", "netsniff-ng"), NSENTER, Tool("timeout", "coreutils"))
-    quick = {"seconds": 0.5, "warmup_s": 0.2}
+    tools = (Tool("trafgen", "netsniff-ng"), NSENTER, Tool("timeout", "coreutils"), Tool("taskset", "util-linux"))
+    quick = {"seconds": 0.5, "warmup_s": 0.2, "ceiling_s": 0.3}
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
-        return {"seconds": 3.0, "warmup_s": 0.5}
+        return {"seconds": 3.0, "warmup_s": 0.5, "ceiling_s": 1.0}
 
     def prepare(self, ctx: Context) -> Prepared:
         drop = rung(net_options(ctx.config).drop)
-        a, b = self.topology(ctx, drop=True).sides
-        files = {**self.side_files(ctx, a, b), "rung": drop.name, "layer": drop.layer,
+        topo = self.topology(ctx, drop=True)
+        a, b = topo.sides
+        # The ceiling's veth pair, in namespace a only, its peer left down: trafgen's frames are
+        # dropped at the carrier check before any receive path (counted as tx_dropped).
+        idle, dead = topo.name("gc"), topo.name("gd")
+        if f"{idle}:" not in a.ns.run(["cat", "/proc/net/dev"], "reading /proc/net/dev"):
+            a.ns.change(["ip", "link", "add", idle, "type", "veth", "peer", "name", dead],
+                        ["ip", "link", "delete", idle], f"creating the generator's ceiling veth {idle}")
+            a.ns.run(["ip", "link", "set", idle, "up"], f"ip link set {idle} up")
+        files = {**self.side_files(ctx, a, b), "rung": drop.name, "layer": drop.layer, "ceiling_dev": idle,
                  "trafgen_cfg": ctx.target.put(trafgen_config(a, b).encode(), f"{ctx.workdir()}/trafgen.cfg")}
-        facts: dict[str, Any] = {}
+        facts: dict[str, Any] = {"generator_cpu": GEN_CPU,
+                                 "receive_path": "softirq, inline on the generator's CPU (no packet steering)"}
         if drop.name == "socket":
             sink = build_native(ctx.target, "udpsink")
             files["sink"], facts["binary"] = sink.path, sink.facts
+            facts["reader_cpu"] = self.reader_cpu()
         return Prepared(files=files, facts=facts,
                         versions={"trafgen": tool_version(ctx.target, ["trafgen", "--version"])})
+
+    @staticmethod
+    def reader_cpu() -> int:
+        """The CPU of the socket rung's reader: another than the generator's when there is one."""
+        others = sorted(os.sched_getaffinity(0) - {GEN_CPU})
+        return others[0] if others else GEN_CPU
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         f = prepared.files
         enter_a, enter_b = f["enter_a"], f["enter_b"]
-        lines = [f"cd {q(f['dir'])} || exit 1",
-                 f'snap() {{ echo "section $1"; date +%s.%N; {enter_b} cat /proc/net/dev /proc/net/snmp; }}',
-                 section("drop"), f"echo 'rung {f['rung']}'; echo 'layer {f['layer']}'; echo 'dev {f['dev_b']}'"]
-        if "sink" in f:
-            lines += [f"{enter_b} {q(f['sink'])} {DROP_PORT} >udpsink.out 2>&1 & sink=$!",
-                      wait_for("grep -q ready udpsink.out", "the UDP sink")]
         # timeout: trafgen forks its sender, and only a signal to the whole group stops both;
         # timeout signals its group, and bounds the sender's life if this script dies.
         # --no-sock-mem: trafgen would otherwise rewrite net.core.[rw]mem_* (global on older kernels)
         limit = params["warmup_s"] + params["seconds"] + 30
-        lines += [f"{enter_a} timeout -s INT {limit:g} trafgen --dev {f['dev_a']} --conf {q(f['trafgen_cfg'])} "
-                  f"--cpus 1 --no-sock-mem --notouch-irq >trafgen.out 2>&1 & gen=$!",
+
+        def trafgen(dev: str, out: str) -> str:
+            return (f"{enter_a} timeout -s INT {limit:g} trafgen --dev {dev} --conf {q(f['trafgen_cfg'])} "
+                    f"--cpus 1 --no-sock-mem --notouch-irq >{out} 2>&1 & gen=$!")
+
+        lines = [f"cd {q(f['dir'])} || exit 1",
+                 f'snap() {{ echo "section $1"; date +%s.%N; {enter_b} cat /proc/net/dev /proc/net/snmp; '
+                 f'echo "section $1-cpu"; {cpustat.PRINT}; }}',
+                 f'snap_a() {{ echo "section $1"; date +%s.%N; {enter_a} cat /proc/net/dev; }}',
+                 section("drop"), f"echo 'rung {f['rung']}'; echo 'layer {f['layer']}'; echo 'dev {f['dev_b']}'",
+                 f"echo 'ceiling_dev {f['ceiling_dev']}'",
+                 # the generator alone first: its ceiling with nothing receiving
+                 trafgen(f["ceiling_dev"], "ceiling.out"), f"sleep {params['warmup_s']:g}", "snap_a ceiling-before",
+                 f"sleep {params['ceiling_s']:g}", "snap_a ceiling-after", "kill -INT $gen 2>/dev/null; wait $gen"]
+        if "sink" in f:
+            cpu = prepared.facts.get("reader_cpu", GEN_CPU)
+            lines += [f"{enter_b} taskset -c {cpu} {q(f['sink'])} {DROP_PORT} >udpsink.out 2>&1 & sink=$!",
+                      wait_for("grep -q ready udpsink.out", "the UDP sink")]
+        lines += [trafgen(f["dev_a"], "trafgen.out"),
                   f"sleep {params['warmup_s']:g}", "snap before", f"sleep {params['seconds']:g}", "snap after",
                   "kill -INT $gen 2>/dev/null; wait $gen; status=$?"]
         if "sink" in f:
@@ -170,16 +222,26 @@ class DropRate(NetWorkload):
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
         sections = result.sections()
         info = dict(line.split(" ", 1) for line in sections.get("drop", "").splitlines() if " " in line)
-        if set(info) != {"rung", "layer", "dev"}:
+        if not {"rung", "layer", "dev", "ceiling_dev"} <= set(info):
             raise WorkloadError("the drop-rate trial printed no drop section", "the trial script did not start")
         try:
             before = counters.parse_snapshot(sections.get("before", ""), info["dev"])
             after = counters.parse_snapshot(sections.get("after", ""), info["dev"])
             taken = counters.count(before, after, info["layer"])
+            ceiling = counters.ceiling(sections.get("ceiling-before", ""), sections.get("ceiling-after", ""),
+                                       info["ceiling_dev"])
+            softirq_s = cpustat.softirq(cpustat.parse(sections.get("before-cpu", "")),
+                                        cpustat.parse(sections.get("after-cpu", "")))
         except WorkloadError as exc:
             said = " / ".join((sections.get("trafgen", "").strip().splitlines() or ["nothing"])[-2:])
             raise WorkloadError(f"{info['rung']} rung: {exc.message}", f"trafgen said: {said}"[:300]) from None
-        return {"kpps": taken.pps / 1e3, "ns_per_packet": 1e9 / taken.pps}
+        if softirq_s <= 0:  # sampled at the tick: a window too short or too slow to be hit
+            raise WorkloadError(f"{info['rung']} rung: no softirq time was counted in the {taken.seconds:.2f} s window",
+                                "lengthen the window (params seconds)")
+        cost_s = softirq_s / (after.rx_packets - before.rx_packets)
+        if info["rung"] == "socket":
+            cost_s += counters.reader_cost(sections.get("udpsink", ""))
+        return {"rx_ns_per_packet": cost_s * 1e9, "kpps": taken.pps / 1e3, "gen_ceiling_kpps": ceiling / 1e3}
 
 
 WORKLOADS = (TcpVeth, DropRate)

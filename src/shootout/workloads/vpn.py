@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from shootout.model import Metric, WorkloadSpec
-from shootout.net import iperf
+from shootout.net import cpustat, iperf
 from shootout.net.options import net_options
 from shootout.net.script import script_text, section
 from shootout.net.tunnels import INNER_B, check_tunnel, tunnel
@@ -50,9 +50,9 @@ class Vpn(NetWorkload):
         a, b = topo.sides
         # The trial's script is a file (it depends on the tunnel, which argv() does not see); its
         # argument is the transfer's duration.
-        body = script_text(f"cd {q(ctx.workdir())} || exit 1", *tun.up(a, b), section("iperf3-single"),
-                           iperf.exchange(b.enter, a.enter, INNER_B, '"$1"', 1),
-                           *tun.down(), *tun.report())
+        body = script_text(f"cd {q(ctx.workdir())} || exit 1", *tun.up(a, b), cpustat.snapshot("before"),
+                           section("iperf3-single"), iperf.exchange(b.enter, a.enter, INNER_B, '"$1"', 1),
+                           cpustat.snapshot("after"), *tun.down(), *tun.report())
         return Prepared(files={"script": ctx.target.put(body.encode(), f"{ctx.workdir()}/trial.sh")},
                         facts={"tunnel": {"kind": tun.kind, **plan.facts}},
                         versions={"iperf3": tool_version(ctx.target, ["iperf3", "--version"]), **plan.versions})

@@ -1,0 +1,135 @@
+"""Why this machine's answer may differ from the write-up's: the facts the tool knows.
+
+A named experiment's paragraph sets a measured result beside a write-up's. When the two
+disagree, a reader must see why wherever shootout can tell: hardware AES or SHA where the
+write-up's Pi 4 had none, WireGuard in user space where the write-up ran the kernel's, a
+rate at the generator's own ceiling, a storage link emulated by a cgroup throttle, a virtual
+machine. Each line below is said only when its fact is in the run (the machine's facts, the
+configurations' parts and workload facts, the comparisons' flags).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shootout.analysis import Analysis
+
+# workloads whose figures depend on hardware AES / SHA (the write-ups' Pi 4 had neither)
+AES_WORKLOADS = ("vpn", "openssl-speed")
+SHA_WORKLOADS = ("sha1-sparse", "openssl-speed")
+AES_FLAGS = ("aes",)  # x86 /proc/cpuinfo flags and arm64 Features both say "aes"
+SHA_FLAGS = ("sha_ni", "sha1", "sha2")
+OLD_WIREGUARD_GO = "0.0.20220316"
+
+
+def _workloads(analysis: Analysis) -> set[str]:
+    return {w.name for w in analysis.workloads}
+
+
+def _workload_facts(analysis: Analysis, workload: str) -> dict[str, dict[str, Any]]:
+    """Configuration name -> the facts its workload's prepare() recorded."""
+    return {c.name: analysis.facts.get(c.name, {}).get("workloads", {}).get(workload, {}) for c in analysis.configs}
+
+
+def _hardware_crypto(analysis: Analysis, used: set[str]) -> list[str]:
+    flags = set(analysis.facts.get("machine", {}).get("cpu_flags") or [])
+    lines = []
+    if used & set(AES_WORKLOADS) and flags & set(AES_FLAGS):
+        lines.append("this CPU has AES instructions: OpenVPN's AES-GCM and openssl's AES run in hardware here, "
+                     "where the write-ups' Pi 4 (Cortex-A72 without the ARMv8 crypto extensions) ran them in "
+                     "plain C; WireGuard's ChaCha20-Poly1305 gains nothing from them")
+    if used & set(SHA_WORKLOADS) and (sha := sorted(flags & set(SHA_FLAGS))):
+        lines.append(f"this CPU has SHA instructions ({', '.join(sha)}): SHA-1/SHA-256 through them are not "
+                     "the Pi 4's code path")
+    return lines
+
+
+def _wireguard(analysis: Analysis) -> list[str]:
+    lines = []
+    for config, facts in _workload_facts(analysis, "vpn").items():
+        tunnel = facts.get("tunnel", {})
+        if tunnel.get("kind") != "wireguard":
+            continue
+        version = facts.get("versions", {}).get("wireguard-go", "")
+        if tunnel.get("implementation") == "kernel":
+            continue
+        old = OLD_WIREGUARD_GO in version
+        lines.append(f"{config}: WireGuard in user space, {version or 'wireguard-go'}, not the kernel's module "
+                     f"the write-up ran (this kernel's: {tunnel.get('kernel_module', 'none')}): each packet crosses "
+                     "a TUN device and a process" + ("; this release predates wireguard-go's 2023 vectorized I/O and "
+                                                "GSO/GRO work, which made it several times faster" if old else ""))
+    return lines
+
+
+def _generator(analysis: Analysis) -> list[str]:
+    bound = sorted({f.split()[1] for c in analysis.comparisons for f in c.flags if f.startswith("generator-bound: ")})
+    lines = []
+    if bound:
+        lines.append(f"the rates of {', '.join(bound)} are at the generator's own ceiling (trafgen with nothing "
+                     "receiving): they rank the generator, not the drop points; the receive-side cost per packet "
+                     "ranks the rungs")
+    paths = {f.get("receive_path") for f in _workload_facts(analysis, "drop-rate").values() if f.get("receive_path")}
+    if paths:
+        lines.append(f"the receive path here: {'; '.join(sorted(paths))}; the anchors' figures are per core of a "
+                     "3.6 GHz Xeon receiving from a NIC, not a veth fed by a generator on the same machine")
+    if any(c.parts.get("network", {}).get("drop", "").startswith("xdp") for c in analysis.configs):
+        lines.append("XDP on a veth fed by a packet socket gets a socket buffer that already exists, its payload "
+                     "in page fragments: XDP saves no allocation, and both its generic and veth's native path "
+                     "copy such frames first, so it cannot undercut tc here as it does on a NIC")
+    return lines
+
+
+def _emulated_link(analysis: Analysis) -> list[str]:
+    throttled = {c.name: c.parts["throttle"]["bps"] for c in analysis.configs if "throttle" in c.parts}
+    if not throttled:
+        return []
+    rates = ", ".join(f"{name} {bps / 1e6:g} MB/s" for name, bps in throttled.items())
+    return [f"the storage link is emulated by a cgroup I/O throttle ({rates}) on this machine's disk, not a USB2 "
+            "bridge and an SD card: latency per request and the device's own caching are this disk's"]
+
+
+def _swap_memory(analysis: Analysis) -> list[str]:
+    """zswap's pool is a share of the machine's RAM and zram's device is kernel memory: neither is
+    held to a configuration's memory limit as the write-up's 1 GB Pi was to its RAM."""
+    ram = analysis.facts.get("machine", {}).get("memory_bytes")
+    lines = []
+    for c in analysis.configs:
+        swap, limit = c.parts.get("swap", {}), c.parts.get("memory", {}).get("limit")
+        if swap.get("kind") not in ("zswap", "zram") or not limit:
+            continue
+        if swap["kind"] == "zswap":
+            share = swap.get("max_pool_percent")
+            pool = f"zswap's pool may take {share}% of this machine's RAM" if share else "zswap's pool is sized by RAM"
+            if share and ram:
+                pool += f" ({share / 100 * ram / 2**30:.1f} GiB)"
+        else:
+            pool = "the zram device is kernel memory"
+        lines.append(f"{c.name}: {pool}, not of its {limit / 2**30:g} GiB memory limit, and it is not charged to "
+                     "that limit the way a 1 GB Pi's RAM bounds everything: this setup had memory the setups "
+                     "without zswap or zram did not")
+    return lines
+
+
+def _vm(analysis: Analysis) -> list[str]:
+    virt = analysis.facts.get("machine", {}).get("virtualization") or {}
+    if not virt.get("vm"):
+        return []
+    return [f"this machine is a virtual machine ({virt['vm']}): interrupts, inter-processor interrupts and timer "
+            "ticks exit to the hypervisor (more so nested), a per-packet and per-request cost bare metal does not "
+            "pay"]
+
+
+def differences(analysis: Analysis) -> list[str]:
+    """Lines "why it may differ: ..." for the facts of this run that the write-ups did not share."""
+    used = _workloads(analysis)
+    lines = _hardware_crypto(analysis, used)
+    if "vpn" in used:
+        lines += _wireguard(analysis)
+    if "drop-rate" in used:
+        lines += _generator(analysis)
+    lines += _emulated_link(analysis)
+    lines += _swap_memory(analysis)
+    if used & {"drop-rate", "vpn", "tcp-veth", "iozone", "fio", "dd-write"}:
+        lines += _vm(analysis)
+    return [f"why it may differ from the write-up: {line}" for line in lines]

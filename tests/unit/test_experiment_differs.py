@@ -1,0 +1,76 @@
+"""An experiment's paragraph says why this machine's answer differs from the write-up's, from
+the facts of the run: hardware AES, WireGuard in user space, a generator-bound rate, an
+emulated link, a virtual machine; and says nothing of a fact the run does not have."""
+
+from __future__ import annotations
+
+from shootout.analysis import analyze
+from shootout.experiments import EXPERIMENTS
+from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.workloads.net import DropRate
+from shootout.workloads.swap import Tabs
+from shootout.workloads.vpn import Vpn
+
+MACHINE = {"cpu_flags": ["sse2", "aes", "sha_ni"], "virtualization": {"vm": "kvm", "container": None}}
+
+
+def _run(workload, configs: dict[str, dict], values, machine: dict, parts: dict | None = None):
+    trials = [Trial(TrialSpec(r, 0, workload.name, name), values(name, r), 5.0, 0.5, 0.1, 1, 1, 0, "", 0.0)
+              for r in range(1, 9) for name in configs]
+    facts = {"machine": machine, **{name: {"workloads": {workload.name: f}} for name, f in configs.items()}}
+    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config(n, parts=(parts or {}).get(n, {})) for n in configs],
+              [workload], {}, facts)
+    return analyze(run, trials)
+
+
+def test_vpn_says_aes_userspace_wireguard_and_the_vm() -> None:
+    configs = {"wireguard": {"tunnel": {"kind": "wireguard", "implementation": "debian", "kernel_module": "no (x)"},
+                             "versions": {"wireguard-go": "wireguard-go v0.0.20220316"}},
+               "openvpn-aes": {"tunnel": {"kind": "openvpn", "cipher": "AES-256-GCM"}}}
+    analysis = _run(Vpn.spec, configs, lambda name, r: {"mbit_s": 700.0 + r if name == "wireguard" else 900.0 - r},
+                    MACHINE)
+    said = "\n".join(EXPERIMENTS["vpn"].explain(analysis))
+    assert "this CPU has AES instructions" in said
+    assert "wireguard: WireGuard in user space, wireguard-go v0.0.20220316, not the kernel's" in said
+    assert "predates" in said
+    assert "virtual machine (kvm)" in said
+    bare = "\n".join(EXPERIMENTS["vpn"].explain(_run(Vpn.spec, configs, lambda n, r: {"mbit_s": 800.0 + r},
+                                                     {"cpu_flags": ["sse2"], "virtualization": {"vm": None}})))
+    assert "AES" not in bare and "virtual machine" not in bare
+
+
+def test_drop_ladder_says_which_rates_are_the_generators() -> None:
+    configs = {"socket": {"receive_path": "softirq, inline"}, "tc": {"receive_path": "softirq, inline"}}
+    assert not any("XDP on a veth" in line for line in EXPERIMENTS["drop-ladder"].explain(_run(
+        DropRate.spec, configs, lambda name, r: {"rx_ns_per_packet": 700.0 + r}, MACHINE)))
+    analysis = _run(DropRate.spec, configs, lambda name, r: {
+        "rx_ns_per_packet": (4000.0 if name == "socket" else 700.0) + r,
+        "kpps": (150.0 if name == "socket" else 950.0) + r, "gen_ceiling_kpps": 1000.0}, MACHINE)
+    lines = EXPERIMENTS["drop-ladder"].explain(analysis)
+    bound = next(line for line in lines if "generator's own ceiling" in line)
+    assert bound.startswith("why it may differ from the write-up: the rates of tc are at")
+    assert any("the receive path here: softirq, inline" in line for line in lines)
+
+
+
+def test_swap_setups_with_memory_outside_the_limit_are_named() -> None:
+    spec = Tabs.spec
+    head = spec.headline
+    configs = {"disk": Config("disk", parts={"memory": {"limit": 2**30}, "swap": {"kind": "disk"}}),
+               "zswap": Config("zswap", parts={"memory": {"limit": 2**30},
+                                               "swap": {"kind": "zswap", "max_pool_percent": 15}})}
+    trials = [Trial(TrialSpec(r, 0, spec.name, name), {head: 10.0 + r}, 5.0, 0.5, 0.1, 1, 1, 0, "", 0.0)
+              for r in range(1, 9) for name in configs]
+    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), list(configs.values()), [spec], {},
+              {"machine": {"memory_bytes": 24 * 2**30}})
+    said = "\n".join(EXPERIMENTS["pi3desk-swap"].explain(analyze(run, trials)))
+    assert "zswap: zswap's pool may take 15% of this machine's RAM (3.6 GiB), not of its 1 GiB memory limit" in said
+    assert "disk:" not in said
+
+
+def test_an_xdp_rung_on_veth_says_why_it_cannot_undercut_tc() -> None:
+    configs = {"tc": {}, "xdp-native": {}}
+    parts = {name: {"network": {"drop": name}} for name in configs}
+    lines = EXPERIMENTS["drop-ladder"].explain(_run(DropRate.spec, configs, lambda name, r: {
+        "rx_ns_per_packet": 800.0 + r}, MACHINE, parts))
+    assert any("XDP on a veth fed by a packet socket" in line for line in lines)
