@@ -54,6 +54,7 @@ say() { printf '[emulated-arm64 %4ds] %s\n' $(( $(date +%s) - t0 )) "$*" >&2; }
 undo_all() {
   local status=$? line failed=0
   trap - EXIT INT TERM
+  if [ -n "$child" ]; then kill "$child" 2>/dev/null; wait "$child" 2>/dev/null; fi
   if [ -s "$journal" ]; then
     while IFS= read -r line; do
       sh -c "$line" || { echo "undo failed: $line" >&2; failed=1; }
@@ -81,16 +82,24 @@ phase() { phase_start=$(date +%s); say "phase: $*"; }
 phase_end() { say "phase took $(( $(date +%s) - phase_start ))s: $*"; }
 
 # binfmt_misc: qemu for arm64 (the machine) and for armhf (its 32-bit side, which a real Cortex-A72
-# runs natively); only the entries this script adds are removed again
+# runs natively). Several copies of this script may run at once: each holds a shared lock for its
+# lifetime, the entries they added are listed in $ours, and the last one to leave removes them
+# (entries that were there before are left alone).
 binfmt=/proc/sys/fs/binfmt_misc
 [ -e "$binfmt/register" ] || mounted -t binfmt_misc binfmt_misc "$binfmt"
+ours=/run/shootout-emulated-arm64.binfmt
+exec 8>>/run/shootout-emulated-arm64.mutex 9>>/run/shootout-emulated-arm64.users
+flock -x 8
+flock -s 9
+printf '%s\n' "flock -x 8; if flock -n -x 9; then while read -r e; do [ ! -e '$binfmt/'\$e ] || echo -1 > '$binfmt/'\$e; done < '$ours' 2>/dev/null; rm -f '$ours'; fi; flock -u 8" >>"$journal"
 for qemu in aarch64 arm; do
   if ! head -1 "$binfmt/qemu-$qemu" 2>/dev/null | grep -qx enabled; then
-    change "[ ! -e '$binfmt/qemu-$qemu' ] || echo -1 > '$binfmt/qemu-$qemu'" \
-      sh -c "cat /usr/lib/binfmt.d/qemu-$qemu.conf > '$binfmt/register'"
+    cat "/usr/lib/binfmt.d/qemu-$qemu.conf" >"$binfmt/register"
+    echo "qemu-$qemu" >>"$ours"
     say "registered qemu-$qemu with binfmt_misc"
   fi
 done
+flock -u 8
 
 phase "arm64 Debian 12 root filesystem"
 base="$cache/bookworm-arm64-minbase.tar"
@@ -125,8 +134,18 @@ phase "a fresh clone of $(git -C "$repo" rev-parse --abbrev-ref HEAD) ($(git -C 
 git clone --quiet --no-hardlinks "$repo" "$root/root/shootout"
 phase_end "clone"
 
-inside() { chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-             LANG=C.UTF-8 /bin/bash -c "cd /root/shootout && $1"; }
+# a command in the root filesystem, in a PID namespace of its own: when it ends (or this script is
+# killed), every process it started goes too, before the mounts are undone
+child=
+inside() {
+  unshare --pid --fork --kill-child chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" \
+    PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 /bin/bash -c "cd /root/shootout && $1" &
+  child=$!
+  local rc=0
+  wait "$child" || rc=$?
+  child=
+  return "$rc"
+}
 
 say "inside: uname -m $(inside 'uname -m'), dpkg $(inside 'dpkg --print-architecture')"
 
