@@ -86,7 +86,7 @@ def refuse_emulated_host(configs: list[Config] | None) -> None:
 
     why = here()
     if why and (configs is None or any(c.target in ("host", "chroot") for c in configs)):
-        raise UsageError(f"{why}: its figures would be the emulator's",
+        raise UsageError(f"{why}; figures measured here would be the emulator's",
                          "pass --emulate to check that it works (results marked emulated, no verdicts)")
 
 
