@@ -14,6 +14,7 @@
 # Every mount and binfmt_misc registration it makes is recorded in a journal and undone on exit,
 # on Ctrl-C and on failure; the mounts also live in a private mount namespace, so even a killed
 # script leaves none behind. The work directory (the root filesystem) is removed on exit.
+{ # read whole before it runs: editing this file cannot change a copy that is running
 set -euo pipefail
 
 phases=(run tests)
@@ -156,6 +157,9 @@ for p in "${only[@]}"; do
       phase "./install.sh"
       inside './install.sh' || { status=$?; say "install.sh failed ($status)"; exit "$status"; }
       phase_end "./install.sh"
+      # the README's command as it stands: refused in one line here, since this machine is emulated
+      refused=0; inside '.venv/bin/shootout run' || refused=$?
+      [ "$refused" -ne 0 ] || { say "shootout run was not refused on an emulated machine"; exit 1; }
       phase ".venv/bin/shootout run ${run_args[*]}"
       inside ".venv/bin/shootout run ${run_args[*]@Q}" || status=$?
       phase_end "shootout run (exit status $status)"
@@ -172,3 +176,4 @@ for p in "${only[@]}"; do
   esac
 done
 exit "$status"
+}
