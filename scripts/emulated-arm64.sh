@@ -116,7 +116,6 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 phase_end "root filesystem"
 
 mounted -t proc proc "$root/proc"
-mounted -t binfmt_misc binfmt_misc "$root/proc/sys/fs/binfmt_misc"  # as systemd mounts it on a machine
 mounted -t sysfs sysfs "$root/sys"
 bind /sys/fs/cgroup "$root/sys/fs/cgroup"
 bind /dev "$root/dev"
@@ -127,6 +126,15 @@ mounted -t tmpfs -o mode=755 tmpfs "$root/run"
 bind "$cache/archives" "$root/var/cache/apt/archives"
 bind "$cache/pip" "$root/root/.cache/pip"
 bind "$cache/shootout" "$root/root/.cache/shootout"
+# binfmt_misc is the kernel's, not the root filesystem's: a registration made inside (qemu-user-static's
+# and binfmt-support's maintainer scripts register qemu-x86_64 with an arm64 interpreter) would take every
+# x86-64 program of this machine to it, and nothing here would run any more. So the emulated machine is
+# a container, as Debian's scripts know one (container= in PID 1's environment, policy-rc.d starts no
+# service), and its update-binfmts registers nothing (diverted to true).
+printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+chmod 755 "$root/usr/sbin/policy-rc.d"
+chroot "$root" dpkg-divert --quiet --local --rename --add /usr/sbin/update-binfmts
+ln -sf /bin/true "$root/usr/sbin/update-binfmts"
 # apt in the root filesystem keeps what it downloads (the next run fetches nothing again)
 echo 'Binary::apt::APT::Keep-Downloaded-Packages "true";' >"$root/etc/apt/apt.conf.d/90keep"
 rm -f "$root/etc/apt/apt.conf.d/docker-clean"
@@ -139,17 +147,31 @@ phase_end "clone"
 # killed), every process it started goes too, before the mounts are undone
 child=
 inside() {
-  unshare --pid --fork --kill-child chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" \
-    PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 /bin/bash -c "cd /root/shootout && $1" &
+  unshare --pid --fork --kill-child --mount-proc="$root/proc" chroot "$root" /usr/bin/env -i \
+    container=shootout-emulated-arm64 HOME=/root TERM="${TERM:-dumb}" PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    LANG=C.UTF-8 /bin/bash -c "cd /root/shootout && $1" &
   child=$!
   local rc=0
+  while kill -0 "$child" 2>/dev/null; do guard; sleep 1; done
   wait "$child" || rc=$?
   child=
+  guard
+  [ ! -s "$work/rogue" ] || { say "removed binfmt_misc entries registered from inside: $(cat "$work/rogue")"; exit 1; }
   return "$rc"
 }
 
-say "inside: uname -m $(inside 'uname -m'), dpkg $(inside 'dpkg --print-architecture')"
 
+entries() { ls "$binfmt" | sort; }
+before="$(entries)"
+# every second while a command runs inside: an entry that appeared meanwhile is removed at once (it would
+# be the root filesystem's, with an arm64 interpreter), and the script stops when the command has ended
+guard() {
+  local e
+  for e in $(comm -13 <(echo "$before") <(entries)); do
+    echo -1 >"$binfmt/$e" && echo "$e" >>"$work/rogue"
+  done
+}
+say "inside: uname -m $(inside 'uname -m'), dpkg $(inside 'dpkg --print-architecture')"
 status=0
 for p in "${only[@]}"; do
   case "$p" in

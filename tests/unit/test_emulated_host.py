@@ -95,3 +95,12 @@ def test_with_emulate_the_main_job_is_arm64_against_armhf(emulated_arm64: None) 
 def test_the_host_target_says_emulated(emulated_arm64: None) -> None:
     facts = host_target.HostTarget(Config(name="host")).facts()
     assert facts["emulated"] is True and "qemu-user" in facts["emulator"]
+
+
+def test_on_an_emulated_machine_armhf_is_not_native(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the tiny armhf program exits 42 there too, through binfmt_misc entries the machine cannot see
+    monkeypatch.setattr(a32, "emulator_here", lambda: "uname -m says aarch64 but the kernel is x86_64: qemu-user")
+    found = a32.aarch32(kernel_machine="aarch64", personality=lambda: True, run=lambda: "ran")
+    assert found is not None and not found.native and "qemu-user" in found.how
+    monkeypatch.setattr(a32, "emulator_here", lambda: None)
+    assert a32.aarch32(kernel_machine="aarch64", personality=lambda: True, run=lambda: "ran").native is True
