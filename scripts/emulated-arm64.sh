@@ -113,6 +113,8 @@ fi
 mkdir -p "$root"
 tar -C "$root" -xf "$base"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# this machine's TLS trust (a proxy may sign for PyPI with its own CA), for pip inside
+cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/host-ca-certificates.crt"
 phase_end "root filesystem"
 
 mounted -t proc proc "$root/proc"
@@ -149,6 +151,7 @@ child=
 inside() {
   unshare --pid --fork --kill-child --mount-proc="$root/proc" chroot "$root" /usr/bin/env -i \
     container=shootout-emulated-arm64 HOME=/root TERM="${TERM:-dumb}" PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    PIP_CERT=/etc/ssl/certs/host-ca-certificates.crt SSL_CERT_FILE=/etc/ssl/certs/host-ca-certificates.crt \
     LANG=C.UTF-8 /bin/bash -c "cd /root/shootout && $1" &
   child=$!
   local rc=0
