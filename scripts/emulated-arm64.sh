@@ -117,6 +117,7 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/host-ca-certificates.crt"
 phase_end "root filesystem"
 
+bind "$root" "$root"  # its / is a mount point, as a machine's is (shootout makes it a slave mount)
 mounted -t proc proc "$root/proc"
 mounted -t sysfs sysfs "$root/sys"
 bind /sys/fs/cgroup "$root/sys/fs/cgroup"
