@@ -64,6 +64,8 @@ packages+=(mount)  # swapon/swapoff for swap setups (mkswap: util-linux; chattr 
 extras=()
 if [ -n "$test_mode" ]; then
   extras=(chromium hyperfine openssh-server sudo)  # sudo: the README's PostgreSQL set-up, followed by a test
+  # arm64: no -m32; the native kernels' test builds its 32-bit side with the armhf cross compiler
+  [ "$arch" = arm64 ] && extras+=(gcc-arm-linux-gnueabihf libc6-dev-armhf-cross)  # its libc: only recommended
   # armhf: no psycopg-binary, zstandard or lz4 wheels on PyPI either
   [ "$arch" = armhf ] && extras+=(python3-psycopg python3-zstandard python3-lz4)
 fi

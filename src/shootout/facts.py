@@ -19,6 +19,7 @@ from typing import Any
 
 from shootout.arm.aarch32 import here as aarch32_here
 from shootout.arm.aarch32 import page_size
+from shootout.system.emulator import here as emulator_here
 from shootout.arm.board import caches, firmware_config, firmware_state, pi_board
 from shootout.conditions.fsread import read_key_values, read_text, under
 from shootout.conditions.governor import boost_state, governor_summary
@@ -193,6 +194,11 @@ def aarch32_fact(root: Path = Path("/")) -> dict[str, Any] | None:
     return found.as_dict() if found else None
 
 
+def emulator_fact(root: Path = Path("/")) -> str | None:
+    """Why this machine runs under qemu-user (an emulated foreign architecture), on the real machine only."""
+    return emulator_here() if _here(root) else None
+
+
 def firmware_state_fact(root: Path = Path("/")) -> dict[str, Any] | None:
     """A Raspberry Pi firmware's clocks, temperature and throttling flags (`vcgencmd`, real machine only)."""
     return firmware_state() if _here(root) else None
@@ -208,6 +214,7 @@ _MACHINE_PROBES: dict[str, Callable[[Path], Any]] = {
     "kernel": kernel_release,
     "distro": distro,
     "virtualization": virtualization,
+    "emulator": emulator_fact,
     "page_size": page_size,
     "aarch32": aarch32_fact,
     "pi": pi_board,

@@ -53,10 +53,11 @@ def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = 
     return workload(name)
 
 
-def default_configs(notify: Notify, progress: Notify, packages: tuple[str, ...] | None = None) -> list[Config]:
+def default_configs(notify: Notify, progress: Notify, packages: tuple[str, ...] | None = None,
+                    emulate: bool = False) -> list[Config]:
     from shootout.userspace.configs import headline_configs
 
-    configs, reason = headline_configs(progress=progress, packages=packages)
+    configs, reason = headline_configs(progress=progress, packages=packages, emulate=emulate)
     if configs:
         return configs
     if x86_abi_problem("m32"):  # an ARM machine: no -m32; its 32-bit side is the armhf userspace
@@ -77,6 +78,17 @@ def refuse_emulated(configs: list[Config]) -> None:
         name = config_arch(config) if config.target == "chroot" else None
         if name and (problem := arch_problem(name)):
             raise UsageError(f"{config.name}: {problem[0]}", problem[1])
+
+
+def refuse_emulated_host(configs: list[Config] | None) -> None:
+    """UsageError when this whole machine runs under qemu-user (without --emulate) and the run would
+    measure it (configs None: the default main job), before any userspace is made."""
+    from shootout.system.emulator import here
+
+    why = here()
+    if why and (configs is None or any(c.target in ("host", "chroot") for c in configs)):
+        raise UsageError(f"{why}; figures measured here would be the emulator's",
+                         "pass --emulate to check that it works (results marked emulated, no verdicts)")
 
 
 def usable(configs: list[Config]) -> tuple[list[Config], dict[str, str]]:
@@ -222,7 +234,10 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
     packages = packages_at_creation(workloads)
     specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
     _machines_named(wish, specs)
-    configs = resolve(specs, file.configs) if specs else default_configs(notify, progress, packages)
+    resolved = resolve(specs, file.configs) if specs else None
+    if not wish.emulate:
+        refuse_emulated_host(resolved)
+    configs = resolved if resolved is not None else default_configs(notify, progress, packages, wish.emulate)
     settings = priced(wish, side_names(configs))
     if specs and not wish.emulate:
         refuse_emulated(configs)

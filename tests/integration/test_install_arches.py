@@ -92,5 +92,7 @@ def test_the_lists_differ_by_architecture() -> None:
     # 32-bit arm: numpy, scipy and matplotlib from Debian (PyPI has no wheels for armhf)
     assert {"python3-numpy", "python3-scipy", "python3-matplotlib"} <= set(packages("armhf"))
     assert "python3-numpy" not in packages("arm64")
+    # arm64's tests build the native kernels' 32-bit side with the armhf cross compiler (no gcc-multilib)
+    assert "gcc-arm-linux-gnueabihf" in packages("arm64", "--test") and "gcc-arm-linux-gnueabihf" not in packages("amd64", "--test")
     bad = subprocess.run([str(INSTALL), "--print-packages", "sparc"], capture_output=True, text=True)
     assert bad.returncode != 0 and len(bad.stderr.splitlines()) == 1 and "arm64" in bad.stderr

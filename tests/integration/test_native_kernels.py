@@ -7,12 +7,16 @@ their checksums must be equal.
 
 The -m32 build needs the Debian package gcc-multilib; without it these tests
 fail (they do not skip), because the 32-bit side is the point of shootout.
+On arm64 there is no -m32: the 32-bit side is armhf, built static by Debian's
+cross compiler (gcc-arm-linux-gnueabihf, which install.sh --test installs there)
+and run as the CPU runs armhf programs (natively with AArch32 at EL0).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -26,6 +30,9 @@ ABIS = ("64", "32")
 CFLAGS = ["-O2", "-std=gnu11", "-Wall", "-Wextra"]
 LINE_RE = re.compile(r"^([a-z0-9_]+) (\S+)$")
 RUN_TIMEOUT = 30
+# the 32-bit side's compiler: -m32 on x86, the armhf cross compiler (static: no armhf libc installed) on arm64
+CC32 = (["arm-linux-gnueabihf-gcc", "-static"], "gcc-arm-linux-gnueabihf") if platform.machine() == "aarch64" \
+    else (["gcc", "-m32"], "gcc-multilib")
 
 
 def compile_kernel(name: str, abi: str, outdir: Path) -> Path:
@@ -37,16 +44,14 @@ def compile_kernel(name: str, abi: str, outdir: Path) -> Path:
     if gcc is None:
         pytest.fail("gcc not found; install the Debian package gcc (and gcc-multilib)")
     out = outdir / f"{name}-{abi}"
-    cmd = [gcc, *CFLAGS]
-    if abi == "32":
-        cmd.append("-m32")
+    cmd = [*CC32[0], *CFLAGS] if abi == "32" else [gcc, *CFLAGS]
     cmd += ["-o", str(out), str(NATIVE_DIR / f"{name}.c"), "-lm"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
         if abi == "32":
             pytest.fail(
-                "gcc -m32 failed; install the Debian package gcc-multilib "
-                f"(apt-get install gcc-multilib).\n{proc.stderr}"
+                f"{' '.join(CC32[0])} failed; install the Debian package {CC32[1]} "
+                f"(apt-get install {CC32[1]}).\n{proc.stderr}"
             )
         pytest.fail(f"compiling {name}.c failed:\n{proc.stderr}")
     assert proc.stderr == "", f"{name}.c ({abi}-bit) compiled with warnings:\n{proc.stderr}"
@@ -58,15 +63,14 @@ def binaries(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], 
     outdir = tmp_path_factory.mktemp("native")
     probe = outdir / "probe.c"
     probe.write_text("int main(void) { return sizeof(void *) == 4 ? 0 : 1; }\n")
-    proc = subprocess.run(
-        ["gcc", "-m32", "-o", str(outdir / "probe"), str(probe)],
-        capture_output=True,
-        text=True,
-    )
+    try:
+        proc = subprocess.run([*CC32[0], "-o", str(outdir / "probe"), str(probe)], capture_output=True, text=True)
+    except FileNotFoundError as exc:
+        pytest.fail(f"{exc.filename} not found; install the Debian package {CC32[1]} (apt-get install {CC32[1]})")
     if proc.returncode != 0 or subprocess.run([str(outdir / "probe")]).returncode != 0:
         pytest.fail(
-            "cannot build and run 32-bit programs with gcc -m32; install the Debian "
-            f"package gcc-multilib (apt-get install gcc-multilib).\n{proc.stderr}"
+            f"cannot build and run 32-bit programs with {' '.join(CC32[0])}; install the Debian "
+            f"package {CC32[1]} (apt-get install {CC32[1]}).\n{proc.stderr}"
         )
     return {(k, abi): compile_kernel(k, abi, outdir) for k in KERNELS for abi in ABIS}
 

@@ -14,6 +14,7 @@ from shootout import facts
 from shootout.arm import aarch32 as a32
 from shootout.arm import board
 from shootout.conditions.governor import governor_summary, tune_problem
+from shootout.system.emulator import here as emulator_here
 
 ARM = Path(__file__).resolve().parents[1] / "fixtures" / "arm"
 PI3, PI4, PI5, SERVER = (ARM / n for n in ("pi3bplus", "pi4", "pi5", "neoverse-n1"))
@@ -155,7 +156,10 @@ def test_the_tiny_armhf_program_exits_42() -> None:
     path.write_bytes(elf)
     path.chmod(0o755)  # qemu-user, like the kernel, runs only executable files
     try:
-        assert subprocess.run([qemu, str(path)], timeout=30).returncode == a32.EXIT_CODE
+        # on a machine under qemu-user (scripts/emulated-arm64.sh) a qemu-arm inside cannot reserve its
+        # guest's address space: the program runs as every armhf program does there (the real kernel's binfmt)
+        argv = [str(path)] if emulator_here() else [qemu, str(path)]
+        assert subprocess.run(argv, timeout=30).returncode == a32.EXIT_CODE
     finally:
         path.unlink()
 

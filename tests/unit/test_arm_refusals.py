@@ -12,6 +12,7 @@ from shootout.configs import abi_problem, parse_spec
 from shootout.errors import UsageError
 from shootout.model import Config
 from shootout.request import Wish, build_request
+from shootout.system import emulator
 from shootout.userspace import arches, registry
 from shootout.userspace import configs as uconfigs
 
@@ -30,6 +31,7 @@ def arm64(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-u
             monkeypatch.setattr(module, "host_arch", lambda: userspace)
         monkeypatch.setattr(a32, "here", lambda: found)
         monkeypatch.setattr(a32, "page_size", lambda root=Path("/"): page)
+        monkeypatch.setattr(emulator, "here", lambda: None)  # a real arm64 machine, also inside emulated-arm64.sh
     return machine
 
 

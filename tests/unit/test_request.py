@@ -86,7 +86,7 @@ def _created_with(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...] | Non
 
     asked: list[tuple[str, ...] | None] = []
 
-    def headline(progress=None, packages=None):
+    def headline(progress=None, packages=None, emulate=False):
         asked.append(None if packages is None else tuple(packages))
         return [Config(name="a"), Config(name="b")], None
 

@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from shootout.errors import TargetError, UsageError
 from shootout.model import Config
+from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import Journal
 from shootout.system.namespace import private_mounts
 from shootout.targets.base import CLEAN_PATH
@@ -83,7 +84,8 @@ class ChrootTarget(LocalFiles):
                              "set userspace = NAME (see `shootout userspace list`)")
         self.journal: Journal = journal
         self.userspace = registry.get_ready(config.userspace)
-        self.emulated = is_foreign(self.userspace.arch)
+        # qemu-user: the arch is foreign here, or this whole machine is emulated (figures: the emulator's)
+        self.emulated = is_foreign(self.userspace.arch) or emulator_here() is not None
         self._session: Path | None = None
         self._claim: IO[str] | None = None
         self._entries: list[int] = []

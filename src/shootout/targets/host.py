@@ -13,9 +13,11 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from shootout.model import Config
 from shootout.paths import cache_dir
+from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import Journal
 from shootout.targets.base import CLEAN_PATH
 from shootout.targets.local import LocalFiles
@@ -50,6 +52,12 @@ class HostTarget(LocalFiles):
             self._workdir_entry = None
         self._workdir = None
         super().close()
+
+    def facts(self) -> dict[str, Any]:
+        found = super().facts()
+        if (why := emulator_here()) is not None:  # qemu-user: every figure is the emulator's
+            found.update(emulated=True, emulator=why)
+        return found
 
     def workdir(self) -> str:
         self.open()

@@ -73,11 +73,12 @@ def named_userspace_config(name: str) -> Config:
     return Config(name=f"userspace:{name}", target="chroot", label=f"{name} ({found.arch})", userspace=name)
 
 
-def headline_configs(progress: Progress | None = None,
-                     packages: Sequence[str] | None = None) -> tuple[list[Config], str | None]:
+def headline_configs(progress: Progress | None = None, packages: Sequence[str] | None = None,
+                     emulate: bool = False) -> tuple[list[Config], str | None]:
     """The default main job: native 64-bit userspace vs its 32-bit companion of the host's release.
 
-    Both are created (in parallel) when missing, with `packages` (None: the catalogue's).
+    Both are created (in parallel) when missing, with `packages` (None: the catalogue's). A companion
+    this machine runs only under qemu is refused, unless `emulate` (--emulate: marked emulated).
     Returns ([64-bit, 32-bit], None), or ([], one-line reason) when that cannot be done here,
     for the caller to fall back.
     """
@@ -87,7 +88,7 @@ def headline_configs(progress: Progress | None = None,
         on = f" on a {kernel} kernel" if kernel != userspace else ""
         return [], f"no 32-bit companion userspace for {userspace}{on} (only amd64 with i386, arm64 with armhf)"
     native, companion = pair
-    if problem := arch_problem(companion):
+    if not emulate and (problem := arch_problem(companion)):
         return [], f"{problem[0]} ({problem[1]})"
     release = host_release()
     if release is None:
