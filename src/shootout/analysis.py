@@ -328,10 +328,11 @@ def method_rules(headline: Design, paired: bool) -> tuple[str, ...]:
         out.append(
             f"Sequential rule: the run looked after every round from round {headline.looks[0]} to "
             f"{headline.looks[1]} and stopped a workload once it was decided. So that stopping early cannot "
-            f"inflate errors, every look uses the same per-look level ({headline.rule()}), calibrated so that "
-            f"the {level} holds over all looks at once (a Pocock-type boundary for the Wilcoxon signed-rank "
-            "path, from the exact crossing probability of a Gaussian random walk); the interval shown is "
-            f"that of the round the workload stopped at{'' if first is None else f'; no verdict is possible before round {first}'}.")
+            f"inflate errors, the intervals are repeated confidence intervals ({headline.rule()}): the "
+            f"{level} holds over all looks at once, from the crossing probabilities of a Gaussian random walk "
+            "for the Wilcoxon signed-rank path; the early looks are strict and the late ones close to the "
+            f"nominal level; the interval shown is that of the round the workload stopped at"
+            f"{'' if first is None else f'; no verdict is possible before round {first}'}.")
     if headline.family > 1:
         out.append(
             f"Many verdicts: the {level} covers all {headline.family} headline comparisons of the run together "
