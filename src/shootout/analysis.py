@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from shootout import cpuclock
 from shootout.amounts import Amount, Decided, amounts, guard
 from shootout.ceiling import ceiling_flags
 from shootout.conditions.runflags import RunConditions
@@ -247,7 +248,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
             if not any(values[(spec.name, metric.name, c.name)] for c in run.configs) and not any(
                     t.spec.workload == spec.name and not t.ok for t in trials):
                 continue  # a metric this run's parameters do not produce
-            headline = metric.name == spec.headline
+            headline = metric.name == cpuclock.headline(run, spec)
             design = designs[headline]
             for config in run.configs[1:]:
                 a, b = values[(spec.name, metric.name, base)], values[(spec.name, metric.name, config.name)]
@@ -312,7 +313,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
         runs=(run,), configs=tuple(run.configs), workloads=tuple(run.workloads),
         comparisons=tuple(comparisons), summaries=summaries,
         values=values, threshold=s.threshold, noise_floor=noise_floor, conditions=tuple(conditions.lines),
-        notes=(*compared_notes(run, trials), *notes),
+        notes=(*compared_notes(run, trials), *cpuclock.notes(run), *notes),
         facts={"machine": run.facts.get("machine", {}), **{c.name: run.facts.get(c.name, {}) for c in run.configs}},
         rules=method_rules(designs[True], s.interleaved),
         amounts=amounts(run, measured), refused=refused,

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from shootout import cpuclock
 from shootout import events as ev
 from shootout.analysis import BUDGET_REFUSED, is_emulated, metric_log_ratios, run_design
 from shootout.arm import board
@@ -364,8 +365,9 @@ class Runner:
         for name in names:
             spec = live.workloads[name].spec
             for config in live.run.configs[1:]:
-                ratios = metric_log_ratios(live.trials, spec, spec.headline, base, config.name)
-                if not ratios and not any(spec.headline in t.values for t in live.trials if t.spec.workload == name):
+                metric = cpuclock.headline(live.run, spec)
+                ratios = metric_log_ratios(live.trials, spec, metric, base, config.name)
+                if not ratios and not any(metric in t.values for t in live.trials if t.spec.workload == name):
                     continue  # a headline these parameters do not produce
                 if not decided(design.estimate(list(ratios.values())), s.threshold, s.precision):
                     out.append(name)
@@ -391,6 +393,8 @@ class Runner:
                 self.emit(ev.Stopped("every headline metric has a verdict or reached the target precision"))
                 return
             if r == 1:
+                for line in cpuclock.record(run, (live.workloads[w].spec for w in active), live.trials):
+                    self.emit(ev.Notice(line))
                 self._check_budget(live, active)
             order = round_order(s.seed, r, active, configs)
             if any((spec.round, spec.workload, spec.config) not in live.done for spec in order):
@@ -422,7 +426,8 @@ class Runner:
             with self._quiet() as seen:
                 trial = self._trial(live, spec)
             trial = dataclasses.replace(trial, monitor=seen.summary)
-            if not live.repeats.again(trial, attempt) or live.elapsed() > live.run.settings.budget_s:
+            picks_clock = cpuclock.offers_cpu(live.workloads[spec.workload].spec)  # its warm-up decides
+            if not live.repeats.again(trial, attempt, picks_clock) or live.elapsed() > live.run.settings.budget_s:
                 return trial
             live.run.facts.setdefault("machine", {}).setdefault("set_aside", []).append(record(trial))
             self.store.update_run(live.run.id, facts=live.run.facts)  # kept like a trial: at once
