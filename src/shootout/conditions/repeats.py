@@ -97,6 +97,8 @@ class Repeats:
         interrupted warm-up trial is measured again too."""
         if (trial.spec.warmup and not warmup_counts) or not trial.ok:
             return False  # the warm-up is not a result; a failure is handled as one
+        if trial.spec.warmup:  # not a result, so not counted; steady load or not, try for a quiet one
+            return interrupted(trial) and attempt < self.allowed
         self.attempts += 1
         hit = interrupted(trial)
         self.hit += hit
