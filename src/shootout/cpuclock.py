@@ -8,12 +8,13 @@ which covers its whole process tree), as the native kernels time themselves.
 
 The rule, stated in the output: in the warm-up, the command's CPU time was within 5% of its
 wall time on every configuration (in its best attempt: a warm-up trial that other programs
-interrupted is measured again, up to `run --repeats` times, after a wait for a quiet moment). A command that sleeps, waits on I/O or the network keeps
-its wall time (its CPU time is well below); one that runs threads in parallel keeps it too
-(its CPU time is well above: a configuration that parallelises better must show as faster).
-The choice is made from the warm-up alone, before any measured round, so it cannot favour
-a verdict; it is kept with the run (facts["machine"][KEY]) and the wall time stays beside
-the headline as a sub-metric.
+interrupted is measured again, up to `run --repeats` times, after a wait for a quiet
+moment). A command that sleeps, waits on I/O or the network keeps its wall time (its CPU
+time is well below); one that runs threads in parallel keeps it too (its CPU time is well
+above: a configuration that parallelises better must show as faster). The choice is made
+from the warm-up alone, before any measured round, so it cannot favour a verdict; it is kept
+with the run (facts["machine"][KEY]) and the wall time stays beside the headline as a
+sub-metric.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def _ratio(values: dict[str, float], wall: float) -> float | None:
     return values[CPU] / wall if wall > 0 and CPU in values else None
 
 
-def pick(spec: WorkloadSpec, warmup: Sequence[Trial], set_aside: Sequence[dict[str, Any]] = ()) -> dict[str, Any] | None:
+def pick(spec: WorkloadSpec, warmup: Sequence[Trial],
+         set_aside: Sequence[dict[str, Any]] = ()) -> dict[str, Any] | None:
     """The clock for this workload from its warm-up: per configuration the best CPU/wall ratio
     of its warm-up attempts (the kept trial and those set aside because other programs
     interrupted them: a computing command reaches 1 in any attempt it had a CPU to itself).

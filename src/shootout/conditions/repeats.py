@@ -8,10 +8,11 @@ needs many more rounds, or cannot resolve the threshold at all.
 
 The rule: a measured trial (not the warm-up, unless it picks a command's clock: cpuclock.py)
 during which programs outside shootout's process tree used more than a quarter of a CPU on
-average (and at least 30 ms, as /proc/stat counts in 10 ms ticks) is set aside and run again, up to `run --repeats` times (3); the next attempt is
-kept whatever it saw, so every trial ends. Before running it again the runner waits (up to 2 s)
-until a 0.1 s window shows other programs below that quarter of a CPU: a burst of load
-outlasts a short trial, and three attempts at once would all meet the same burst.
+average (and at least 30 ms, as /proc/stat counts in 10 ms ticks) is set aside and run
+again, up to `run --repeats` times (3); the next attempt is kept whatever it saw, so every
+trial ends. Before running it again the runner waits (up to 2 s) until a 0.1 s window shows
+other programs below that quarter of a CPU: a burst of load outlasts a short trial, and
+three attempts at once would all meet the same burst.
 
 Why verdicts stay honest: whether a trial is repeated depends only on what *other* programs
 did while it ran, never on its own time or result, and the configurations do not change what

@@ -84,7 +84,8 @@ def _first_has_interval(alpha_side: float, start: int, last: int, rule: str) -> 
 
 
 @lru_cache(maxsize=64)
-def calibrate(alpha_side: float, first: int, last: int, rule: str = DEFAULT_SPENDING) -> tuple[tuple[float, ...], int | None]:
+def calibrate(alpha_side: float, first: int, last: int,
+              rule: str = DEFAULT_SPENDING) -> tuple[tuple[float, ...], int | None]:
     """(per-look two-sided confidences for looks start..last, start): start is the first look
     from `first` on at which the exact interval exists at its level.
 
