@@ -165,8 +165,8 @@ def main() -> None:
         iterations = calibrate_cpu(binary, args.seconds)
         print(f"work {iterations} iterations (~{args.seconds} s of CPU); {args.runs} runs per cell", flush=True)
         done = [json.loads(x) for x in args.out.read_text().splitlines()] if args.out.exists() else []
-        for condition in args.conditions.split(","):
-            for i in range(args.runs):
+        for i in range(args.runs):  # every condition in turn: a series cut short still has them all
+            for condition in args.conditions.split(","):
                 for extra in (float(x) for x in args.injections.split(",")):
                     toml = shootout_toml(work, binary, iterations, extra)
                     for tool in tools:
