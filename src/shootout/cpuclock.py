@@ -6,15 +6,19 @@ for a CPU looks slower, and that noise decides how many rounds a verdict takes. 
 that only computes is measured better by its own CPU time (user + sys from wait4's rusage,
 which covers its whole process tree), as the native kernels time themselves.
 
-The rule, stated in the output: in the warm-up, the command's CPU time was within 5% of its
-wall time on every configuration (in its best attempt: a warm-up trial that other programs
-interrupted is measured again, up to `run --repeats` times, after a wait for a quiet
-moment). A command that sleeps, waits on I/O or the network keeps its wall time (its CPU
-time is well below); one that runs threads in parallel keeps it too (its CPU time is well
-above: a configuration that parallelises better must show as faster). The choice is made
-from the warm-up alone, before any measured round, so it cannot favour a verdict; it is kept
-with the run (facts["machine"][KEY]) and the wall time stays beside the headline as a
-sub-metric.
+The rule, stated in the output: in the warm-up, the command's CPU time plus the time its
+process waited for a CPU (its run delay from /proc/PID/schedstat, read before it is reaped)
+was within 5% of its wall time on every configuration, in its best attempt (a warm-up trial
+that other programs interrupted is measured again, up to `run --repeats` times, after a wait
+for a quiet moment). So a command that only computes qualifies however busy the machine is,
+and one that sleeps, waits on I/O or the network keeps its wall time (the sum is well
+below); one that runs threads or processes in parallel keeps it too (the sum is well above:
+a configuration that parallelises better must show as faster; a command started through a
+shell counts only the shell's wait, so on a busy machine it qualifies only in a quiet
+attempt). Where the run delay is unknown (a remote machine) CPU time alone must be within
+5%. The choice is made from the warm-up alone, before any measured round, so it cannot
+favour a verdict; it is kept with the run (facts["machine"][KEY]) and the wall time stays
+beside the headline as a sub-metric.
 """
 
 from __future__ import annotations
@@ -26,7 +30,10 @@ from shootout.model import Run, Trial, WorkloadSpec
 
 WALL, CPU = "wall", "cpu"
 WITHIN = 0.05  # CPU time within 5% of wall time: the command did nothing but compute
-KEY = "headline_clock"  # in Run.facts["machine"]: {workload: {"clock": "cpu"|"wall", "cpu_per_wall": {config: r}}}
+SCHED = "sched"  # Trial.observed[SCHED]["run_delay_s"]: time the command waited for a CPU
+# in Run.facts["machine"]: {workload: {"clock": "cpu"|"wall", "cpu_per_wall": {config: r}}}, r the
+# best attempt's (CPU time + run delay) / wall time
+KEY = "headline_clock"
 
 
 def offers_cpu(spec: WorkloadSpec) -> bool:
@@ -35,22 +42,28 @@ def offers_cpu(spec: WorkloadSpec) -> bool:
     return spec.headline == WALL and CPU in names
 
 
-def _ratio(values: dict[str, float], wall: float) -> float | None:
-    return values[CPU] / wall if wall > 0 and CPU in values else None
+def _ratio(values: dict[str, float], wall: float, delay: float | None) -> float | None:
+    """(CPU time + time waiting for a CPU) / wall time: 1 for a command that only computes,
+    however busy the machine; below for one that waits; above for one that runs in parallel."""
+    if wall <= 0 or CPU not in values:
+        return None
+    return (values[CPU] + (delay or 0.0)) / wall
 
 
 def pick(spec: WorkloadSpec, warmup: Sequence[Trial],
          set_aside: Sequence[dict[str, Any]] = ()) -> dict[str, Any] | None:
-    """The clock for this workload from its warm-up: per configuration the highest CPU/wall ratio
-    of its warm-up attempts (the kept trial and those set aside because other programs
-    interrupted them: a computing command reaches 1 in any attempt it had a CPU to itself).
+    """The clock for this workload from its warm-up: per configuration the highest ratio of
+    its warm-up attempts (the kept trial and those set aside because other programs
+    interrupted them: a command that only computes reaches 1 in any attempt it had a CPU to
+    itself, and in every attempt where its run delay is known).
     None when there is nothing to choose (no CPU metric, a failed or missing warm-up trial)."""
     mine = [t for t in warmup if t.spec.workload == spec.name and t.spec.round == 0]
     if not offers_cpu(spec) or not mine or not all(t.ok and t.wall_s > 0 for t in mine):
         return None
     attempts: dict[str, list[float]] = {}
-    for config, ratio in [(t.spec.config, _ratio(t.values, t.wall_s)) for t in mine] + [
-            (a["config"], _ratio(a.get("values", {}), a.get("wall_s", 0.0))) for a in set_aside
+    for config, ratio in [(t.spec.config, _ratio(t.values, t.wall_s, t.observed.get(SCHED, {}).get("run_delay_s")))
+                          for t in mine] + [
+            (a["config"], _ratio(a.get("values", {}), a.get("wall_s", 0.0), a.get("run_delay_s"))) for a in set_aside
             if a.get("round") == 0 and a.get("workload") == spec.name]:
         attempts.setdefault(config, []).append(0.0 if ratio is None else ratio)
     # the attempt that had the CPUs most to itself: waiting for one only lowers the ratio, so a
@@ -85,11 +98,11 @@ def note(name: str, choice: dict[str, Any]) -> str:
     ratios = ", ".join(f"{r:.3f} on {c}" for c, r in choice["cpu_per_wall"].items())
     if choice["clock"] == CPU:
         return (f"{name}: the headline is the command's CPU time (user + sys), wall time beside it: in the warm-up "
-                f"its CPU time was within {WITHIN:.0%} of its wall time on every configuration ({ratios}; the best of "
-                "its attempts)")
-    return (f"{name}: the headline is wall time: in the warm-up its CPU time was not within {WITHIN:.0%} of its "
-            f"wall time on every configuration ({ratios}; the best of its attempts): it waits, runs in parallel, "
-            "or other programs kept it from a CPU")
+                f"its CPU time plus its wait for a CPU was within {WITHIN:.0%} of its wall time on every "
+                f"configuration ({ratios}; the best of its attempts)")
+    return (f"{name}: the headline is wall time: in the warm-up its CPU time plus its wait for a CPU was not "
+            f"within {WITHIN:.0%} of its wall time on every configuration ({ratios}; the best of its attempts): "
+            "it waits or runs in parallel")
 
 
 def notes(run: Run) -> list[str]:

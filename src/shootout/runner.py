@@ -525,6 +525,8 @@ class Runner:
                     error, values = f"non-positive or non-finite value for {', '.join(bad)}", {}
             except ShootoutError as exc:
                 error = str(exc)
+        if result.run_delay_s is not None:  # waited for a CPU: cpuclock tells computing from waiting by it
+            observed = {**observed, cpuclock.SCHED: {"run_delay_s": result.run_delay_s}}
         return Trial(spec, values, result.wall_s, result.user_s, result.sys_s, result.max_rss_kb,
                      result.ctx_switches, result.exit_status, result.stderr_tail(), result.started_at,
                      error=error, in_force=in_force, observed=observed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -101,3 +102,24 @@ def test_the_best_warm_up_attempt_counts_and_interrupted_warm_ups_are_measured_a
     repeats.hit = repeats.attempts = 100  # steady load: measured trials are kept as they come
     assert repeats.again(warm, 0, warmup_counts=True) and repeats.again(warm, 2, warmup_counts=True)
     assert not repeats.again(warm, 3, warmup_counts=True) and not repeats.again(warm, 0)
+
+
+def test_a_computing_command_on_a_busy_machine_qualifies_by_its_wait_for_a_cpu() -> None:
+    """Other programs kept it from a CPU 40% of the time: CPU time 0.06 of 0.1 s wall, run delay
+    0.04 s, so it only computed. Without the run delay it could not tell; a waiting command's
+    run delay is small."""
+    run, trials = run_of({"A": (0.100, 0.06), "B": (0.100, 0.06)})
+    assert cpuclock.pick(WORK.spec, trials)["clock"] == "wall"
+    delayed = [dataclasses.replace(t, observed={cpuclock.SCHED: {"run_delay_s": 0.04}}) for t in trials]
+    assert cpuclock.pick(WORK.spec, delayed) == {"clock": "cpu", "cpu_per_wall": {"A": 1.0, "B": 1.0}}
+    waiting = [dataclasses.replace(t, observed={cpuclock.SCHED: {"run_delay_s": 0.002}}) for t in trials]
+    assert cpuclock.pick(WORK.spec, waiting)["clock"] == "wall"
+
+
+def test_the_run_delay_is_read_before_the_command_is_reaped() -> None:
+    """On this machine: a computing child's CPU time plus its run delay is its wall time."""
+    from shootout.targets.process import run_process
+    count = "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"
+    result = run_process(["sh", "-c", count], env={"PATH": "/usr/bin:/bin"})
+    assert result.run_delay_s is not None and result.run_delay_s >= 0
+    assert abs(result.user_s + result.sys_s + result.run_delay_s - result.wall_s) < 0.05 * result.wall_s + 0.01

@@ -71,7 +71,8 @@ def record(trial: Trial) -> dict[str, Any]:
     """A set-aside attempt as the run's facts keep it."""
     return {"round": trial.spec.round, "workload": trial.spec.workload, "config": trial.spec.config,
             "started_at": trial.started_at, "wall_s": trial.wall_s, "values": trial.values,
-            "others_cpus": trial.monitor.get("others_cpus")}
+            "others_cpus": trial.monitor.get("others_cpus"),
+            "run_delay_s": trial.observed.get("sched", {}).get("run_delay_s")}
 
 
 @dataclass
