@@ -8,18 +8,17 @@ which covers its whole process tree), as the native kernels time themselves.
 
 The rule, stated in the output: in the warm-up, the command's CPU time plus the time its
 process waited for a CPU (its run delay from /proc/PID/schedstat, read before it is reaped)
-was within 5% of its wall time on every configuration, in its best attempt (a warm-up trial
-that other programs interrupted is measured again, up to `run --repeats` times, after a wait
-for a quiet moment). So a command that only computes qualifies however busy the machine is,
-and one that sleeps, waits on I/O or the network keeps its wall time (the sum is well
-below); one that runs threads or processes in parallel keeps it too (the sum is well above:
-a configuration that parallelises better must show as faster; a command started through a
-shell counts only the shell's wait, so on a busy machine it qualifies only in a quiet
-attempt). Where the run delay is unknown (a remote machine) CPU time alone must be within
-5%. The choice is made from the warm-up alone, before any measured round, so it cannot
-favour a verdict; it is kept with the run (facts["machine"][KEY]) and the wall time stays
-beside the headline as a sub-metric.
-"""
+was within 5% of its wall time on every configuration. So a command that only computes
+qualifies however busy the machine is, and one that sleeps, waits on I/O or the network
+keeps its wall time (the sum is well below); one that runs threads or processes in parallel
+keeps it too (the sum is well above: a configuration that parallelises better must show as
+faster; a command started through a shell counts only the shell's wait, so on a busy machine
+it qualifies only when it had a CPU to itself). A limit: a parallel command whose processes
+other programs kept to one CPU's worth in the warm-up can pass for a computing one; its
+verdict is then on CPU time, and the output says so. Where the run delay is unknown (a
+remote machine) CPU time alone must be within 5%. The choice is made from the warm-up alone,
+before any measured round, so it cannot favour a verdict; it is kept with the run
+(facts["machine"][KEY]) and the wall time stays beside the headline as a sub-metric. """
 
 from __future__ import annotations
 
@@ -32,7 +31,7 @@ WALL, CPU = "wall", "cpu"
 WITHIN = 0.05  # CPU time within 5% of wall time: the command did nothing but compute
 SCHED = "sched"  # Trial.observed[SCHED]["run_delay_s"]: time the command waited for a CPU
 # in Run.facts["machine"]: {workload: {"clock": "cpu"|"wall", "cpu_per_wall": {config: r}}}, r the
-# best attempt's (CPU time + run delay) / wall time
+# warm-up trial's (CPU time + run delay) / wall time
 KEY = "headline_clock"
 
 
@@ -50,25 +49,14 @@ def _ratio(values: dict[str, float], wall: float, delay: float | None) -> float 
     return (values[CPU] + (delay or 0.0)) / wall
 
 
-def pick(spec: WorkloadSpec, warmup: Sequence[Trial],
-         set_aside: Sequence[dict[str, Any]] = ()) -> dict[str, Any] | None:
-    """The clock for this workload from its warm-up: per configuration the highest ratio of
-    its warm-up attempts (the kept trial and those set aside because other programs
-    interrupted them: a command that only computes reaches 1 in any attempt it had a CPU to
-    itself, and in every attempt where its run delay is known).
-    None when there is nothing to choose (no CPU metric, a failed or missing warm-up trial)."""
+def pick(spec: WorkloadSpec, warmup: Sequence[Trial]) -> dict[str, Any] | None:
+    """The clock for this workload from its warm-up trials (one per configuration), or None
+    when there is nothing to choose (no CPU metric, a failed or missing warm-up trial)."""
     mine = [t for t in warmup if t.spec.workload == spec.name and t.spec.round == 0]
     if not offers_cpu(spec) or not mine or not all(t.ok and t.wall_s > 0 for t in mine):
         return None
-    attempts: dict[str, list[float]] = {}
-    for config, ratio in [(t.spec.config, _ratio(t.values, t.wall_s, t.observed.get(SCHED, {}).get("run_delay_s")))
-                          for t in mine] + [
-            (a["config"], _ratio(a.get("values", {}), a.get("wall_s", 0.0), a.get("run_delay_s"))) for a in set_aside
-            if a.get("round") == 0 and a.get("workload") == spec.name]:
-        attempts.setdefault(config, []).append(0.0 if ratio is None else ratio)
-    # the attempt that had the CPUs most to itself: waiting for one only lowers the ratio, so a
-    # parallel command shows above 1 + WITHIN there, a waiting one below 1 - WITHIN
-    ratios = {c: round(max(rs), 4) for c, rs in attempts.items()}
+    ratios = {t.spec.config: round(_ratio(t.values, t.wall_s, t.observed.get(SCHED, {}).get("run_delay_s")) or 0.0, 4)
+              for t in mine}
     bound = all(abs(r - 1.0) <= WITHIN for r in ratios.values())
     return {"clock": CPU if bound else WALL, "cpu_per_wall": ratios}
 
@@ -76,11 +64,10 @@ def pick(spec: WorkloadSpec, warmup: Sequence[Trial],
 def record(run: Run, specs: Iterable[WorkloadSpec], trials: Sequence[Trial]) -> list[str]:
     """After the warm-up: pick and keep the clock of every workload that offers one and has
     none yet (a resumed run keeps its choice). Returns a line per new choice, for the output."""
-    machine = run.facts.setdefault("machine", {})
-    kept = machine.setdefault(KEY, {})
+    kept = run.facts.setdefault("machine", {}).setdefault(KEY, {})
     lines = []
     for spec in specs:
-        if spec.name in kept or (choice := pick(spec, trials, machine.get("set_aside", []))) is None:
+        if spec.name in kept or (choice := pick(spec, trials)) is None:
             continue
         kept[spec.name] = choice
         lines.append(note(spec.name, choice))
@@ -99,9 +86,9 @@ def note(name: str, choice: dict[str, Any]) -> str:
     if choice["clock"] == CPU:
         return (f"{name}: the headline is the command's CPU time (user + sys), wall time beside it: in the warm-up "
                 f"its CPU time plus its wait for a CPU was within {WITHIN:.0%} of its wall time on every "
-                f"configuration ({ratios}; the best of its attempts)")
+                f"configuration ({ratios})")
     return (f"{name}: the headline is wall time: in the warm-up its CPU time plus its wait for a CPU was not "
-            f"within {WITHIN:.0%} of its wall time on every configuration ({ratios}; the best of its attempts): "
+            f"within {WITHIN:.0%} of its wall time on every configuration ({ratios}): "
             "it waits or runs in parallel")
 
 

@@ -426,8 +426,7 @@ class Runner:
             with self._quiet() as seen:
                 trial = self._trial(live, spec)
             trial = dataclasses.replace(trial, monitor=seen.summary)
-            picks_clock = cpuclock.offers_cpu(live.workloads[spec.workload].spec)  # its warm-up decides
-            if not live.repeats.again(trial, attempt, picks_clock) or live.elapsed() > live.run.settings.budget_s:
+            if not live.repeats.again(trial, attempt) or live.elapsed() > live.run.settings.budget_s:
                 return trial
             live.run.facts.setdefault("machine", {}).setdefault("set_aside", []).append(record(trial))
             self.store.update_run(live.run.id, facts=live.run.facts)  # kept like a trial: at once

@@ -85,25 +85,6 @@ def test_under_on_off_load_the_cpu_headline_decides_where_wall_time_cannot() -> 
     assert any("the headline is the command's CPU time" in n for n in analysis.notes)
 
 
-def test_the_best_warm_up_attempt_counts_and_interrupted_warm_ups_are_measured_again() -> None:
-    """Other programs kept B's first warm-up attempt from a CPU (set aside, CPU 40% of wall);
-    its second attempt had one: CPU time. A command that waits does so in every attempt."""
-    from shootout.conditions.repeats import Repeats
-    run, trials = run_of({"A": (0.100, 0.099), "B": (0.100, 0.099)})
-    aside = [{"round": 0, "workload": "work", "config": "B", "wall_s": 0.25, "values": {"wall": 0.25, "cpu": 0.1}}]
-    run.facts["machine"] = {"set_aside": aside}
-    cpuclock.record(run, [WORK.spec], trials)
-    assert cpuclock.headline(run, WORK.spec) == "cpu"
-    _, waits = run_of({"A": (0.100, 0.05), "B": (0.100, 0.05)})
-    assert cpuclock.pick(WORK.spec, waits, aside)["clock"] == "wall"
-    busy = {"others_cpu_s": 0.2, "others_cpus": 1.5}
-    warm = Trial(TrialSpec(0, 0, "work", "B"), {"wall": 0.25, "cpu": 0.1}, 0.25, 0.1, 0.0, 1, 1, 0, "", 0.0, busy)
-    repeats = Repeats(3)
-    repeats.hit = repeats.attempts = 100  # steady load: measured trials are kept as they come
-    assert repeats.again(warm, 0, warmup_counts=True) and repeats.again(warm, 2, warmup_counts=True)
-    assert not repeats.again(warm, 3, warmup_counts=True) and not repeats.again(warm, 0)
-
-
 def test_a_computing_command_on_a_busy_machine_qualifies_by_its_wait_for_a_cpu() -> None:
     """Other programs kept it from a CPU 40% of the time: CPU time 0.06 of 0.1 s wall, run delay
     0.04 s, so it only computed. Without the run delay it could not tell; a waiting command's

@@ -6,13 +6,12 @@ took 20-90% longer here (0.2 s trials, both CPUs busy 1.3 s in every 3 s). One s
 in a pair adds more noise than the rest of the round, so the interval widens and the run
 needs many more rounds, or cannot resolve the threshold at all.
 
-The rule: a measured trial (not the warm-up, unless it picks a command's clock: cpuclock.py)
-during which programs outside shootout's process tree used more than a quarter of a CPU on
-average (and at least 30 ms, as /proc/stat counts in 10 ms ticks) is set aside and run
-again, up to `run --repeats` times (3); the next attempt is kept whatever it saw, so every
-trial ends. Before running it again the runner waits (up to 2 s) until a 0.1 s window shows
-other programs below that quarter of a CPU: a burst of load outlasts a short trial, and
-three attempts at once would all meet the same burst.
+The rule: a measured trial (not the warm-up) during which programs outside shootout's process
+tree used more than a quarter of a CPU on average (and at least 30 ms, as /proc/stat counts in
+10 ms ticks) is set aside and run again, up to `run --repeats` times (3); the next attempt is
+kept whatever it saw, so every trial ends. Before running it again the runner waits (up to 2 s)
+until a 0.1 s window shows other programs below that quarter of a CPU: a burst of load
+outlasts a short trial, and three attempts at once would all meet the same burst.
 
 Why verdicts stay honest: whether a trial is repeated depends only on what *other* programs
 did while it ran, never on its own time or result, and the configurations do not change what
@@ -71,8 +70,7 @@ def record(trial: Trial) -> dict[str, Any]:
     """A set-aside attempt as the run's facts keep it."""
     return {"round": trial.spec.round, "workload": trial.spec.workload, "config": trial.spec.config,
             "started_at": trial.started_at, "wall_s": trial.wall_s, "values": trial.values,
-            "others_cpus": trial.monitor.get("others_cpus"),
-            "run_delay_s": trial.observed.get("sched", {}).get("run_delay_s")}
+            "others_cpus": trial.monitor.get("others_cpus")}
 
 
 @dataclass
@@ -93,14 +91,10 @@ class Repeats:
         """After a wait for quiet (Monitor.wait_quiet): one that ran its full length counts."""
         self.waits_run_out = self.waits_run_out + 1 if seconds >= QUIET_WAIT_S else 0
 
-    def again(self, trial: Trial, attempt: int, warmup_counts: bool = False) -> bool:
-        """Count this attempt (0 for a trial's first); True when it is to be set aside and run again.
-        warmup_counts: the warm-up decides something (a command's clock, cpuclock.py), so an
-        interrupted warm-up trial is measured again too."""
-        if (trial.spec.warmup and not warmup_counts) or not trial.ok:
+    def again(self, trial: Trial, attempt: int) -> bool:
+        """Count this attempt (0 for a trial's first); True when it is to be set aside and run again."""
+        if trial.spec.warmup or not trial.ok:
             return False  # the warm-up is not a result; a failure is handled as one
-        if trial.spec.warmup:  # not a result, so not counted; steady load or not, try for a quiet one
-            return interrupted(trial) and attempt < self.allowed
         self.attempts += 1
         hit = interrupted(trial)
         self.hit += hit
