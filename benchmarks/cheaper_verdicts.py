@@ -110,7 +110,8 @@ def table(lines: list[dict]) -> str:
             plus, aa = ([r for r in cell if (r["extra"] > 0) == p] for p in (True, False))
             med = [f"{statistics.median(r['seconds'] for r in c):.1f}" if c else "-" for c in (plus, aa)]
             cpu = "-" if tool == "hyperfine+welch" else f"{sum(r['metric'] == 'cpu' for r in cell)}/{len(cell)}"
-            out.append(f"| {condition} | {tool} | {sum(map(found, plus))}/{len(plus)} | {sum(map(found, aa))}/{len(aa)} "
+            out.append(f"| {condition} | {tool} | {sum(map(found, plus))}/{len(plus)} "
+                       f"| {sum(map(found, aa))}/{len(aa)} "
                        f"| {sum(map(wrong, cell))}/{len(cell)} | {med[0]}, {med[1]} | {cpu} |")
     loads = sorted({r["uptime"] for r in lines if "uptime" in r})
     return "\n".join(out + ["", f"{len(lines)} runs; load averages at the starts of the holds: " + "; ".join(loads)])

@@ -55,8 +55,8 @@ def pick(spec: WorkloadSpec, warmup: Sequence[Trial]) -> dict[str, Any] | None:
     mine = [t for t in warmup if t.spec.workload == spec.name and t.spec.round == 0]
     if not offers_cpu(spec) or not mine or not all(t.ok and t.wall_s > 0 for t in mine):
         return None
-    ratios = {t.spec.config: round(_ratio(t.values, t.wall_s, t.observed.get(SCHED, {}).get("run_delay_s")) or 0.0, 4)
-              for t in mine}
+    ratios = {t.spec.config: round(_ratio(t.values, t.wall_s, t.observed.get(SCHED, {}).get("run_delay_s")) or 0.0,
+                                   4) for t in mine}
     bound = all(abs(r - 1.0) <= WITHIN for r in ratios.values())
     return {"clock": CPU if bound else WALL, "cpu_per_wall": ratios}
 

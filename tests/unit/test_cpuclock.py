@@ -22,7 +22,8 @@ def trial(rnd: int, config: str, wall: float, cpu: float) -> Trial:
                  1000, 1, 0, "", 0.0)
 
 
-def run_of(warm: dict[str, tuple[float, float]], rounds: int = 0, load: float = 0.0, seed: int = 1) -> tuple[Run, list[Trial]]:
+def run_of(warm: dict[str, tuple[float, float]], rounds: int = 0, load: float = 0.0,
+           seed: int = 1) -> tuple[Run, list[Trial]]:
     """Warm-up (wall, cpu) per configuration, then rounds of an A/A pair whose CPU time varies
     by 0.3% and whose wall time also pays for an on/off load (`load`: the chance a trial waited)."""
     rng = np.random.default_rng(seed)
