@@ -109,4 +109,4 @@ def test_a_computing_command_is_judged_by_its_cpu_time_and_a_parallel_one_by_wal
                       if c.headline})
         time.sleep(LOAD_S if load else 0.0)
     assert heads["one"][0] == "cpu" and heads["two"][0] == "wall", heads
-    assert all(r > 1.5 for r in heads["two"][1]["cpu_per_wall"].values()), heads
+    assert all(r > 1.05 for r in heads["two"][1]["cpu_per_wall"].values()), heads  # above: parallel
