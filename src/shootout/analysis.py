@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from shootout import cpuclock
 from shootout.amounts import Amount, Decided, amounts, guard
 from shootout.bound import generator_flags
 from shootout.ceiling import ceiling_flags
@@ -248,7 +249,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
             if not any(values[(spec.name, metric.name, c.name)] for c in run.configs) and not any(
                     t.spec.workload == spec.name and not t.ok for t in trials):
                 continue  # a metric this run's parameters do not produce
-            headline = metric.name == spec.headline
+            headline = metric.name == cpuclock.headline(run, spec)
             design = designs[headline]
             for config in run.configs[1:]:
                 a, b = values[(spec.name, metric.name, base)], values[(spec.name, metric.name, config.name)]
@@ -314,7 +315,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
         runs=(run,), configs=tuple(run.configs), workloads=tuple(run.workloads),
         comparisons=tuple(comparisons), summaries=summaries,
         values=values, threshold=s.threshold, noise_floor=noise_floor, conditions=tuple(conditions.lines),
-        notes=(*compared_notes(run, trials), *notes),
+        notes=(*compared_notes(run, trials), *cpuclock.notes(run), *notes),
         facts={"machine": run.facts.get("machine", {}), **{c.name: run.facts.get(c.name, {}) for c in run.configs}},
         rules=method_rules(designs[True], s.interleaved),
         amounts=amounts(run, measured), refused=refused,
@@ -330,10 +331,11 @@ def method_rules(headline: Design, paired: bool) -> tuple[str, ...]:
         out.append(
             f"Sequential rule: the run looked after every round from round {headline.looks[0]} to "
             f"{headline.looks[1]} and stopped a workload once it was decided. So that stopping early cannot "
-            f"inflate errors, every look uses the same per-look level ({headline.rule()}), calibrated so that "
-            f"the {level} holds over all looks at once (a Pocock-type boundary for the Wilcoxon signed-rank "
-            "path, from the exact crossing probability of a Gaussian random walk); the interval shown is "
-            f"that of the round the workload stopped at{'' if first is None else f'; no verdict is possible before round {first}'}.")
+            f"inflate errors, the intervals are repeated confidence intervals ({headline.rule()}): the "
+            f"{level} holds over all looks at once, from the crossing probabilities of a Gaussian random walk "
+            "for the Wilcoxon signed-rank path; the early looks are strict and the late ones close to the "
+            f"nominal level; the interval shown is that of the round the workload stopped at"
+            f"{'' if first is None else f'; no verdict is possible before round {first}'}.")
     if headline.family > 1:
         out.append(
             f"Many verdicts: the {level} covers all {headline.family} headline comparisons of the run together "

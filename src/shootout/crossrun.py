@@ -24,6 +24,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from shootout import cpuclock
 from shootout.analysis import (
     WITHIN_RUN,
     Analysis,
@@ -169,6 +170,9 @@ def compare_members(members: Sequence[Member]) -> Analysis:
     values: dict[tuple[str, str, str], list[float]] = {}
     for other in others:
         for spec in per_member[other.config.name]:
+            # CPU time carries the verdict only where every run of both sides chose it (cpuclock)
+            clocks = {cpuclock.headline(p.run, spec) for m in (base, other) for p in m.parts}
+            judged_metric = clocks.pop() if len(clocks) == 1 else spec.headline
             for metric in spec.metrics:
                 for m in (base, other):
                     values[(spec.name, metric.name, m.config.name)] = [
@@ -177,7 +181,7 @@ def compare_members(members: Sequence[Member]) -> Analysis:
                                                                                      other.config.name)]
                 if not a and not b:
                     continue
-                headline = metric.name == spec.headline
+                headline = metric.name == judged_metric
                 est, ratios, flags = _estimate(base, other, spec, metric.name, metric.unit, designs[headline],
                                                headline)
                 comparisons.append(settle(Comparison(

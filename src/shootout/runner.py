@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+from shootout import cpuclock
 from shootout import events as ev
 from shootout.analysis import BUDGET_REFUSED, is_emulated, metric_log_ratios, run_design
 from shootout.arm import board
@@ -372,8 +373,9 @@ class Runner:
         for name in names:
             spec = live.workloads[name].spec
             for config in live.run.configs[1:]:
-                ratios = metric_log_ratios(live.trials, spec, spec.headline, base, config.name)
-                if not ratios and not any(spec.headline in t.values for t in live.trials if t.spec.workload == name):
+                metric = cpuclock.headline(live.run, spec)
+                ratios = metric_log_ratios(live.trials, spec, metric, base, config.name)
+                if not ratios and not any(metric in t.values for t in live.trials if t.spec.workload == name):
                     continue  # a headline these parameters do not produce
                 if not decided(design.estimate(list(ratios.values())), s.threshold, s.precision):
                     out.append(name)
@@ -399,6 +401,8 @@ class Runner:
                 self.emit(ev.Stopped("every headline metric has a verdict or reached the target precision"))
                 return
             if r == 1:
+                for line in cpuclock.record(run, (live.workloads[w].spec for w in active), live.trials):
+                    self.emit(ev.Notice(line))
                 self._check_budget(live, active)
             order = round_order(s.seed, r, active, configs)
             if any((spec.round, spec.workload, spec.config) not in live.done for spec in order):
@@ -552,6 +556,8 @@ class Runner:
                     error, values = f"non-positive or non-finite value for {', '.join(bad)}", {}
             except ShootoutError as exc:
                 error = str(exc)
+        if result.run_delay_s is not None:  # waited for a CPU: cpuclock tells computing from waiting by it
+            observed = {**observed, cpuclock.SCHED: {"run_delay_s": result.run_delay_s}}
         return Trial(spec, values, result.wall_s, result.user_s, result.sys_s, result.max_rss_kb,
                      result.ctx_switches, result.exit_status, result.stderr_tail(), result.started_at,
                      error=error, in_force=in_force, observed=observed)

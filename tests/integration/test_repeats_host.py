@@ -82,3 +82,31 @@ def test_without_the_monitor_outside_load_still_sets_trials_aside(tmp_path: Path
     trials = [t for t in store.trials(run_id) if t.spec.round > 0]
     assert all("others_cpus" in t.monitor for t in trials)  # every kept trial was checked
     time.sleep(LOAD_S)
+
+
+def test_a_computing_command_is_judged_by_its_cpu_time_and_a_parallel_one_by_wall_time(tmp_path: Path) -> None:
+    """cpuclock on this machine: one shell counting (one CPU, no waits) is judged by its CPU
+    time even when outside load meets its warm-up (its wait for a CPU counts); two of them in
+    parallel keep wall time (on a machine without other load, like the tests above)."""
+    from shootout import cpuclock
+    from shootout.analysis import analyze
+
+    count = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done"
+    configs = [Config(name=n, target="host") for n in ("A", "B")]
+    heads = {}
+    for name, command, load in (("one", count, True), ("two", f"({count}) & ({count}); wait", False)):
+        def on_event(event: ev.Event) -> None:
+            if load and isinstance(event, ev.RoundStarted) and event.round == 0:
+                outside_load(LOAD_S)
+
+        store = Store(f"sqlite:///{tmp_path / f'{name}.db'}")
+        work = CommandWorkload({"name": name, "command": ["sh", "-c", command]})
+        run_id = Runner(store, Journal(tmp_path), on_event).start(
+            RunRequest(configs, [work], RunSettings(seed=1, max_rounds=6)))
+        run = store.get_run(run_id)
+        chosen = run.facts["machine"][cpuclock.KEY][name]
+        heads.update({c.workload: (c.metric, chosen) for c in analyze(run, store.trials(run_id)).comparisons
+                      if c.headline})
+        time.sleep(LOAD_S if load else 0.0)
+    assert heads["one"][0] == "cpu" and heads["two"][0] == "wall", heads
+    assert all(r > 1.05 for r in heads["two"][1]["cpu_per_wall"].values()), heads  # above: parallel

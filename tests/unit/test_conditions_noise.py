@@ -60,8 +60,8 @@ def test_aa_floor_is_the_noise_and_what_max_rounds_resolve() -> None:
     assert floor["sd"] == pytest.approx(0.02, rel=0.35)  # robust spread of 30 rounds
     design = Design(0.95, 1, (6, 50))
     assert floor["halfwidth"] == pytest.approx(smallest_resolvable(floor["sd"], 50, design))
-    # ~ 2.65 (per-look z) * 1.023 * sd / sqrt(50)
-    assert floor["halfwidth"] == pytest.approx(2.65 * 1.023 * floor["sd"] / math.sqrt(50), rel=0.05)
+    # ~ 2.13 (the last look's z: 96.7% under the spending rule) * 1.023 * sd / sqrt(50)
+    assert floor["halfwidth"] == pytest.approx(2.13 * 1.023 * floor["sd"] / math.sqrt(50), rel=0.05)
 
 
 def request(threshold: float, max_rounds: int = 50, workloads: int = 1, aa: bool = False):

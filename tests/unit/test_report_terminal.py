@@ -50,7 +50,7 @@ def test_all_shows_every_metric(analysis):
 
 def test_a_wide_terminal_gets_the_medians(analysis):
     assert "41,011,500 iter/s" not in render(analysis, width=80)
-    assert "41,011,500 iter/s" in render(analysis, width=200)
+    assert "41,011,500 iter/s" in render(analysis, width=220)  # the xz note is long: its estimate sits at the threshold
 
 
 def test_piped_output_is_plain_and_whole(analysis):

@@ -14,7 +14,7 @@ def result(stdout="", wall=1.5):
 def test_wall_time_metric():
     w = CommandWorkload({"name": "s", "command": "sleep 1"})
     assert w.argv(Prepared(), {}) == ["sh", "-c", "sleep 1"]
-    assert w.parse(result(wall=2.25), {}) == {"wall": 2.25}
+    assert w.parse(result(wall=2.25), {}) == {"wall": 2.25, "cpu": 1.0 + 0.1}  # cpu: user + sys, beside it
     assert w.spec.metrics[0].unit == "s"
 
 

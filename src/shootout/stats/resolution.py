@@ -51,5 +51,5 @@ def smallest_resolvable(sd: float, rounds: int, design: Design) -> float:
     A threshold below this cannot be settled in that many rounds: neither "same" (needs the
     whole interval inside +-threshold) nor a difference of about the threshold.
     """
-    z = NormalDist().inv_cdf(0.5 + design.per_look() / 2.0)
+    z = NormalDist().inv_cdf(0.5 + design.per_look(rounds) / 2.0)
     return math.expm1(z * sd * _HL_EFFICIENCY / math.sqrt(rounds))

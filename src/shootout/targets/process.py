@@ -42,6 +42,9 @@ class ProcResult:
     ctx_switches: int
     started_at: float
     timed_out: bool = False
+    # Time the command's own process was runnable but waited for a CPU (/proc/PID/schedstat,
+    # read before it is reaped); None where not known (a remote machine, no schedstat).
+    run_delay_s: float | None = None
 
     def stderr_tail(self, lines: int = 10) -> str:
         return "\n".join(self.stderr.strip().splitlines()[-lines:])
@@ -79,6 +82,16 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
             stream.close()
         except BrokenPipeError:
             pass
+
+
+def _run_delay(pid: int) -> float | None:
+    """Seconds the process waited on a run queue (the second field of /proc/PID/schedstat):
+    with its CPU time it tells a command that computes on a busy machine from one that waits."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class _Started:
@@ -129,6 +142,8 @@ class _Started:
                 time.sleep(0.02)
             self.kill()
         try:
+            os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOWAIT)  # exited, not yet reaped
+            delay = _run_delay(self.proc.pid)
             # wait4 instead of Popen.wait: we need this child's own rusage.
             _, status, usage = os.wait4(self.proc.pid, 0)
         except BaseException:
@@ -153,6 +168,7 @@ class _Started:
             ctx_switches=usage.ru_nvcsw + usage.ru_nivcsw,
             started_at=self.started_at,
             timed_out=timed_out,
+            run_delay_s=delay,
         )
 
 

@@ -1,0 +1,194 @@
+"""Issue 22, item 3: at delta 1%, how often is +2% found and A/A called "same", at what cost?
+
+One fixed C program (work.c, calibrated to about 0.1 s of CPU time) runs as two configurations
+of the host that differ only in an environment variable: B does 0% (A/A) or 2% more
+iterations. For each condition and injection, RUNS times, alternating the tools so that all
+see the same hour:
+
+- shootout (this checkout's src): `shootout run --file bench.toml` with its defaults (delta 1%,
+  95%, 6-50 rounds), the headline verdict of B against A from `shootout show --json`;
+- shootout-old (--old-src, e.g. an export of the commit before issue 22): the same command;
+- hyperfine+welch: `hyperfine -N --warmup 1 A B` (its default run count), Welch's t-test on the
+  two samples of times: p < 0.05 is a difference (its sign the verdict), else none.
+
+Conditions: quiet, and load (both CPUs busy 1.3 s, idle 1.7 s, repeating: common.on_off_load).
+The table: +2% found (shootout: "slower"; Welch: p < 0.05 and B slower), A/A "same" (Welch: no
+significant difference), wrong verdicts (A/A: faster/slower; +2%: faster or "same"), median
+seconds per run (wall time of the whole command), and for shootout the clock it judged by.
+
+Runs append one JSON line each to --out, so a series can be split and resumed; --lock takes an
+flock on that file for at most --hold seconds at a time (then lets others in) and notes the
+load average at each start. Reproduce everything with one command:
+
+    .venv/bin/python benchmarks/cheaper_verdicts.py --runs 20 --out verdicts22.jsonl \\
+        --old-src /path/to/old/src --lock /tmp/shootout-bench.lock
+    .venv/bin/python benchmarks/cheaper_verdicts.py --table verdicts22.jsonl
+
+Needs: cc (gcc), hyperfine, scipy, and shootout importable from --src (default: ../src).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from contextlib import nullcontext
+from pathlib import Path
+
+from scipy import stats
+
+from common import HERE, build_work, hyperfine, on_off_load, scratch, shootout_toml
+
+TOOLS = ("shootout", "shootout-old", "hyperfine+welch")
+
+
+def cpu_seconds(binary: Path, iterations: int) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([str(binary), str(iterations)], check=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def calibrate_cpu(binary: Path, seconds: float) -> int:
+    """Iterations for about `seconds` of CPU time (the median of 5), whatever the machine's load."""
+    iterations = 20_000_000
+    for _ in range(4):
+        iterations = int(iterations * seconds / statistics.median(cpu_seconds(binary, iterations) for _ in range(5)))
+    return iterations
+
+
+def shootout_run(src: Path, home: Path, toml: Path, seed: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(src), "SHOOTOUT_HOME": str(home), "SHOOTOUT_LOAD_WAIT": "0s"}
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "shootout", "run", "--file", str(toml), "-w", "work",
+                           "--seed", str(seed)], capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"shootout run failed: {done.stderr.strip()[-2000:]}")
+    shown = subprocess.run([sys.executable, "-m", "shootout", "show", "last", "--json"], capture_output=True,
+                           text=True, env=env, check=True)
+    rows = [r for r in json.loads(shown.stdout) if r["workload"] == "work" and r["config"] == "B"]
+    row = next(r for r in rows if r.get("headline", True))
+    return {"verdict": row["verdict"], "metric": row["metric"], "low": row["ci_low"], "high": row["ci_high"],
+            "rounds": row["rounds"], "seconds": seconds}
+
+
+def welch_run(binary: Path, iterations: int, extra: float, out: Path) -> dict:
+    t0 = time.perf_counter()
+    doc = hyperfine(binary, iterations, extra, out)
+    seconds = time.perf_counter() - t0
+    a, b = (r["times"] for r in doc["results"])
+    test = stats.ttest_ind(b, a, equal_var=False)
+    ratio = statistics.fmean(a) / statistics.fmean(b)  # speed-up of B over A
+    verdict = "none" if test.pvalue >= 0.05 else ("faster" if ratio > 1 else "slower")
+    return {"verdict": verdict, "metric": "wall", "ratio": ratio, "p": float(test.pvalue), "rounds": len(a),
+            "seconds": seconds}
+
+
+def found(r: dict) -> bool:
+    return r["verdict"] == "slower" if r["extra"] else r["verdict"] in ("same", "none")
+
+
+def wrong(r: dict) -> bool:
+    return r["verdict"] in ("faster", "slower") if r["extra"] == 0 else r["verdict"] in ("faster", "same")
+
+
+def table(lines: list[dict]) -> str:
+    out = ["| condition | tool | +2% found | A/A same | wrong | median s/run (+2%, A/A) | CPU-time headline |",
+           "|---|---|---|---|---|---|---|"]
+    for condition in ("quiet", "load"):
+        for tool in TOOLS:
+            cell = [r for r in lines if r["condition"] == condition and r["tool"] == tool]
+            if not cell:
+                continue
+            plus, aa = ([r for r in cell if (r["extra"] > 0) == p] for p in (True, False))
+            med = [f"{statistics.median(r['seconds'] for r in c):.1f}" if c else "-" for c in (plus, aa)]
+            cpu = "-" if tool == "hyperfine+welch" else f"{sum(r['metric'] == 'cpu' for r in cell)}/{len(cell)}"
+            out.append(f"| {condition} | {tool} | {sum(map(found, plus))}/{len(plus)} "
+                       f"| {sum(map(found, aa))}/{len(aa)} "
+                       f"| {sum(map(wrong, cell))}/{len(cell)} | {med[0]}, {med[1]} | {cpu} |")
+    loads = sorted({r["uptime"] for r in lines if "uptime" in r})
+    return "\n".join(out + ["", f"{len(lines)} runs; load averages at the starts of the holds: " + "; ".join(loads)])
+
+
+class Lock:
+    """Hold an flock for at most `hold` seconds at a time; `refresh()` lets others in when it is up."""
+
+    def __init__(self, path: Path | None, hold: float) -> None:
+        self.path, self.hold, self.fd, self.since = path, hold, None, 0.0
+        self.uptime = ""
+
+    def refresh(self) -> None:
+        if self.path is None:
+            self.uptime = self.uptime or os.popen("uptime").read().strip()
+            return
+        if self.fd is not None and time.monotonic() - self.since < self.hold:
+            return
+        if self.fd is not None:
+            os.close(self.fd)
+            time.sleep(5)  # let a waiting helper take it
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        self.since = time.monotonic()
+        self.uptime = os.popen("uptime").read().strip()
+        print(f"lock taken: {self.uptime}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=20, help="runs per tool, injection and condition")
+    parser.add_argument("--conditions", default="quiet,load")
+    parser.add_argument("--injections", default="0,2", help="comma-separated percentages")
+    parser.add_argument("--tools", default="shootout,hyperfine+welch,shootout-old")
+    parser.add_argument("--src", type=Path, default=HERE.parent / "src", help="shootout's src directory")
+    parser.add_argument("--old-src", type=Path, help="src of the shootout to compare with (tool shootout-old)")
+    parser.add_argument("--seconds", type=float, default=0.1, help="CPU seconds of one run of the program")
+    parser.add_argument("--out", type=Path, default=Path("cheaper_verdicts.jsonl"), help="JSON lines, appended")
+    parser.add_argument("--lock", type=Path, help="flock this file while measuring (the shared benchmark lock)")
+    parser.add_argument("--hold", type=float, default=540.0, help="seconds to hold the lock at a time")
+    parser.add_argument("--table", type=Path, help="only print the table of this results file")
+    args = parser.parse_args()
+    if args.table:
+        print(table([json.loads(line) for line in args.table.read_text().splitlines() if line.strip()]))
+        return
+    tools = [t for t in args.tools.split(",") if t != "shootout-old" or args.old_src]
+    lock = Lock(args.lock, args.hold)
+    with scratch() as tmp:
+        work = Path(tmp)
+        binary = build_work(work)
+        lock.refresh()
+        iterations = calibrate_cpu(binary, args.seconds)
+        print(f"work {iterations} iterations (~{args.seconds} s of CPU); {args.runs} runs per cell", flush=True)
+        done = [json.loads(x) for x in args.out.read_text().splitlines()] if args.out.exists() else []
+        for i in range(args.runs):  # every condition in turn: a series cut short still has them all
+            for condition in args.conditions.split(","):
+                for extra in (float(x) for x in args.injections.split(",")):
+                    toml = shootout_toml(work, binary, iterations, extra)
+                    for tool in tools:
+                        key = (condition, extra, tool, i)
+                        if any((r["condition"], r["extra"], r["tool"], r["i"]) == key for r in done):
+                            continue  # resumed series
+                        lock.refresh()
+                        with on_off_load() if condition == "load" else nullcontext():
+                            if tool == "hyperfine+welch":
+                                r = welch_run(binary, iterations, extra, work / "hf.json")
+                            else:
+                                src = args.src if tool == "shootout" else args.old_src
+                                r = shootout_run(src, work / f"home-{tool}-{condition}-{extra:g}-{i}", toml, i + 1)
+                        line = {"condition": condition, "extra": extra, "tool": tool, "i": i, "uptime": lock.uptime,
+                                "iterations": iterations, **r}
+                        with args.out.open("a") as f:
+                            f.write(json.dumps(line) + "\n")
+                        done.append(line)
+                        print(json.dumps(line), flush=True)
+    print(table(done))
+
+
+if __name__ == "__main__":
+    main()
