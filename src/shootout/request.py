@@ -123,8 +123,11 @@ def _file_settings(wish: Wish) -> FileSettings:
         raise UsageError("--file and --experiment both name what to run", "give one of them")
     if wish.experiment:
         from shootout.experiments import experiment
+        from shootout.experiments.limits import needs_root
 
-        return experiment(wish.experiment).settings()
+        named = experiment(wish.experiment)
+        needs_root(named)  # one line, before any userspace or part is made
+        return named.settings()
     return load_file(wish.file) if wish.file else FileSettings()
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shootout.configs import FileSettings, load_text
+from shootout.experiments.sizing import Plan, Sizing, plan
 
 WRITEUPS = "docs/writeups.md"  # in shootout's repository: each write-up's setup and figures, by letter
 _SECTION = re.compile(r"(?:^|; )([A-E])(?:'s\b|,)")  # "A, ...", "A's ...", "...; E, ..."
@@ -24,10 +25,13 @@ class Experiment:
     description: str
     reproduces: str  # the write-up, by its letter in docs/writeups.md (then its title or part)
     toml: str  # [run], [[config]], [[workload]] and [params.WORKLOAD] tables, as in shootout.toml
+    sizing: Sizing  # its round time here, so its run carries a budget and rounds (sizing.py)
     # workload -> what the write-up found for it, shown beside the measured result
     found: dict[str, str] = field(default_factory=dict)
     # a paragraph of its own instead of the one-line-per-workload comparison (optional)
     explainer: Callable[[Analysis], list[str]] | None = None
+    # why it needs root, when every configuration does (said in one line before anything is made)
+    needs_root: str = ""
 
     @property
     def cited(self) -> str:
@@ -38,6 +42,16 @@ class Experiment:
 
     def settings(self) -> FileSettings:
         return load_text(self.toml, f"experiment {self.name}")
+
+    def family(self) -> int:
+        """Its run's headline comparisons: workloads x configurations after the baseline
+        (the main job's two userspaces when it names none)."""
+        run = self.settings().run
+        sides = len(run.get("configs", [])) or 2
+        return max(1, len(run.get("workloads", [])) * (sides - 1))
+
+    def plan(self, confidence: float = 0.95, min_rounds: int = 6) -> Plan:
+        return plan(self.sizing, self.family(), confidence, min_rounds)
 
     def explain(self, analysis: Analysis) -> list[str]:
         """Lines for the report: each headline result beside what the write-up found."""

@@ -4,6 +4,7 @@ configuration, counted at the receiver. `shootout doctor` lists the rungs this k
 a configuration whose rung it cannot do is skipped with the reason."""
 
 from shootout.experiments.base import Experiment, host_ladder
+from shootout.experiments.sizing import Sizing
 from shootout.net.rungs import RUNGS
 
 EXPERIMENT = Experiment(
@@ -12,6 +13,8 @@ EXPERIMENT = Experiment(
     reproduces="A's TC drop rule, extended to the whole ladder of drop points (the reference numbers: "
                "Cloudflare's drop ladder, the XDP paper)",
     toml=host_ladder(["drop-rate"], {rung: f'drop = "{rung}"' for rung in RUNGS}),
+    sizing=Sizing(round_s=25, prepare_s=60, measured="estimated from its workloads' trial times on a 2-core x86-64 VM"),
+    needs_root="network namespaces, veth pairs and tc rules for every configuration",
     found={"drop-rate": "Cloudflare: in-application drop ~171 kpps vs XDP ~10 Mpps on one CPU; the XDP paper: "
                         "XDP_DROP ~24 Mpps vs iptables raw ~4.8 Mpps per core"},
 )

@@ -2,6 +2,7 @@
 (WireGuard is the kernel's when it has the module, else wireguard-go; the trial records which)."""
 
 from shootout.experiments.base import Experiment, host_ladder
+from shootout.experiments.sizing import Sizing
 
 EXPERIMENT = Experiment(
     name="vpn",
@@ -12,6 +13,8 @@ EXPERIMENT = Experiment(
         "openvpn-aes": 'vpn = { kind = "openvpn", cipher = "AES-256-GCM" }',
         "openvpn-chacha": 'vpn = { kind = "openvpn", cipher = "CHACHA20-POLY1305" }',
     }),
+    sizing=Sizing(round_s=25, prepare_s=60, measured="estimated from its workloads' trial times on a 2-core x86-64 VM"),
+    needs_root="network namespaces, veth pairs and tc rules for every configuration",
     found={"vpn": "over gigabit WireGuard near line rate, OpenVPN about 10x slower; between containers "
                   "OpenVPN CPU-bound"},
 )
