@@ -45,7 +45,8 @@ seconds = 2
 ''' + "".join(_config(f"{arch}-{kind}", arch, vpn) for kind, vpn in (
         ("wireguard", '{ kind = "wireguard" }'),  # the kernel's if it has one, else wireguard-go
         ("openvpn", '{ kind = "openvpn", cipher = "AES-256-GCM" }')) for arch in ("amd64", "i386")),
-    sizing=Sizing(round_s=40, prepare_s=90, measured="estimated from its workloads' trial times on a 2-core x86-64 VM",
+    sizing=Sizing(round_s=40, prepare_s=90,
+                  measured="2-core x86-64 VM, 2026-11-26: rounds of 36-38 s while others used 1 CPU",
                   note="2 s of traffic per iperf3 and VPN measurement and 1.5 s of frames per drop count "
                        "instead of the workloads' 5 and 3: rounds of 1m08s-1m25s at those would need 21 "
                        "minutes for the 12 rounds a first verdict on 9 comparisons needs"),
