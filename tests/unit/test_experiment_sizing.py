@@ -85,12 +85,14 @@ def _run(run_id: int, name: str, machine: str, created: float) -> Run:
 
 def test_the_last_run_here_is_what_experiments_and_the_budget_check_use():
     trials = {2: [_trial(0, "w", "a", 1010, 40), _trial(1, "w", "a", 1060, 50), _trial(1, "w", "b", 1110, 50),
-                  _trial(2, "w", "a", 1170, 50)]}
+                  _trial(2, "w", "a", 1170, 40), _trial(2, "w", "b", 1230, 30),  # round 2: 90 s
+                  _trial(3, "w", "a", 1260, 40), _trial(3, "w", "b", 1300, 40),
+                  _trial(4, "w", "b", 1340, 40)]}  # one workload left: not a full round
     runs = [_run(3, "rpi64", "elsewhere", 2000), _run(2, "rpi64", "here", 1000), _run(1, "vpn", "here", 500)]
     last = last_run(runs, lambda i: trials.get(i, []), "rpi64", "here")
-    assert last == LastRun(2, 220.0, 100.0)
+    assert last == LastRun(2, 380.0, 90.0)  # the median of the full rounds: 100, 90 and 80 s
     assert last_run(runs, lambda i: trials.get(i, []), "pi3desk", "here") is None
-    # rounds of 100 s here: the estimate's first verdict no longer fits a budget it did
+    # rounds of 90 s here: the estimate's first verdict no longer fits a budget it did
     named = experiment("rpi64")
     own = named.plan()
     estimate = own.first_verdict_s - named.sizing.prepare_s
@@ -98,7 +100,7 @@ def test_the_last_run_here_is_what_experiments_and_the_budget_check_use():
     with pytest.raises(UsageError, match="its last run here, run 2"):
         run_limits("rpi64", estimate, None, last=last)
     lines = how_long(named, last)
-    assert lines[0] == "takes here: 3 min 40 s (its last run here, run 2, rounds of 100 s)"
+    assert lines[0] == "takes here: 6 min 20 s from its start to its last trial (its last run here, run 2; rounds of 90 s)"
     assert how_long(named, None)[0].startswith("takes: about ")
 
 

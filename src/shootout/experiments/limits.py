@@ -9,6 +9,7 @@ its last run here when the results database holds one (its measured round), else
 from __future__ import annotations
 
 import os
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -32,12 +33,17 @@ class LastRun:
     round_s: float | None
 
 
-def round_seconds(trials: Sequence[Trial], index: int = 1) -> float | None:
-    """From the first start to the last end of round `index` (every workload still runs then)."""
-    found = [t for t in trials if t.spec.round == index and t.started_at]
-    if not found:
+def round_seconds(trials: Sequence[Trial]) -> float | None:
+    """The median span (first start to last end) of the measured rounds that ran every workload
+    as round 1 did: later rounds run only the undecided ones, a pause makes one round long."""
+    rounds: dict[int, list[Trial]] = {}
+    for t in trials:
+        if t.spec.round > 0 and t.started_at:
+            rounds.setdefault(t.spec.round, []).append(t)
+    if 1 not in rounds:
         return None
-    return max(t.started_at + t.wall_s for t in found) - min(t.started_at for t in found)
+    full = [ts for ts in rounds.values() if len(ts) == len(rounds[1])]
+    return statistics.median(max(t.started_at + t.wall_s for t in ts) - min(t.started_at for t in ts) for ts in full)
 
 
 def last_run(runs: Sequence[Run], trials_of: TrialsOf, name: str, machine: str | None) -> LastRun | None:
@@ -113,8 +119,8 @@ def how_long(named: Experiment, last: LastRun | None) -> list[str]:
     sizing = named.sizing
     rounds = f"a first verdict after round {own.first_look}; budget {minutes(own.budget_s)}, at most {own.max_rounds} rounds"
     if last is not None:
-        took = f"takes here: {span(last.seconds)} (its last run here, run {last.run_id}"
-        took += f", rounds of {last.round_s:.0f} s)" if last.round_s else ")"
+        took = (f"takes here: {span(last.seconds)} from its start to its last trial (its last run here, "
+                f"run {last.run_id}" + (f"; rounds of {last.round_s:.0f} s)" if last.round_s else ")"))
     else:
         took = (f"takes: about {span(own.first_verdict_s)} to a first verdict, at most {span(sizing.limit_s)} "
                 f"(estimate: rounds of {sizing.round_s:.0f} s and {span(sizing.prepare_s)} of preparing, "
