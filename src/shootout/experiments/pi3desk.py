@@ -115,7 +115,8 @@ runtime_s = 1
 ramp_s = 0.25
 jobs = ["seq_write", "seq_read", "randwrite_qd1", "randread_qd1"]
 """,
-    sizing=Sizing(round_s=45, prepare_s=30, measured="estimated from its workloads' trial times on a 2-core x86-64 VM",
+    sizing=Sizing(round_s=55, prepare_s=30,
+                  measured="2-core x86-64 VM, 2026-11-26: rounds of 49-56 s (fio 9-12 s a trial) at load 4-6",
                   note="64 MiB per dd file instead of the write-up's 1 GiB, 64 MiB fio files with 1 s per job "
                        "and no queue-depth-32 jobs, and 2,000 small files: at 128 MiB, 2 s per job and all six "
                        "jobs a round took 68-85 s here, and the 11 rounds a first verdict on 6 comparisons "
