@@ -18,7 +18,7 @@ EXPERIMENT = Experiment(
 [run]
 workloads = ["browser", "browser-tabs"]
 """,
-    sizing=Sizing(round_s=40, prepare_s=120, measured="estimated from its workloads' trial times on a 2-core x86-64 VM"),
+    sizing=Sizing(round_s=40, prepare_s=120, measured="a guess: not yet measured as a whole here"),
     found={
         "browser": "64-bit about 40% ahead on Speedometer 2.0 and clearly on JetStream on a Pi 4; "
                    "on a Pi 3B+ 32-bit won most of the suite (the browser tests not named)",

@@ -13,7 +13,7 @@ EXPERIMENT = Experiment(
     reproduces="A's TC drop rule, extended to the whole ladder of drop points (the reference numbers: "
                "Cloudflare's drop ladder, the XDP paper)",
     toml=host_ladder(["drop-rate"], {rung: f'drop = "{rung}"' for rung in RUNGS}),
-    sizing=Sizing(round_s=25, prepare_s=60, measured="estimated from its workloads' trial times on a 2-core x86-64 VM"),
+    sizing=Sizing(round_s=25, prepare_s=60, measured="from rpi-network's trial times of the same workloads (2-core x86-64 VM)"),
     needs_root="network namespaces, veth pairs and tc rules for every configuration",
     found={"drop-rate": "Cloudflare: in-application drop ~171 kpps vs XDP ~10 Mpps on one CPU; the XDP paper: "
                         "XDP_DROP ~24 Mpps vs iptables raw ~4.8 Mpps per core"},

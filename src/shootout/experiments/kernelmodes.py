@@ -25,7 +25,7 @@ configs = ["vm:debian:bookworm:i386:686-pae", "vm:debian:bookworm:i386:amd64", "
 workloads = ["ptrtree", "memlat", "membw", "7zip", "flac"]
 """,
     sizing=Sizing(round_s=40, prepare_s=180,
-                  measured="estimated from the same workloads on the host: this VM has no hardware KVM"),
+                  measured="a guess from these workloads' trial times on the host: no hardware KVM here to measure it"),
     found={
         "membw": "memory bandwidth: 32-bit won on the Pi 3B+",
         "7zip": "7-zip decompression preferred 32-bit code on both Pis",

@@ -53,7 +53,7 @@ workloads = ["iozone"]
 [params.iozone]
 size_mib = 100
 """,
-    sizing=Sizing(round_s=30, prepare_s=60, measured="estimated from its workloads' trial times on a 2-core x86-64 VM"),
+    sizing=Sizing(round_s=30, prepare_s=60, measured="a guess: not yet measured as a whole here"),
     found={"iozone": "Pi 4: 64-bit kernel reads the USB3 SSD much faster; Pi 3B+: 32-bit wins USB SSD I/O"},
     explainer=explain,
 )

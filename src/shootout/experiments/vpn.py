@@ -13,7 +13,7 @@ EXPERIMENT = Experiment(
         "openvpn-aes": 'vpn = { kind = "openvpn", cipher = "AES-256-GCM" }',
         "openvpn-chacha": 'vpn = { kind = "openvpn", cipher = "CHACHA20-POLY1305" }',
     }),
-    sizing=Sizing(round_s=20, prepare_s=60, measured="estimated from its workloads' trial times on a 2-core x86-64 VM"),
+    sizing=Sizing(round_s=20, prepare_s=60, measured="from rpi-network's trial times of the same workloads (2-core x86-64 VM)"),
     needs_root="network namespaces, veth pairs and tc rules for every configuration",
     found={"vpn": "over gigabit WireGuard near line rate, OpenVPN about 10x slower; between containers "
                   "OpenVPN CPU-bound"},
