@@ -199,7 +199,8 @@ touch_pct = 10
 switches = 100
 max_seconds = 25
 """,
-    sizing=Sizing(round_s=55, prepare_s=30, measured="half the rounds of 10-40 s trials at 1 GiB; not yet measured at 512 MiB",
+    sizing=Sizing(round_s=20, prepare_s=30,
+                  measured="2-core x86-64 VM, 2026-11-26: rounds of 13-29 s at 512 MiB (median 14 s), load 1.5-2",
                   note="512 MiB of memory and 1 GiB of tabs instead of the write-up's 1 GB Pi 3 (and this "
                        "experiment's 1 GiB with 2 GiB of tabs): at 1 GiB its rounds took 40-160 s here, and "
                        "the 10 rounds a first verdict on 3 comparisons needs took about 20 minutes"),
