@@ -134,8 +134,10 @@ def _file_settings(wish: Wish) -> FileSettings:
     """The tables of --file, or of the named experiment (which is one such file)."""
     if wish.experiment:
         from shootout.experiments import experiment
+        from shootout.experiments.limits import needs_root
 
         named = experiment(wish.experiment)
+        needs_root(named)  # one line, before any userspace or part is made
         settings = named.settings()
         if wish.file and named.machines:  # the file names the machines (and groups of them)
             file = load_file(wish.file)

@@ -134,6 +134,15 @@ def _round_seconds(trials: list[Trial]) -> float:
     return span if work <= span <= _PAUSED * work else work * _ROUND_OVERHEAD
 
 
+def _own_budget(name: str) -> str:
+    """A named experiment's own budget, for the refusal's hint ('' for any other run)."""
+    if not name:
+        return ""
+    from shootout.experiments.limits import own_budget  # the experiments import the workloads, not the runner
+
+    return own_budget(name)
+
+
 class Runner:
     def __init__(
         self,
@@ -499,7 +508,8 @@ class Runner:
             raise UsageError(
                 f"the budget of {s.budget_s / 60:g} min cannot pay for the {first} rounds a first verdict needs "
                 "under the sequential rule, so no workload would get a verdict; nothing was measured beyond the warm-up",
-                f"run again with --budget {wanted}m, or fewer workloads (-w), or --partial to measure anyway")
+                f"run again with --budget {wanted}m, or fewer workloads (-w), or --partial to measure anyway"
+                + _own_budget(s.experiment))
 
     def _first_deciding_round(self, live: _Live) -> int:
         """The first round at which the run's sequential rule can give a verdict (stats/design.py)."""

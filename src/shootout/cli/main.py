@@ -49,13 +49,13 @@ def run(
     suite: Annotated[Optional[str], typer.Option(help="suite name: native, quick, full, or a category")] = None,
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help=escape("shootout.toml with [[config]] and [[workload]] tables; without -w or --suite, its workloads run"))] = None,
     experiment: Annotated[Optional[str], typer.Option("--experiment", "-e", help="a named experiment that reproduces a published comparison (see: shootout experiments)")] = None,
-    budget: Annotated[str, typer.Option(help="time budget of the measuring, e.g. 10m; checked after the warm-up round")] = "4m",
+    budget: Annotated[Optional[str], typer.Option(help="time budget of the measuring, e.g. 10m; checked after the warm-up round (default 4m; a named experiment's own: see shootout experiments)", show_default=False)] = None,
     partial: Annotated[bool, typer.Option("--partial", help="measure even when the budget cannot reach the first round that can give a verdict (no verdicts then)")] = False,
     precision: Annotated[Optional[str], typer.Option(help="stop a workload once its CI half-width is under this (default: half the threshold)")] = None,
     threshold: Annotated[str, typer.Option(help="practical threshold δ for faster/slower/same (0.1% or more)")] = "1%",
     confidence: Annotated[str, typer.Option(help="what every interval shown with a verdict promises, over all rounds and workloads")] = "95%",
     min_rounds: Annotated[int, typer.Option(help="minimum measured rounds (6 is the least for a 95% CI)")] = 6,
-    max_rounds: Annotated[int, typer.Option(help="never more rounds than this")] = 50,
+    max_rounds: Annotated[Optional[int], typer.Option(help="never more rounds than this (default 50; a named experiment's own: what its budget pays for)", show_default=False)] = None,
     seed: Annotated[Optional[int], typer.Option(help="seed of the shuffled order (default: random, stored)")] = None,
     repeats: Annotated[int, typer.Option(help="measure a trial again, up to this often, when other programs used a CPU during it (0: never)")] = RunSettings.repeats,
     aa: Annotated[bool, typer.Option("--aa", help="A/A: the first configuration against itself (noise floor)")] = False,
@@ -117,12 +117,14 @@ def run(
         min_shown = stored.settings.min_rounds
     else:
         delta = options.threshold(threshold)
+        level = options.confidence(confidence)
+        budget_s, rounds = _limits(store, experiment, budget, max_rounds, partial, level, min_rounds)
         settings = RunSettings(
             threshold=delta, precision=options.precision(precision, delta),
-            min_rounds=min_rounds, max_rounds=max(max_rounds, min_rounds),
-            budget_s=options.budget(budget),
+            min_rounds=min_rounds, max_rounds=max(rounds, min_rounds),
+            budget_s=budget_s,
             seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
-            confidence=options.confidence(confidence), experiment=experiment or "", partial=partial,
+            confidence=level, experiment=experiment or "", partial=partial,
             repeats=repeats, parallel=parallel,
         )
         with err_console.status("preparing configurations") as status:
@@ -156,6 +158,21 @@ def run(
             save_noise_floor(store, analysis.facts["machine"], {"run": run_id, **floor})
             console.print(f"noise floor of this machine: ±{floor['halfwidth']:.2%} in {floor['rounds']} rounds "
                           f"(per-round noise {floor['sd']:.2%}; stored, shown beside later verdicts)")
+
+
+def _limits(store, experiment: str | None, budget: str | None, max_rounds: int | None, partial: bool,
+            level: float, min_rounds: int) -> tuple[float, int]:
+    """--budget (s) and --max-rounds: the user's, else a named experiment's own (experiments/limits.py)."""
+    from shootout.cli import options
+    from shootout.experiments.limits import last_run, run_limits
+    from shootout.facts import machine_id
+
+    given = options.budget(budget) if budget is not None else None
+    last = None
+    if experiment and given is not None:  # checked against what its first verdict needs here
+        last = last_run(store.list_runs(), lambda i: store.trials(i, include_warmup=True), experiment, machine_id())
+    return run_limits(experiment, given, max_rounds, partial=partial, confidence=level, min_rounds=min_rounds,
+                      last=last)
 
 
 def _preparing(status: Status) -> Callable[[str], None]:
@@ -306,14 +323,20 @@ def workloads() -> None:
 
 
 @app.command()
-def experiments() -> None:
+def experiments(db: DbOption = None) -> None:
     """The named experiments: each reproduces a published comparison with one command."""
     from shootout.experiments import EXPERIMENTS
+    from shootout.experiments.limits import how_long, last_run
+    from shootout.facts import machine_id
 
+    store = _store(db)
+    runs, machine = store.list_runs(), machine_id()
     for name, item in EXPERIMENTS.items():
+        last = last_run(runs, lambda i: store.trials(i, include_warmup=True), name, machine)
         console.print(f"{name}: {escape(item.description)}\n  reproduces {escape(item.reproduces)}\n"
                       f"  the write-up's figures: {item.cited}\n"
-                      f"  run: shootout run --experiment {name}", soft_wrap=True, highlight=False)
+                      f"  run: shootout run --experiment {name}"
+                      + "".join(f"\n  {escape(line)}" for line in how_long(item, last)), soft_wrap=True, highlight=False)
 
 
 @app.command()

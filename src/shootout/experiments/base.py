@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from shootout.configs import FileSettings, load_text
 from shootout.errors import UsageError
+from shootout.experiments.sizing import Plan, Sizing, plan
 from shootout.userspace.arches import headline_arches, host_arch, kernel_arch
 
 WRITEUPS = "docs/writeups.md"  # in shootout's repository: each write-up's setup and figures, by letter
@@ -29,12 +30,15 @@ class Experiment:
     # [run], [[config]], [[workload]] and [params.WORKLOAD] tables, as in shootout.toml; $native and
     # $companion stand for this machine's 64-bit Debian architecture and its 32-bit companion
     toml: str
+    sizing: Sizing  # its round time here, so its run carries a budget and rounds (sizing.py)
     # workload -> what the write-up found for it, shown beside the measured result
     found: dict[str, str] = field(default_factory=dict)
     # a paragraph of its own instead of the one-line-per-workload comparison (optional)
     explainer: Callable[[Analysis], list[str]] | None = None
     # True: the user names the machines (-c, or [[config]] tables of --file) and their prices (--price)
     machines: bool = False
+    # why it needs root, when every configuration does (said in one line before anything is made)
+    needs_root: str = ""
 
     @property
     def cited(self) -> str:
@@ -49,6 +53,16 @@ class Experiment:
             native, companion = _sides(self.name)
             text = Template(text).substitute(native=native, companion=companion)
         return load_text(text, f"experiment {self.name}")
+
+    def family(self) -> int:
+        """Its run's headline comparisons: workloads x configurations after the baseline
+        (the main job's two userspaces when it names none)."""
+        run = self.settings().run
+        sides = len(run.get("configs", [])) or 2
+        return max(1, len(run.get("workloads", [])) * (sides - 1))
+
+    def plan(self, confidence: float = 0.95, min_rounds: int = 6) -> Plan:
+        return plan(self.sizing, self.family(), confidence, min_rounds)
 
     def explain(self, analysis: Analysis) -> list[str]:
         """Lines for the report: each headline result beside what the write-up found."""

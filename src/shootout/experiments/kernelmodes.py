@@ -12,6 +12,7 @@ kernels switch by rebooting, use `shootout run --across-boots -c kernel:… -c k
 """
 
 from shootout.experiments.base import Experiment
+from shootout.experiments.sizing import Sizing
 
 EXPERIMENT = Experiment(
     name="kernel-modes",
@@ -23,6 +24,8 @@ EXPERIMENT = Experiment(
 configs = ["vm:debian:bookworm:i386:686-pae", "vm:debian:bookworm:i386:amd64", "vm:debian:bookworm:amd64:amd64"]
 workloads = ["ptrtree", "memlat", "membw", "7zip", "flac"]
 """,
+    sizing=Sizing(round_s=40, prepare_s=180,
+                  measured="a guess from these workloads' trial times on the host: no hardware KVM here to measure it"),
     found={
         "membw": "memory bandwidth: 32-bit won on the Pi 3B+",
         "7zip": "7-zip decompression preferred 32-bit code on both Pis",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shootout.experiments.base import Experiment
+from shootout.experiments.sizing import Sizing
 
 if TYPE_CHECKING:
     from shootout.analysis import Analysis
@@ -54,6 +55,7 @@ workloads = ["iozone"]
 [params.iozone]
 size_mib = 100
 """,
+    sizing=Sizing(round_s=30, prepare_s=60, measured="a guess: not yet measured as a whole here"),
     found={"iozone": "Pi 4: 64-bit kernel reads the USB3 SSD much faster; Pi 3B+: 32-bit wins USB SSD I/O"},
     explainer=explain,
 )

@@ -10,6 +10,7 @@ are an A/A pair for them: their spread is the noise floor beside the 64-vs-32 ve
 """
 
 from shootout.experiments.base import Experiment
+from shootout.experiments.sizing import Sizing
 
 
 def _config(name: str, arch: str, vpn: str) -> str:
@@ -32,9 +33,24 @@ EXPERIMENT = Experiment(
 [run]
 configs = ["$native-wireguard", "$companion-wireguard", "$native-openvpn", "$companion-openvpn"]
 workloads = ["tcp-veth", "drop-rate", "vpn"]
+
+[params.tcp-veth]
+seconds = 2
+
+[params.drop-rate]
+seconds = 1.5
+
+[params.vpn]
+seconds = 2
 ''' + "".join(_config(f"{arch}-{kind}", arch, vpn) for kind, vpn in (
         ("wireguard", '{ kind = "wireguard" }'),  # the kernel's if it has one, else wireguard-go
         ("openvpn", '{ kind = "openvpn", cipher = "AES-256-GCM" }')) for arch in ("$native", "$companion")),
+    sizing=Sizing(round_s=40, prepare_s=90,
+                  measured="2-core x86-64 VM, 2026-11-26: rounds of 36-38 s while others used 1 CPU",
+                  note="2 s of traffic per iperf3 and VPN measurement and 1.5 s of frames per drop count "
+                       "instead of the workloads' 5 and 3: rounds of 1m08s-1m25s at those would need 21 "
+                       "minutes for the 12 rounds a first verdict on 9 comparisons needs"),
+    needs_root="network namespaces, veth pairs and tc rules for every configuration",
     found={
         "tcp-veth": "iperf3 between containers over veth, offloads off, in Mbit/s (no 64-vs-32 verdict stated)",
         "drop-rate": "64-byte frames against a TC drop rule: the 64-bit kernel a bit faster",

@@ -2,6 +2,7 @@
 `ethtool -K veth0 tx off rx off tso off gro off gso off`) against on (the kernel's default)."""
 
 from shootout.experiments.base import Experiment, host_ladder
+from shootout.experiments.sizing import Sizing
 
 EXPERIMENT = Experiment(
     name="veth-offloads",
@@ -9,6 +10,8 @@ EXPERIMENT = Experiment(
     reproduces="A's iperf3 over veth with the fake offloads off; here against them on",
     toml=host_ladder(["tcp-veth"], {"offloads-off": 'veth = { offloads = "off" }',
                                     "offloads-on": 'veth = { offloads = "on" }'}),
+    sizing=Sizing(round_s=22, prepare_s=60, measured="from rpi-network's trial times of the same workloads (2-core x86-64 VM)"),
+    needs_root="network namespaces, veth pairs and tc rules for every configuration",
     found={"tcp-veth": "offloads off (ethtool -K veth0 tx off rx off tso off gro off gso off); "
                        "no figure with them on"},
 )

@@ -3,6 +3,7 @@
 module proxy; the trial records which, and the paragraph says why the answer may differ)."""
 
 from shootout.experiments.base import Experiment, host_ladder
+from shootout.experiments.sizing import Sizing
 
 EXPERIMENT = Experiment(
     name="vpn",
@@ -13,6 +14,8 @@ EXPERIMENT = Experiment(
         "openvpn-aes": 'vpn = { kind = "openvpn", cipher = "AES-256-GCM" }',
         "openvpn-chacha": 'vpn = { kind = "openvpn", cipher = "CHACHA20-POLY1305" }',
     }),
+    sizing=Sizing(round_s=20, prepare_s=60, measured="from rpi-network's trial times of the same workloads (2-core x86-64 VM)"),
+    needs_root="network namespaces, veth pairs and tc rules for every configuration",
     found={"vpn": "between containers (as here): OpenVPN CPU-bound, no figure given; over the Pi 4's "
                   "gigabit port: WireGuard (kernel) near line rate, OpenVPN about 10x slower"},
 )

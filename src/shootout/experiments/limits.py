@@ -1,0 +1,128 @@
+"""The budget and rounds of `shootout run --experiment NAME`, and how long it takes here.
+
+Without --budget (or --max-rounds) a named experiment runs with its own (sizing.py); with them
+the user's win, but a --budget below what the experiment's first verdict needs on this machine
+is refused before anything is made, naming the experiment's own figure. "On this machine" is
+its last run here when the results database holds one (its measured round), else the estimate.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from shootout.errors import UsageError
+from shootout.experiments import experiment
+from shootout.experiments.base import Experiment
+from shootout.experiments.sizing import (DEFAULT_BUDGET_S, MARGIN, MAX_ROUNDS, DoesNotFit, Plan, first_verdict_seconds,
+                                         minutes, span)
+from shootout.model import Run, Trial
+
+TrialsOf = Callable[[int], Sequence[Trial]]  # run id -> its trials, warm-up included (Store.trials)
+
+
+@dataclass(frozen=True)
+class LastRun:
+    """An experiment's newest run on this machine: what it took from start to its last trial
+    (the userspaces it made before starting not counted) and its first measured round."""
+
+    run_id: int
+    seconds: float
+    round_s: float | None
+
+
+def round_seconds(trials: Sequence[Trial]) -> float | None:
+    """The median span (first start to last end) of the measured rounds that ran every workload
+    as round 1 did: later rounds run only the undecided ones, a pause makes one round long."""
+    rounds: dict[int, list[Trial]] = {}
+    for t in trials:
+        if t.spec.round > 0 and t.started_at:
+            rounds.setdefault(t.spec.round, []).append(t)
+    if 1 not in rounds:
+        return None
+    full = [ts for ts in rounds.values() if len(ts) == len(rounds[1])]
+    return statistics.median(max(t.started_at + t.wall_s for t in ts) - min(t.started_at for t in ts) for ts in full)
+
+
+def last_run(runs: Sequence[Run], trials_of: TrialsOf, name: str, machine: str | None) -> LastRun | None:
+    """The newest run of experiment `name` on the machine with this id that measured a round."""
+    for run in runs:  # newest first (Store.list_runs)
+        facts = run.facts.get("machine", {})
+        if run.settings.experiment != name or not machine or facts.get("machine_id") != machine:
+            continue
+        trials = trials_of(run.id)
+        ends = [t.started_at + t.wall_s for t in trials if t.started_at]
+        if ends and (measured := round_seconds(trials)) is not None:
+            return LastRun(run.id, max(ends) - run.created_at, measured)
+    return None
+
+
+def needs_root(named: Experiment) -> None:
+    """One line before anything is made: an experiment every configuration of which needs root."""
+    if named.needs_root and os.geteuid() != 0:
+        raise UsageError(f"experiment {named.name} needs root: {named.needs_root}",
+                         f"run it as root: sudo shootout run --experiment {named.name}")
+
+
+def here(named: Experiment, last: LastRun | None, confidence: float = 0.95, min_rounds: int = 6) -> Plan:
+    """Its plan, with this machine's measured round when its last run here measured one."""
+    own = named.plan(confidence, min_rounds)
+    if last is None or last.round_s is None:
+        return own
+    return replace(own, first_verdict_s=first_verdict_seconds(replace(named.sizing, round_s=last.round_s),
+                                                              own.first_look))
+
+
+def run_limits(name: str | None, budget_s: float | None, max_rounds: int | None, *, partial: bool = False,
+               confidence: float = 0.95, min_rounds: int = 6, last: LastRun | None = None) -> tuple[float, int]:
+    """(--budget in seconds, --max-rounds) of a run: the user's, else the experiment's own, else
+    the defaults. A --budget below the experiment's first verdict here is refused (not with --partial)."""
+    if not name:
+        return budget_s if budget_s is not None else DEFAULT_BUDGET_S, max_rounds or MAX_ROUNDS
+    named = experiment(name)
+    try:
+        own = here(named, last, confidence, min_rounds)
+    except DoesNotFit:  # other statistical settings than the experiment was sized for
+        return budget_s if budget_s is not None else DEFAULT_BUDGET_S, max_rounds or MAX_ROUNDS
+    if budget_s is None:
+        return own.budget_s, max_rounds or own.max_rounds
+    needed = own.first_verdict_s - named.sizing.prepare_s  # the budget pays for the measuring only
+    if budget_s < needed and not partial:
+        where = f"its last run here, run {last.run_id}" if last and last.round_s else "its estimate for 2 cores"
+        raise UsageError(
+            f"--budget {minutes(budget_s)} cannot pay for experiment {name}'s first verdict: about {span(needed)} "
+            f"of measuring (a warm-up and {own.first_look} rounds, {where}); its own budget is {minutes(own.budget_s)}",
+            f"leave --budget out, give --budget {minutes(max(own.budget_s, needed * MARGIN))} or more, "
+            "or --partial to measure without verdicts")
+    return budget_s, max_rounds or MAX_ROUNDS
+
+
+def own_budget(name: str) -> str:
+    """For the runner's refusal after the warm-up: ' (experiment NAME's own budget is 7m, sized for
+    rounds of 35 s on 2 cores)', or '' for a run that is not a named experiment."""
+    if not name:
+        return ""
+    try:
+        named = experiment(name)
+        own = named.plan()
+    except (UsageError, DoesNotFit):
+        return ""
+    return (f" (experiment {name}'s own budget is {minutes(own.budget_s)}, sized for rounds of "
+            f"{named.sizing.round_s:.0f} s on 2 cores)")
+
+
+def how_long(named: Experiment, last: LastRun | None) -> list[str]:
+    """`shootout experiments`' lines: how long it takes here, its budget, and the size it uses."""
+    own = named.plan()
+    sizing = named.sizing
+    rounds = f"a first verdict after round {own.first_look}; budget {minutes(own.budget_s)}, at most {own.max_rounds} rounds"
+    if last is not None:
+        took = (f"takes here: {span(last.seconds)} from its start to its last trial (its last run here, "
+                f"run {last.run_id}" + (f"; rounds of {last.round_s:.0f} s)" if last.round_s else ")"))
+    else:
+        took = (f"takes: about {span(own.first_verdict_s)} to a first verdict, at most {span(sizing.limit_s)} "
+                f"(estimate: rounds of {sizing.round_s:.0f} s and {span(sizing.prepare_s)} of preparing, "
+                f"{sizing.measured})")
+    return [took, rounds] + ([f"size: {sizing.note}"] if sizing.note else [])
