@@ -104,24 +104,25 @@ label = "btrfs compress=zlib"
 scratch = {{ fs = "btrfs", mount = "compress=zlib", size = "1G", throttle = "{LINK_MBPS}MB/s" }}
 
 [params.dd-write]
-size_mib = 64
+size_mib = 32
 
 [params.small-files]
-files = 2000
+files = 1000
 
 [params.fio]
-size_mib = 64
+size_mib = 32
 runtime_s = 1
 ramp_s = 0.25
 jobs = ["seq_write", "seq_read", "randwrite_qd1", "randread_qd1"]
 """,
-    sizing=Sizing(round_s=55, prepare_s=30,
-                  measured="2-core x86-64 VM, 2026-11-26: rounds of 49-56 s (fio 9-12 s a trial) at load 4-6",
-                  note="64 MiB per dd file instead of the write-up's 1 GiB, 64 MiB fio files with 1 s per job "
-                       "and no queue-depth-32 jobs, and 2,000 small files: at 128 MiB, 2 s per job and all six "
-                       "jobs a round took 68-85 s here, and the 11 rounds a first verdict on 6 comparisons "
-                       "needs would not fit 12 minutes; a rate through the 30 MB/s link does not depend on "
-                       "the size once it is past the caches (dd waits for the device: conv=fsync)"),
+    sizing=Sizing(round_s=35, prepare_s=30,
+                  measured="2-core x86-64 VM, 2026-11-26: the warm-up and 7 rounds in 240 s (about 30 s a round) "
+                           "at load 0.5-1.3",
+                  note="32 MiB per dd file instead of the write-up's 1 GiB, 32 MiB fio files with 1 s per job "
+                       "and no queue-depth-32 jobs, and 1,000 small files: at 64 MiB and 2,000 files a round took "
+                       "49-56 s on a busy machine, and the 11 rounds a first verdict on 6 comparisons needs would "
+                       "not fit 12 minutes; a rate through the 30 MB/s link does not depend on the size once it is "
+                       "past the caches (dd waits for the device: conv=fsync)"),
     needs_root="it makes ext4 and btrfs filesystems in files, mounts them and throttles their loop devices",
     found={
         "dd-write": "1 GiB of zeros at 123 MB/s over a 30 MB/s link (btrfs compress=zlib)",
