@@ -41,9 +41,9 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
-from scipy import stats
 
-from common import HERE, build_work, hyperfine, on_off_load, scratch, shootout_toml
+from common import HERE, build_work, on_off_load, scratch, shootout_toml
+from verdicts import welch_run as hyperfine_welch
 
 TOOLS = ("shootout", "shootout-old", "hyperfine+welch")
 
@@ -80,15 +80,7 @@ def shootout_run(src: Path, home: Path, toml: Path, seed: int) -> dict:
 
 
 def welch_run(binary: Path, iterations: int, extra: float, out: Path) -> dict:
-    t0 = time.perf_counter()
-    doc = hyperfine(binary, iterations, extra, out)
-    seconds = time.perf_counter() - t0
-    a, b = (r["times"] for r in doc["results"])
-    test = stats.ttest_ind(b, a, equal_var=False)
-    ratio = statistics.fmean(a) / statistics.fmean(b)  # speed-up of B over A
-    verdict = "none" if test.pvalue >= 0.05 else ("faster" if ratio > 1 else "slower")
-    return {"verdict": verdict, "metric": "wall", "ratio": ratio, "p": float(test.pvalue), "rounds": len(a),
-            "seconds": seconds}
+    return {**hyperfine_welch(binary, iterations, extra, out), "metric": "wall"}
 
 
 def found(r: dict) -> bool:

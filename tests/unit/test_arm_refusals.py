@@ -15,6 +15,7 @@ from shootout.request import Wish, build_request
 from shootout.system import emulator
 from shootout.userspace import arches, registry
 from shootout.userspace import configs as uconfigs
+from ready_spaces import arm_pair_ready
 
 NATIVE = a32.AArch32(True, "a static armhf program ran natively")
 NO_AARCH32 = a32.AArch32(False, "the kernel refuses the 32-bit personality (setarch linux32)")
@@ -57,11 +58,7 @@ def test_headline_on_a_pi4_with_the_32bit_os(arm64, monkeypatch: pytest.MonkeyPa
     arm64(userspace="armhf")
     monkeypatch.setattr(uconfigs, "host_release", lambda: "bookworm")
     monkeypatch.setattr(uconfigs.os, "geteuid", lambda: 0)
-    for name, arch_name in (("debian-bookworm-arm64", "arm64"), ("debian-bookworm-armhf", "armhf")):
-        path = registry.userspaces_dir() / name
-        (path / "root").mkdir(parents=True)
-        registry.write_meta(path, {"name": name, "arch": arch_name, "release": "bookworm", "ready": True,
-                                   "packages": {}})
+    arm_pair_ready()
     found, reason = uconfigs.headline_configs()
     assert reason is None and [c.name for c in found] == ["debian:bookworm:arm64", "debian:bookworm:armhf"]
 

@@ -17,6 +17,7 @@ from shootout.system import emulator
 from shootout.targets import host as host_target
 from shootout.userspace import arches, registry
 from shootout.userspace import configs as uconfigs
+from ready_spaces import arm_pair_ready
 
 ARM = Path(__file__).resolve().parents[1] / "fixtures" / "arm"
 X86_CPUINFO = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\nflags\t\t: fpu vme sse2\n"
@@ -79,11 +80,7 @@ def test_a_host_config_is_refused_without_emulate(emulated_arm64: None) -> None:
 
 
 def test_with_emulate_the_main_job_is_arm64_against_armhf(emulated_arm64: None) -> None:
-    for name, arch_name in (("debian-bookworm-arm64", "arm64"), ("debian-bookworm-armhf", "armhf")):
-        path = registry.userspaces_dir() / name
-        (path / "root").mkdir(parents=True)
-        registry.write_meta(path, {"name": name, "arch": arch_name, "release": "bookworm", "ready": True,
-                                   "packages": {}})
+    arm_pair_ready()
     found, reason = uconfigs.headline_configs()
     assert found == [] and reason is not None and "qemu" in reason  # armhf runs only under qemu here
     found, reason = uconfigs.headline_configs(emulate=True)
