@@ -32,6 +32,7 @@ from shootout.conditions.throttling import (
 )
 from shootout.arm.board import preflight_lines
 from shootout.facts import machine_facts
+from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import Journal
 
 # Idleness is decided on what runs now, never on the load average: right after shootout
@@ -205,7 +206,8 @@ def preflight(
     if real:
         _firmware(lines, flags, cond)
         cond["measured_mhz"] = clock()
-        lines.append(f"measured clock: {_fmt(cond['measured_mhz'], '.0f', ' MHz')} (dependent-add loop)")
+        how = "dependent-add loop" + (", under qemu-user: the emulator's pace, not a CPU clock" if emulator_here() else "")
+        lines.append(f"measured clock: {_fmt(cond['measured_mhz'], '.0f', ' MHz')} ({how})")
         _kernel_log(lines, cond)
     facts["conditions"] = cond
     return Preflight(lines=lines, flags=flags, facts=facts)
