@@ -3,6 +3,8 @@ SQLAlchemy URL, with every failure turned into a one-line StoreError."""
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,21 @@ def _make_parent(path: Path) -> None:
         raise StoreError(f"cannot create database {path}: {reason}", WRITABLE_HINT) from None
 
 
+def _wal(cur: Any) -> None:
+    """PRAGMA journal_mode=WAL, waiting for the lock it needs. Processes that open one new database
+    at once meet here, and SQLite answers "database is locked" at once rather than wait when
+    waiting could deadlock (a shared lock held while another process asks for the write lock)."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _sqlite_events(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -67,7 +84,7 @@ def _sqlite_events(engine: Engine) -> None:
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         # WAL + FULL: a commit survives a killed process and a power cut; readers never block the runner.
-        cur.execute("PRAGMA journal_mode=WAL")
+        _wal(cur)
         cur.execute("PRAGMA synchronous=FULL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
