@@ -170,6 +170,16 @@ def test_a_browser_that_dies_while_starting_is_reported_with_its_own_words(start
     assert "(during launch)" in done.stderr, done.stderr
 
 
+def test_a_work_directory_too_deep_for_chromiums_socket_is_named(startup, tmp_path):
+    target, w, prepared, params = startup
+    deep = tmp_path / ("d" * 60)
+    deep.mkdir()
+    plan = {**w.plan(prepared, params), "scratch": str(deep)}
+    done = target.run(["node", prepared.files["driver"], json.dumps(plan)], timeout=120)
+    one_line_failure(done, "the work directory's path is too long for Chromium's singleton socket")
+    assert_none_left(target)
+
+
 def _start(startup, page: str) -> subprocess.Popen[str]:
     """The driver on a page that never gets ready, once it has launched the browser (startup)."""
     target = startup[0]

@@ -2,12 +2,13 @@
 
 The work directory is a change like any other: journalled before it is made (removed by close(),
 or by `shootout doctor` or the next run after a kill), since a killed run's leaves its inputs
-(tens of MB) in RAM. Its name holds the journal's own (pid and start time), so it is never a
-directory another process made.
+(tens of MB) in RAM. Its name holds a digest of the journal's own (pid and start time), so it is
+never a directory another process made.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import shutil
 import tempfile
@@ -41,7 +42,10 @@ class HostTarget(LocalFiles):
     def open(self) -> None:
         if self._workdir is None:
             journal = self._journal()
-            path = _tmpfs_root() / f"shootout-{journal.path.stem}-{next(_workdirs)}"
+            # short: programs put sockets below it (Chromium's singleton), and a socket's path
+            # may not exceed 107 bytes; unique to the journal, which records the whole path
+            tag = hashlib.sha256(journal.path.stem.encode()).hexdigest()[:8]
+            path = _tmpfs_root() / f"shootout-{tag}-{next(_workdirs)}"
             self._workdir_entry = journal.change(f"create the work directory {path}", {"rmtree": str(path)},
                                                  lambda: path.mkdir(mode=0o700))
             self._workdir = path

@@ -79,6 +79,13 @@ async function launch() {
   // a short name: Chromium's singleton socket lands in TMPDIR (below), and a socket's path
   // may not exceed 107 bytes
   profile = mkdtempSync(path.join(plan.scratch, "p"));
+  // Chromium's singleton socket: TMPDIR/.org.chromium.Chromium.XXXXXX/SingletonSocket, at most
+  // 107 bytes (sun_path); longer, the browser dies while starting with only "Target closed"
+  const socket = path.join(profile, ".org.chromium.Chromium.XXXXXX", "SingletonSocket");
+  if (Buffer.byteLength(socket) > 107) {
+    throw new Error(`the work directory's path is too long for Chromium's singleton socket (${socket}: ` +
+                    `${Buffer.byteLength(socket)} bytes, at most 107)`);
+  }
   const home = path.join(profile, "home");
   // Chromium's own messages go to a file of the profile: a browser that dies while it starts
   // is reported with its last words, not only with puppeteer's "Target closed"
