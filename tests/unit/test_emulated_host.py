@@ -90,7 +90,11 @@ def test_with_emulate_the_main_job_is_arm64_against_armhf(emulated_arm64: None) 
 
 
 def test_the_host_target_says_emulated(emulated_arm64: None) -> None:
-    facts = host_target.HostTarget(Config(name="host")).facts()
+    target = host_target.HostTarget(Config(name="host"))
+    try:
+        facts = target.facts()
+    finally:
+        target.close()  # its work directory, which the probe made
     assert facts["emulated"] is True and "qemu-user" in facts["emulator"]
 
 
