@@ -15,6 +15,8 @@ from shootout.errors import UsageError
 from shootout.experiments.sizing import Plan, Sizing, plan
 from shootout.userspace.arches import headline_arches, host_arch, kernel_arch
 
+# why an experiment whose every configuration has a network part needs root
+NETWORK_NEEDS_ROOT = "network namespaces, veth pairs and tc rules for every configuration"
 WRITEUPS = "docs/writeups.md"  # in shootout's repository: each write-up's setup and figures, by letter
 _SECTION = re.compile(r"(?:^|; )([A-E])(?:'s\b|,)")  # "A, ...", "A's ...", "...; E, ..."
 

@@ -4,7 +4,7 @@ configuration. The rungs are compared by the receive path's CPU time per packet 
 the rate, counted at the receiver, is flagged where it sits at the generator's own ceiling. `shootout doctor` lists the rungs this kernel can do;
 a configuration whose rung it cannot do is skipped with the reason."""
 
-from shootout.experiments.base import Experiment, host_ladder
+from shootout.experiments.base import Experiment, NETWORK_NEEDS_ROOT, host_ladder
 from shootout.experiments.sizing import Sizing
 from shootout.net.rungs import RUNGS
 
@@ -16,7 +16,7 @@ EXPERIMENT = Experiment(
                "Cloudflare's drop ladder, the XDP paper)",
     toml=host_ladder(["drop-rate"], {rung: f'drop = "{rung}"' for rung in RUNGS}),
     sizing=Sizing(round_s=25, prepare_s=60, measured="from rpi-network's trial times of the same workloads (2-core x86-64 VM)"),
-    needs_root="network namespaces, veth pairs and tc rules for every configuration",
+    needs_root=NETWORK_NEEDS_ROOT,
     found={"drop-rate": "Cloudflare: in-application drop ~171 kpps vs XDP ~10 Mpps on one CPU (~5,800 vs "
                         "~100 ns per packet); the XDP paper: XDP_DROP ~24 Mpps vs iptables raw ~4.8 Mpps per core "
                         "(~42 vs ~210 ns per packet)"},

@@ -9,7 +9,7 @@ tcp-veth and drop-rate do not depend on the VPN, so the two configurations of on
 are an A/A pair for them: their spread is the noise floor beside the 64-vs-32 verdicts.
 """
 
-from shootout.experiments.base import Experiment
+from shootout.experiments.base import Experiment, NETWORK_NEEDS_ROOT
 from shootout.experiments.sizing import Sizing
 
 
@@ -50,7 +50,7 @@ seconds = 2
                   note="2 s of traffic per iperf3 and VPN measurement and 1.5 s of frames per drop count "
                        "instead of the workloads' 5 and 3: rounds of 1m08s-1m25s at those would need 21 "
                        "minutes for the 12 rounds a first verdict on 9 comparisons needs"),
-    needs_root="network namespaces, veth pairs and tc rules for every configuration",
+    needs_root=NETWORK_NEEDS_ROOT,
     found={
         "tcp-veth": "iperf3 between containers over veth, offloads off, in Mbit/s (no 64-vs-32 verdict stated)",
         "drop-rate": "64-byte frames against a TC drop rule: the 64-bit kernel a bit faster",

@@ -1,7 +1,7 @@
 """TCP between two namespaces over veth with the fake offloads off (the write-up's setting:
 `ethtool -K veth0 tx off rx off tso off gro off gso off`) against on (the kernel's default)."""
 
-from shootout.experiments.base import Experiment, host_ladder
+from shootout.experiments.base import Experiment, NETWORK_NEEDS_ROOT, host_ladder
 from shootout.experiments.sizing import Sizing
 
 EXPERIMENT = Experiment(
@@ -11,7 +11,7 @@ EXPERIMENT = Experiment(
     toml=host_ladder(["tcp-veth"], {"offloads-off": 'veth = { offloads = "off" }',
                                     "offloads-on": 'veth = { offloads = "on" }'}),
     sizing=Sizing(round_s=22, prepare_s=60, measured="from rpi-network's trial times of the same workloads (2-core x86-64 VM)"),
-    needs_root="network namespaces, veth pairs and tc rules for every configuration",
+    needs_root=NETWORK_NEEDS_ROOT,
     found={"tcp-veth": "offloads off (ethtool -K veth0 tx off rx off tso off gro off gso off); "
                        "no figure with them on"},
 )

@@ -2,7 +2,7 @@
 (WireGuard is the kernel's when it has the module, else a current wireguard-go built from the Go
 module proxy; the trial records which, and the paragraph says why the answer may differ)."""
 
-from shootout.experiments.base import Experiment, host_ladder
+from shootout.experiments.base import Experiment, NETWORK_NEEDS_ROOT, host_ladder
 from shootout.experiments.sizing import Sizing
 
 EXPERIMENT = Experiment(
@@ -15,7 +15,7 @@ EXPERIMENT = Experiment(
         "openvpn-chacha": 'vpn = { kind = "openvpn", cipher = "CHACHA20-POLY1305" }',
     }),
     sizing=Sizing(round_s=20, prepare_s=60, measured="from rpi-network's trial times of the same workloads (2-core x86-64 VM)"),
-    needs_root="network namespaces, veth pairs and tc rules for every configuration",
+    needs_root=NETWORK_NEEDS_ROOT,
     found={"vpn": "between containers (as here): OpenVPN CPU-bound, no figure given; over the Pi 4's "
                   "gigabit port: WireGuard (kernel) near line rate, OpenVPN about 10x slower"},
 )
