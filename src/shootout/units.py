@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
 
 from shootout.errors import UsageError
 
@@ -105,3 +106,29 @@ def byte_size(text: str | int, where: str) -> int:
     power = "KMGT".find(prefix) + 1 if prefix else 0
     base = 1000 if suffix == "b" and prefix else 1024
     return int(number * base**power)
+
+
+DurationStyle = Literal["clock", "rough", "span"]
+
+
+def fmt_duration(seconds: float, style: DurationStyle = "clock") -> str:
+    """A duration for people, in one of three styles (each place keeps the one its readers know):
+
+    - "clock", for live progress (ETA, round times): "9.5s", "45s", "2m05s".
+    - "rough", for estimates that are only good to a unit: "90 s", "25 min", "21.0 h".
+    - "span", for a duration said in words to the second: "45 s", "7 min", "7 min 30 s".
+    """
+    if style == "clock":
+        if seconds < 10:
+            return f"{seconds:.1f}s"
+        minutes, secs = divmod(round(seconds), 60)
+        return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+    if style == "rough":
+        minutes_f = seconds / 60.0
+        if minutes_f < 2:
+            return f"{seconds:.0f} s"
+        return f"{minutes_f:.0f} min" if minutes_f < 120 else f"{minutes_f / 60:.1f} h"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    return f"{whole // 60} min" + (f" {whole % 60} s" if whole % 60 else "")

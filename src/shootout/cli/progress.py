@@ -9,13 +9,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from shootout import events as ev
-
-
-def fmt_duration(seconds: float) -> str:
-    if seconds < 10:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(int(round(seconds)), 60)
-    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+from shootout.units import fmt_duration
 
 
 def _workloads(n: int) -> str:

@@ -17,8 +17,9 @@ from shootout.errors import UsageError
 from shootout.experiments import experiment
 from shootout.experiments.base import Experiment
 from shootout.experiments.sizing import (DEFAULT_BUDGET_S, MARGIN, MAX_ROUNDS, DoesNotFit, Plan, first_verdict_seconds,
-                                         minutes, span)
+                                         minutes)
 from shootout.model import Run, Trial
+from shootout.units import fmt_duration
 
 TrialsOf = Callable[[int], Sequence[Trial]]  # run id -> its trials, warm-up included (Store.trials)
 
@@ -92,8 +93,9 @@ def run_limits(name: str | None, budget_s: float | None, max_rounds: int | None,
     if budget_s < needed and not partial:
         where = f"its last run here, run {last.run_id}" if last and last.round_s else "its estimate for 2 cores"
         raise UsageError(
-            f"--budget {minutes(budget_s)} cannot pay for experiment {name}'s first verdict: about {span(needed)} "
-            f"of measuring (a warm-up and {own.first_look} rounds, {where}); its own budget is {minutes(own.budget_s)}",
+            f"--budget {minutes(budget_s)} cannot pay for experiment {name}'s first verdict: "
+            f"about {fmt_duration(needed, 'span')} of measuring (a warm-up and {own.first_look} rounds, {where}); "
+            f"its own budget is {minutes(own.budget_s)}",
             f"leave --budget out, give --budget {minutes(max(own.budget_s, needed * MARGIN))} or more, "
             "or --partial to measure without verdicts")
     return budget_s, max_rounds or MAX_ROUNDS
@@ -119,10 +121,10 @@ def how_long(named: Experiment, last: LastRun | None) -> list[str]:
     sizing = named.sizing
     rounds = f"a first verdict after round {own.first_look}; budget {minutes(own.budget_s)}, at most {own.max_rounds} rounds"
     if last is not None:
-        took = (f"takes here: {span(last.seconds)} from its start to its last trial (its last run here, "
-                f"run {last.run_id}" + (f"; rounds of {last.round_s:.0f} s)" if last.round_s else ")"))
+        took = (f"takes here: {fmt_duration(last.seconds, 'span')} from its start to its last trial "
+                f"(its last run here, run {last.run_id}" + (f"; rounds of {last.round_s:.0f} s)" if last.round_s else ")"))
     else:
-        took = (f"takes: about {span(own.first_verdict_s)} to a first verdict, at most {span(sizing.limit_s)} "
-                f"(estimate: rounds of {sizing.round_s:.0f} s and {span(sizing.prepare_s)} of preparing, "
-                f"{sizing.measured})")
+        took = (f"takes: about {fmt_duration(own.first_verdict_s, 'span')} to a first verdict, "
+                f"at most {fmt_duration(sizing.limit_s, 'span')} (estimate: rounds of {sizing.round_s:.0f} s "
+                f"and {fmt_duration(sizing.prepare_s, 'span')} of preparing, {sizing.measured})")
     return [took, rounds] + ([f"size: {sizing.note}"] if sizing.note else [])

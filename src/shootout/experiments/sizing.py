@@ -71,11 +71,3 @@ def plan(sizing: Sizing, family: int, confidence: float = 0.95, min_rounds: int 
 def minutes(seconds: float) -> str:
     """A budget as --budget takes it: '7m', '6.5m', '45s'."""
     return f"{seconds:.0f}s" if seconds < 60 else f"{seconds / 60:g}m"
-
-
-def span(seconds: float) -> str:
-    """A duration for people: '7 min 30 s', '45 s'."""
-    whole = round(seconds)
-    if whole < 60:
-        return f"{whole} s"
-    return f"{whole // 60} min" + (f" {whole % 60} s" if whole % 60 else "")

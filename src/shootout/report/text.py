@@ -11,7 +11,7 @@ from shootout.analysis import Analysis, Comparison, Summary
 from shootout.model import Config, WorkloadSpec
 from shootout.report.lost import lost_phrase
 from shootout.stats import Estimate, Resolution, Verdict, verdict
-from shootout.units import UNITS
+from shootout.units import UNITS, fmt_duration
 
 TIMES = "\u00d7"  # the multiplication sign of "1.070×"
 MINUS = "\u2212"
@@ -328,18 +328,13 @@ def notes_by_comparison(row: MetricRow, configs: list[Config]) -> list[tuple[str
     return out
 
 
-def fmt_duration(seconds: float) -> str:
-    minutes = seconds / 60.0
-    return f"{seconds:.0f} s" if minutes < 2 else f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.1f} h"
-
-
 def resolution_text(res: Resolution) -> str:
     """'resolves ±2.4%; same at ±3.1%; ±1% needs ~170 rounds (~25 min)'."""
     text = f"resolves \u00b1{res.resolves:.1%}; 'same' at \u00b1{res.same_at:.1%}"
     if res.rounds is None:
         return text + "; the estimate sits at the threshold: more rounds would hardly settle it"
     text += f"; the threshold needs ~{res.rounds} rounds"
-    return text + (f" (~{fmt_duration(res.seconds)})" if res.seconds is not None else "")
+    return text + (f" (~{fmt_duration(res.seconds, 'rough')})" if res.seconds is not None else "")
 
 
 def rule_lines(analysis: Analysis) -> list[str]:
