@@ -5,6 +5,8 @@ The CLI prints `error: <message> (<hint>)` and exits with `exit_code`.
 
 from __future__ import annotations
 
+import os
+
 
 class ShootoutError(Exception):
     exit_code = 1
@@ -56,3 +58,9 @@ class StoreError(ShootoutError):
     """The results database cannot be opened, written or does not hold what was asked."""
 
     exit_code = 6
+
+
+def require_root(what: str, hint: str) -> None:
+    """Refuse, in one line, what only root may do: "<what> needs root (<hint>)"."""
+    if os.geteuid() != 0:
+        raise TargetError(f"{what} needs root", hint)

@@ -16,7 +16,6 @@ every chroot command runs in a PID namespace of its own.
 
 from __future__ import annotations
 
-import os
 import select
 import shutil
 import subprocess
@@ -24,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from shootout.errors import TargetError, ToolMissing, UsageError
+from shootout.errors import TargetError, ToolMissing, UsageError, require_root
 from shootout.system.journal import Journal
 from shootout.system.namespace import in_host_mounts
 from shootout.targets.base import CLEAN_PATH
@@ -40,11 +39,6 @@ def host_tool(command: str, package: str) -> str:
     if found is None:
         raise ToolMissing(command, package)
     return found
-
-
-def require_root(what: str) -> None:
-    if os.geteuid() != 0:
-        raise TargetError(f"{what} needs root", "run shootout as root (network namespaces, veth, nft, tc, XDP)")
 
 
 def enter(path: str) -> str:
@@ -78,7 +72,7 @@ class NetNamespace:
         return f"/proc/{self.pid}/ns/net"
 
     def start(self) -> NetNamespace:
-        require_root("creating a network namespace")
+        require_root("creating a network namespace", "run shootout as root (network namespaces, veth, nft, tc, XDP)")
         unshare = host_tool("unshare", "util-linux")
         host_tool("nsenter", "util-linux")
         # Its own session: Ctrl-C in the terminal must not reach it before shootout cleans up.

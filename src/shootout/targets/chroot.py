@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from shootout.errors import TargetError, UsageError
+from shootout.errors import TargetError, UsageError, require_root
 from shootout.model import Config
 from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import Journal
@@ -36,7 +36,7 @@ from shootout.userspace import apt, registry
 from shootout.userspace.abi import tool_elf
 from shootout.userspace.arches import is_foreign
 from shootout.userspace.binfmt import ensure_emulation
-from shootout.userspace.create import require_root
+from shootout.userspace.create import ROOT_HINT
 from shootout.userspace.mounts import bind_private, mount_fs
 from shootout.userspace.packages import workload_packages
 from shootout.userspace.rootfs import host_path_in_root, which_in_root
@@ -99,7 +99,7 @@ class ChrootTarget(LocalFiles):
     def open(self) -> None:
         if self._session is not None:
             return
-        require_root(f"running userspace {self.userspace.name}")
+        require_root(f"running userspace {self.userspace.name}", ROOT_HINT)
         session = sessions_dir() / f"{self.userspace.name}-{os.getpid()}-{next(_sessions)}"
         session.mkdir()
         self._claim = registry.claim(self.userspace.name)

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from shootout.errors import ShootoutError, TargetError, ToolMissing, UsageError
+from shootout.errors import ShootoutError, TargetError, ToolMissing, UsageError, require_root
 from shootout.paths import cache_dir, data_dir, shared_cache_dir
 from shootout.system.journal import Journal, journal, recover
 from shootout.targets.base import CLEAN_PATH
@@ -71,9 +71,7 @@ def host_release(os_release: Path = Path("/etc/os-release")) -> str | None:
     return fields.get("VERSION_CODENAME") or None
 
 
-def require_root(what: str = "creating a userspace") -> None:
-    if os.geteuid() != 0:
-        raise TargetError(f"{what} needs root", "run as root or use host and host+m32")
+ROOT_HINT = "run as root or use host and host+m32"  # what a userspace needs root for: chroot, mounts
 
 
 def require_builder(arch_name: str | None = None) -> None:
@@ -116,7 +114,7 @@ def probe_mirror(mirror: str, release: str, arch_name: str) -> None:
 def preflight(arch_name: str, release: str, mirror: str) -> None:
     """Everything that can be checked before a create touches the disk."""
     lookup_arch(arch_name)
-    require_root()
+    require_root("creating a userspace", ROOT_HINT)
     require_builder(arch_name)
     check_free_space(registry.userspaces_dir())
     probe_mirror(mirror, release, arch_name)

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import time
 
-from shootout.errors import TargetError
+from shootout.errors import TargetError, require_root
 from shootout.model import Config
 from shootout.system.journal import Journal
 from shootout.targets.chroot import ChrootTarget
 from shootout.userspace import registry
 from shootout.userspace.apt import APT_ENV, apt_get, refresh
-from shootout.userspace.create import Progress, _journal_for, require_root
+from shootout.userspace.create import ROOT_HINT, Progress, _journal_for
 from shootout.userspace.packages import installed_versions
 
 
 def update_userspace(name: str, *, progress: Progress | None = None,
                      journal: Journal | None = None) -> dict[str, tuple[str | None, str | None]]:
     """Upgrade userspace `name`; returns package -> (old, new) for what changed."""
-    require_root("updating a userspace")
+    require_root("updating a userspace", ROOT_HINT)
     say = progress or (lambda _msg: None)
     with registry.locked(name, wait=False):
         found = registry.get_ready(name)
