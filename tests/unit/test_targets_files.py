@@ -110,6 +110,32 @@ def test_generic_operations_really_go_through_run() -> None:
         t.close()
 
 
+def test_a_failed_command_is_one_line_with_its_last_stderr_line() -> None:
+    """Run-or-raise, one way (ProcResult.check): a file operation's TargetError and a workload's
+    preparation WorkloadError both quote the command's last line of stderr, else its exit status."""
+    from shootout.errors import WorkloadError
+    from shootout.workloads.shell import run_checked
+
+    t = CommandsOnly()
+    try:
+        (Path(t.dir) / "file").write_text("x")
+        with pytest.raises(TargetError) as refused:
+            t.mkdir(f"{t.dir}/file/sub")  # a directory under a file
+        assert str(refused.value).startswith(f"cannot make directory {t.dir}/file/sub in commands-only: mkdir: ")
+        assert "\n" not in str(refused.value) and str(refused.value).endswith(
+            "(check the free space and permissions inside the target)")
+        argv = ["sh", "-c", "echo first >&2; echo " + "y" * 300 + " >&2; exit 3"]
+        with pytest.raises(WorkloadError) as failed:
+            run_checked(t, argv, "step")
+        assert str(failed.value) == (f"step failed in commands-only: {'y' * 200} "  # both cut to 200 characters
+                                     f"(run the command by hand: {' '.join(argv)[:200]})")
+        with pytest.raises(WorkloadError, match="^step failed in commands-only: exit 4 "):
+            run_checked(t, ["sh", "-c", "exit 4"], "step")
+        assert run_checked(t, ["sh", "-c", "echo ok"], "step").stdout == "ok\n"
+    finally:
+        t.close()
+
+
 def test_disk_scratch_of_the_host_is_made_lazily_and_removed_on_close(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path / "home"))
     host = HostTarget(Config(name="host"))

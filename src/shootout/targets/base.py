@@ -146,12 +146,8 @@ class Target(ABC):
 
     # -- files (through run(); local targets override) -----------------------------
     def _checked(self, argv: Sequence[str], what: str, stdin: Stdin = None, timeout: float = 600.0) -> ProcResult:
-        result = self.run(argv, stdin=stdin, timeout=timeout)
-        if result.exit_status != 0 or result.timed_out:
-            raise TargetError(f"cannot {what} in {self.config.display}: "
-                              f"{result.stderr_tail(1) or 'exit ' + str(result.exit_status)}",
-                              "check the free space and permissions inside the target")
-        return result
+        return self.run(argv, stdin=stdin, timeout=timeout).check(
+            TargetError, f"cannot {what} in {self.config.display}", "check the free space and permissions inside the target")
 
     def put(self, source: bytes | Path, dest: str) -> str:
         """Write bytes, or the content of a host file, to `dest` inside the target; returns dest."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from shootout.errors import ToolMissing
+from shootout.errors import ShootoutError, ToolMissing
 from shootout.system.tree import MARKER, Tree, new_mark
 
 _SECTION = re.compile(r"^section (\S+)$")
@@ -48,6 +48,13 @@ class ProcResult:
 
     def stderr_tail(self, lines: int = 10) -> str:
         return "\n".join(self.stderr.strip().splitlines()[-lines:])
+
+    def check(self, error: type[ShootoutError], message: str, hint: str, width: int | None = None) -> ProcResult:
+        """This result if the command succeeded (exit 0, in time); else `error` in one line:
+        "MESSAGE: <its last line of stderr, cut to width, or its exit status>" with `hint`."""
+        if self.exit_status != 0 or self.timed_out:
+            raise error(f"{message}: {self.stderr_tail(1)[:width] or 'exit ' + str(self.exit_status)}", hint)
+        return self
 
     def last_line(self, width: int = 120) -> str:
         """The last line of stdout (cut to `width`), for error messages that quote the output."""

@@ -65,10 +65,7 @@ def copy_resolv_conf(target: ChrootTarget) -> None:
 def apt_get(target: ChrootTarget, args: Sequence[str], what: str, hint: str, timeout: float = 3600) -> ProcResult:
     """apt-get ARGS in the userspace; a failure is a one-line TargetError."""
     done = target.run(["apt-get", *args], env=APT_ENV, timeout=timeout)
-    if done.exit_status != 0 or done.timed_out:
-        raise TargetError(f"{what} failed in {target.userspace.name}: "
-                          f"{done.stderr_tail(1) or 'exit ' + str(done.exit_status)}", hint)
-    return done
+    return done.check(TargetError, f"{what} failed in {target.userspace.name}", hint)
 
 
 def update_sources(target: ChrootTarget, components: Sequence[str] = ()) -> bool:

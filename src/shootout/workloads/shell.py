@@ -86,9 +86,6 @@ def tool_version(target: Target, argv: Sequence[str], pattern: str = r"\S") -> s
 
 def run_checked(target: Target, argv: Sequence[str], what: str, timeout: float = 600.0) -> ProcResult:
     """Run a preparation command; a failure is a one-line WorkloadError."""
-    result = target.run(list(argv), timeout=timeout)
-    if result.exit_status != 0 or result.timed_out:
-        raise WorkloadError(f"{what} failed in {target.config.display}: "
-                            f"{result.stderr_tail(1)[:200] or 'exit ' + str(result.exit_status)}",
-                            "run the command by hand: " + " ".join(argv)[:200])
-    return result
+    return target.run(list(argv), timeout=timeout).check(
+        WorkloadError, f"{what} failed in {target.config.display}", "run the command by hand: " + " ".join(argv)[:200],
+        width=200)

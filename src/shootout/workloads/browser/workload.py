@@ -101,10 +101,8 @@ class _Chromium(Workload):
 
     def run_once(self, ctx: Context, prepared: Prepared, params: dict[str, Any]) -> dict[str, float]:
         """One trial outside the runner (calibration): its values, or the driver's error."""
-        result = ctx.target.run(self.argv(prepared, params), timeout=float(params["timeout_s"]))
-        if result.exit_status != 0 or result.timed_out:
-            raise WorkloadError(f"{self.spec.name}: {result.stderr_tail(1)[:300] or 'exit ' + str(result.exit_status)}",
-                                "run the driver by hand in the target: node driver.mjs PLAN")
+        result = ctx.target.run(self.argv(prepared, params), timeout=float(params["timeout_s"])).check(
+            WorkloadError, self.spec.name, "run the driver by hand in the target: node driver.mjs PLAN", width=300)
         return parse_key_values(result.stdout)
 
 
