@@ -34,6 +34,7 @@ from shootout.report.text import (
     iter_summaries,
     metric_rows,
     others,
+    rows_by_workload,
     summary_sentence,
     workload_description,
     workloads,
@@ -146,16 +147,11 @@ def _table(analysis: Analysis) -> tuple[list[dict[str, str]], list[dict[str, Any
 
 def _workloads(analysis: Analysis) -> list[dict[str, Any]]:
     out = []
-    seen: list[str] = []
-    for mrow in metric_rows(analysis):
-        if mrow.workload in seen:
-            continue
-        seen.append(mrow.workload)
+    for rows in rows_by_workload(analysis).values():
+        mrow = rows[0]
         spec = mrow.spec
         phrases = []
-        for r in metric_rows(analysis):
-            if r.workload != mrow.workload:
-                continue
+        for r in rows:
             for comp in r.comparisons:
                 phrases.append({
                     "text": f"{r.metric}: {change_phrase(comp, analysis)}; {fmt_comparison(comp)}",

@@ -28,6 +28,7 @@ from shootout.report.text import (
     notes_by_comparison,
     notes_of,
     others,
+    rows_by_workload,
     row_medians,
     summary_sentence,
     workload_description,
@@ -159,11 +160,8 @@ def render_markdown(
     if prices:
         lines += [""] + _per_dollar(analysis, prices, price_unit)
     lines += ["", "## Workloads"]
-    done: list[str] = []
-    for mrow in metric_rows(analysis):
-        if mrow.workload in done:
-            continue
-        done.append(mrow.workload)
+    for rows in rows_by_workload(analysis).values():
+        mrow = rows[0]
         spec = mrow.spec
         lines += ["", f"### {mrow.workload}" + (f" ({spec.category})" if spec else ""), ""]
         if desc := workload_description(analysis, spec, mrow.workload):
@@ -171,9 +169,7 @@ def render_markdown(
         if mrow.workload in chart_names:
             lines += [(f"![{mrow.workload}: median per configuration, bars from zero, 95% CI of the median]"
                       f"({chart_names[mrow.workload]})"), ""]
-        for r in metric_rows(analysis):
-            if r.workload != mrow.workload:
-                continue
+        for r in rows:
             for comp in r.comparisons:
                 notes = "".join(f" \u26a0 {n}." for n in notes_of(comp))
                 lines.append(f"- {r.metric}: {change_phrase(comp, analysis)}; {fmt_comparison(comp)}.{notes}")

@@ -184,6 +184,14 @@ def metric_rows(analysis: Analysis) -> list[MetricRow]:
     return rows
 
 
+def rows_by_workload(analysis: Analysis) -> dict[str, list[MetricRow]]:
+    """metric_rows grouped per workload, workloads in the same (catalogue) order."""
+    out: dict[str, list[MetricRow]] = {}
+    for row in metric_rows(analysis):
+        out.setdefault(row.workload, []).append(row)
+    return out
+
+
 def headline_comparisons(analysis: Analysis, config: str) -> list[Comparison]:
     return [c for c in analysis.comparisons if c.headline and c.config == config]
 
