@@ -16,10 +16,15 @@ def data_dir() -> Path:
     return path
 
 
-def cache_dir() -> Path:
-    path = data_dir() / "cache"
+def data_subdir(name: str) -> Path:
+    """A directory of the data directory (cache, journal, userspaces), made if missing."""
+    path = data_dir() / name
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def cache_dir() -> Path:
+    return data_subdir("cache")
 
 
 def shared_cache_dir() -> Path:

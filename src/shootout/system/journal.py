@@ -35,7 +35,7 @@ from typing import Any
 
 import psutil
 
-from shootout.paths import data_dir
+from shootout.paths import data_subdir
 from shootout.system.namespace import in_host_mounts
 from shootout.system.tree import end_marked
 
@@ -43,9 +43,7 @@ Undo = dict[str, Any]
 
 
 def journal_dir() -> Path:
-    path = data_dir() / "journal"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return data_subdir("journal")
 
 
 def _process_start(pid: int) -> float | None:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from shootout.errors import TargetError, UsageError
-from shootout.paths import data_dir
+from shootout.paths import data_subdir
 
 META = "userspace.json"
 INCOMPLETE = ".incomplete-"
@@ -33,9 +33,7 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9.+_-]{0,63}$")
 
 
 def userspaces_dir() -> Path:
-    path = data_dir() / "userspaces"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return data_subdir("userspaces")
 
 
 def check_name(name: str) -> str:
