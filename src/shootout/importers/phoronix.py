@@ -16,6 +16,8 @@ import os
 import re
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -135,13 +137,8 @@ def _entry_values(entry: ET.Element, where: str) -> list[float]:
     return [positive_number(p.strip(), where) for p in parts]
 
 
-def import_phoronix(path: Path) -> tuple[Run, list[Trial]]:
-    """Run (id 0, status complete) and its trials from a composite.xml; nothing is written.
-
-    Raises UsageError with a one-line message for anything that is not a well-formed PTS
-    result file or holds a value, unit or system reference that cannot be imported.
-    """
-    path = Path(path)
+def _root(path: Path) -> ET.Element:
+    """The file's <PhoronixTestSuite> element."""
     data = read_bytes(path, WHAT)
     try:
         root = ET.fromstring(data)
@@ -149,65 +146,98 @@ def import_phoronix(path: Path) -> tuple[Run, list[Trial]]:
         raise UsageError(f"{path}: not well-formed XML ({exc})", f"expected a {WHAT}") from None
     if root.tag != "PhoronixTestSuite":
         raise UsageError(f"{path}: root element is <{root.tag}>, not <PhoronixTestSuite>", f"expected a {WHAT}")
-    configs, facts, stamps = _systems(root, path)
-    generated = root.find("Generated")
-    created = _timestamp(_text(generated, "LastModified")) or min(stamps.values(), default=None) or os.path.getmtime(path)
+    return root
 
-    workloads: list[WorkloadSpec] = []
-    params: dict[str, dict[str, Any]] = {}
-    values: dict[tuple[str, str], list[float]] = {}
-    skipped: list[str] = []
-    taken: set[str] = set()
+
+@dataclass
+class _Results:
+    """What the <Result> elements hold: a workload per numeric result, its values per system."""
+
+    workloads: list[WorkloadSpec] = field(default_factory=list)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    values: dict[tuple[str, str], list[float]] = field(default_factory=dict)  # (workload, system) -> values
+    skipped: list[str] = field(default_factory=list)  # results with no single number, for the note
+
+
+def _result_values(result: ET.Element, name: str, systems: Collection[str], where: str,
+                   values: dict[tuple[str, str], list[float]]) -> None:
+    """Add each <Entry>'s values under (name, its system)."""
+    entries = result.findall("Data/Entry")
+    if not entries:
+        raise UsageError(f"{where}: no <Entry> values")
+    for entry in entries:
+        system = _text(entry, "Identifier")
+        if system not in systems:
+            raise UsageError(f"{where}: value for unknown system {system!r}", "every <Entry> must name a <System>")
+        if (name, system) in values:
+            raise UsageError(f"{where}: two values for system {system!r}")
+        values[(name, system)] = _entry_values(entry, f"{where}, system {system}")
+
+
+def _results(root: ET.Element, path: Path, systems: Collection[str]) -> _Results:
     results = root.findall("Result")
     if not results:
         raise UsageError(f"{path}: no <Result> in this result file", "the file holds no test result")
+    out = _Results()
+    taken: set[str] = set()
     for i, result in enumerate(results, start=1):
         title = _text(result, "Title") or _text(result, "Identifier") or f"result {i}"
         desc = _text(result, "Description")
         label = f"{title}: {desc}" if desc else title
         where = f"{path}: result {i} ({label})"
         if _text(result, "DisplayFormat").upper() not in NUMERIC_FORMATS:
-            skipped.append(f"{label} ({_text(result, 'DisplayFormat')})")
+            out.skipped.append(f"{label} ({_text(result, 'DisplayFormat')})")
             continue
         unit = scale_unit(_text(result, "Scale"), _text(result, "Proportion"), where)
         name = unique(label, taken)
-        entries = result.findall("Data/Entry")
-        if not entries:
-            raise UsageError(f"{where}: no <Entry> values")
-        for entry in entries:
-            system = _text(entry, "Identifier")
-            if system not in facts:
-                raise UsageError(f"{where}: value for unknown system {system!r}", "every <Entry> must name a <System>")
-            if (name, system) in values:
-                raise UsageError(f"{where}: two values for system {system!r}")
-            values[(name, system)] = _entry_values(entry, f"{where}, system {system}")
-        workloads.append(WorkloadSpec(
+        _result_values(result, name, systems, where, out.values)
+        out.workloads.append(WorkloadSpec(
             name=name, category=IMPORTED_CATEGORY, description=label,
             metrics=(Metric(METRIC, unit, _text(result, "Scale")),), headline=METRIC,
         ))
-        params[name] = {k: v for k, v in {
+        out.params[name] = {k: v for k, v in {
             "pts_test": _text(result, "Identifier"), "profile_version": _text(result, "ProfileVersion"),
             "app_version": _text(result, "AppVersion"), "arguments": _text(result, "Arguments"),
         }.items() if v}
-    if not workloads:
-        raise UsageError(f"{path}: no numeric result to import", "skipped: " + "; ".join(skipped))
+    if not out.workloads:
+        raise UsageError(f"{path}: no numeric result to import", "skipped: " + "; ".join(out.skipped))
+    return out
 
+
+def _trials(found: _Results, configs: list[Config], stamps: dict[str, float], created: float) -> list[Trial]:
+    """Round r holds each system's r-th value of each result (the systems ran one after another)."""
     trials: list[Trial] = []
-    rounds = max(len(v) for v in values.values())
+    rounds = max(len(v) for v in found.values.values())
     for r in range(rounds):
         position = 0
-        for spec in workloads:
+        for spec in found.workloads:
             for cfg in configs:
-                series = values.get((spec.name, cfg.name), [])
+                series = found.values.get((spec.name, cfg.name), [])
                 if r < len(series):
                     start = stamps.get(cfg.name, created)
                     trials.append(imported_trial(spec.name, cfg.name, r + 1, position, {METRIC: series[r]}, start))
                     position += 1
+    return trials
+
+
+def import_phoronix(path: Path) -> tuple[Run, list[Trial]]:
+    """Run (id 0, status complete) and its trials from a composite.xml; nothing is written.
+
+    Raises UsageError with a one-line message for anything that is not a well-formed PTS
+    result file or holds a value, unit or system reference that cannot be imported.
+    """
+    path = Path(path)
+    root = _root(path)
+    configs, facts, stamps = _systems(root, path)
+    generated = root.find("Generated")
+    created = _timestamp(_text(generated, "LastModified")) or min(stamps.values(), default=None) or os.path.getmtime(path)
+    found = _results(root, path, facts)
+    trials = _trials(found, configs, stamps, created)
 
     note = (f"imported from Phoronix Test Suite result file {path.name}: systems ran one after another, "
             "so rounds are value indexes, not interleaved rounds")
-    if skipped:
-        note += "; not imported (no single numeric value): " + "; ".join(skipped)
+    if found.skipped:
+        note += "; not imported (no single numeric value): " + "; ".join(found.skipped)
     machine = {k: v for k, v in {
         "source": "Phoronix Test Suite", "title": _text(generated, "Title"),
         "description": _text(generated, "Description"), "test_client": _text(generated, "TestClient"),
@@ -215,6 +245,7 @@ def import_phoronix(path: Path) -> tuple[Run, list[Trial]]:
     }.items() if v}
     run = Run(
         id=PLACEHOLDER_RUN_ID, created_at=created, status="complete", settings=RunSettings(interleaved=False),
-        configs=configs, workloads=workloads, params=params, facts={"machine": machine, **facts}, note=note,
+        configs=configs, workloads=found.workloads, params=found.params, facts={"machine": machine, **facts},
+        note=note,
     )
     return run, trials
