@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -18,9 +17,10 @@ from shootout.amounts import Amount, Decided, amounts, guard
 from shootout.bound import generator_flags
 from shootout.ceiling import ceiling_flags
 from shootout.conditions.runflags import RunConditions
+from shootout.confounders import confounders, is_emulated
 from shootout.inforce import compared_notes
 from shootout.machines import machines_note
-from shootout.model import Config, Run, Trial, WorkloadSpec
+from shootout.model import Config, Metric, Run, Trial, WorkloadSpec
 from shootout.stats import (
     Design,
     Estimate,
@@ -140,65 +140,6 @@ def metric_log_ratios(trials: Sequence[Trial], spec: WorkloadSpec, metric: str, 
     return {r: math.log(other[r] / base[r]) for r in sorted(base.keys() & other.keys())}
 
 
-def _flatten(facts: Any, prefix: str = "") -> dict[str, Any]:
-    if not isinstance(facts, dict):
-        return {prefix: facts}
-    flat: dict[str, Any] = {}
-    for key, value in facts.items():
-        flat.update(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-    return flat
-
-
-# Facts that are confounders when they differ: versions of what ran (every tool a workload
-# declares in Prepared.versions), the compiler, the libc, the input, hardware code paths.
-# The ABI itself (ELF class, machine) is the point of a 32/64-bit comparison, so it is not.
-_CONFOUNDER_FACTS = {"compiler", "cc", "libc", "openssl", "hw_paths", "input_sha256", "code_path"}
-
-
-def _is_confounder(key: str) -> bool:
-    last = key.rsplit(".", 1)[-1]
-    return (last in _CONFOUNDER_FACTS or "version" in last or key.startswith("target.packages.")
-            or key.startswith("workload.versions."))
-
-
-# Words a tool's version string uses to name the architecture or word size it was built for
-# ("LAME 64bits version 3.100" vs "LAME 32bits version 3.100"): in a 64/32-bit comparison they
-# differ by design, so two versions that differ only there are the same version.
-_ABI_WORDS = re.compile(r"\b(?:(?:32|64)[- ]?bits?|x86[-_]64|amd64|i[3-6]86|aarch64|arm64|armhf|armel|"
-                        r"armv[5-8][a-z0-9]*|x86|x64|ia32|ilp32|lp64)\b", re.IGNORECASE)
-
-
-def _without_abi(value: Any) -> Any:
-    return " ".join(_ABI_WORDS.sub(" ", value).split()) if isinstance(value, str) else value
-
-
-def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str,
-                metric: str | None = None) -> list[str]:
-    """Facts of the two configurations that differ and could explain a difference.
-
-    A workload's `code_paths` ({metric: path}) concern one metric each: only that metric's
-    path is compared. Values that differ only by a word naming the architecture or word size
-    (the difference a 64/32-bit comparison is about) are the same.
-    """
-
-    def relevant(facts: dict[str, Any]) -> dict[str, Any]:
-        mine = dict(facts.get("workloads", {}).get(workload, {}))
-        paths = mine.pop("code_paths", None) or {}
-        if metric in paths:
-            mine["code_path"] = paths[metric]
-        scoped = {"target": facts.get("target", {}), "workload": mine}
-        return {k: v for k, v in _flatten(scoped).items() if _is_confounder(k)}
-
-    a, b = relevant(facts_a), relevant(facts_b)
-    return [f"{key.split('.', 1)[1]}: {a.get(key)} vs {b.get(key)}"
-            for key in sorted(a.keys() | b.keys())
-            if key in a and key in b and _without_abi(a[key]) != _without_abi(b[key])]
-
-
-def is_emulated(facts: dict[str, Any]) -> bool:
-    return bool(facts.get("target", {}).get("emulated"))
-
-
 def run_design(run: Run, headline: bool) -> Design:
     """The interval rule of one run: headline metrics are a family (Bonferroni over the run's
     headline comparisons) looked at after every round; sub-metrics are single estimates, but
@@ -231,91 +172,117 @@ def settle(comp: Comparison, threshold: float, per_round: float | None) -> Compa
     return dataclasses.replace(comp, resolution=resolution(comp.estimate, threshold, per_round))
 
 
-def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None) -> Analysis:
-    """Compare every configuration of one run with its baseline: paired by round when the
-    run interleaved its configurations, else (imported sequential runs) unpaired."""
-    s = run.settings
-    base = run.configs[0].name
-    measured = [t for t in trials if t.spec.round > 0]
-    designs = {True: run_design(run, True), False: run_design(run, False)}
-    conditions = RunConditions(measured, run.facts.get("machine", {}))
-    comparisons: list[Comparison] = []
-    values: dict[tuple[str, str, str], list[float]] = {}
-    for spec in run.workloads:
-        for metric in spec.metrics:
-            for config in run.configs:
-                values[(spec.name, metric.name, config.name)] = metric_values(measured, spec.name, metric.name,
-                                                                              config.name)
-            if not any(values[(spec.name, metric.name, c.name)] for c in run.configs) and not any(
-                    t.spec.workload == spec.name and not t.ok for t in trials):
-                continue  # a metric this run's parameters do not produce
-            headline = metric.name == cpuclock.headline(run, spec)
-            design = designs[headline]
-            for config in run.configs[1:]:
-                a, b = values[(spec.name, metric.name, base)], values[(spec.name, metric.name, config.name)]
-                if s.interleaved:
-                    ratios = metric_log_ratios(measured, spec, metric.name, base, config.name)
-                    est = design.estimate(list(ratios.values()))
-                else:
-                    ratios = {}
-                    est = design.adopt(unpaired_estimate(log_perf(a, metric.unit), log_perf(b, metric.unit),
-                                                         design.per_look()))
-                cfg_facts, base_facts = run.facts.get(config.name, {}), run.facts.get(base, {})
-                flags = trial_flags(
-                    b, list(ratios.keys()), list(ratios.values()) if s.interleaved else None,
-                    # imported results may not know the wall time (0): unknown, not short
-                    [t.wall_s for t in measured
-                     if t.spec.workload == spec.name and t.spec.config == config.name and t.wall_s > 0],
-                )
-                pair = [t for t in measured if t.spec.workload == spec.name and t.spec.config in (base, config.name)]
-                flags += conditions.flags(pair)
-                flags += ceiling_flags(pair, metric.name, metric.unit)
-                flags += generator_flags(pair, metric.name)
-                if not s.interleaved:
-                    flags.append(WITHIN_RUN)
-                emulated = is_emulated(cfg_facts) or is_emulated(base_facts)
-                if emulated:
-                    flags.append("emulated")
-                failed = [t for t in trials if t.spec.workload == spec.name and not t.ok
-                          and t.spec.config in (base, config.name)]
-                if failed:
-                    flags.append("failed: " + (failed[0].error or "error"))
-                comp = Comparison(
-                    workload=spec.name, category=spec.category, metric=metric.name, unit=metric.unit,
-                    direction=str(unit(metric.unit).direction), headline=headline,
-                    baseline=base, config=config.name,
-                    medians={c: statistics.median(values[(spec.name, metric.name, c)])
-                             for c in (base, config.name) if values[(spec.name, metric.name, c)]},
-                    log_ratios=ratios, estimate=est,
-                    verdict=Verdict.INCONCLUSIVE if emulated and headline else judged(est, headline, s.threshold),
-                    paired=s.interleaved, flags=tuple(flags),
-                    confounders=tuple(confounders(base_facts, cfg_facts, spec.name, metric.name)),
-                )
-                if headline:  # e.g. a setup that lost tabs is worse, never faster
-                    decided, by = guard(spec, measured, base, config.name, comp.verdict)
-                    if by is not None:
-                        comp = dataclasses.replace(comp, verdict=decided, decided_by=by,
-                                                   flags=(*comp.flags, by.flag(metric.name)))
-                comparisons.append(settle(comp, s.threshold, seconds_per_round(measured, spec.name,
-                                                                               (base, config.name))))
-    refused = "" if measured else budget_refusal(run)  # a resumed run that measured was not refused
-    # a refused run has nothing to summarize: no "too few rounds" geomean, the refusal instead
-    summaries = () if refused else summarize(comparisons, run.configs, s.confidence,
-                                            values if not s.interleaved else None)
+@dataclass
+class _Trials:
+    """One run's trials as each of its comparisons reads them."""
+
+    run: Run
+    trials: Sequence[Trial]
+    measured: list[Trial]  # the rounds, without the warm-up
+    conditions: RunConditions
+    values: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)  # (workload, metric, config)
+
+    def collect(self, spec: WorkloadSpec, metric: str) -> bool:
+        """Each configuration's values of the metric; False if the run's parameters do not produce it."""
+        for config in self.run.configs:
+            self.values[(spec.name, metric, config.name)] = metric_values(self.measured, spec.name, metric,
+                                                                          config.name)
+        return any(self.values[(spec.name, metric, c.name)] for c in self.run.configs) or any(
+            t.spec.workload == spec.name and not t.ok for t in self.trials)
+
+    def flags(self, spec: WorkloadSpec, metric: Metric, base: str, config: str, ratios: dict[int, float],
+              emulated: bool) -> list[str]:
+        """What the reader must know about one comparison: noise, conditions, ceilings, failures."""
+        interleaved = self.run.settings.interleaved
+        flags = trial_flags(
+            self.values[(spec.name, metric.name, config)], list(ratios.keys()),
+            list(ratios.values()) if interleaved else None,
+            # imported results may not know the wall time (0): unknown, not short
+            [t.wall_s for t in self.measured
+             if t.spec.workload == spec.name and t.spec.config == config and t.wall_s > 0],
+        )
+        pair = [t for t in self.measured if t.spec.workload == spec.name and t.spec.config in (base, config)]
+        flags += self.conditions.flags(pair)
+        flags += ceiling_flags(pair, metric.name, metric.unit)
+        flags += generator_flags(pair, metric.name)
+        if not interleaved:
+            flags.append(WITHIN_RUN)
+        if emulated:
+            flags.append("emulated")
+        failed = [t for t in self.trials
+                  if t.spec.workload == spec.name and not t.ok and t.spec.config in (base, config)]
+        if failed:
+            flags.append("failed: " + (failed[0].error or "error"))
+        return flags
+
+    def compare(self, spec: WorkloadSpec, metric: Metric, config: str, design: Design, headline: bool) -> Comparison:
+        """One configuration against the baseline on one metric: estimate, flags, verdict."""
+        s, base = self.run.settings, self.run.configs[0].name
+        a, b = self.values[(spec.name, metric.name, base)], self.values[(spec.name, metric.name, config)]
+        if s.interleaved:
+            ratios = metric_log_ratios(self.measured, spec, metric.name, base, config)
+            est = design.estimate(list(ratios.values()))
+        else:
+            ratios = {}
+            est = design.adopt(unpaired_estimate(log_perf(a, metric.unit), log_perf(b, metric.unit),
+                                                 design.per_look()))
+        cfg_facts, base_facts = self.run.facts.get(config, {}), self.run.facts.get(base, {})
+        emulated = is_emulated(cfg_facts) or is_emulated(base_facts)
+        comp = Comparison(
+            workload=spec.name, category=spec.category, metric=metric.name, unit=metric.unit,
+            direction=str(unit(metric.unit).direction), headline=headline, baseline=base, config=config,
+            medians={c: statistics.median(v) for c, v in ((base, a), (config, b)) if v},
+            log_ratios=ratios, estimate=est,
+            verdict=Verdict.INCONCLUSIVE if emulated and headline else judged(est, headline, s.threshold),
+            paired=s.interleaved, flags=tuple(self.flags(spec, metric, base, config, ratios, emulated)),
+            confounders=tuple(confounders(base_facts, cfg_facts, spec.name, metric.name)),
+        )
+        if headline:  # e.g. a setup that lost tabs is worse, never faster
+            decided, by = guard(spec, self.measured, base, config, comp.verdict)
+            if by is not None:
+                comp = dataclasses.replace(comp, verdict=decided, decided_by=by,
+                                           flags=(*comp.flags, by.flag(metric.name)))
+        return settle(comp, s.threshold, seconds_per_round(self.measured, spec.name, (base, config)))
+
+
+def _run_notes(run: Run, summaries: Sequence[Summary], refused: str) -> list[str]:
+    """The analysis's own notes, most general first: sequential runs, machines, a refusal, left-out workloads."""
     notes = [n for summary in summaries for n in left_out_notes(summary)]
     if refused:
         notes.insert(0, refused)
     if machines := machines_note((c.display, run.facts.get(c.name, {}), run.facts.get("machine", {}))
                                  for c in run.configs):
         notes.insert(0, machines)
-    if not s.interleaved:
+    if not run.settings.interleaved:
         notes.insert(0, f"{WITHIN_RUN}: the configurations ran one after another, so their values are "
                         "compared as two independent samples")
+    return notes
+
+
+def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None) -> Analysis:
+    """Compare every configuration of one run with its baseline: paired by round when the
+    run interleaved its configurations, else (imported sequential runs) unpaired."""
+    s = run.settings
+    measured = [t for t in trials if t.spec.round > 0]
+    designs = {True: run_design(run, True), False: run_design(run, False)}
+    seen = _Trials(run, trials, measured, RunConditions(measured, run.facts.get("machine", {})))
+    comparisons: list[Comparison] = []
+    for spec in run.workloads:
+        for metric in spec.metrics:
+            if not seen.collect(spec, metric.name):
+                continue  # a metric this run's parameters do not produce
+            headline = metric.name == cpuclock.headline(run, spec)
+            comparisons += [seen.compare(spec, metric, config.name, designs[headline], headline)
+                            for config in run.configs[1:]]
+    refused = "" if measured else budget_refusal(run)  # a resumed run that measured was not refused
+    # a refused run has nothing to summarize: no "too few rounds" geomean, the refusal instead
+    summaries = () if refused else summarize(comparisons, run.configs, s.confidence,
+                                            seen.values if not s.interleaved else None)
     return Analysis(
         runs=(run,), configs=tuple(run.configs), workloads=tuple(run.workloads),
         comparisons=tuple(comparisons), summaries=summaries,
-        values=values, threshold=s.threshold, noise_floor=noise_floor, conditions=tuple(conditions.lines),
-        notes=(*compared_notes(run, trials), *cpuclock.notes(run), *notes),
+        values=seen.values, threshold=s.threshold, noise_floor=noise_floor, conditions=tuple(seen.conditions.lines),
+        notes=(*compared_notes(run, trials), *cpuclock.notes(run), *_run_notes(run, summaries, refused)),
         facts={"machine": run.facts.get("machine", {}), **{c.name: run.facts.get(c.name, {}) for c in run.configs}},
         rules=method_rules(designs[True], s.interleaved),
         amounts=amounts(run, measured), refused=refused,
