@@ -181,45 +181,17 @@ def _build(userspace: Userspace, flavour: str, work: Path, final: Path, journal:
         work.mkdir(parents=True)
         seconds: dict[str, float] = {}
         root = work / "root"
-        for d in (root, work / "upper", work / "ovl"):
-            d.mkdir()
-        overlay = mount(journal, f"mount an overlay on {userspace.name} at {root}",
-                        ["mount", "--make-private", "-t", "overlay", "-o",
-                         f"lowerdir={userspace.root},upperdir={work / 'upper'},workdir={work / 'ovl'}",
-                         "shootout-vm-image", str(root)], root)
-        shutil.copyfile("/etc/resolv.conf", _replace(root / "etc/resolv.conf"))
-        initramfs = root / "etc/initramfs-tools"
-        (initramfs / "conf.d").mkdir(parents=True, exist_ok=True)
-        (initramfs / "conf.d/shootout").write_text("MODULES=list\n")
-        arm = GUEST_FAMILY.get(userspace.arch) == "arm"
-        (initramfs / "modules").write_text("\n".join(INITRAMFS_MODULES + (ARM_MODULES if arm else ())) + "\n")
+        overlay = _mount_overlay(userspace, work, root, journal)
+        _seed_root(root, userspace)
         t0 = time.monotonic()
-        say(f"VM image: installing {package} in a copy of {userspace.name}")
-        ensure_emulation(userspace.arch, journal)  # an arm userspace on x86-64: its apt runs under qemu-user
-        warnings = update_lists(root, userspace, foreign)
-        for line in warnings:
-            say(line)
-        done = in_root(_INSTALL, root, package, *VM_PACKAGES)
-        if done.exit_status == 3:
-            raise TargetError(f"there is no {package} for {userspace.release}/{userspace.arch}",
-                              "pick a kernel flavour that exists there (e.g. 686-pae or amd64 on i386, amd64 on amd64)")
-        if done.exit_status != 0:
-            last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or ["no output"])[-1]
-            raise TargetError(f"installing {package} into the VM image failed: {last}", "check the mirror and the space")
+        warnings = _install_kernel(root, userspace, package, foreign, journal, say)
         seconds["install"] = time.monotonic() - t0
         t0 = time.monotonic()
         meta = {**_configure(root, work, userspace, flavour, package), "apt_warnings": warnings}
         used = _tree_bytes(root)
         seconds["configure"] = time.monotonic() - t0
         t0 = time.monotonic()
-        say("VM image: mkfs.ext4 -d")
-        disk = work / "disk.img"
-        with open(disk, "wb") as fh:
-            fh.truncate(((int(used * SPARE) + SLACK_BYTES) >> 20) << 20)
-        done = subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "shootout", "-d", str(root), str(disk)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            raise TargetError(f"mkfs.ext4 -d failed: {done.stderr.strip()[-200:]}", "check the free space")
+        disk = _make_disk(root, work / "disk.img", used, say)
         seconds["mkfs"] = time.monotonic() - t0
         t0 = time.monotonic()
         journal.undo_entry(overlay)
@@ -230,10 +202,7 @@ def _build(userspace: Userspace, flavour: str, work: Path, final: Path, journal:
         meta.update(seconds={k: round(v, 1) for k, v in seconds.items()}, image_bytes=disk.stat().st_size,
                     tree_bytes=used)
         (work / "meta.json").write_text(json.dumps(meta, indent=1))
-        work.rename(final)  # the commit point: complete images only
-        for stale in final.parent.glob(f"{userspace.name}-{flavour}-*"):
-            if stale != final:  # made from an older state of the userspace, or an older recipe
-                subprocess.run(["rm", "-rf", "--one-file-system", str(stale)], check=False)
+        _commit(work, final, userspace, flavour)
         return VmImage(final, meta)
     except (OSError, subprocess.CalledProcessError) as exc:
         raise TargetError(f"building the VM image failed: {exc}", "check the free space under the data directory") from None
@@ -241,6 +210,64 @@ def _build(userspace: Userspace, flavour: str, work: Path, final: Path, journal:
         if overlay is not None:
             journal.undo_entry(overlay)  # before anything under it is deleted
         journal.undo_entry(entry)  # removes whatever is left under the incomplete name
+
+
+def _mount_overlay(userspace: Userspace, work: Path, root: Path, journal: Journal) -> int:
+    """An overlay of the userspace at root, its changes under work/upper; its journal entry."""
+    for d in (root, work / "upper", work / "ovl"):
+        d.mkdir()
+    return mount(journal, f"mount an overlay on {userspace.name} at {root}",
+                 ["mount", "--make-private", "-t", "overlay", "-o",
+                  f"lowerdir={userspace.root},upperdir={work / 'upper'},workdir={work / 'ovl'}",
+                  "shootout-vm-image", str(root)], root)
+
+
+def _seed_root(root: Path, userspace: Userspace) -> None:
+    """What apt needs to reach the mirror, and the initramfs's short list of modules."""
+    shutil.copyfile("/etc/resolv.conf", _replace(root / "etc/resolv.conf"))
+    initramfs = root / "etc/initramfs-tools"
+    (initramfs / "conf.d").mkdir(parents=True, exist_ok=True)
+    (initramfs / "conf.d/shootout").write_text("MODULES=list\n")
+    arm = GUEST_FAMILY.get(userspace.arch) == "arm"
+    (initramfs / "modules").write_text("\n".join(INITRAMFS_MODULES + (ARM_MODULES if arm else ())) + "\n")
+
+
+def _install_kernel(root: Path, userspace: Userspace, package: str, foreign: str | None, journal: Journal,
+                    say: Progress) -> list[str]:
+    """apt-get update, then the kernel package and VM_PACKAGES; the update's warnings."""
+    say(f"VM image: installing {package} in a copy of {userspace.name}")
+    ensure_emulation(userspace.arch, journal)  # an arm userspace on x86-64: its apt runs under qemu-user
+    warnings = update_lists(root, userspace, foreign)
+    for line in warnings:
+        say(line)
+    done = in_root(_INSTALL, root, package, *VM_PACKAGES)
+    if done.exit_status == 3:
+        raise TargetError(f"there is no {package} for {userspace.release}/{userspace.arch}",
+                          "pick a kernel flavour that exists there (e.g. 686-pae or amd64 on i386, amd64 on amd64)")
+    if done.exit_status != 0:
+        last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or ["no output"])[-1]
+        raise TargetError(f"installing {package} into the VM image failed: {last}", "check the mirror and the space")
+    return warnings
+
+
+def _make_disk(root: Path, disk: Path, used: int, say: Progress) -> Path:
+    """The ext4 image of the tree at root (mkfs.ext4 -d: no mount, no loop device)."""
+    say("VM image: mkfs.ext4 -d")
+    with open(disk, "wb") as fh:
+        fh.truncate(((int(used * SPARE) + SLACK_BYTES) >> 20) << 20)
+    done = subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "shootout", "-d", str(root), str(disk)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise TargetError(f"mkfs.ext4 -d failed: {done.stderr.strip()[-200:]}", "check the free space")
+    return disk
+
+
+def _commit(work: Path, final: Path, userspace: Userspace, flavour: str) -> None:
+    """Rename the finished build to its final name, then drop this userspace's older images."""
+    work.rename(final)  # the commit point: complete images only
+    for stale in final.parent.glob(f"{userspace.name}-{flavour}-*"):
+        if stale != final:  # made from an older state of the userspace, or an older recipe
+            subprocess.run(["rm", "-rf", "--one-file-system", str(stale)], check=False)
 
 
 def _replace(path: Path) -> Path:
