@@ -23,6 +23,7 @@ import dataclasses
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from shootout import cpuclock
 from shootout.analysis import (
@@ -196,27 +197,39 @@ def compare_members(members: Sequence[Member]) -> Analysis:
                                                   spec.name, metric.name)),
                 ), settings.threshold, None))
     summaries = tuple(_summary(base, o, comparisons, values, settings.confidence) for o in others)
-    if any(WITHIN_RUN in c.flags for c in comparisons):
-        notes.insert(0, f"{WITHIN_RUN}: with one run per side an interval shows only the spread inside each run; "
-                        "compare two or more runs per side (shootout compare 3 5 vs 7 9) to include it")
-    else:
-        notes.insert(0, UNPAIRED_NOTE)
     runs = tuple({p.run.id: p.run for m in members for p in m.parts}.values())
-    if _one_campaign(runs):
-        notes.insert(0, ACROSS_BOOTS_NOTE)
-    if machines := machines_note((m.config.display, p.run.facts.get(p.config, {}), p.run.facts.get("machine", {}))
-                                 for m in members for p in m.parts):
-        notes.insert(0, machines)
-    facts = {"machine": base.parts[0].run.facts.get("machine", {})}
-    for m in members:
-        p = m.parts[0]
-        facts[m.config.name] = {**p.run.facts.get(p.config, {}), "machine": p.run.facts.get("machine", {})}
     return Analysis(
         runs=runs, configs=tuple(m.config for m in members),
         workloads=tuple({w.name: w for specs in per_member.values() for w in specs}.values()),
         comparisons=tuple(comparisons), summaries=summaries, values=values, threshold=settings.threshold,
-        notes=tuple(dict.fromkeys(notes)), facts=facts, rules=_rules(designs[True]),
+        notes=tuple(dict.fromkeys([*_leading_notes(members, runs, comparisons), *notes])),
+        facts=_member_facts(members), rules=_rules(designs[True]),
     )
+
+
+def _leading_notes(members: Sequence[Member], runs: Sequence[Run], comparisons: Sequence[Comparison]) -> list[str]:
+    """The notes a cross-run comparison opens with: the machines, one campaign, what the intervals include."""
+    out = []
+    if machines := machines_note((m.config.display, p.run.facts.get(p.config, {}), p.run.facts.get("machine", {}))
+                                 for m in members for p in m.parts):
+        out.append(machines)
+    if _one_campaign(runs):
+        out.append(ACROSS_BOOTS_NOTE)
+    if any(WITHIN_RUN in c.flags for c in comparisons):
+        out.append(f"{WITHIN_RUN}: with one run per side an interval shows only the spread inside each run; "
+                   "compare two or more runs per side (shootout compare 3 5 vs 7 9) to include it")
+    else:
+        out.append(UNPAIRED_NOTE)
+    return out
+
+
+def _member_facts(members: Sequence[Member]) -> dict[str, dict[str, Any]]:
+    """The machine of the baseline's first run, and each side's configuration facts with its machine."""
+    facts = {"machine": members[0].parts[0].run.facts.get("machine", {})}
+    for m in members:
+        p = m.parts[0]
+        facts[m.config.name] = {**p.run.facts.get(p.config, {}), "machine": p.run.facts.get("machine", {})}
+    return facts
 
 
 def _one_campaign(runs: Sequence[Run]) -> bool:
