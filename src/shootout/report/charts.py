@@ -31,8 +31,10 @@ from scipy.stats import binom
 
 from shootout.analysis import WITHIN_RUN, Analysis, Comparison
 from shootout.errors import UsageError
+from shootout.model import Config
 from shootout.report.text import (
     TIMES,
+    MetricRow,
     baseline,
     direction_text,
     display,
@@ -42,6 +44,7 @@ from shootout.report.text import (
     headline_comparisons,
     metric_rows,
     others,
+    rows_by_workload,
     workload_description,
     workloads,
 )
@@ -124,7 +127,7 @@ def literal_text(func: Callable[P, bytes]) -> Callable[P, bytes]:
 @literal_text
 def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_paths: bool = True) -> bytes:
     """Bars from zero, one per configuration and a panel per metric, with median CIs."""
-    rows = [r for r in metric_rows(analysis) if r.workload == workload]
+    rows = rows_by_workload(analysis).get(workload, [])
     if not rows:
         raise UsageError(f"no results for workload {workload!r} in this analysis")
     spec = rows[0].spec
@@ -134,15 +137,7 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
     captions = []
     for ax, row in zip(axes, rows):
         comps = {c.config: c for c in row.comparisons}
-        medians, lows, highs, counts = [], [], [], []
-        for cfg in configs:
-            vals = analysis.values.get((workload, row.metric, cfg.name), [])
-            med = float(np.median(vals)) if vals else row.first.medians.get(cfg.name, math.nan)
-            ci = median_ci(vals)
-            medians.append(med)
-            lows.append(med - ci[0] if ci else 0.0)
-            highs.append(ci[1] - med if ci else 0.0)
-            counts.append(len(vals))
+        medians, lows, highs, counts = _bars(analysis, row, configs)
         x = np.arange(len(configs))
         colors = [CONFIG_COLORS[i % len(CONFIG_COLORS)] for i in range(len(configs))]
         ax.bar(x, medians, width=0.6, color=colors, edgecolor="#333333", linewidth=0.6, zorder=2)
@@ -159,33 +154,11 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
         for i, cfg in enumerate(configs):
             if not math.isfinite(medians[i]):
                 continue
-            label = fmt_value(medians[i], row.unit)
-            comp = comps.get(cfg.name)
-            color = "#222222"
-            if comp is not None and comp.decided_by is not None:  # not a speed-up: what decided
-                label += f"\n{comp.verdict}\n({comp.decided_by.figure()})"
-                color = VERDICT_COLOR[comp.verdict]
-            elif comp is not None and comp.estimate is not None:
-                label += f"\n{fmt_gap(comp.estimate.ratio)} ({comp.verdict})"
-                color = VERDICT_COLOR[comp.verdict]
-            elif cfg.name == baseline(analysis).name:
-                label += "\nbaseline"
-            # the guard's flag is in the label already (what decided); the caption has it whole
-            flags = [f for f in comp.flags if comp.decided_by is None or f != comp.decided_by.flag(comp.metric)] \
-                if comp is not None else []
-            if comp is not None and (flags or comp.confounders):
-                label += "\n\u26a0 " + ", ".join([*flags, *(["confounder"] if comp.confounders else [])])
+            label, color = _bar_label(fmt_value(medians[i], row.unit), comps.get(cfg.name),
+                                      cfg.name == baseline(analysis).name)
             ax.text(i, medians[i] + highs[i] + top * 0.015, label, ha="center", va="bottom",
                     fontsize=8.5, color=color)
-        notes = sorted({n for c in row.comparisons for n in c.flags})
-        notes += sorted({f"confounder: {n}" for c in row.comparisons for n in c.confounders})
-        n_text = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}\u2013{max(counts)}"
-        caption = f"{row.metric}: {row.unit}, {direction_text(row.direction)}; median of {n_text} rounds"
-        if min(counts) < 6:
-            caption += " (under 6 rounds: no interval)"
-        if notes:
-            caption += "; \u26a0 " + "; ".join(notes)
-        captions.append(caption)
+        captions.append(_panel_caption(row, counts))
     desc = workload_description(analysis, spec, workload)  # sizes from the run's parameters
     title = f"{workload}: {desc}" if desc and desc != workload else workload
     fig.suptitle(_wrap(title, 90), fontsize=11, fontweight="bold")
@@ -194,6 +167,53 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
                     f"Percentages: {kind} speed-up estimate over the baseline.")
     fig.supxlabel("\n".join(textwrap.fill(c, 110) for c in captions), fontsize=8, color="#444444")
     return render(fig, fmt, f"workload-{workload}", text_as_paths)
+
+
+def _bars(analysis: Analysis, row: MetricRow,
+          configs: Sequence[Config]) -> tuple[list[float], list[float], list[float], list[int]]:
+    """Per configuration: the median, how far its CI reaches below and above it, the rounds."""
+    medians, lows, highs, counts = [], [], [], []
+    for cfg in configs:
+        vals = analysis.values.get((row.workload, row.metric, cfg.name), [])
+        med = float(np.median(vals)) if vals else row.first.medians.get(cfg.name, math.nan)
+        ci = median_ci(vals)
+        medians.append(med)
+        lows.append(med - ci[0] if ci else 0.0)
+        highs.append(ci[1] - med if ci else 0.0)
+        counts.append(len(vals))
+    return medians, lows, highs, counts
+
+
+def _bar_label(value: str, comp: Comparison | None, is_baseline: bool) -> tuple[str, str]:
+    """The text over a bar and its colour: the value, then the verdict or what decided it, and warnings."""
+    label, color = value, "#222222"
+    if comp is not None and comp.decided_by is not None:  # not a speed-up: what decided
+        label += f"\n{comp.verdict}\n({comp.decided_by.figure()})"
+        color = VERDICT_COLOR[comp.verdict]
+    elif comp is not None and comp.estimate is not None:
+        label += f"\n{fmt_gap(comp.estimate.ratio)} ({comp.verdict})"
+        color = VERDICT_COLOR[comp.verdict]
+    elif is_baseline:
+        label += "\nbaseline"
+    # the guard's flag is in the label already (what decided); the caption has it whole
+    flags = [f for f in comp.flags if comp.decided_by is None or f != comp.decided_by.flag(comp.metric)] \
+        if comp is not None else []
+    if comp is not None and (flags or comp.confounders):
+        label += "\n\u26a0 " + ", ".join([*flags, *(["confounder"] if comp.confounders else [])])
+    return label, color
+
+
+def _panel_caption(row: MetricRow, counts: Sequence[int]) -> str:
+    """A panel's line under the chart: unit, direction, rounds, and every flag and confounder in full."""
+    notes = sorted({n for c in row.comparisons for n in c.flags})
+    notes += sorted({f"confounder: {n}" for c in row.comparisons for n in c.confounders})
+    n_text = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}\u2013{max(counts)}"
+    caption = f"{row.metric}: {row.unit}, {direction_text(row.direction)}; median of {n_text} rounds"
+    if min(counts) < 6:
+        caption += " (under 6 rounds: no interval)"
+    if notes:
+        caption += "; \u26a0 " + "; ".join(notes)
+    return caption
 
 
 def _log_ticks(ax, low: float, high: float) -> None:
@@ -256,11 +276,7 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
     if not rest:
         raise UsageError("a summary chart needs at least two configurations")
     if analysis.refused:  # nothing measured: say why, not "each of 0 workloads"
-        fig = Figure(figsize=(9.5, 2.2), layout="constrained")
-        fig.suptitle(f"{' vs '.join(c.display for c in analysis.configs)}: no speed-ups", fontsize=11,
-                     fontweight="bold")
-        fig.text(0.5, 0.45, textwrap.fill(analysis.refused, 100), ha="center", va="center", fontsize=9)
-        return render(fig, fmt, "summary", text_as_paths)
+        return _refused_chart(analysis, fmt, text_as_paths)
     panels = [(cfg, _summary_rows(analysis, cfg.name)) for cfg in rest]
     n_rows = max(len(rows) for _, rows in panels)
     fig = Figure(figsize=(9.5, 1.0 + len(rest) * (1.4 + 0.42 * n_rows)), layout="constrained")
@@ -269,59 +285,79 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
     span = max([abs(math.log(b)) for b in bounds] + [math.log(1.05)])
     low, high = math.exp(-span * 1.25), math.exp(span * 1.25)
     for ax, (cfg, rows) in zip(axes, panels):
-        y = np.arange(len(rows))[::-1]
-        delta = analysis.threshold
-        if analysis.noise_floor:
-            nf = analysis.noise_floor
-            ax.axvspan(1 / (1 + nf), 1 + nf, color="#bbbbbb", alpha=0.45, zorder=0)
-        ax.axvline(1.0, color="#333333", linewidth=1, zorder=1)
-        for edge in (1 / (1 + delta), 1 + delta):
-            ax.axvline(edge, color="#777777", linewidth=0.8, linestyle=":", zorder=1)
-        for yi, (label, est, v, is_geo, words) in zip(y, rows):
-            if est is None:  # centred on 1x: a note, on neither side
-                ax.text(1.0, yi, words, va="center", ha="center", fontsize=8,
-                        color=VERDICT_COLOR[v] if v in (Verdict.BETTER, Verdict.WORSE) else "#666666",
-                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.5}, zorder=4)
-                continue
-            color = VERDICT_COLOR[v]
-            ax.errorbar([est.ratio], [yi], xerr=[[est.ratio - est.low], [est.high - est.ratio]],
-                        fmt="D" if is_geo else "o", color=color, ecolor=color, elinewidth=2.2 if is_geo else 1.6,
-                        capsize=4, markersize=8 if is_geo else 6, zorder=3)
-            ax.text(high, yi, " " + fmt_gap(est.ratio, est.low, est.high),
-                    va="center", ha="left", fontsize=8, color=color,
-                    fontweight="bold" if is_geo else "normal")
-        ax.set_yticks(y, [r[0] for r in rows])
-        for tick, row in zip(ax.get_yticklabels(), rows):
-            if row[3]:
-                tick.set_fontweight("bold")
-        geo_start = sum(1 for r in rows if not r[3])
-        if geo_start < len(rows):
-            ax.axhline(y[geo_start - 1] - 0.5 if geo_start else len(rows) - 0.5, color="#999999", linewidth=0.6)
-        _log_ticks(ax, low, high)
-        ax.set_ylim(-0.7, len(rows) - 0.3)
-        ax.grid(axis="x", color="#eeeeee", zorder=0)
-        ax.spines[["top", "right"]].set_visible(False)
-        heads = headline_comparisons(analysis, cfg.name)
-        within = next((f for c in heads for f in c.flags if f == WITHIN_RUN), None)
-        unpaired = any(not c.paired for c in heads)
-        note = f", {within}" if within else ", unpaired: includes drift between the runs" if unpaired else ""
-        ax.set_title(f"{cfg.display} vs {base.display}: speed-up, 95% CI{note}", fontsize=10, pad=16)
-        ax.set_xlabel(f"speed-up of {cfg.display} over {base.display} ({TIMES}, log scale)", fontsize=9)
-        # Separate texts, not padded spaces: SVG text collapses runs of spaces.
-        for x, align, text in ((0.0, "left", f"\u2190 {base.display} faster"), (1.0, "right", f"{cfg.display} faster \u2192")):
-            ax.text(x, 1.0, text, transform=ax.transAxes, ha=align, va="bottom", fontsize=8.5,
-                    color=VERDICT_COLOR[Verdict.SLOWER if x == 0.0 else Verdict.FASTER])
+        _speedup_panel(ax, analysis, cfg, base, rows, low, high)
+    legend = _summary_legend(analysis, base, rest)
+    fig.legend(handles=legend, loc=BELOW, ncols=min(3, len(legend)), fontsize=8, frameon=False)
+    n = len(headline_comparisons(analysis, rest[0].name))
+    scope = f"each of {workloads(n)}" if n != 1 else "1 workload"
+    fig.suptitle(f"Speed-up over {base.display}, headline metric of {scope}", fontsize=11, fontweight="bold")
+    return render(fig, fmt, "summary", text_as_paths)
+
+
+def _refused_chart(analysis: Analysis, fmt: str, text_as_paths: bool) -> bytes:
+    """The summary of a run refused for its budget: its configurations and why nothing was measured."""
+    fig = Figure(figsize=(9.5, 2.2), layout="constrained")
+    fig.suptitle(f"{' vs '.join(c.display for c in analysis.configs)}: no speed-ups", fontsize=11,
+                 fontweight="bold")
+    fig.text(0.5, 0.45, textwrap.fill(analysis.refused, 100), ha="center", va="center", fontsize=9)
+    return render(fig, fmt, "summary", text_as_paths)
+
+
+def _speedup_panel(ax, analysis: Analysis, cfg: Config, base: Config, rows: list[SummaryRow],
+                   low: float, high: float) -> None:
+    """One configuration's panel: each headline speed-up with its interval, on a log axis from low to high."""
+    y = np.arange(len(rows))[::-1]
+    delta = analysis.threshold
+    if analysis.noise_floor:
+        nf = analysis.noise_floor
+        ax.axvspan(1 / (1 + nf), 1 + nf, color="#bbbbbb", alpha=0.45, zorder=0)
+    ax.axvline(1.0, color="#333333", linewidth=1, zorder=1)
+    for edge in (1 / (1 + delta), 1 + delta):
+        ax.axvline(edge, color="#777777", linewidth=0.8, linestyle=":", zorder=1)
+    for yi, (label, est, v, is_geo, words) in zip(y, rows):
+        if est is None:  # centred on 1x: a note, on neither side
+            ax.text(1.0, yi, words, va="center", ha="center", fontsize=8,
+                    color=VERDICT_COLOR[v] if v in (Verdict.BETTER, Verdict.WORSE) else "#666666",
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.5}, zorder=4)
+            continue
+        color = VERDICT_COLOR[v]
+        ax.errorbar([est.ratio], [yi], xerr=[[est.ratio - est.low], [est.high - est.ratio]],
+                    fmt="D" if is_geo else "o", color=color, ecolor=color, elinewidth=2.2 if is_geo else 1.6,
+                    capsize=4, markersize=8 if is_geo else 6, zorder=3)
+        ax.text(high, yi, " " + fmt_gap(est.ratio, est.low, est.high),
+                va="center", ha="left", fontsize=8, color=color,
+                fontweight="bold" if is_geo else "normal")
+    ax.set_yticks(y, [r[0] for r in rows])
+    for tick, row in zip(ax.get_yticklabels(), rows):
+        if row[3]:
+            tick.set_fontweight("bold")
+    geo_start = sum(1 for r in rows if not r[3])
+    if geo_start < len(rows):
+        ax.axhline(y[geo_start - 1] - 0.5 if geo_start else len(rows) - 0.5, color="#999999", linewidth=0.6)
+    _log_ticks(ax, low, high)
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.grid(axis="x", color="#eeeeee", zorder=0)
+    ax.spines[["top", "right"]].set_visible(False)
+    heads = headline_comparisons(analysis, cfg.name)
+    within = next((f for c in heads for f in c.flags if f == WITHIN_RUN), None)
+    unpaired = any(not c.paired for c in heads)
+    note = f", {within}" if within else ", unpaired: includes drift between the runs" if unpaired else ""
+    ax.set_title(f"{cfg.display} vs {base.display}: speed-up, 95% CI{note}", fontsize=10, pad=16)
+    ax.set_xlabel(f"speed-up of {cfg.display} over {base.display} ({TIMES}, log scale)", fontsize=9)
+    # Separate texts, not padded spaces: SVG text collapses runs of spaces.
+    for x, align, text in ((0.0, "left", f"\u2190 {base.display} faster"), (1.0, "right", f"{cfg.display} faster \u2192")):
+        ax.text(x, 1.0, text, transform=ax.transAxes, ha=align, va="bottom", fontsize=8.5,
+                color=VERDICT_COLOR[Verdict.SLOWER if x == 0.0 else Verdict.FASTER])
+
+
+def _summary_legend(analysis: Analysis, base: Config, rest: Sequence[Config]) -> list[Patch]:
     legend = [Patch(color=VERDICT_COLOR[Verdict.FASTER], label=f"{display(analysis, rest[0].name) if len(rest) == 1 else 'configuration'} faster"),
               Patch(color=VERDICT_COLOR[Verdict.SLOWER], label=f"{base.display} faster"),
               Patch(color=VERDICT_COLOR[Verdict.SAME], label=f"same within \u00b1{analysis.threshold * 100:g}% (dotted lines)"),
               Patch(color=VERDICT_COLOR[Verdict.INCONCLUSIVE], label="inconclusive")]
     if analysis.noise_floor:
         legend.append(Patch(color="#bbbbbb", alpha=0.45, label=f"noise floor \u00b1{analysis.noise_floor * 100:.1f}% (A/A)"))
-    fig.legend(handles=legend, loc=BELOW, ncols=min(3, len(legend)), fontsize=8, frameon=False)
-    n = len(headline_comparisons(analysis, rest[0].name))
-    scope = f"each of {workloads(n)}" if n != 1 else "1 workload"
-    fig.suptitle(f"Speed-up over {base.display}, headline metric of {scope}", fontsize=11, fontweight="bold")
-    return render(fig, fmt, "summary", text_as_paths)
+    return legend
 
 
 SUMMARY_KEY = "(summary)"  # key of the summary chart in chart_names(); no workload has parentheses
