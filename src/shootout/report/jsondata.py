@@ -48,31 +48,36 @@ def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
     Per configuration the suite geomean row has workload "geomean" (metric "headline");
     per-category geomeans follow with workload "geomean:<category>".
     """
+    rows = [_comparison_row(comp) for row in metric_rows(analysis) for comp in row.comparisons]
+    return rows + _geomean_rows(analysis)
+
+
+def _comparison_row(comp: Comparison) -> dict[str, Any]:
+    return {
+        "workload": comp.workload,
+        "category": comp.category,
+        "metric": comp.metric,
+        "headline": comp.headline,
+        "unit": comp.unit,
+        "direction": comp.direction,
+        "baseline": comp.baseline,
+        "config": comp.config,
+        "baseline_median": comp.medians.get(comp.baseline),
+        "config_median": comp.medians.get(comp.config),
+        **_interval(comp.estimate),
+        "rounds": len(comp.log_ratios),
+        "verdict": str(comp.verdict),
+        "decided_by": _decided(comp),
+        "flags": list(comp.flags),
+        "confounders": list(comp.confounders),
+        "paired": comp.paired,
+        "resolution": _resolution(comp.resolution),
+    }
+
+
+def _geomean_rows(analysis: Analysis) -> list[dict[str, Any]]:
+    """Per configuration, the suite geomean, then one per category."""
     rows: list[dict[str, Any]] = []
-    for row in metric_rows(analysis):
-        for comp in row.comparisons:
-            rows.append(
-                {
-                    "workload": comp.workload,
-                    "category": comp.category,
-                    "metric": comp.metric,
-                    "headline": comp.headline,
-                    "unit": comp.unit,
-                    "direction": comp.direction,
-                    "baseline": comp.baseline,
-                    "config": comp.config,
-                    "baseline_median": comp.medians.get(comp.baseline),
-                    "config_median": comp.medians.get(comp.config),
-                    **_interval(comp.estimate),
-                    "rounds": len(comp.log_ratios),
-                    "verdict": str(comp.verdict),
-                    "decided_by": _decided(comp),
-                    "flags": list(comp.flags),
-                    "confounders": list(comp.confounders),
-                    "paired": comp.paired,
-                    "resolution": _resolution(comp.resolution),
-                }
-            )
     base = baseline(analysis).name
     for summary in iter_summaries(analysis):
         paired = all(c.paired for c in analysis.comparisons if c.config == summary.config)
