@@ -160,26 +160,8 @@ def preflight(
     cond: dict[str, Any] = {"started_at": time.time()}
 
     gate = wait_for_idle(load_wait_s, cpus, root, early.take() if early else None)
-    cond.update(load1=gate.load1, busy_pct=gate.busy_pct, runq=gate.runq, waited_s=round(gate.waited_s, 1))
-    state = "idle" if gate.idle else f"not idle after {gate.waited_s:.0f} s; going on (busy-start)"
-    lines.append(f"load: {_fmt(gate.busy_pct, '.0f', '%')} busy and {_fmt(gate.runq, '.1f')} tasks waiting "
-                 f"for a CPU over {SAMPLE_S:g} s on {cpus} CPUs (load average {_fmt(gate.load1, '.2f')}): {state}")
-    if not gate.idle:
-        flags.append("busy-start")
-    if gate.busiest is not None:
-        cond["busiest"] = gate.busiest
-        lines.append(f"busiest processes: {', '.join(gate.busiest) or 'none stands out (many small ones)'}")
-
-    if tune:
-        assert journal is not None
-        cond["tuned"] = tune_governor(journal, root=root)
-        lines += [f"tune: {line}" for line in cond["tuned"]]
-    governor, boost = governor_summary(root), boost_state(root)
-    facts.update(governor=governor, boost=boost)  # after tuning: what the run uses
-    gov_text = governor or "no cpufreq (the clock is not under the OS's control here)"
-    boost_text = f"; boost {'on' if boost['enabled'] else 'off'} ({boost['control']})" if boost else ""
-    hint = "" if tune or governor in (None, PERFORMANCE) else " (--tune sets performance)"
-    lines.append(f"governor: {gov_text}{boost_text}{hint}")
+    _load(gate, cpus, lines, flags, cond)
+    _governor(journal if tune else None, root, facts, lines, cond)
 
     virt = facts.get("virtualization") or {}
     kinds = [f"{virt['vm']} VM" if virt.get("vm") else "",
@@ -191,17 +173,7 @@ def preflight(
         flags.append("steal")
     lines += preflight_lines(facts)  # a Pi's board and firmware, AArch32, page size, caches sysfs lacks
 
-    swap = cond["swap_used_bytes"] = sensors.swap_used_bytes(root)
-    swap_text = "unknown" if swap is None else "none in use" if swap == 0 else f"{swap / 2**20:.1f} MiB in use"
-    lines.append(f"swap: {swap_text}")
-    if swap:
-        flags.append("swap-in-use")
-
-    temps = cond["temperatures"] = sensors.temperatures(root)
-    temp_text = ", ".join(f"{k} {v:.1f} °C" for k, v in temps.items())
-    lines.append(f"sensors: {temp_text or 'no thermal zones or hwmon sensors found'}")
-    if temps and max(temps.values()) >= HOT_C:
-        flags.append("hot")
+    _swap_and_heat(root, lines, flags, cond)
 
     if real:
         _firmware(lines, flags, cond)
@@ -211,6 +183,47 @@ def preflight(
         _kernel_log(lines, cond)
     facts["conditions"] = cond
     return Preflight(lines=lines, flags=flags, facts=facts)
+
+
+def _load(gate: _Gate, cpus: int, lines: list[str], flags: list[str], cond: dict[str, Any]) -> None:
+    """How busy the machine was when the run started (after waiting for idle)."""
+    cond.update(load1=gate.load1, busy_pct=gate.busy_pct, runq=gate.runq, waited_s=round(gate.waited_s, 1))
+    state = "idle" if gate.idle else f"not idle after {gate.waited_s:.0f} s; going on (busy-start)"
+    lines.append(f"load: {_fmt(gate.busy_pct, '.0f', '%')} busy and {_fmt(gate.runq, '.1f')} tasks waiting "
+                 f"for a CPU over {SAMPLE_S:g} s on {cpus} CPUs (load average {_fmt(gate.load1, '.2f')}): {state}")
+    if not gate.idle:
+        flags.append("busy-start")
+    if gate.busiest is not None:
+        cond["busiest"] = gate.busiest
+        lines.append(f"busiest processes: {', '.join(gate.busiest) or 'none stands out (many small ones)'}")
+
+
+def _governor(tune_with: Journal | None, root: Path, facts: dict[str, Any], lines: list[str],
+              cond: dict[str, Any]) -> None:
+    """The cpufreq governor and boost the run uses, after tuning them when asked (tune_with: its journal)."""
+    if tune_with is not None:
+        cond["tuned"] = tune_governor(tune_with, root=root)
+        lines += [f"tune: {line}" for line in cond["tuned"]]
+    governor, boost = governor_summary(root), boost_state(root)
+    facts.update(governor=governor, boost=boost)  # after tuning: what the run uses
+    gov_text = governor or "no cpufreq (the clock is not under the OS's control here)"
+    boost_text = f"; boost {'on' if boost['enabled'] else 'off'} ({boost['control']})" if boost else ""
+    hint = "" if tune_with is not None or governor in (None, PERFORMANCE) else " (--tune sets performance)"
+    lines.append(f"governor: {gov_text}{boost_text}{hint}")
+
+
+def _swap_and_heat(root: Path, lines: list[str], flags: list[str], cond: dict[str, Any]) -> None:
+    """Swap already in use, and the temperatures: both slow a run down."""
+    swap = cond["swap_used_bytes"] = sensors.swap_used_bytes(root)
+    swap_text = "unknown" if swap is None else "none in use" if swap == 0 else f"{swap / 2**20:.1f} MiB in use"
+    lines.append(f"swap: {swap_text}")
+    if swap:
+        flags.append("swap-in-use")
+    temps = cond["temperatures"] = sensors.temperatures(root)
+    temp_text = ", ".join(f"{k} {v:.1f} °C" for k, v in temps.items())
+    lines.append(f"sensors: {temp_text or 'no thermal zones or hwmon sensors found'}")
+    if temps and max(temps.values()) >= HOT_C:
+        flags.append("hot")
 
 
 def _firmware(lines: list[str], flags: list[str], cond: dict[str, Any]) -> None:
