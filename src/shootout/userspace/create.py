@@ -29,6 +29,7 @@ import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from shootout.errors import ShootoutError, TargetError, ToolMissing, UsageError, require_root
 from shootout.paths import cache_dir, data_dir, shared_cache_dir
@@ -314,12 +315,7 @@ def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple
     bind_id: int | None = None
     lines: list[str] = []
     try:
-        # The apt cache is seeded (and harvested, below) outside the bind mount: a hard link
-        # cannot cross a mount point, even within one filesystem.
-        cache = _arch_cache(release, arch_name)
-        archives = root / _ARCHIVES
-        archives.mkdir(parents=True)
-        _link_missing(archives, cache.glob("*.deb"))
+        cache, archives = _seed_archives(root, release, arch_name)
         with j.lock:
             bind_id = bind_private(j, root, root, f"userspace {name} while it is built")
         rc, lines = _stream(_builder_argv(root, arch_name, release, mirror, packages), progress, prefix)
@@ -338,30 +334,52 @@ def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple
             raise TargetError(f"packages did not install in {name}: {', '.join(absent)}",
                               "check that they exist for this release and architecture")
         _publish_downloads(cache)
-        os.sync()  # unsafe-io skipped dpkg's fsyncs: make the tree durable before it counts as ready
-        meta.update(ready=True, packages=versions, created_at=time.time(),
-                    create_seconds=round(time.time() - started, 1), builder=_builder_version())
-        meta.pop("pid", None)
-        registry.write_meta(work, meta)
         target = base / name
-        safe_rmtree(target)  # an incomplete one left by an interrupted update
-        work.rename(target)  # the commit point: from here on it is ready
+        _mark_ready(work, target, meta, versions, started)
         if progress:
             progress(f"{prefix}ready in {meta['create_seconds']:.0f} s")
         return registry.Userspace(name, target, "ready", meta)
     except BaseException as exc:
-        if bind_id is not None:
-            with j.lock:
-                j.undo_entry(bind_id)
-        try:
-            safe_rmtree(work)
-        except ShootoutError:
-            pass  # still mounted by something else: it stays "incomplete", never ready
+        _discard(work, bind_id, j)
         if isinstance(exc, OSError) and not isinstance(exc, ShootoutError):
             if exc.errno == errno.ENOSPC:
                 raise _no_space(name) from None
             raise TargetError(f"creating userspace {name} failed: {exc}", "check the data directory") from None
         raise
+
+
+def _seed_archives(root: Path, release: str, arch_name: str) -> tuple[Path, Path]:
+    """The per-arch apt cache, and the root's archive directory seeded from it by hard links.
+
+    Seeded (and harvested, after the build) outside the bind mount: a hard link cannot cross a
+    mount point, even within one filesystem."""
+    cache = _arch_cache(release, arch_name)
+    archives = root / _ARCHIVES
+    archives.mkdir(parents=True)
+    _link_missing(archives, cache.glob("*.deb"))
+    return cache, archives
+
+
+def _mark_ready(work: Path, target: Path, meta: dict[str, Any], versions: dict[str, str], started: float) -> None:
+    """Write the finished meta, then rename the build to its name: the commit point."""
+    os.sync()  # unsafe-io skipped dpkg's fsyncs: make the tree durable before it counts as ready
+    meta.update(ready=True, packages=versions, created_at=time.time(),
+                create_seconds=round(time.time() - started, 1), builder=_builder_version())
+    meta.pop("pid", None)
+    registry.write_meta(work, meta)
+    safe_rmtree(target)  # an incomplete one left by an interrupted update
+    work.rename(target)  # the commit point: from here on it is ready
+
+
+def _discard(work: Path, bind_id: int | None, j: Journal) -> None:
+    """After a failure: the bind mount undone, then the half-made tree removed if nothing holds it."""
+    if bind_id is not None:
+        with j.lock:
+            j.undo_entry(bind_id)
+    try:
+        safe_rmtree(work)
+    except ShootoutError:
+        pass  # still mounted by something else: it stays "incomplete", never ready
 
 
 def _builder_version() -> str:
