@@ -1,7 +1,7 @@
 """Environment facts: small probes that each return what they found, or None.
 
 machine_facts() reads files under `root` (a fake /proc and /sys tree in tests); what a
-target's userspace is, is asked through the target (shootout.targets.probe). A probe never
+target's userspace is, is asked through the target (shootout.execution.facts). A probe never
 raises for something absent: facts describe, they do not judge.
 """
 
@@ -11,7 +11,6 @@ import hashlib
 import hmac
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +22,7 @@ from shootout.system.emulator import here as emulator_here
 from shootout.arm.board import caches, firmware_config, firmware_state, pi_board
 from shootout.conditions.fsread import read_key_values, read_text, under
 from shootout.conditions.governor import boost_state, governor_summary
+from shootout.execution.tools import find_tool
 
 # The flags that decide code paths in the workloads (crypto and vector units).
 RELEVANT_FLAGS = frozenset(
@@ -135,7 +135,7 @@ def distro(root: Path = Path("/")) -> str | None:
 
 
 def _detect_virt(kind: str) -> str | None:
-    tool = shutil.which("systemd-detect-virt")
+    tool = find_tool("systemd-detect-virt")
     if tool is None:
         return None
     try:

@@ -15,7 +15,7 @@ import pytest
 if TYPE_CHECKING:
     from shootout.targets.base import Target
     from shootout.targets.host import HostTarget
-    from shootout.targets.process import ProcResult
+    from shootout.execution.process import ProcResult
     from shootout.workloads.base import Context, Prepared, Workload
 
 from shared_spaces import Spaces, make_spaces

@@ -26,7 +26,7 @@ from shootout.runner import Runner, RunRequest, verify_binaries
 from shootout.store import Store
 from shootout.system.journal import Journal
 from shootout.targets.host import HostTarget
-from shootout.targets.process import ProcResult
+from shootout.execution.process import ProcResult
 from shootout.workloads.base import Context
 from shootout.workloads.browser import Browser, BrowserTabs, assets
 from shootout.workloads.browser.workload import CHROMIUM

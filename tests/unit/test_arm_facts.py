@@ -176,7 +176,7 @@ def test_tune_refused_without_a_governor_to_set(tmp_path: Path) -> None:
 
 
 def test_sizing_uses_the_socs_known_caches_where_sysfs_lists_none() -> None:
-    from shootout.targets.probe import sizing_from
+    from shootout.execution.facts import sizing_from
 
     assert board.known_caches_kib("BCM2711") == {"l1": 32, "l2": 1024}
     assert sizing_from(4, "", "", 32, "brcm,bcm2711").caches_kib == {"l1": 32, "l2": 1024}

@@ -142,7 +142,7 @@ def test_missing_programs_name_their_package(cls: type, tool: str, package: str,
 def test_missing_host_tools_name_their_package_before_anything_is_made(
         tool: str, package: str, action, monkeypatch: pytest.MonkeyPatch) -> None:
     real = shutil.which
-    monkeypatch.setattr(namespace.shutil, "which", lambda name, path=None: None if name == tool else real(name, path=path))
+    monkeypatch.setattr(shutil, "which", lambda name, path=None: None if name == tool else real(name, path=path))
     with pytest.raises(ToolMissing) as err:
         action()
     assert err.value.package == package and f"apt-get install {package}" in str(err.value)

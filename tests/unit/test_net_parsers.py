@@ -11,7 +11,7 @@ import pytest
 from shootout.errors import WorkloadError
 from shootout.net import counters, cpustat, iperf, offloads, rungs
 from shootout.net.tunnels import check_tunnel
-from shootout.targets.process import ProcResult
+from shootout.execution.process import ProcResult
 from shootout.workloads.net import DropRate, TcpVeth
 from shootout.workloads.vpn import Vpn
 

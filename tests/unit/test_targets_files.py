@@ -16,7 +16,7 @@ from shootout.errors import TargetError, UsageError
 from shootout.model import Config
 from shootout.targets.base import Target
 from shootout.targets.host import HostTarget
-from shootout.targets.process import Background, ProcResult, Stdin, run_process
+from shootout.execution.process import Background, ProcResult, Stdin, run_process
 
 
 class CommandsOnly(Target):

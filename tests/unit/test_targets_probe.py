@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 
 from shootout.errors import ToolMissing
 from shootout.model import Config
-from shootout.targets import probe
+from shootout.execution import facts as probe
 from shootout.targets.base import Target
-from shootout.targets.process import Background, ProcResult, Stdin
+from shootout.execution.process import Background, ProcResult, Stdin
 
 
 class ScriptedTarget(Target):

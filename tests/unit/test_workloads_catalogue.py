@@ -11,7 +11,7 @@ import pytest
 from shootout.errors import ToolMissing
 from shootout.model import Config, Metric, WorkloadSpec
 from shootout.targets.host import HostTarget
-from shootout.targets.probe import TargetFacts
+from shootout.execution.facts import TargetFacts
 from shootout.units import UNITS
 from shootout.userspace.packages import workload_packages
 from shootout.workloads import compile, compress, crypto, js, media, memory, registry, sevenzip

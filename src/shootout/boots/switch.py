@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from shootout.conditions.fsread import read_text, under
 from shootout.errors import TargetError, ToolMissing, UsageError
 from shootout.facts import board
 from shootout.system.journal import Journal, journal_dir, recover
+from shootout.execution.tools import find_tool
 
 if TYPE_CHECKING:
     from shootout.boots.campaign import BlockOutcome
@@ -92,10 +92,10 @@ def _grub_reboot(want: KernelWant, config: str, journal: Journal, root: Path) ->
     entry = grub_entry(read_text(root, "/boot/grub/grub.cfg") or "", want.release)
     if entry is None:
         raise TargetError(f"GRUB's menu has no entry for kernel {want.release}", "install that kernel and run update-grub")
-    tool = shutil.which("grub-reboot")
+    tool = find_tool("grub-reboot")
     if tool is None:
         raise ToolMissing("grub-reboot", "grub2-common")
-    undo = [shutil.which("grub-editenv") or "grub-editenv", "-", "unset", "next_entry"]
+    undo = [find_tool("grub-editenv") or "grub-editenv", "-", "unset", "next_entry"]
     try:
         journal.run(f"GRUB boots {want.release} next, once", [tool, entry], {"argv": undo})
     except subprocess.CalledProcessError as exc:

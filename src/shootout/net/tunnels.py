@@ -27,7 +27,7 @@ from shootout.net.script import wait_for
 from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology
 from shootout.system.journal import journal
 from shootout.targets.base import Target
-from shootout.workloads.shell import tool_version
+from shootout.execution.versions import tool_version
 
 INNER_A, INNER_B, INNER_PREFIX = "198.51.100.1", "198.51.100.2", 24
 MTU = 1420

@@ -21,7 +21,7 @@ from shootout.parts.settings import SettingsPart
 from shootout.parts.swap import SwapPart
 from shootout.parts.throttle import ThrottlePart
 from shootout.system.journal import Journal
-from shootout.targets.probe import TargetFacts
+from shootout.execution.facts import TargetFacts
 
 ELSEWHERE = ("ssh", "vm")  # targets on another machine than shootout's
 

@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 from shootout.model import Config, Metric
 from shootout.system.journal import Journal
-from shootout.targets.probe import TargetFacts
+from shootout.execution.facts import TargetFacts
 
 
 class PartSession(ABC):

@@ -22,7 +22,7 @@ from shootout.parts.base import Part, PartSession
 from shootout.swap import memory
 from shootout.swap.spec import parse_memory, parse_swap
 from shootout.system.journal import Journal
-from shootout.targets.probe import TargetFacts
+from shootout.execution.facts import TargetFacts
 
 
 class MemoryPart(Part):

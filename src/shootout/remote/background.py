@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from shootout.errors import TargetError
 from shootout.remote import helper
 from shootout.remote.ssh import SshChannel
-from shootout.targets.process import Background, ProcResult
-from shootout.targets.process import (
+from shootout.execution.process import Background, ProcResult
+from shootout.execution.process import (
     _drain as drain,  # the one pipe reader, shared with local runs
 )
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 import subprocess
 import tempfile
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 from shootout.errors import TargetError, ToolMissing
 from shootout.system.children import die_with_parent
 from shootout.system.journal import Journal
+from shootout.execution.tools import find_tool
 
 SSH_FAILED = 255  # ssh's own exit status when the connection, not the command, failed
 CONNECT_TIMEOUT_S = 15
@@ -104,7 +104,7 @@ class SshChannel:
 
     @property
     def ssh(self) -> str:
-        found = shutil.which("ssh")
+        found = find_tool("ssh")
         if found is None:
             raise ToolMissing("ssh", "openssh-client")
         return found

@@ -24,11 +24,11 @@ from shootout.errors import TargetError, UsageError
 from shootout.model import Config
 from shootout.system.journal import Journal
 from shootout.system.scratch import ScratchArea, open_scratch
-from shootout.targets import probe
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import Background, ProcResult, Stdin
+from shootout.execution import facts as probe
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import Background, ProcResult, Stdin
+from shootout.execution.tools import CLEAN_PATH
 
-CLEAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SCRATCH_KINDS = ("tmpfs", "disk")
 _trees = itertools.count(1)
 

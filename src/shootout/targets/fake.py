@@ -18,8 +18,8 @@ from shootout.errors import TargetError
 from shootout.model import Config
 from shootout.system.journal import Journal
 from shootout.targets.local import LocalFiles
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import Background, ProcResult, Stdin
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import Background, ProcResult, Stdin
 
 Script = Callable[[Sequence[str], str, int], str]
 SCRIPTS: dict[str, Script] = {}

@@ -25,8 +25,8 @@ from shootout.remote.session import HelperSession
 from shootout.remote.ssh import SshAddress, SshChannel
 from shootout.system.journal import Journal
 from shootout.targets.base import Target
-from shootout.targets.probe import TargetFacts, parse_bits
-from shootout.targets.process import ProcResult, Stdin
+from shootout.execution.facts import TargetFacts, parse_bits
+from shootout.execution.process import ProcResult, Stdin
 
 SNAP_TIMEOUT_S = 60.0
 MONITOR_INTERVAL_S = 1.0  # the remote's clock, temperature, load and steal, sampled all run long

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shootout.errors import TargetError
-from shootout.targets.process import ProcResult
+from shootout.execution.process import ProcResult
 from shootout.userspace import registry
 from shootout.userspace.packages import installed_versions
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -33,7 +32,7 @@ from pathlib import Path
 from shootout.errors import ShootoutError, TargetError, ToolMissing, UsageError
 from shootout.paths import cache_dir, data_dir, shared_cache_dir
 from shootout.system.journal import Journal, journal, recover
-from shootout.targets.base import CLEAN_PATH
+from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.userspace import registry
 from shootout.userspace.apt import write_sources
 from shootout.userspace.arches import arch as lookup_arch
@@ -78,9 +77,9 @@ def require_root(what: str = "creating a userspace") -> None:
 
 def require_builder(arch_name: str | None = None) -> None:
     """mmdebstrap, and arch-test, which it needs for an architecture other than the host's."""
-    if shutil.which("mmdebstrap", path=CLEAN_PATH) is None:
+    if find_tool("mmdebstrap") is None:
         raise ToolMissing("mmdebstrap", "mmdebstrap")
-    if arch_name not in (None, host_arch()) and shutil.which("arch-test", path=CLEAN_PATH) is None:
+    if arch_name not in (None, host_arch()) and find_tool("arch-test") is None:
         raise ToolMissing("arch-test", "arch-test")
 
 

@@ -12,7 +12,6 @@ cached image never changes and a killed VM leaves no file. qemu dies with shooto
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import time
@@ -26,6 +25,7 @@ from shootout.system.children import die_with_parent
 from shootout.system.journal import Journal
 from shootout.vm.image import VmImage
 from shootout.vm.kvm import GUEST_FAMILY, Accel
+from shootout.execution.tools import find_tool
 
 # qemu binary and its Debian package for a kernel's architecture
 QEMU = {"x86": ("qemu-system-x86_64", "qemu-system-x86"), "arm": ("qemu-system-aarch64", "qemu-system-arm")}
@@ -65,7 +65,7 @@ def qemu_argv(image: VmImage, shape: VmShape, accel: Accel, port: int, serial_lo
     """The qemu command line; user-mode networking forwards 127.0.0.1:port to the guest's sshd.
     `quiet`: an emulated serial port is slow, and the boot log is not needed on it."""
     binary, package = QEMU[family(image)]
-    found = shutil.which(binary)
+    found = find_tool(binary)
     if found is None:
         raise ToolMissing(binary, package)
     arm = family(image) == "arm"

@@ -27,8 +27,9 @@ from shootout.errors import ToolMissing, WorkloadError
 from shootout.model import Config, WorkloadSpec
 from shootout.system.journal import Journal
 from shootout.targets.base import Target
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.tools import Tool
 
 if TYPE_CHECKING:
     from shootout.parts import RunParts
@@ -38,12 +39,6 @@ if TYPE_CHECKING:
 MIN_TRIAL_S = 0.3
 # Work sized from one measurement aims this much above the minimum, so jitter stays above it.
 MARGIN = 1.3
-
-
-@dataclass(frozen=True)
-class Tool:
-    command: str
-    package: str  # Debian package that provides it
 
 
 @dataclass

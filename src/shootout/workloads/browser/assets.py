@@ -27,6 +27,7 @@ from shootout.workloads.browser.pages import (
     todo_page,
 )
 from shootout.workloads.npm import locked_install
+from shootout.execution.tools import find_tool
 
 HERE = Path(__file__).resolve().parent
 DRIVER, APPS, PAGES = HERE / "driver", HERE / "apps", HERE / "pages"
@@ -66,7 +67,7 @@ def bundles() -> Path:
     final = cache_dir() / "browser" / f"bundles-{tree_sha256(APPS)[:12]}"
 
     def build(out: Path) -> None:
-        node = shutil.which("node")
+        node = find_tool("node")
         if node is None:
             raise ToolMissing("node", "nodejs", where="the host (it builds the to-do apps once)")
         proc = subprocess.run([node, str(APPS / "build.mjs"), str(modules), str(APPS / "src"), str(out)], check=False,
