@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from shootout.system.emulator import here as emulator_here
 from shootout.arm.board import caches, firmware_config, firmware_state, pi_board
 from shootout.conditions.fsread import read_key_values, read_text, under
 from shootout.conditions.governor import boost_state, governor_summary
+from shootout.execution.facts import os_release_name
 from shootout.execution.tools import find_tool
 
 # The flags that decide code paths in the workloads (crypto and vector units).
@@ -122,11 +122,6 @@ def kernel_release(root: Path = Path("/")) -> str | None:
 def arch(root: Path = Path("/")) -> str | None:
     """The kernel's machine name (uname -m)."""
     return read_text(root, "/proc/sys/kernel/arch") or (os.uname().machine if Path(root) == Path("/") else None)
-
-
-def os_release_name(text: str) -> str | None:
-    values = dict(re.findall(r'^([A-Z_]+)="?(.*?)"?$', text, re.MULTILINE))
-    return values.get("PRETTY_NAME") or values.get("NAME")
 
 
 def distro(root: Path = Path("/")) -> str | None:

@@ -19,7 +19,7 @@ import pytest
 from shootout.system.journal import journal
 from shootout.system.namespace import private_mounts
 from shootout.userspace.create import create_userspace
-from shootout.userspace.packages import workload_packages
+from shootout.workloads.packages import workload_packages
 from shootout.userspace.registry import find
 
 RELEASE = "bookworm"

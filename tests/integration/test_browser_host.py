@@ -20,7 +20,7 @@ import pytest
 from reaper import subreaper
 
 from shootout.analysis import analyze
-from shootout.configs import aa_copy
+from shootout.model import aa_copy
 from shootout.model import Config, RunSettings
 from shootout.runner import Runner, RunRequest, verify_binaries
 from shootout.store import Store

@@ -29,7 +29,7 @@ from shootout.targets.chroot import ChrootTarget
 from shootout.userspace.abi import verify_abi
 from shootout.userspace.configs import named_userspace_config, userspace_config
 from shootout.userspace.create import create_userspace
-from shootout.userspace.packages import workload_packages
+from shootout.workloads.packages import workload_packages
 from shootout.userspace.registry import (
     INCOMPLETE,
     META,
@@ -152,7 +152,7 @@ def test_a_differing_version_is_a_confounder(spaces: Spaces) -> None:
 def test_update_rerecords_versions_and_unmounts(spaces: Spaces) -> None:
     spaces.need(I386)
     before = package_versions(I386)
-    changed = update_userspace(I386)
+    changed = update_userspace(I386, ChrootTarget)
     after = package_versions(I386)
     assert {p: (before.get(p), after.get(p)) for p in set(before) | set(after) if before.get(p) != after.get(p)} == changed
     assert json.loads((userspaces_dir() / I386 / META).read_text())["updated_at"] > 0

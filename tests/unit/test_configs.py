@@ -1,6 +1,7 @@
 import pytest
 
-from shootout.configs import aa_copy, abi_problem, load_file, parse_spec, resolve
+from shootout.configs import abi_problem, load_file, parse_spec, resolve
+from shootout.model import aa_copy
 from shootout.errors import UsageError
 from shootout.model import Config
 

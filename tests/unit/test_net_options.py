@@ -17,7 +17,7 @@ from shootout.errors import TargetError, ToolMissing, UsageError, WorkloadError
 from shootout.experiments import EXPERIMENTS
 from shootout.experiments import base as experiments_base
 from shootout.model import Config
-from shootout.net import keys, namespace, offloads, rungs
+from shootout.net import keys, offloads, rungs
 from shootout.net.options import NetOptions, net_options
 from shootout.net.topology import Topology
 from shootout.parts import parse_parts

@@ -13,7 +13,7 @@ from shootout.model import Config, Metric, WorkloadSpec
 from shootout.targets.host import HostTarget
 from shootout.execution.facts import TargetFacts
 from shootout.units import UNITS
-from shootout.userspace.packages import workload_packages
+from shootout.workloads.packages import workload_packages
 from shootout.workloads import compile, compress, crypto, js, media, memory, registry, sevenzip
 from shootout.workloads.base import Tool
 from shootout.workloads.registry import MODULES, REGISTRY, suites

@@ -223,7 +223,7 @@ def _prepare_next_boot(block, next_kernel: bool, resume_at_boot: bool, db: str |
     """--next-kernel and --resume-at-boot: opt-in, said in one line each with their undo."""
     import os
 
-    from shootout.boots.switch import after_block
+    from shootout.boots.campaign import after_block
 
     command = [sys.executable, "-m", "shootout", "run", "--resume", "last", *(["--db", db] if db else []),
                *(["--next-kernel"] if next_kernel else []), *(["--resume-at-boot"] if resume_at_boot else [])]
@@ -357,6 +357,7 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
     from shootout.facts import machine_facts
     from shootout.system.journal import journal
     from shootout.targets.factory import make_target
+    from shootout.workloads.packages import workload_packages
 
     from shootout.cli.conditions import print_preflight
     from shootout.conditions.preflight import preflight
@@ -373,7 +374,7 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
             target = make_target(cfg, j)
             target.open()
             try:
-                console.print_json(json.dumps({cfg.name: target.facts()}, default=str))
+                console.print_json(json.dumps({cfg.name: target.facts(workload_packages(at_creation=False))}, default=str))
             finally:
                 target.close()
 

@@ -13,11 +13,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from shootout.arm.board import known_caches_kib
+from shootout.arm.socs import known_caches_kib
 from shootout.errors import ShootoutError
 from shootout.execution.place import Place
 from shootout.execution.versions import first_line, output
-from shootout.facts import os_release_name
 
 
 LEVELS = ("l1", "l2", "l3")
@@ -109,6 +108,11 @@ def sizing_from(cores: int | None, meminfo: str, caches: str, bits: int | None =
 
 
 # -- the userspace's identity ----------------------------------------------------------------
+
+
+def os_release_name(text: str) -> str | None:
+    values = dict(re.findall(r'^([A-Z_]+)="?(.*?)"?$', text, re.MULTILINE))
+    return values.get("PRETTY_NAME") or values.get("NAME")
 
 
 def libc(target: Place) -> str | None:

@@ -32,7 +32,7 @@ from shootout.model import Config
 from shootout.system.blockdev import RAM_FILESYSTEMS, mount_of, storage_facts
 from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.system.journal import Journal
-from shootout.userspace.mounts import make_dir, mount
+from shootout.system.mounts import make_dir, mount
 
 DEFAULT_BASE = Path("/var/tmp")
 

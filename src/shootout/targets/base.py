@@ -215,19 +215,19 @@ class Target(ABC):
 
     # -- description -------------------------------------------------------------
     def probe(self) -> TargetFacts:
-        """Cores, memory and cache sizes of the target, which default parameters are sized by:
-        as its configuration's trials get them (under its memory limit, if it sets one)."""
-        from shootout.parts import sized  # here: parts (the network part) use targets themselves
-
+        """Cores, memory and cache sizes of the target, which default parameters are sized by.
+        As a configuration's trials get them (under its memory limit): parts.sized()."""
         if self._sizing is None:
             found = probe.sizing(self)
             if self.config.abi is not None:  # -m32 and -mx32 kernels have 32-bit pointers
                 found = dataclasses.replace(found, address_bits=32)
-            self._sizing = sized(self.config, found)
+            self._sizing = found
         return self._sizing
 
-    def facts(self) -> dict[str, Any]:
-        """Facts about this target's userspace (distro, libc, compiler, openssl)."""
+    def facts(self, packages: Sequence[str] = ()) -> dict[str, Any]:
+        """Facts about this target's userspace (distro, libc, compiler, openssl); the versions of
+        `packages` where it knows them (a userspace: the caller names the workload catalogue's,
+        as targets sit below the workloads)."""
         return probe.identity(self)
 
     def monitor_samples(self) -> list[dict[str, Any]]:

@@ -36,8 +36,7 @@ from shootout.userspace.abi import tool_elf
 from shootout.userspace.arches import is_foreign
 from shootout.userspace.binfmt import ensure_emulation
 from shootout.userspace.create import require_root
-from shootout.userspace.mounts import bind_private, mount_fs
-from shootout.userspace.packages import workload_packages
+from shootout.system.mounts import bind_private, mount_fs
 from shootout.userspace.rootfs import host_path_in_root, which_in_root
 
 WORKDIR = "/tmp/shootout"
@@ -199,8 +198,8 @@ class ChrootTarget(LocalFiles):
         return installed
 
     # -- description -----------------------------------------------------------------
-    def facts(self) -> dict[str, Any]:
-        found = super().facts()
+    def facts(self, packages: Sequence[str] = ()) -> dict[str, Any]:
+        found = super().facts(packages)
         meta = self.userspace.meta
         versions = self.userspace.packages
         found.update(
@@ -209,7 +208,7 @@ class ChrootTarget(LocalFiles):
             arch=found.get("dpkg_arch") or self.userspace.arch,
             compiler=found.get("cc"),
             emulated=self.emulated,
-            packages={p: versions[p] for p in workload_packages(at_creation=False) if p in versions},
+            packages={p: versions[p] for p in packages if p in versions},
             libc6=versions.get("libc6"),
             shell_elf=tool_elf(self, "sh"),
         )

@@ -49,7 +49,7 @@ class FakeTarget(LocalFiles):
     def probe(self) -> TargetFacts:
         return FACTS
 
-    def facts(self) -> dict[str, Any]:
+    def facts(self, packages: Sequence[str] = ()) -> dict[str, Any]:
         # option emulated=yes: facts as an emulated VM's (no verdicts)
         return {"fake": True, **({"emulated": True} if self.config.option("emulated") == "yes" else {})}
 

@@ -57,8 +57,8 @@ class HostTarget(LocalFiles):
         self._workdir = None
         super().close()
 
-    def facts(self) -> dict[str, Any]:
-        found = super().facts()
+    def facts(self, packages: Sequence[str] = ()) -> dict[str, Any]:
+        found = super().facts(packages)
         if (why := emulator_here()) is not None:  # qemu-user: every figure is the emulator's
             found.update(emulated=True, emulator=why)
         return found

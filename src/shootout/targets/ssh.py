@@ -191,14 +191,14 @@ class SshTarget(Target):
         with RemoteMonitor(self.mirror, interval_s=0.25):
             return preflight(tune=False, journal=None, load_wait_s=load_wait_s, root=self.mirror.root)
 
-    def facts(self) -> dict[str, Any]:
+    def facts(self, packages: Sequence[str] = ()) -> dict[str, Any]:
         from shootout.boots.identity import read_boot
         from shootout.facts import machine_facts
 
         self.open()
         assert self.mirror is not None
         self.mirror.refresh()
-        found: dict[str, Any] = super().facts()
+        found: dict[str, Any] = super().facts(packages)
         found.update(remote=self.where, channel="ssh", machine=machine_facts(self.mirror.root),
                      boot=read_boot(self.mirror.root).as_dict(), arch=found.get("dpkg_arch"),
                      compiler=found.get("cc"), emulated=False,

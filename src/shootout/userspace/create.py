@@ -38,8 +38,8 @@ from shootout.userspace.apt import write_sources
 from shootout.userspace.arches import arch as lookup_arch
 from shootout.userspace.arches import host_arch
 from shootout.userspace.binfmt import ensure_emulation
-from shootout.userspace.mounts import bind_private, mounts_under, safe_rmtree
-from shootout.userspace.packages import installed_versions, missing, workload_packages
+from shootout.system.mounts import bind_private, mounts_under, safe_rmtree
+from shootout.userspace.packages import installed_versions, missing
 
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 DEFAULT_RELEASE = "bookworm"
@@ -272,14 +272,14 @@ def create_userspace(
     release: str | None = None,
     *,
     mirror: str = DEFAULT_MIRROR,
-    packages: Sequence[str] | None = None,
+    packages: Sequence[str],
     progress: Progress | None = None,
     journal: Journal | None = None,
     checked: bool = False,
 ) -> registry.Userspace:
     """Build userspace `name` and return it ready; raise a one-line ShootoutError otherwise.
 
-    packages: what to install besides minbase (default: workload_packages()). progress may be
+    packages: what to install besides minbase (the workloads' say workloads.packages). progress may be
     called from a worker thread. `checked` skips preflight() when the caller already ran it.
     """
     registry.check_name(name)
@@ -294,7 +294,7 @@ def create_userspace(
         with _journal_for(journal) as j:
             with j.lock:
                 ensure_emulation(arch_name, j)
-            wanted = tuple(workload_packages() if packages is None else packages)
+            wanted = tuple(packages)
             return _build(name, arch_name, release, mirror, wanted, progress, j)
 
 

@@ -37,7 +37,7 @@ from shootout.execution.tools import find_tool
 from shootout.execution.process import ProcResult
 from shootout.userspace.apt import update_warnings
 from shootout.userspace.binfmt import ensure_emulation
-from shootout.userspace.mounts import mount, safe_rmtree
+from shootout.system.mounts import mount, safe_rmtree
 from shootout.userspace.registry import Userspace
 from shootout.vm.kvm import GUEST_FAMILY
 

@@ -21,7 +21,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from shootout.errors import ToolMissing, WorkloadError
 from shootout.model import Config, WorkloadSpec
@@ -30,10 +30,8 @@ from shootout.targets.base import Target
 from shootout.execution.facts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.tools import Tool
-
-if TYPE_CHECKING:
-    from shootout.parts import RunParts
-    from shootout.parts.base import PartSession
+from shootout.parts import RunParts, sized
+from shootout.parts.base import PartSession
 
 # A trial should last at least this long so timer resolution and start-up do not dominate.
 MIN_TRIAL_S = 0.3
@@ -65,7 +63,8 @@ class Context:
 
     @property
     def facts(self) -> TargetFacts:
-        return self.target.probe()
+        """The target's resources as this configuration's trials get them (its parts applied)."""
+        return sized(self.config, self.target.probe())
 
     def part(self, name: str) -> PartSession:
         """The run's session of a configuration part, e.g. "network" (the namespaces it made)."""

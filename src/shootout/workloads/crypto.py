@@ -78,7 +78,7 @@ class OpensslSpeed(Workload):
         cpuinfo = target.run(["cat", "/proc/cpuinfo"], timeout=60).stdout
         facts = {"algorithms": usable, "unavailable": missing,
                  "hw_paths": hw_paths(info, cpuinfo, dict(target.environment())),
-                 "cores": target.probe().cores}  # threads = 0: -multi on each machine's own CPUs
+                 "cores": ctx.facts.cores}  # threads = 0: -multi on each machine's own CPUs
         return Prepared(facts=facts, versions={"openssl": version})
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
