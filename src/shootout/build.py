@@ -18,8 +18,8 @@ from typing import Any
 
 from shootout.elf import HEAD_BYTES, elf_identity_of
 from shootout.errors import TargetError, ToolMissing
-from shootout.model import Config
 from shootout.execution.place import Place
+from shootout.model import Config
 
 ABI_FLAGS: dict[str | None, tuple[str, ...]] = {None: (), "m32": ("-m32",), "mx32": ("-mx32",)}
 BASE_FLAGS = ("-O2", "-std=gnu11")

@@ -8,9 +8,9 @@ name of a [[config]] table in shootout.toml.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 import shlex
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any

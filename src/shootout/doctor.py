@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-
 from shootout.configs import abi_problem, parse_spec
 from shootout.errors import UsageError
+from shootout.execution.tools import Tool, find_tool
 from shootout.net import HOST_TOOLS as NET_HOST_TOOLS
 from shootout.net.rungs import RUNGS
 from shootout.net.rungs import problem as rung_problem
 from shootout.system.scratch import MKFS
-from shootout.execution.tools import Tool
 from shootout.workloads.registry import REGISTRY
-from shootout.execution.tools import find_tool
 
 # Programs shootout itself uses, besides the workloads' own tools.
 CORE_TOOLS = (

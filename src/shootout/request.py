@@ -16,16 +16,15 @@ from typing import Any
 
 from shootout.conditions.noise import resolvable_threshold
 from shootout.configs import FileSettings, abi_problem, load_file, parse_spec, resolve, x86_abi_problem
-from shootout.model import aa_copy
 from shootout.errors import ShootoutError, UsageError
 from shootout.groups import side_names
-from shootout.model import Config, RunSettings
+from shootout.model import Config, RunSettings, aa_copy
 from shootout.parts import parts_problem
-from shootout.targets.factory import runs_emulated, target_problem
 from shootout.runner import RunRequest
 from shootout.stats import Design
-from shootout.workloads.packages import packages_at_creation
+from shootout.targets.factory import runs_emulated, target_problem
 from shootout.workloads.base import Workload
+from shootout.workloads.packages import packages_at_creation
 from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, suite_params, workload
 from shootout.workloads.user import CommandWorkload
 

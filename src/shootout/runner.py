@@ -20,7 +20,6 @@ from shootout import cpuclock
 from shootout import events as ev
 from shootout.analysis import BUDGET_REFUSED, is_emulated, metric_log_ratios, run_design
 from shootout.arm import board
-from shootout.model import aa_original
 from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
 from shootout.conditions.throttling import kernel_events_since
@@ -28,7 +27,7 @@ from shootout.errors import ShootoutError, UsageError, WorkloadError
 from shootout.groups import check_architectures, grouped, machine_arch
 from shootout.lanes import LOCAL, lanes_of, run_round
 from shootout.lost import LOST
-from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.model import Config, Run, RunSettings, Trial, TrialSpec, aa_original
 from shootout.parts import RunParts, sized
 from shootout.plan import round_order
 from shootout.stats import decided

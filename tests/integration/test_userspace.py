@@ -29,7 +29,6 @@ from shootout.targets.chroot import ChrootTarget
 from shootout.userspace.abi import verify_abi
 from shootout.userspace.configs import named_userspace_config, userspace_config
 from shootout.userspace.create import create_userspace
-from shootout.workloads.packages import workload_packages
 from shootout.userspace.registry import (
     INCOMPLETE,
     META,
@@ -42,6 +41,7 @@ from shootout.userspace.registry import (
 )
 from shootout.userspace.update import update_userspace
 from shootout.workloads.base import Context
+from shootout.workloads.packages import workload_packages
 from shootout.workloads.registry import workload
 
 SRC = Path(__file__).resolve().parents[2] / "src"

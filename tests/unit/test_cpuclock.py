@@ -9,9 +9,9 @@ import numpy as np
 
 from shootout import cpuclock
 from shootout.analysis import analyze
+from shootout.execution.process import ProcResult
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.stats import Verdict
-from shootout.execution.process import ProcResult
 from shootout.workloads.user import CommandWorkload
 
 WORK = CommandWorkload({"name": "work", "command": ["./work", "1000"]})

@@ -24,12 +24,11 @@ from shootout.parts import parse_parts
 from shootout.parts.network import NetworkPart
 from shootout.system.journal import Journal
 from shootout.targets.host import HostTarget
-from shootout.userspace import configs as userspace_configs
 from shootout.units import UNITS
+from shootout.userspace import configs as userspace_configs
 from shootout.workloads.base import Context
 from shootout.workloads.net import DropRate, TcpVeth
 from shootout.workloads.vpn import Vpn
-
 
 PART = NetworkPart()
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import psutil
 
-from shootout.system.journal import recover
 from shootout.execution.process import Background, run_process
+from shootout.system.journal import recover
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 

@@ -28,8 +28,8 @@ from functools import cache
 from pathlib import Path
 
 from shootout.conditions.fsread import read_text, under
-from shootout.system.emulator import here as emulator_here
 from shootout.execution.tools import find_tool
+from shootout.system.emulator import here as emulator_here
 
 PAGE_4K = 4096
 EXIT_CODE = 42

@@ -18,7 +18,6 @@ from shootout.errors import ShootoutError
 from shootout.execution.place import Place
 from shootout.execution.versions import first_line, output
 
-
 LEVELS = ("l1", "l2", "l3")
 
 # One round trip: CPUs this target's processes may use, its memory, its data cache sizes,

@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from shootout.errors import TargetError, UsageError
+from shootout.execution.tools import host_tool
 from shootout.system.journal import Journal
 from shootout.system.namespace import in_host_mounts
-from shootout.execution.tools import host_tool
 
 HOLDER = Path(__file__).with_name("holder.py")
 PIN_DIR = Path("/run/netns")

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from shootout.errors import TargetError, WorkloadError
+from shootout.execution.place import Place
+from shootout.execution.versions import tool_version
 from shootout.net import wggo
 from shootout.net.namespace import NetNamespace
 from shootout.net.options import NetOptions
 from shootout.net.script import wait_for
 from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology
 from shootout.system.journal import journal
-from shootout.execution.place import Place
-from shootout.execution.versions import tool_version
 
 INNER_A, INNER_B, INNER_PREFIX = "198.51.100.1", "198.51.100.2", 24
 MTU = 1420

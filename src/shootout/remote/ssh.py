@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shootout.errors import TargetError, ToolMissing
+from shootout.execution.tools import find_tool
 from shootout.system.children import die_with_parent
 from shootout.system.journal import Journal
-from shootout.execution.tools import find_tool
 
 SSH_FAILED = 255  # ssh's own exit status when the connection, not the command, failed
 CONNECT_TIMEOUT_S = 15

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import TargetError, ToolMissing
+from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.model import Config
 from shootout.system.blockdev import RAM_FILESYSTEMS, mount_of, storage_facts
-from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.system.journal import Journal
 from shootout.system.mounts import make_dir, mount
 

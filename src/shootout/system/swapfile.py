@@ -21,9 +21,9 @@ from pathlib import Path
 
 from shootout.conditions.fsread import unescape
 from shootout.errors import TargetError, ToolMissing, UsageError
+from shootout.execution.tools import find_tool
 from shootout.system import swaps
 from shootout.system.journal import Journal
-from shootout.execution.tools import find_tool
 
 # Filesystems whose files the kernel can swap to (it needs bmap or a swap_activate hook).
 CAN_HOLD_SWAP = {"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "vfat", "jfs"}

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import ToolMissing
-from shootout.system.blockdev import discard_max_bytes, kernel_name
 from shootout.execution.tools import host_tool
+from shootout.system.blockdev import discard_max_bytes, kernel_name
 
 TIMEOUT_S = 600  # the first trim of a large disk never trimmed before can take minutes
 _TRIMMED = re.compile(r"\(?(\d+) bytes\)? (?:were )?trimmed")

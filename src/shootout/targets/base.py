@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import TargetError, UsageError
-from shootout.model import Config
-from shootout.system.journal import Journal
-from shootout.system.scratch import ScratchArea, open_scratch
 from shootout.execution import facts as probe
 from shootout.execution.facts import TargetFacts
 from shootout.execution.process import Background, ProcResult, Stdin
 from shootout.execution.tools import CLEAN_PATH
+from shootout.model import Config
+from shootout.system.journal import Journal
+from shootout.system.scratch import ScratchArea, open_scratch
 
 SCRATCH_KINDS = ("tmpfs", "disk")
 _trees = itertools.count(1)

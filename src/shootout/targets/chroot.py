@@ -24,19 +24,19 @@ from pathlib import Path
 from typing import IO, Any
 
 from shootout.errors import TargetError, UsageError
+from shootout.execution.process import Background, ProcResult, Stdin, run_process
+from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.model import Config
 from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import Journal
+from shootout.system.mounts import bind_private, mount_fs
 from shootout.system.namespace import private_mounts
-from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.targets.local import LocalFiles
-from shootout.execution.process import Background, ProcResult, Stdin, run_process
 from shootout.userspace import apt, registry
 from shootout.userspace.abi import tool_elf
 from shootout.userspace.arches import is_foreign
 from shootout.userspace.binfmt import ensure_emulation
 from shootout.userspace.create import require_root
-from shootout.system.mounts import bind_private, mount_fs
 from shootout.userspace.rootfs import host_path_in_root, which_in_root
 
 WORKDIR = "/tmp/shootout"

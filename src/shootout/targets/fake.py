@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import TargetError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import Background, ProcResult, Stdin
 from shootout.model import Config
 from shootout.system.journal import Journal
 from shootout.targets.local import LocalFiles
-from shootout.execution.facts import TargetFacts
-from shootout.execution.process import Background, ProcResult, Stdin
 
 Script = Callable[[Sequence[str], str, int], str]
 SCRIPTS: dict[str, Script] = {}

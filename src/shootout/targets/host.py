@@ -16,14 +16,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from shootout.execution.process import Background, ProcResult, Stdin, run_process
+from shootout.execution.tools import CLEAN_PATH
 from shootout.model import Config
 from shootout.paths import cache_dir
 from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import Journal
-from shootout.execution.tools import CLEAN_PATH
 from shootout.targets.local import LocalFiles
-from shootout.execution.process import Background, ProcResult, Stdin, run_process
-
 
 _workdirs = itertools.count(1)
 

@@ -17,6 +17,8 @@ from typing import Any
 
 from shootout.conditions.preflight import Preflight, preflight
 from shootout.errors import TargetError, UsageError
+from shootout.execution.facts import TargetFacts, parse_bits
+from shootout.execution.process import ProcResult, Stdin
 from shootout.model import Config
 from shootout.remote import helper
 from shootout.remote.background import RemoteBackground
@@ -25,8 +27,6 @@ from shootout.remote.session import HelperSession
 from shootout.remote.ssh import SshAddress, SshChannel
 from shootout.system.journal import Journal
 from shootout.targets.base import Target
-from shootout.execution.facts import TargetFacts, parse_bits
-from shootout.execution.process import ProcResult, Stdin
 
 SNAP_TIMEOUT_S = 60.0
 MONITOR_INTERVAL_S = 1.0  # the remote's clock, temperature, load and steal, sampled all run long

@@ -11,8 +11,8 @@ from typing import Any
 
 from shootout.elf import HEAD_BYTES, elf_identity_of
 from shootout.errors import TargetError
-from shootout.model import Config
 from shootout.execution.place import Place
+from shootout.model import Config
 from shootout.userspace import registry
 from shootout.userspace.arches import ARCHES, Arch, host_arch
 

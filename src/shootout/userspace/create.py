@@ -30,15 +30,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from shootout.errors import ShootoutError, TargetError, ToolMissing, UsageError
+from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.paths import cache_dir, data_dir, shared_cache_dir
 from shootout.system.journal import Journal, journal, recover
-from shootout.execution.tools import CLEAN_PATH, find_tool
+from shootout.system.mounts import bind_private, mounts_under, safe_rmtree
 from shootout.userspace import registry
 from shootout.userspace.apt import write_sources
 from shootout.userspace.arches import arch as lookup_arch
 from shootout.userspace.arches import host_arch
 from shootout.userspace.binfmt import ensure_emulation
-from shootout.system.mounts import bind_private, mounts_under, safe_rmtree
 from shootout.userspace.packages import installed_versions, missing
 
 DEFAULT_MIRROR = "http://deb.debian.org/debian"

@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import TargetError, ToolMissing
+from shootout.execution.process import ProcResult
+from shootout.execution.tools import find_tool
 from shootout.paths import cache_dir
 from shootout.system.journal import Journal
-from shootout.execution.tools import find_tool
-from shootout.execution.process import ProcResult
+from shootout.system.mounts import mount, safe_rmtree
 from shootout.userspace.apt import update_warnings
 from shootout.userspace.binfmt import ensure_emulation
-from shootout.system.mounts import mount, safe_rmtree
 from shootout.userspace.registry import Userspace
 from shootout.vm.kvm import GUEST_FAMILY
 

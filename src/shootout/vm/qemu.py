@@ -21,11 +21,11 @@ from pathlib import Path
 import psutil
 
 from shootout.errors import TargetError, ToolMissing
+from shootout.execution.tools import find_tool
 from shootout.system.children import die_with_parent
 from shootout.system.journal import Journal
 from shootout.vm.image import VmImage
 from shootout.vm.kvm import GUEST_FAMILY, Accel
-from shootout.execution.tools import find_tool
 
 # qemu binary and its Debian package for a kernel's architecture
 QEMU = {"x86": ("qemu-system-x86_64", "qemu-system-x86"), "arm": ("qemu-system-aarch64", "qemu-system-arm")}

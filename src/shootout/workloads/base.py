@@ -24,14 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from shootout.errors import ToolMissing, WorkloadError
-from shootout.model import Config, WorkloadSpec
-from shootout.system.journal import Journal
-from shootout.targets.base import Target
 from shootout.execution.facts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.tools import Tool
+from shootout.model import Config, WorkloadSpec
 from shootout.parts import RunParts, sized
 from shootout.parts.base import PartSession
+from shootout.system.journal import Journal
+from shootout.targets.base import Target
 
 # A trial should last at least this long so timer resolution and start-up do not dominate.
 MIN_TRIAL_S = 0.3

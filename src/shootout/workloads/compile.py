@@ -23,15 +23,15 @@ from typing import Any
 
 from shootout.build import ABI_FLAGS, require_compiler
 from shootout.errors import UsageError, WorkloadError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.tools import find_tool
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
 from shootout.paths import cache_dir
 from shootout.targets.base import Target
-from shootout.execution.facts import TargetFacts
-from shootout.execution.process import ProcResult
 from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import Step, q, run_checked, step_seconds, timed_argv
-from shootout.execution.versions import tool_version
-from shootout.execution.tools import find_tool
 
 PACKAGE, VERSION = "lua5.4", "5.4.4-3+deb12u1"
 TARBALL = "lua5.4_5.4.4.orig.tar.gz"

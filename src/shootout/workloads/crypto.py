@@ -9,14 +9,14 @@ from statistics import geometric_mean
 from typing import Any
 
 from shootout.errors import WorkloadError
-from shootout.model import Metric, WorkloadSpec
-from shootout.targets.base import Target
 from shootout.execution.facts import TargetFacts
 from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
+from shootout.model import Metric, WorkloadSpec
+from shootout.targets.base import Target
 from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.openssl_output import ALL_SIZES, hw_paths, parse_speed
 from shootout.workloads.shell import q, run_checked
-from shootout.execution.versions import tool_version
 
 _CPU = re.compile(r"^cpu (sha1sum|openssl) (\d+\.\d+) (\d+\.\d+)$")  # bash's time, TIMEFORMAT below
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from shootout.errors import WorkloadError
-from shootout.targets.base import Target
 from shootout.execution.process import ProcResult
+from shootout.targets.base import Target
 
 _STEP = re.compile(r"^step ([a-z0-9_]+) (\d+\.\d+) (\d+\.\d+)$")
 

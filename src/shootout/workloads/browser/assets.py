@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 from shootout.errors import ToolMissing, WorkloadError
+from shootout.execution.tools import find_tool
 from shootout.paths import cache_dir
 from shootout.workloads import inputs
 from shootout.workloads.browser.pages import (
@@ -27,7 +28,6 @@ from shootout.workloads.browser.pages import (
     todo_page,
 )
 from shootout.workloads.npm import locked_install
-from shootout.execution.tools import find_tool
 
 HERE = Path(__file__).resolve().parent
 DRIVER, APPS, PAGES = HERE / "driver", HERE / "apps", HERE / "pages"
