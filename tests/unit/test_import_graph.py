@@ -170,3 +170,4 @@ def test_an_upward_import_is_caught() -> None:
     assert upward({"shootout.userspace.apt": {"shootout.targets.chroot"}}) == [
         "shootout.userspace.apt (machinery) imports shootout.targets.chroot (targets)"]
     assert upward({"shootout.targets.chroot": {"shootout.userspace.apt"}}) == []
+

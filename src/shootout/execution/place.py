@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from shootout.execution.process import Background, ProcResult, Stdin
 from shootout.model import Config
 
 
+@runtime_checkable
 class Place(Protocol):
     """Somewhere commands run and files live, under a configuration."""
 
