@@ -21,6 +21,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from shootout.errors import ToolMissing, WorkloadError
@@ -79,6 +80,11 @@ class Context:
         if self._dir is None:
             self._dir = self.target.mkdir(f"{self.target.workdir()}/{self.name}")
         return self._dir
+
+    def put(self, name: str, content: str | bytes | Path) -> str:
+        """Write text, bytes or a host file's content (a trial's script, a job file, a tarball) into
+        the work directory as `name`; its path in the target."""
+        return self.target.put(content.encode() if isinstance(content, str) else content, f"{self.workdir()}/{name}")
 
     def discard_workdir(self) -> None:
         if self._dir is not None:

@@ -113,7 +113,7 @@ class Build(Workload):
                                      + " ".join(q(a) for a in params.get("configure_args", []))],
                             "build: ./configure", timeout=1800)
         else:
-            tarball = target.put(pinned_tarball(), f"{ctx.workdir()}/{TARBALL}")
+            tarball = ctx.put(TARBALL, pinned_tarball())
             run_checked(target, ["sh", "-c", 'mkdir -p "$2" && tar -xzf "$1" -C "$2" --strip-components=1',
                                  "unpack", tarball, tree], "build: unpacking the Lua sources")
             facts = {"source": f"{PACKAGE} {VERSION}", "input_sha256": TARBALL_SHA256}

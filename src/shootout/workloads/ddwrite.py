@@ -60,7 +60,7 @@ class DdWrite(ScratchWorkload):
                  for src in SOURCES]
         after = "\n".join(compsize_command(f'"$d/{src}"', src) for src in SOURCES) if scratch.btrfs else ""
         argv = timed_argv(steps, setup=fresh_dir_setup(scratch), after=after)
-        return Prepared(files={**files, "script": ctx.target.put(argv[2].encode(), f"{ctx.workdir()}/trial.sh")},
+        return Prepared(files={**files, "script": ctx.put("trial.sh", argv[2])},
                         facts={**scratch.facts(), "input_sha256": corpus.sha256},
                         versions={"dd": tool_version(ctx.target, ["dd", "--version"])})
 

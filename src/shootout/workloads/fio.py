@@ -127,12 +127,12 @@ class Fio(ScratchWorkload):
             raise WorkloadError(f"fio: compress_pct {params['compress_pct']} is not a percentage", "use 0 to 100")
         scratch = open_disk(ctx, int(params["size_mib"]) << 20)
         direct = not scratch.compresses
-        jobs = ctx.target.put(job_file(params, direct).encode(), f"{ctx.workdir()}/jobs.fio")
+        jobs = ctx.put("jobs.fio", job_file(params, direct))
         lines = [fresh_dir_setup(scratch), f'fio --output-format=json --directory="$d" {jobs}']
         if scratch.btrfs:
             lines.append(compsize_command('"$d"', "data"))
         script = "\n".join(lines) + "\n"
-        return Prepared(files={"script": ctx.target.put(script.encode(), f"{ctx.workdir()}/trial.sh")},
+        return Prepared(files={"script": ctx.put("trial.sh", script)},
                         facts={**scratch.facts(), "direct": direct,
                                "io": "direct" if direct else "buffered + end_fsync: O_DIRECT on a compressing "
                                                              "btrfs would bypass the compressor"},

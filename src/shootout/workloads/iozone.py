@@ -74,7 +74,7 @@ class Iozone(Workload):
         flags = ["-e", *(["-I"] if direct else []), "-a", "-s", f"{size}m", *(a for r in records for a in ("-r", r)),
                  "-i", "0", "-i", "1", "-i", "2"]
         script = f'{fresh_dir_setup(scratch)}\ncd "$d"\niozone {" ".join(flags)} -f "$d/iozone.tmp"\n'
-        return Prepared(files={"script": ctx.target.put(script.encode(), f"{ctx.workdir()}/trial.sh")},
+        return Prepared(files={"script": ctx.put("trial.sh", script)},
                         facts={**scratch.facts(), "direct": direct, "flags": " ".join(flags)},
                         versions={"iozone": tool_version(ctx.target, ["iozone", "-v"], r"Version \$Revision")})
 

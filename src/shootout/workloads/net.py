@@ -171,7 +171,7 @@ class DropRate(NetWorkload):
                         ["ip", "link", "delete", idle], f"creating the generator's ceiling veth {idle}")
             a.ns.run(["ip", "link", "set", idle, "up"], f"ip link set {idle} up")
         files = {**self.side_files(ctx, a, b), "rung": drop.name, "layer": drop.layer, "ceiling_dev": idle,
-                 "trafgen_cfg": ctx.target.put(trafgen_config(a, b).encode(), f"{ctx.workdir()}/trafgen.cfg")}
+                 "trafgen_cfg": ctx.put("trafgen.cfg", trafgen_config(a, b))}
         facts: dict[str, Any] = {"generator_cpu": GEN_CPU,
                                  "receive_path": "softirq, inline on the generator's CPU (no packet steering)"}
         if drop.name == "socket":

@@ -87,7 +87,7 @@ class SmallFiles(ScratchWorkload):
         drop = "find \"$d/tree\" -type f -exec sh -c 'for f; do dd if=\"$f\" iflag=nocache count=0 status=none; done' sh {} +"
         between = "\n".join(([compsize_command('"$d/tree"', "tree")] if scratch.btrfs else []) + [drop])
         script = shell.script(steps[:2], setup=fresh_dir_setup(scratch), after=between) + "\n" + shell.script(steps[2:])
-        return Prepared(files={"script": ctx.target.put(script.encode(), f"{ctx.workdir()}/trial.sh")},
+        return Prepared(files={"script": ctx.put("trial.sh", script)},
                         facts={**scratch.facts(), "input_sha256": tar.sha256},
                         versions={"tar": tool_version(ctx.target, ["tar", "--version"])})
 

@@ -47,14 +47,14 @@ class Vpn(NetWorkload):
         tun = tunnel(net_options(ctx.config), topo)
         plan = tun.plan(ctx.target)
         for name, content in plan.files.items():
-            ctx.target.put(content, f"{ctx.workdir()}/{name}")
+            ctx.put(name, content)
         a, b = topo.sides
         # The trial's script is a file (it depends on the tunnel, which argv() does not see); its
         # argument is the transfer's duration.
         body = script_text(f"cd {q(ctx.workdir())} || exit 1", *tun.up(a, b), cpustat.snapshot("before"),
                            section("iperf3-single"), iperf.exchange(b.enter, a.enter, INNER_B, '"$1"', 1),
                            cpustat.snapshot("after"), *tun.down(), *tun.report())
-        return Prepared(files={"script": ctx.target.put(body.encode(), f"{ctx.workdir()}/trial.sh")},
+        return Prepared(files={"script": ctx.put("trial.sh", body)},
                         facts={"tunnel": {"kind": tun.kind, **plan.facts}},
                         versions={"iperf3": tool_version(ctx.target, ["iperf3", "--version"]), **plan.versions})
 
