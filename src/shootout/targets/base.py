@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import TargetError, UsageError
+from shootout.kinds import scratch_holders
 from shootout.model import Config
 from shootout.system.journal import Journal
 from shootout.system.scratch import ScratchArea, open_scratch
@@ -131,7 +132,7 @@ class Target(ABC):
     def attach_scratch(self, host_path: Path) -> str:
         """Make the host directory `host_path` visible inside the target; the path inside."""
         raise TargetError(f"{self.config.display} cannot use scratch storage on this machine",
-                          "run disk workloads on a local target (host or userspace)")
+                          f"run disk workloads on a target that holds one: {scratch_holders()}")
 
     def scratch_facts(self) -> dict[str, Any] | None:
         """What the disk scratch is (device, filesystem), once one was made."""
