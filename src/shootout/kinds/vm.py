@@ -8,7 +8,7 @@ from dataclasses import replace
 from shootout.errors import UsageError
 from shootout.kinds.base import Kind
 from shootout.model import Config
-from shootout.vm.kvm import kvm_problem
+from shootout.vm import kvm
 
 
 class VmKind(Kind):
@@ -22,7 +22,7 @@ class VmKind(Kind):
         return vm_config(spec) if spec.startswith("vm:") else None
 
     def problem(self, config: Config) -> str | None:
-        if config.option("emulate") != "yes" and (problem := kvm_problem(guest=config.option("arch"))) is not None:
+        if config.option("emulate") != "yes" and (problem := kvm.kvm_problem(guest=config.option("arch"))) is not None:
             return (f"no hardware KVM here ({problem}): a VM would measure the emulator, not the kernel; "
                     "pass --emulate to check that it works (results marked emulated, no verdicts)")
         return None
@@ -31,7 +31,7 @@ class VmKind(Kind):
         return replace(config, options=(*config.options, ("emulate", "yes")))
 
     def emulated_here(self, config: Config) -> bool:
-        return config.option("emulate") == "yes" and kvm_problem(guest=config.option("arch")) is not None
+        return config.option("emulate") == "yes" and kvm.kvm_problem(guest=config.option("arch")) is not None
 
 
 def vm_config(spec: str) -> Config:

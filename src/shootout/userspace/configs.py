@@ -9,7 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from shootout.errors import ShootoutError
 from shootout.kinds import kind_of
-from shootout.kinds.chroot import debian_config, named_userspace_config, ready, userspace_config_of  # noqa: F401 (named_…: kept importable here)
+from shootout.kinds.chroot import debian_config, named_userspace_config, userspace_config_of  # noqa: F401 (named_…: kept importable here)
+from shootout.kinds.chroot import ready as _ready
 from shootout.model import Config
 from shootout.system.journal import journal
 from shootout.system.namespace import private_mounts
@@ -31,7 +32,7 @@ def userspace_config(release: str, arch_name: str, *, progress: Progress | None 
     """debian:RELEASE:ARCH: the userspace debian-RELEASE-ARCH, created on first use (create=False:
     only named; made_on_first_use() creates it when a run is about to use it)."""
     config = debian_config(release, arch_name)
-    if create and config.userspace and not ready(config.userspace):
+    if create and config.userspace and not _ready(config.userspace):
         create_userspace(config.userspace, arch_name, release, progress=progress)
         return debian_config(release, arch_name)
     return config
@@ -39,7 +40,7 @@ def userspace_config(release: str, arch_name: str, *, progress: Progress | None 
 
 def _missing(config: Config) -> tuple[str, str] | None:
     """(release, arch) of the debian:RELEASE:ARCH userspace the configuration names and lacks."""
-    if kind_of(config).userspace and config.userspace and not ready(config.userspace):
+    if kind_of(config).userspace and config.userspace and not _ready(config.userspace):
         if found := re.fullmatch(r"debian-(\w+)-(\w+)", config.userspace):
             return found[1], found[2]
     return None
@@ -91,7 +92,7 @@ def headline_configs(progress: Progress | None = None, packages: Sequence[str] |
         return [], "userspaces need root (chroot and mounts)"
     arches = [native, companion]
     names = [registry.default_name(release, a) for a in arches]
-    todo = [(n, a) for n, a in zip(names, arches) if not ready(n)]
+    todo = [(n, a) for n, a in zip(names, arches) if not _ready(n)]
     if todo:
         try:
             require_builder(companion)
