@@ -7,11 +7,13 @@ from __future__ import annotations
 from shootout.errors import TargetError
 from shootout.kinds.base import Kind
 from shootout.model import Config
-from shootout.userspace import registry
-from shootout.userspace.arches import arch
+
+# The registry of userspaces is imported where it is read: the CLI imports the kinds for its help.
 
 
 def ready(name: str) -> bool:
+    from shootout.userspace import registry
+
     return any(u.state == "ready" for u in registry.find(name))
 
 
@@ -24,6 +26,9 @@ def userspace_config_of(name: str, release: str, arch_name: str) -> Config:
 def debian_config(release: str, arch_name: str) -> Config:
     """debian:RELEASE:ARCH: the userspace debian-RELEASE-ARCH, named (a ready one must hold that
     release and architecture)."""
+    from shootout.userspace import registry
+    from shootout.userspace.arches import arch
+
     arch(arch_name)
     name = registry.check_name(registry.default_name(release, arch_name))
     if ready(name):
@@ -36,6 +41,8 @@ def debian_config(release: str, arch_name: str) -> Config:
 
 def named_userspace_config(name: str) -> Config:
     """userspace:NAME: an existing userspace of any name."""
+    from shootout.userspace import registry
+
     found = registry.get_ready(name)
     return Config(name=f"userspace:{name}", target=ChrootKind.name, label=f"{name} ({found.arch})", userspace=name)
 

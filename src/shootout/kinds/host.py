@@ -3,7 +3,6 @@ host+mx32), or requiring a running kernel (kernel:RELEASE[:MACHINE], shootout.bo
 
 from __future__ import annotations
 
-from shootout.boots.identity import kernel_config
 from shootout.errors import UsageError
 from shootout.kinds.base import Kind
 from shootout.model import Config
@@ -43,5 +42,7 @@ class HostKind(Kind):
                 raise UsageError(f"{spec}: {problem[0]}", problem[1])
             return Config(name=spec, target=self.name, label=HOST_LABELS[abi or None], abi=abi or None)
         if spec.startswith("kernel:"):
+            from shootout.boots.identity import kernel_config  # (the CLI imports kinds for its help: kept light)
+
             return kernel_config(spec)
         return None
