@@ -123,3 +123,11 @@ def test_no_module_compares_a_target_with_a_name() -> None:
     found = [f"{path.relative_to(SRC)}:{line}" for path in sorted(SRC.rglob("*.py"))
              for line in _target_compared_with_names(ast.parse(path.read_text(), str(path)))]
     assert found == [], "ask the configuration's kind (shootout.kinds.kind_of) instead"
+
+
+@pytest.mark.parametrize("spec, kind", [("host+m64", "host"), ("debian:bookworm", "chroot"), ("ssh:a:port", "ssh"),
+                                        ("vm:debian:bookworm", "vm")])
+def test_a_malformed_spec_gets_its_kinds_hint(spec: str, kind: str) -> None:
+    with pytest.raises(UsageError) as bad:
+        parse_spec(spec, create=False)
+    assert bad.value.hint == kinds.KINDS[kind].hint

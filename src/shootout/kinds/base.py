@@ -8,7 +8,8 @@ Config.target with names.
 
   name           Config.target of its configurations
   forms          the spec forms it parses, as help and hints show them ("ssh:[USER@]HOST[:PORT]")
-  hint           one line: how to write its spec, shown with an error about one
+  hint           one line: how to write its spec, shown with an error about a spec of its
+                 forms (or a configuration that lacks what its spec gives)
   target         "module:Class" of the Target it makes, imported by make_target only (this
                  package stays below the targets: parts, workloads and userspace ask it)
   parse(spec)    its Config for a spec in one of its forms, None for any other spec;

@@ -4,7 +4,7 @@ shootout.userspace.configs makes a missing one when a run is about to use it."""
 
 from __future__ import annotations
 
-from shootout.errors import TargetError
+from shootout.errors import TargetError, UsageError
 from shootout.kinds.base import Kind
 from shootout.model import Config
 
@@ -60,6 +60,8 @@ class ChrootKind(Kind):
         if spec.startswith("debian:") and spec.count(":") == 2:
             _, release, arch_name = spec.split(":")
             return debian_config(release, arch_name)
+        if spec.startswith("debian:"):
+            raise UsageError(f"unknown configuration {spec!r}", self.hint)
         if spec.startswith("userspace:"):
             return named_userspace_config(spec.removeprefix("userspace:"))
         return None

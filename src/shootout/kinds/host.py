@@ -41,6 +41,8 @@ class HostKind(Kind):
             if abi and (problem := x86_abi_problem(abi)):
                 raise UsageError(f"{spec}: {problem[0]}", problem[1])
             return Config(name=spec, target=self.name, label=HOST_LABELS[abi or None], abi=abi or None)
+        if base == "host":
+            raise UsageError(f"unknown configuration {spec!r}", self.hint)
         if spec.startswith("kernel:"):
             from shootout.boots.identity import kernel_config  # (the CLI imports kinds for its help: kept light)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from shootout.errors import TargetError, UsageError
 from shootout.kinds import kind_of
-from shootout.kinds.vm import vm_config  # noqa: F401 (its spec's parser, kept importable here)
+from shootout.kinds.vm import VmKind, vm_config  # noqa: F401 (vm_config: its spec's parser, kept importable here)
 from shootout.model import Config
 from shootout.paths import data_dir
 from shootout.remote.ssh import SshAddress, SshChannel
@@ -85,8 +85,7 @@ class VmTarget(SshTarget):
         opt = self.config.option
         release, arch, flavour = opt("release"), opt("arch"), opt("flavour")
         if not (release and arch and flavour):
-            raise UsageError(f"configuration {self.config.name} lacks release, arch or flavour",
-                             "use vm:debian:RELEASE:ARCH:KERNEL")
+            raise UsageError(f"configuration {self.config.name} lacks release, arch or flavour", VmKind.hint)
         self.accel = choose_accel(emulate=opt("emulate") == "yes", guest=arch)
         image = image_for(self.config, self._packages, self.journal)
         run_dir = data_dir() / "vm-runs" / f"{os.getpid()}-{next(_runs)}"
