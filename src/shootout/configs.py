@@ -7,9 +7,9 @@ ssh:[USER@]HOST[:PORT], ...), or the name of a [[config]] table in shootout.toml
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 import shlex
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from shootout.kinds.host import x86_abi_problem
 from shootout.model import Config
 from shootout.parts import config_keys, parse_parts
 from shootout.targets.host import HostTarget
+from shootout.workloads.packages import workload_packages
 from shootout.workloads.user import CommandWorkload
 
 _CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace", "options", "machines",
@@ -46,7 +47,7 @@ def parse_spec(spec: str, named: dict[str, Config] | None = None,
     if create:  # its userspace created on first use
         from shootout.userspace.configs import made_now
 
-        return made_now(config, progress)
+        return made_now(config, progress, workload_packages())
     return config
 
 
@@ -157,19 +158,6 @@ def load_text(text: str, where: str) -> FileSettings:
         raise UsageError(f"{where}: unknown section(s) {', '.join(sorted(unknown))}",
                          "use [run], [[config]], [[workload]] and [params.WORKLOAD]")
     return settings
-
-
-AA_SUFFIX = "~again"
-
-
-def aa_original(name: str) -> str:
-    """The configuration an A/A copy repeats (the name itself for any other configuration)."""
-    return name.removesuffix(AA_SUFFIX)
-
-
-def aa_copy(config: Config) -> Config:
-    """The same configuration again, for an A/A run that measures the noise floor."""
-    return dataclasses.replace(config, name=f"{config.name}{AA_SUFFIX}", label=f"{config.display} (again)")
 
 
 def resolve(specs: list[str], named: dict[str, Config]) -> list[Config]:

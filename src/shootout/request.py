@@ -15,17 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from shootout.conditions.noise import resolvable_threshold
-from shootout.configs import FileSettings, aa_copy, abi_problem, load_file, parse_spec, resolve, x86_abi_problem
+from shootout.configs import FileSettings, abi_problem, load_file, parse_spec, resolve, x86_abi_problem
 from shootout.errors import ShootoutError, UsageError
 from shootout.groups import side_names
 from shootout.kinds import kind_of
-from shootout.model import Config, RunSettings
+from shootout.model import Config, RunSettings, aa_copy
 from shootout.parts import parts_problem
-from shootout.targets.factory import runs_emulated, target_problem
 from shootout.runner import RunRequest
 from shootout.stats import Design
-from shootout.userspace.packages import packages_at_creation
+from shootout.targets.factory import runs_emulated, target_problem
 from shootout.workloads.base import Workload
+from shootout.workloads.packages import packages_at_creation
 from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, suite_params, workload
 from shootout.workloads.user import CommandWorkload
 
@@ -54,7 +54,7 @@ def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = 
     return workload(name)
 
 
-def default_configs(notify: Notify, progress: Notify, packages: tuple[str, ...] | None = None,
+def default_configs(notify: Notify, progress: Notify, packages: tuple[str, ...] = (),
                     emulate: bool = False) -> list[Config]:
     from shootout.userspace.configs import headline_configs
 
@@ -233,7 +233,7 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
         params = {name: table for name, table in params.items() if name not in stray}
     workloads = [make_workload(n, file.workloads, where) for n in chosen]
     user_defs = {n: file.workloads[n] for n in chosen if n in file.workloads}
-    # The workloads first: a userspace this run creates gets what they need (userspace.packages).
+    # The workloads first: a userspace this run creates gets what they need (workloads.packages).
     packages = packages_at_creation(workloads)
     specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
     _machines_named(wish, specs)

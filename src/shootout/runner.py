@@ -20,7 +20,6 @@ from shootout import cpuclock
 from shootout import events as ev
 from shootout.analysis import BUDGET_REFUSED, is_emulated, metric_log_ratios, run_design
 from shootout.arm import board
-from shootout.configs import aa_original
 from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
 from shootout.conditions.throttling import kernel_events_since
@@ -28,8 +27,8 @@ from shootout.errors import ShootoutError, UsageError, WorkloadError
 from shootout.groups import check_architectures, grouped, machine_arch
 from shootout.lanes import LOCAL, lanes_of, run_round
 from shootout.lost import LOST
-from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
-from shootout.parts import RunParts
+from shootout.model import Config, Run, RunSettings, Trial, TrialSpec, aa_original
+from shootout.parts import RunParts, sized
 from shootout.plan import round_order
 from shootout.stats import decided
 from shootout.store import Store
@@ -40,6 +39,7 @@ from shootout.targets.factory import make_target
 from shootout.userspace.abi import tool_elf, verify_abi
 from shootout.userspace.apt import common_versions
 from shootout.workloads.base import Context, Prepared, Workload
+from shootout.workloads.packages import workload_packages
 from shootout.workloads.sizes import smallest_side
 
 TargetFactory = Callable[[Config, Journal], Target]
@@ -299,7 +299,7 @@ class Runner:
             where: str | None = None  # the configuration being prepared, for a failure's notice
             try:
                 if name not in calibrated:  # sized once for every side: to fit the smallest (workloads/sizes.py)
-                    facts = smallest_side([live.targets[c.name].probe() for c in run.configs])
+                    facts = smallest_side([sized(c, live.targets[c.name].probe()) for c in run.configs])
                     run.params[name] = {**workload.default_params(facts), **run.params.get(name, {})}
                 self._provide(live, workload)
                 for config in run.configs:
@@ -323,7 +323,7 @@ class Runner:
                 continue
         for config in run.configs:
             facts = run.facts.setdefault(config.name, {})
-            facts["target"] = live.targets[config.name].facts()
+            facts["target"] = live.targets[config.name].facts(workload_packages(at_creation=False))
             facts["workloads"] = {w: {**p.facts, "versions": p.versions}
                                   for (w, c), p in live.prepared.items() if c == config.name}
         self._record_parts(live)

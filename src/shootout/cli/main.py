@@ -7,9 +7,9 @@ import gc
 import json
 import signal
 import sys
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
-from collections.abc import Callable
 from typing import Annotated, Optional
 
 import typer
@@ -82,16 +82,16 @@ def run(
     import secrets
 
     from shootout.cli import options
-    from shootout.cli.progress import ProgressView
-    from shootout.request import Wish, build_request, check_settings, workloads_of
-    from shootout.runner import Runner
     from shootout.cli.conditions import preflight_lines
+    from shootout.cli.progress import ProgressView
     from shootout.conditions.clock import round_clock
     from shootout.conditions.governor import tune as set_governor
     from shootout.conditions.governor import tune_problem
     from shootout.conditions.monitor import Monitor
     from shootout.conditions.noise import aa_floor, load_noise_floor, save_noise_floor
     from shootout.facts import hostname, machine_id
+    from shootout.request import Wish, build_request, check_settings, workloads_of
+    from shootout.runner import Runner
     from shootout.system.journal import journal, recover
 
     if min_rounds < 6:
@@ -224,7 +224,7 @@ def _prepare_next_boot(block, next_kernel: bool, resume_at_boot: bool, db: str |
     """--next-kernel and --resume-at-boot: opt-in, said in one line each with their undo."""
     import os
 
-    from shootout.boots.switch import after_block
+    from shootout.boots.campaign import after_block
 
     command = [sys.executable, "-m", "shootout", "run", "--resume", "last", *(["--db", db] if db else []),
                *(["--next-kernel"] if next_kernel else []), *(["--resume-at-boot"] if resume_at_boot else [])]
@@ -354,13 +354,13 @@ def conditions(
 @app.command()
 def info(config: Annotated[list[str], typer.Option("--config", "-c", help="configuration to describe")] = []) -> None:
     """Facts of this machine and of each configuration."""
+    from shootout.cli.conditions import print_preflight
+    from shootout.conditions.preflight import preflight
     from shootout.configs import abi_problem, parse_spec
     from shootout.facts import machine_facts
     from shootout.system.journal import journal
     from shootout.targets.factory import make_target
-
-    from shootout.cli.conditions import print_preflight
-    from shootout.conditions.preflight import preflight
+    from shootout.workloads.packages import workload_packages
 
     print_preflight(preflight(tune=False, journal=None, load_wait_s=0))
     console.print_json(json.dumps({"machine": machine_facts()}, default=str))
@@ -374,7 +374,7 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
             target = make_target(cfg, j)
             target.open()
             try:
-                console.print_json(json.dumps({cfg.name: target.facts()}, default=str))
+                console.print_json(json.dumps({cfg.name: target.facts(workload_packages(at_creation=False))}, default=str))
             finally:
                 target.close()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from shootout.execution.facts import TargetFacts
 from shootout.kinds import kind_of
 from shootout.model import Config
 from shootout.parts.base import Part, PartSession
@@ -22,7 +23,6 @@ from shootout.parts.settings import SettingsPart
 from shootout.parts.swap import SwapPart
 from shootout.parts.throttle import ThrottlePart
 from shootout.system.journal import Journal
-from shootout.targets.probe import TargetFacts
 
 PARTS: dict[str, Part] = {p.name: p for p in (
     SettingsPart(),

@@ -28,12 +28,13 @@ from shootout.userspace.create import (
 
 
 def userspace_config(release: str, arch_name: str, *, progress: Progress | None = None,
-                     create: bool = True) -> Config:
+                     create: bool = True, packages: Sequence[str] = ()) -> Config:
     """debian:RELEASE:ARCH: the userspace debian-RELEASE-ARCH, created on first use (create=False:
-    only named; made_on_first_use() creates it when a run is about to use it)."""
+    only named; made_on_first_use() creates it when a run is about to use it), with `packages`
+    besides minbase."""
     config = debian_config(release, arch_name)
     if create and config.userspace and not _ready(config.userspace):
-        create_userspace(config.userspace, arch_name, release, progress=progress)
+        create_userspace(config.userspace, arch_name, release, progress=progress, packages=packages)
         return debian_config(release, arch_name)
     return config
 
@@ -46,16 +47,16 @@ def _missing(config: Config) -> tuple[str, str] | None:
     return None
 
 
-def made_now(config: Config, progress: Progress | None = None) -> Config:
-    """The configuration, with its missing debian:RELEASE:ARCH userspace created now."""
+def made_now(config: Config, progress: Progress | None = None, packages: Sequence[str] = ()) -> Config:
+    """The configuration, with its missing debian:RELEASE:ARCH userspace created now (with `packages`)."""
     missing = _missing(config)
-    return userspace_config(*missing, progress=progress) if missing else config
+    return userspace_config(*missing, progress=progress, packages=packages) if missing else config
 
 
 def made_on_first_use(configs: list[Config], progress: Progress | None = None,
-                      packages: Sequence[str] | None = None) -> list[Config]:
+                      packages: Sequence[str] = ()) -> list[Config]:
     """A run's configurations that name debian:RELEASE:ARCH: the missing userspaces are created
-    now, side by side, with `packages` (None: the catalogue's)."""
+    now, side by side, with `packages` besides minbase."""
     todo = []
     for config in configs:
         if missing := _missing(config):
@@ -68,11 +69,11 @@ def made_on_first_use(configs: list[Config], progress: Progress | None = None,
     return configs
 
 
-def headline_configs(progress: Progress | None = None, packages: Sequence[str] | None = None,
+def headline_configs(progress: Progress | None = None, packages: Sequence[str] = (),
                      emulate: bool = False) -> tuple[list[Config], str | None]:
     """The default main job: native 64-bit userspace vs its 32-bit companion of the host's release.
 
-    Both are created (in parallel) when missing, with `packages` (None: the catalogue's). A companion
+    Both are created (in parallel) when missing, with `packages` besides minbase. A companion
     this machine runs only under qemu is refused, unless `emulate` (--emulate: marked emulated).
     Returns ([64-bit, 32-bit], None), or ([], one-line reason) when that cannot be done here,
     for the caller to fall back.
@@ -111,7 +112,7 @@ def headline_configs(progress: Progress | None = None, packages: Sequence[str] |
 
 
 def _create_parallel(todo: list[tuple[str, str, str]], progress: Progress | None,
-                     packages: Sequence[str] | None = None) -> None:
+                     packages: Sequence[str]) -> None:
     """Create the userspaces side by side (downloads and dpkg of one overlap the other's)."""
     private_mounts()  # before the threads start, so they all mount in the one namespace
     with journal() as j, ThreadPoolExecutor(max_workers=len(todo)) as pool:
