@@ -19,7 +19,7 @@ from shootout.conditions.preflight import Preflight, preflight
 from shootout.errors import TargetError, UsageError
 from shootout.execution.facts import TargetFacts, parse_bits
 from shootout.execution.process import ProcResult, Stdin
-from shootout.kinds.ssh import SshKind, ssh_config  # noqa: F401 (ssh_config: its spec's parser, kept importable here)
+from shootout.kinds.ssh import SshKind
 from shootout.model import Config
 from shootout.remote import helper
 from shootout.remote.background import RemoteBackground

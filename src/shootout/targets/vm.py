@@ -23,7 +23,7 @@ from typing import Any
 
 from shootout.errors import TargetError, UsageError
 from shootout.kinds import kind_of
-from shootout.kinds.vm import VmKind, vm_config  # noqa: F401 (vm_config: its spec's parser, kept importable here)
+from shootout.kinds.vm import VmKind
 from shootout.model import Config
 from shootout.paths import data_dir
 from shootout.remote.ssh import SshAddress, SshChannel

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from shootout.errors import ShootoutError
 from shootout.kinds import kind_of
-from shootout.kinds.chroot import debian_config, named_userspace_config, userspace_config_of  # noqa: F401 (named_…: kept importable here)
+from shootout.kinds.chroot import debian_config, userspace_config_of
 from shootout.kinds.chroot import ready as _ready
 from shootout.model import Config
 from shootout.system.journal import journal
