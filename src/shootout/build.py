@@ -19,12 +19,10 @@ from typing import Any
 from shootout.elf import HEAD_BYTES, elf_identity_of
 from shootout.errors import TargetError, ToolMissing
 from shootout.execution.place import Place
+from shootout.kinds.host import ABI_FLAGS, ABI_PACKAGES  # the host kind's ABIs (host+m32, host+mx32)
 from shootout.model import Config
 
-ABI_FLAGS: dict[str | None, tuple[str, ...]] = {None: (), "m32": ("-m32",), "mx32": ("-mx32",)}
 BASE_FLAGS = ("-O2", "-std=gnu11")
-# Which Debian package makes `cc -<abi>` work on x86-64
-ABI_PACKAGES = {"m32": "gcc-multilib", "mx32": "gcc-multilib (and libc6-dev-x32)"}
 # Helpers every kernel #includes; it is put next to the .c so the quoted include finds it
 KERNEL_HEADER = "kernel.h"
 # Rename the finished build into place unless another process got there first.

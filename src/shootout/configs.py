@@ -1,8 +1,7 @@
 """Configurations from spec strings and shootout.toml, and whether each can run here.
 
-Spec strings: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME,
-ssh:[USER@]HOST[:PORT], vm:debian:RELEASE:ARCH:KERNEL, kernel:RELEASE[:MACHINE], or the
-name of a [[config]] table in shootout.toml.
+Spec strings: the forms of the target kinds (shootout.kinds: host, debian:RELEASE:ARCH,
+ssh:[USER@]HOST[:PORT], ...), or the name of a [[config]] table in shootout.toml.
 """
 
 from __future__ import annotations
@@ -18,13 +17,14 @@ from typing import Any
 from shootout.build import ABI_FLAGS, ABI_PACKAGES, compile_c
 from shootout.errors import TargetError, ToolMissing, UsageError
 from shootout.groups import expand, group_table
+from shootout.kinds import kind_of, parse_kind_spec
+from shootout.kinds.host import x86_abi_problem
 from shootout.model import Config
 from shootout.parts import config_keys, parse_parts
 from shootout.targets.host import HostTarget
 from shootout.workloads.packages import workload_packages
 from shootout.workloads.user import CommandWorkload
 
-HOST_LABELS = {None: "host", "m32": "host -m32", "mx32": "host -mx32"}
 _CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace", "options", "machines",
                 "mixed_architectures"}
 
@@ -43,51 +43,12 @@ def parse_spec(spec: str, named: dict[str, Config] | None = None,
     """create=False: a debian:RELEASE:ARCH userspace is only named, made when a run uses it."""
     if named and spec in named:
         return named[spec]
-    base, _, abi = spec.partition("+")
-    if base == "host" and (abi or None) in ABI_FLAGS:
-        if abi and (problem := x86_abi_problem(abi)):
-            raise UsageError(f"{spec}: {problem[0]}", problem[1])
-        return Config(name=spec, target="host", label=HOST_LABELS[abi or None], abi=abi or None)
-    if spec.startswith("debian:") and spec.count(":") == 2:
-        from shootout.userspace.configs import userspace_config
+    config = parse_kind_spec(spec)
+    if create:  # its userspace created on first use
+        from shootout.userspace.configs import made_now
 
-        _, release, arch = spec.split(":")
-        return userspace_config(release, arch, progress=progress, create=create,  # created on first use
-                                packages=workload_packages())
-    if spec.startswith("ssh:"):
-        from shootout.targets.ssh import ssh_config
-
-        return ssh_config(spec)
-    if spec.startswith("vm:"):
-        from shootout.targets.vm import vm_config
-
-        return vm_config(spec)
-    if spec.startswith("kernel:"):
-        from shootout.boots.identity import kernel_config
-
-        return kernel_config(spec)
-    if spec.startswith("userspace:"):
-        from shootout.userspace.configs import named_userspace_config
-
-        return named_userspace_config(spec.removeprefix("userspace:"))
-    raise UsageError(
-        f"unknown configuration {spec!r}",
-        "use host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, ssh:[USER@]HOST[:PORT], "
-        "vm:debian:RELEASE:ARCH:KERNEL, kernel:RELEASE[:MACHINE] or a [[config]] name from shootout.toml",
-    )
-
-
-def x86_abi_problem(abi: str) -> tuple[str, str] | None:
-    """(why, fix) when -m32/-mx32 are asked for on a machine that is not x86."""
-    from shootout.userspace.arches import kernel_arch
-
-    kernel = kernel_arch()
-    if kernel in ("amd64", "i386"):
-        return None
-    side = "the armhf userspace (debian:RELEASE:armhf)" if kernel in ("arm64", "armhf") else "a 32-bit userspace"
-    return (f"-{abi} is an x86 compiler option and this is an {kernel} machine, whose 32-bit side is {side}",
-            f"use -c debian:bookworm:armhf, or leave -c out for the default {kernel} against armhf"
-            if kernel in ("arm64", "armhf") else "use a debian:RELEASE:ARCH userspace")
+        return made_now(config, progress, workload_packages())
+    return config
 
 
 _ABI_PROBE = b'#include <stdio.h>\nint main(void) { puts("ok"); return 0; }\n'
@@ -95,7 +56,7 @@ _ABI_PROBE = b'#include <stdio.h>\nint main(void) { puts("ok"); return 0; }\n'
 
 def abi_problem(config: Config) -> str | None:
     """Why a host configuration's compiler ABI cannot build and run here, or None."""
-    if config.target != "host" or config.abi is None:
+    if not kind_of(config).host_abi or config.abi is None:
         return None
     if problem := x86_abi_problem(config.abi):
         return problem[0]

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 
+from shootout.kinds import kind_of
 from shootout.model import Config, TrialSpec
 
 LOCAL = "this machine"
@@ -26,13 +27,7 @@ LOCAL = "this machine"
 
 def machine_key(config: Config) -> str:
     """The machine a configuration's trials run on: LOCAL, or the remote's address."""
-    if config.target == "ssh":
-        parts = [config.option("destination") or config.name, config.option("port") or "",
-                 config.option("ssh_config") or ""]
-        return "ssh " + ":".join(parts)
-    if config.target == "fake" and config.option("machine"):  # tests: a scripted remote machine
-        return "fake " + str(config.option("machine"))
-    return LOCAL
+    return kind_of(config).machine(config) or LOCAL
 
 
 def lanes_of(configs: Sequence[Config]) -> dict[str, list[str]]:

@@ -46,7 +46,7 @@ class Config:
     """
 
     name: str  # unique within a run, e.g. "host", "host+m32", "debian:bookworm:i386"
-    target: str = "host"  # "host" | "chroot" | "ssh" | "vm" | "fake"
+    target: str = "host"  # the name of its target kind (shootout.kinds: host, chroot, ssh, vm, fake)
     label: str = ""
     abi: str | None = None  # compiler ABI for native kernels: None (native), "m32", "mx32"
     cc: str = "cc"

@@ -18,6 +18,7 @@ from shootout.conditions.noise import resolvable_threshold
 from shootout.configs import FileSettings, abi_problem, load_file, parse_spec, resolve, x86_abi_problem
 from shootout.errors import ShootoutError, UsageError
 from shootout.groups import side_names
+from shootout.kinds import kind_of
 from shootout.model import Config, RunSettings, aa_copy
 from shootout.parts import parts_problem
 from shootout.runner import RunRequest
@@ -75,7 +76,7 @@ def refuse_emulated(configs: list[Config]) -> None:
     from shootout.userspace.arches import arch_problem
 
     for config in configs:
-        name = config_arch(config) if config.target == "chroot" else None
+        name = config_arch(config) if kind_of(config).userspace else None
         if name and (problem := arch_problem(name)):
             raise UsageError(f"{config.name}: {problem[0]}", problem[1])
 
@@ -86,7 +87,7 @@ def refuse_emulated_host(configs: list[Config] | None) -> None:
     from shootout.system.emulator import here
 
     why = here()
-    if why and (configs is None or any(c.target in ("host", "chroot") for c in configs)):
+    if why and (configs is None or any(kind_of(c).this_kernel for c in configs)):
         raise UsageError(f"{why}; figures measured here would be the emulator's",
                          "pass --emulate to check that it works (results marked emulated, no verdicts)")
 

@@ -21,7 +21,7 @@ from shootout.errors import TargetError
 from shootout.runner import provide_alike, verify_binaries
 from shootout.system.journal import journal
 from shootout.targets.chroot import ChrootTarget
-from shootout.userspace.configs import named_userspace_config
+from shootout.kinds.chroot import named_userspace_config
 from shootout.userspace.registry import META, get_ready, userspaces_dir
 from shootout.workloads.base import Context
 from shootout.workloads.browser import Browser, BrowserTabs

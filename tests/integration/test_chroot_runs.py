@@ -21,7 +21,7 @@ from shootout.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal, journal
 from shootout.targets.chroot import ChrootTarget
-from shootout.userspace.configs import named_userspace_config
+from shootout.kinds.chroot import named_userspace_config
 from shootout.userspace.packages import installed_versions
 from shootout.userspace.registry import get_ready
 from shootout.workloads.base import Tool

@@ -33,7 +33,7 @@ from shootout.system.journal import journal
 from shootout.targets.base import Target
 from shootout.targets.chroot import ChrootTarget
 from shootout.targets.host import HostTarget
-from shootout.userspace.configs import named_userspace_config
+from shootout.kinds.chroot import named_userspace_config
 from shootout.workloads.base import Context, Prepared, Workload
 from shootout.workloads.net import DropRate, TcpVeth
 from shootout.workloads.vpn import Vpn

@@ -15,7 +15,7 @@ from shootout.model import RunSettings
 from shootout.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import journal
-from shootout.userspace.configs import named_userspace_config
+from shootout.kinds.chroot import named_userspace_config
 from shootout.workloads.memory import MemBandwidth
 from shootout.workloads.sizes import ADDRESS_SPACE_32_MIB
 

@@ -27,7 +27,8 @@ from shootout.model import Config
 from shootout.system.journal import journal, recover
 from shootout.targets.chroot import ChrootTarget
 from shootout.userspace.abi import verify_abi
-from shootout.userspace.configs import named_userspace_config, userspace_config
+from shootout.userspace.configs import userspace_config
+from shootout.kinds.chroot import named_userspace_config
 from shootout.userspace.create import create_userspace
 from shootout.userspace.registry import (
     INCOMPLETE,
@@ -166,7 +167,7 @@ _CHILD_TRIAL = """
 import sys
 from shootout.system.journal import Journal
 from shootout.targets.chroot import ChrootTarget
-from shootout.userspace.configs import named_userspace_config
+from shootout.kinds.chroot import named_userspace_config
 t = ChrootTarget(named_userspace_config(sys.argv[1]), Journal())
 t.open()
 print("open", flush=True)

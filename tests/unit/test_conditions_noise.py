@@ -98,7 +98,8 @@ def test_an_emulated_vm_run_is_not_held_to_the_floor() -> None:
     """VMs under TCG (--emulate, no hardware KVM here) give no verdicts: no threshold to refuse."""
     from dataclasses import replace
 
-    from shootout.targets.vm import emulated, vm_config
+    from shootout.targets.vm import emulated
+    from shootout.kinds.vm import vm_config
     from shootout.vm.kvm import kvm_problem
 
     if kvm_problem(guest="amd64") is None:

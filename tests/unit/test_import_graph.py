@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("execution", ("shootout.execution",)),
     ("machinery", ("shootout.build", "shootout.net", "shootout.swap", "shootout.userspace", "shootout.vm",
                    "shootout.remote", "shootout.conditions", "shootout.boots", "shootout.arm", "shootout.facts",
-                   "shootout.cpuclock")),
+                   "shootout.cpuclock", "shootout.kinds")),
     ("targets", ("shootout.targets",)),
     ("parts", ("shootout.parts",)),
     ("workloads", ("shootout.workloads",)),

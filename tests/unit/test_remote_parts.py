@@ -11,7 +11,8 @@ from shootout.errors import TargetError, UsageError
 from shootout.remote.helper import new_token, parse_snapshot, parse_usage, run_command
 from shootout.remote.probe import read_stream, write_tree
 from shootout.remote.ssh import SshAddress, ssh_failure
-from shootout.targets.ssh import address_of, ssh_config
+from shootout.targets.ssh import address_of
+from shootout.kinds.ssh import ssh_config
 
 CHANGED = """@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
 @    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @

@@ -15,6 +15,7 @@ from shootout.errors import TargetError, ToolMissing, UsageError
 from shootout.model import Config
 from shootout.system import mounts
 from shootout.userspace import abi, binfmt, configs, create, registry
+from shootout.kinds.chroot import named_userspace_config
 from shootout.userspace.arches import arch
 from shootout.userspace.rootfs import resolve_in_root, which_in_root
 
@@ -291,10 +292,10 @@ def test_headline_uses_existing_userspaces(home: Path, monkeypatch: pytest.Monke
 
 def test_named_userspace_config(home: Path) -> None:
     fake_userspace("pi-os", "armhf", {})
-    c = configs.named_userspace_config("pi-os")
+    c = named_userspace_config("pi-os")
     assert (c.target, c.userspace, c.name) == ("chroot", "pi-os", "userspace:pi-os")
     with pytest.raises(UsageError) as err:
-        configs.named_userspace_config("nope")
+        named_userspace_config("nope")
     assert err.value.hint == "shootout userspace list"
 
 

@@ -19,6 +19,7 @@ from rich.status import Status
 
 from shootout.cli.userspace import app as userspace_app
 from shootout.errors import ShootoutError, UsageError
+from shootout.kinds import config_help
 from shootout.model import RunSettings
 
 app = typer.Typer(help="Compare machine configurations honestly: paired, interleaved rounds with confidence intervals.",
@@ -44,7 +45,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 @app.command()
 def run(
-    config: Annotated[list[str], typer.Option("--config", "-c", help=escape("configuration: host, host+m32, host+mx32, debian:RELEASE:ARCH, userspace:NAME, ssh:[USER@]HOST[:PORT], vm:debian:RELEASE:ARCH:KERNEL, kernel:RELEASE, or a [[config]] name"))] = [],
+    config: Annotated[list[str], typer.Option("--config", "-c", help=escape(config_help()))] = [],
     workload: Annotated[list[str], typer.Option("--workload", "-w", help="workload name (repeatable)")] = [],
     suite: Annotated[Optional[str], typer.Option(help="suite name: native, quick, full, or a category")] = None,
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help=escape("shootout.toml with [[config]] and [[workload]] tables; without -w or --suite, its workloads run"))] = None,

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shootout.execution.facts import TargetFacts
+from shootout.kinds import kind_of
 from shootout.model import Config
 from shootout.parts.base import Part, PartSession
 from shootout.parts.memory import MemoryPart
@@ -22,8 +23,6 @@ from shootout.parts.settings import SettingsPart
 from shootout.parts.swap import SwapPart
 from shootout.parts.throttle import ThrottlePart
 from shootout.system.journal import Journal
-
-ELSEWHERE = ("ssh", "vm")  # targets on another machine than shootout's
 
 PARTS: dict[str, Part] = {p.name: p for p in (
     SettingsPart(),
@@ -68,7 +67,7 @@ def parts_problem(config: Config) -> str | None:
         part = PARTS.get(name)
         if part is None:
             return f"it sets {name}, which this shootout does not know"
-        if part.local_only and config.target in ELSEWHERE:
+        if part.local_only and kind_of(config).elsewhere:
             return (f"it sets {name}, which shootout changes on this machine only, not on the "
                     f"{config.target} target's machine; set it there by hand or use a local target")
         if (problem := part.problem(spec)) is not None:

@@ -25,6 +25,7 @@ from shootout.execution import facts as probe
 from shootout.execution.facts import TargetFacts
 from shootout.execution.process import Background, ProcResult, Stdin
 from shootout.execution.tools import CLEAN_PATH
+from shootout.kinds import scratch_holders
 from shootout.model import Config
 from shootout.system.journal import Journal
 from shootout.system.scratch import ScratchArea, open_scratch
@@ -131,7 +132,7 @@ class Target(ABC):
     def attach_scratch(self, host_path: Path) -> str:
         """Make the host directory `host_path` visible inside the target; the path inside."""
         raise TargetError(f"{self.config.display} cannot use scratch storage on this machine",
-                          "run disk workloads on a local target (host or userspace)")
+                          f"run disk workloads on a target that holds one: {scratch_holders()}")
 
     def scratch_facts(self) -> dict[str, Any] | None:
         """What the disk scratch is (device, filesystem), once one was made."""

@@ -19,6 +19,7 @@ from shootout.conditions.preflight import Preflight, preflight
 from shootout.errors import TargetError, UsageError
 from shootout.execution.facts import TargetFacts, parse_bits
 from shootout.execution.process import ProcResult, Stdin
+from shootout.kinds.ssh import SshKind
 from shootout.model import Config
 from shootout.remote import helper
 from shootout.remote.background import RemoteBackground
@@ -32,20 +33,10 @@ SNAP_TIMEOUT_S = 60.0
 MONITOR_INTERVAL_S = 1.0  # the remote's clock, temperature, load and steal, sampled all run long
 
 
-def ssh_config(spec: str) -> Config:
-    """`ssh:[user@]host[:port]` -> a configuration of the ssh target."""
-    dest = spec.removeprefix("ssh:")
-    host, _, port = dest.rpartition(":") if dest.count(":") == 1 else (dest, "", "")
-    if not host or (port and not port.isdigit()):
-        raise UsageError(f"bad ssh target {spec!r}", "use ssh:[USER@]HOST[:PORT] or an alias from ~/.ssh/config")
-    options = (("destination", host),) + ((("port", port),) if port else ())
-    return Config(name=spec, target="ssh", label=dest, options=options)
-
-
 def address_of(config: Config) -> SshAddress:
     dest = config.option("destination")
     if not dest:
-        raise UsageError(f"configuration {config.name} names no ssh destination", "use ssh:[USER@]HOST[:PORT]")
+        raise UsageError(f"configuration {config.name} names no ssh destination", SshKind.hint)
     port = config.option("port")
     return SshAddress(dest, int(port) if port else None, config.option("ssh_config"),
                       config.option("identity"), config.option("known_hosts"))

@@ -18,10 +18,12 @@ import itertools
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from typing import Any
 
 from shootout.errors import TargetError, UsageError
+from shootout.kinds import kind_of
+from shootout.kinds.vm import VmKind
 from shootout.model import Config
 from shootout.paths import data_dir
 from shootout.remote.ssh import SshAddress, SshChannel
@@ -36,19 +38,9 @@ BOOT_TIMEOUT_S = {"kvm": 180.0, "tcg": 900.0}
 _runs = itertools.count(1)
 
 
-def vm_config(spec: str) -> Config:
-    parts = spec.split(":")
-    if len(parts) != 5 or parts[1] != "debian" or not all(parts[2:]):
-        raise UsageError(f"bad VM configuration {spec!r}",
-                         "use vm:debian:RELEASE:ARCH:KERNEL, e.g. vm:debian:bookworm:i386:686-pae")
-    _, _, release, arch, flavour = parts
-    return Config(name=spec, target="vm", label=f"VM: {arch} userspace, {flavour} kernel",
-                  options=(("release", release), ("arch", arch), ("flavour", flavour)))
-
-
 def emulated(config: Config) -> Config:
     """The configuration with --emulate: TCG instead of refusing when KVM is not hardware-backed."""
-    return replace(config, options=(*config.options, ("emulate", "yes"))) if config.target == "vm" else config
+    return kind_of(config).emulate(config)
 
 
 def image_for(config: Config, packages: Sequence[str], journal: Journal) -> VmImage:
@@ -93,8 +85,7 @@ class VmTarget(SshTarget):
         opt = self.config.option
         release, arch, flavour = opt("release"), opt("arch"), opt("flavour")
         if not (release and arch and flavour):
-            raise UsageError(f"configuration {self.config.name} lacks release, arch or flavour",
-                             "use vm:debian:RELEASE:ARCH:KERNEL")
+            raise UsageError(f"configuration {self.config.name} lacks release, arch or flavour", VmKind.hint)
         self.accel = choose_accel(emulate=opt("emulate") == "yes", guest=arch)
         image = image_for(self.config, self._packages, self.journal)
         run_dir = data_dir() / "vm-runs" / f"{os.getpid()}-{next(_runs)}"

@@ -12,29 +12,31 @@ from typing import Any
 from shootout.elf import HEAD_BYTES, elf_identity_of
 from shootout.errors import TargetError
 from shootout.execution.place import Place
+from shootout.kinds import kind_of
 from shootout.model import Config
 from shootout.userspace import registry
 from shootout.userspace.arches import ARCHES, Arch, host_arch
 
 
 def config_arch(config: Config) -> str | None:
-    if config.target == "chroot" and config.userspace:
+    if kind_of(config).userspace and config.userspace:
         for found in registry.find(config.userspace):
             if "arch" in found.meta:
                 return str(found.meta["arch"])
     if config.name.startswith("debian:") and config.name.count(":") == 2:
         return config.name.rsplit(":", 1)[1]
-    if config.target == "chroot" and (made := re.fullmatch(r"debian-\w+-(\w+)", config.userspace or "")):
+    if kind_of(config).userspace and (made := re.fullmatch(r"debian-\w+-(\w+)", config.userspace or "")):
         return made[1]  # a [[config]] with spec debian:RELEASE:ARCH, not made yet
     return None
 
 
 def expected_abi(config: Config) -> Arch | None:
     """The arch whose binaries this configuration must run, or None when it cannot be told."""
-    if config.target == "chroot":
+    kind = kind_of(config)
+    if kind.userspace:
         name = config_arch(config)
         return ARCHES.get(name) if name else None
-    if config.target == "host":
+    if kind.host_abi:
         host = ARCHES.get(host_arch())
         if host is None:
             return None

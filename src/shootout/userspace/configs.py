@@ -7,12 +7,15 @@ import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from shootout.errors import ShootoutError, TargetError
+from shootout.errors import ShootoutError
+from shootout.kinds import kind_of
+from shootout.kinds.chroot import debian_config, userspace_config_of
+from shootout.kinds.chroot import ready as _ready
 from shootout.model import Config
 from shootout.system.journal import journal
 from shootout.system.namespace import private_mounts
 from shootout.userspace import registry
-from shootout.userspace.arches import arch, arch_problem, headline_arches, host_arch, kernel_arch
+from shootout.userspace.arches import arch_problem, headline_arches, host_arch, kernel_arch
 from shootout.userspace.create import (
     DEFAULT_MIRROR,
     Progress,
@@ -24,31 +27,30 @@ from shootout.userspace.create import (
 )
 
 
-def _config(name: str, release: str, arch_name: str) -> Config:
-    return Config(name=f"debian:{release}:{arch_name}", target="chroot", label=f"{arch_name} userspace",
-                  userspace=name)
-
-
-def _ready(name: str) -> bool:
-    return any(u.state == "ready" for u in registry.find(name))
-
-
 def userspace_config(release: str, arch_name: str, *, progress: Progress | None = None,
                      create: bool = True, packages: Sequence[str] = ()) -> Config:
     """debian:RELEASE:ARCH: the userspace debian-RELEASE-ARCH, created on first use (create=False:
     only named; made_on_first_use() creates it when a run is about to use it), with `packages`
     besides minbase."""
-    arch(arch_name)
-    name = registry.check_name(registry.default_name(release, arch_name))
-    if not _ready(name):
-        if not create:
-            return _config(name, release, arch_name)
-        create_userspace(name, arch_name, release, progress=progress, packages=packages)
-    found = registry.get_ready(name)
-    if (found.arch, found.release) != (arch_name, release):
-        raise TargetError(f"userspace {name} holds {found.release} {found.arch}, not {release} {arch_name}",
-                          f"shootout userspace remove {name}, or use userspace:{name}")
-    return _config(name, release, arch_name)
+    config = debian_config(release, arch_name)
+    if create and config.userspace and not _ready(config.userspace):
+        create_userspace(config.userspace, arch_name, release, progress=progress, packages=packages)
+        return debian_config(release, arch_name)
+    return config
+
+
+def _missing(config: Config) -> tuple[str, str] | None:
+    """(release, arch) of the debian:RELEASE:ARCH userspace the configuration names and lacks."""
+    if kind_of(config).userspace and config.userspace and not _ready(config.userspace):
+        if found := re.fullmatch(r"debian-(\w+)-(\w+)", config.userspace):
+            return found[1], found[2]
+    return None
+
+
+def made_now(config: Config, progress: Progress | None = None, packages: Sequence[str] = ()) -> Config:
+    """The configuration, with its missing debian:RELEASE:ARCH userspace created now (with `packages`)."""
+    missing = _missing(config)
+    return userspace_config(*missing, progress=progress, packages=packages) if missing else config
 
 
 def made_on_first_use(configs: list[Config], progress: Progress | None = None,
@@ -57,21 +59,14 @@ def made_on_first_use(configs: list[Config], progress: Progress | None = None,
     now, side by side, with `packages` besides minbase."""
     todo = []
     for config in configs:
-        if config.target == "chroot" and config.userspace and not _ready(config.userspace):
-            if found := re.fullmatch(r"debian-(\w+)-(\w+)", config.userspace):
-                todo.append((config.userspace, found[2], found[1]))
+        if missing := _missing(config):
+            todo.append((config.userspace or "", missing[1], missing[0]))
     todo = list(dict.fromkeys(todo))
     for _, arch_name, release in todo:
         preflight(arch_name, release, DEFAULT_MIRROR)
     if todo:
         _create_parallel(todo, progress, packages)
     return configs
-
-
-def named_userspace_config(name: str) -> Config:
-    """userspace:NAME: an existing userspace of any name."""
-    found = registry.get_ready(name)
-    return Config(name=f"userspace:{name}", target="chroot", label=f"{name} ({found.arch})", userspace=name)
 
 
 def headline_configs(progress: Progress | None = None, packages: Sequence[str] = (),
@@ -113,7 +108,7 @@ def headline_configs(progress: Progress | None = None, packages: Sequence[str] =
             _create_parallel([(n, a, release) for n, a in todo], progress, packages)
         except ShootoutError as exc:
             return [], f"could not create the userspaces: {exc.message}"
-    return [_config(n, release, a) for n, a in zip(names, arches)], None
+    return [userspace_config_of(n, release, a) for n, a in zip(names, arches)], None
 
 
 def _create_parallel(todo: list[tuple[str, str, str]], progress: Progress | None,

@@ -17,6 +17,7 @@ from shootout.errors import TargetError, WorkloadError
 from shootout.execution.facts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
+from shootout.kinds import kind_of
 from shootout.model import Metric, WorkloadSpec
 from shootout.net import counters, cpustat, iperf
 from shootout.net.options import PART, net_options
@@ -28,7 +29,6 @@ from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import q
 
 NSENTER = Tool("nsenter", "util-linux")
-LOCAL_TARGETS = ("host", "chroot")  # whose programs can enter the namespaces by /proc/PID
 IPERF3 = Tool("iperf3", "iperf3")
 
 
@@ -38,7 +38,7 @@ class NetWorkload(Workload):
     preinstalled: ClassVar[bool] = False  # their programs come into a userspace on first use
 
     def topology(self, ctx: Context, *, drop: bool = False, vpn: bool = False) -> Topology:
-        if ctx.config.target not in LOCAL_TARGETS:  # the namespaces are this machine's
+        if not kind_of(ctx.config).this_kernel:  # the namespaces are this machine's: entered by /proc/PID
             raise TargetError(f"{self.spec.name} runs on this machine's kernel, not on a {ctx.config.target} target",
                               "use host or a userspace (debian:RELEASE:ARCH) configuration")
         session = ctx.part(PART)

@@ -1,0 +1,42 @@
+"""A trivial target kind, to show that a new kind is one module plus one line in shootout.kinds.
+
+echo:DIR runs commands on this machine, in the existing directory DIR (its work directory).
+The tests register it with the line that shootout/kinds/__init__.py would hold:
+    KINDS["echo"] = EchoKind()
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shootout.errors import UsageError
+from shootout.kinds.base import Kind
+from shootout.model import Config
+from shootout.targets.host import HostTarget
+
+
+class EchoKind(Kind):
+    name = "echo"
+    forms = ("echo:DIR",)
+    hint = "use echo:DIR, an existing directory to work in"
+    target = f"{__name__}:EchoTarget"
+    this_kernel = True
+
+    def parse(self, spec: str) -> Config | None:
+        if not spec.startswith("echo:"):
+            return None
+        where = spec.removeprefix("echo:")
+        if not where.startswith("/"):
+            raise UsageError(f"bad echo configuration {spec!r}", self.hint)
+        return Config(name=spec, target=self.name, label=f"echo in {where}", options=(("dir", where),))
+
+
+class EchoTarget(HostTarget):
+    """The host, working in the directory its spec names (made by whoever asked, not by it)."""
+
+    def open(self) -> None:
+        if not Path(self.workdir()).is_dir():
+            raise UsageError(f"{self.config.name}: no directory {self.workdir()}", EchoKind.hint)
+
+    def workdir(self) -> str:
+        return self.config.option("dir") or ""
