@@ -59,6 +59,7 @@ class RunRequest:
     user_workloads: dict[str, dict[str, Any]] = field(default_factory=dict)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)  # overrides of default params
     lost: dict[str, str] = field(default_factory=dict)  # configurations asked for that cannot run here: why
+    prepared: list[str] = field(default_factory=list)  # what the preparation step did (preparation.py), said once
 
 
 class Interrupted(KeyboardInterrupt):

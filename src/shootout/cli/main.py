@@ -9,13 +9,11 @@ import signal
 import sys
 from contextlib import nullcontext
 from pathlib import Path
-from collections.abc import Callable
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.status import Status
 
 from shootout.cli.userspace import app as userspace_app
 from shootout.errors import ShootoutError, UsageError
@@ -81,7 +79,8 @@ def run(
     import secrets
 
     from shootout.cli import options
-    from shootout.cli.progress import ProgressView
+    from shootout.cli.progress import PREPARING, ProgressView, prepared_lines, preparing
+    from shootout.preparation import prepare
     from shootout.request import Wish, build_request, check_settings, workloads_of
     from shootout.runner import Runner
     from shootout.cli.conditions import preflight_lines
@@ -127,11 +126,11 @@ def run(
             confidence=level, experiment=experiment or "", partial=partial,
             repeats=repeats, parallel=parallel,
         )
-        with err_console.status("preparing configurations") as status:
-            request = build_request(Wish(config, workload, suite, file, experiment, settings, emulate=emulate,
-                                         prices=price, price_unit=price_unit),
-                                    lambda text: err_console.print(escape(text), soft_wrap=True),
-                                    progress=_preparing(status))
+        notify = lambda text: err_console.print(escape(text), soft_wrap=True)  # noqa: E731
+        parsed = build_request(Wish(config, workload, suite, file, experiment, settings, emulate=emulate,
+                                    prices=price, price_unit=price_unit), notify)
+        with err_console.status(PREPARING) as status:  # what is built, compiled or probed: one step
+            request = prepare(parsed, notify, progress=preparing(err_console, status))
         check_settings(request, load_noise_floor(store, {"machine_id": machine_id(), "hostname": hostname()}))
         min_shown = settings.min_rounds
     across = _across_boots(store, stored if resume else None, request if across_boots and not resume else None, boots)
@@ -141,7 +140,8 @@ def run(
     with journal(undo_failed) as j, Monitor() if monitor else nullcontext() as sampler:
         clock = round_clock()
         pf = preflight(tune=tune, journal=j, load_wait_s=wait_s, early=early, clock=clock or (lambda: None))
-        head = preflight_lines(pf)  # said once the first trial is measured (see ProgressView)
+        # said once the first trial is measured (see ProgressView)
+        head = preflight_lines(pf) + (prepared_lines(request.prepared) if not resume else [])
         if tune and no_boost:
             head += [f"  {escape(line)}" for line in set_governor(j, disable_boost=True)]
         runner = Runner(store, j, ProgressView(console, err_console, min_shown, head), monitor=sampler, clock=clock)
@@ -173,21 +173,6 @@ def _limits(store, experiment: str | None, budget: str | None, max_rounds: int |
         last = last_run(store.list_runs(), lambda i: store.trials(i, include_warmup=True), experiment, machine_id())
     return run_limits(experiment, given, max_rounds, partial=partial, confidence=level, min_rounds=min_rounds,
                       last=last)
-
-
-def _preparing(status: Status) -> Callable[[str], None]:
-    """Userspace creation's progress: the spinner on a terminal; piped (a log), one line when
-    each userspace starts being made and one when it is ready, not mmdebstrap's every step."""
-    if err_console.is_terminal:
-        return lambda text: status.update(escape(text))
-    started: set[str] = set()
-
-    def line(text: str) -> None:
-        who = text.split(":", 1)[0]
-        if who not in started or " ready in " in text:
-            started.add(who)
-            err_console.print(escape(text), soft_wrap=True, highlight=False)
-    return line
 
 
 def _across_boots(store, stored, request, boots: int):
