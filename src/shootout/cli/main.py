@@ -141,7 +141,7 @@ def run(
         clock = round_clock()
         pf = preflight(tune=tune, journal=j, load_wait_s=wait_s, early=early, clock=clock or (lambda: None))
         # said once the first trial is measured (see ProgressView)
-        head = preflight_lines(pf) + (prepared_lines(request.prepared) if not resume else [])
+        head = (prepared_lines(request.prepared) if not resume else []) + preflight_lines(pf)
         if tune and no_boost:
             head += [f"  {escape(line)}" for line in set_governor(j, disable_boost=True)]
         runner = Runner(store, j, ProgressView(console, err_console, min_shown, head), monitor=sampler, clock=clock)
