@@ -22,7 +22,7 @@ from shootout.groups import side_names
 from shootout.model import Config
 from shootout.parts import parts_problem
 from shootout.request import Notify, Parsed, priced
-from shootout.runner import RunRequest
+from shootout.runstate import RunRequest
 from shootout.targets.factory import target_problem
 
 

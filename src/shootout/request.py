@@ -19,7 +19,7 @@ from shootout.errors import ShootoutError, UsageError
 from shootout.groups import side_names
 from shootout.model import Config, RunSettings
 from shootout.targets.factory import runs_emulated
-from shootout.runner import RunRequest
+from shootout.runstate import RunRequest
 from shootout.stats import Design
 from shootout.userspace.packages import packages_at_creation
 from shootout.workloads.base import Workload
