@@ -150,7 +150,7 @@ def _done(configs: list[Config], ready: set[str], seconds: float) -> list[str]:
     """What the preparation did, one phrase each, for the progress display: the compiler ABI
     probes it ran and the userspaces it made (none: nothing to say)."""
     done = []
-    if probed := [c.name for c in configs if c.target == "host" and c.abi is not None]:
+    if probed := [c.name for c in configs if c.target == "host" and c.abi is not None and not x86_abi_problem(c.abi)]:
         done.append(f"built and ran a probe program for {', '.join(probed)}")
     if made := sorted(_ready_userspaces() - ready):
         done.append(f"made userspace{'s' if len(made) > 1 else ''} {', '.join(made)}")
