@@ -18,8 +18,8 @@ from typing import Any
 
 from shootout.elf import HEAD_BYTES, elf_identity_of
 from shootout.errors import TargetError, ToolMissing
+from shootout.execution.place import Place
 from shootout.model import Config
-from shootout.targets.base import Target
 
 ABI_FLAGS: dict[str | None, tuple[str, ...]] = {None: (), "m32": ("-m32",), "mx32": ("-mx32",)}
 BASE_FLAGS = ("-O2", "-std=gnu11")
@@ -49,7 +49,7 @@ def compile_flags(config: Config) -> list[str]:
     return [*BASE_FLAGS, *ABI_FLAGS[config.abi], *config.cflags]
 
 
-def require_compiler(target: Target, cc: str | None = None) -> str:
+def require_compiler(target: Place, cc: str | None = None) -> str:
     """The C compiler (default: the configuration's); ToolMissing naming gcc when it is absent."""
     cc = cc or target.config.cc
     if target.which(cc) is None:
@@ -57,12 +57,12 @@ def require_compiler(target: Target, cc: str | None = None) -> str:
     return cc
 
 
-def compiler_version(target: Target, cc: str) -> str:
+def compiler_version(target: Place, cc: str) -> str:
     result = target.run([require_compiler(target, cc), "--version"], timeout=60)
     return (result.stdout.splitlines() or ["?"])[0].strip()
 
 
-def compile_c(target: Target, name: str, sources: dict[str, bytes], flags: Sequence[str], *, cc: str = "cc",
+def compile_c(target: Place, name: str, sources: dict[str, bytes], flags: Sequence[str], *, cc: str = "cc",
               into: str | None = None, hint: str = "check the compiler and CFLAGS") -> Binary:
     """Build `name` from sources (`name`.c and what it includes) in the target; cached under
     `into` (default: the target's cache directory)."""
@@ -87,7 +87,7 @@ def compile_c(target: Target, name: str, sources: dict[str, bytes], flags: Seque
     return Binary(binary, {"compiler": cc_version, "cc": cc, "flags": " ".join(flags), **identity})
 
 
-def build_native(target: Target, kernel: str) -> Binary:
+def build_native(target: Place, kernel: str) -> Binary:
     """Compile a native kernel for the target's configuration (cached)."""
     config = target.config
     hint = f"install {ABI_PACKAGES[config.abi]}" if config.abi in ABI_PACKAGES else "check the compiler and CFLAGS"

@@ -8,9 +8,9 @@ name of a [[config]] table in shootout.toml.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 import shlex
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from shootout.groups import expand, group_table
 from shootout.model import Config
 from shootout.parts import config_keys, parse_parts
 from shootout.targets.host import HostTarget
+from shootout.workloads.packages import workload_packages
 from shootout.workloads.user import CommandWorkload
 
 HOST_LABELS = {None: "host", "m32": "host -m32", "mx32": "host -mx32"}
@@ -51,7 +52,8 @@ def parse_spec(spec: str, named: dict[str, Config] | None = None,
         from shootout.userspace.configs import userspace_config
 
         _, release, arch = spec.split(":")
-        return userspace_config(release, arch, progress=progress, create=create)  # created on first use
+        return userspace_config(release, arch, progress=progress, create=create,  # created on first use
+                                packages=workload_packages())
     if spec.startswith("ssh:"):
         from shootout.targets.ssh import ssh_config
 
@@ -195,19 +197,6 @@ def load_text(text: str, where: str) -> FileSettings:
         raise UsageError(f"{where}: unknown section(s) {', '.join(sorted(unknown))}",
                          "use [run], [[config]], [[workload]] and [params.WORKLOAD]")
     return settings
-
-
-AA_SUFFIX = "~again"
-
-
-def aa_original(name: str) -> str:
-    """The configuration an A/A copy repeats (the name itself for any other configuration)."""
-    return name.removesuffix(AA_SUFFIX)
-
-
-def aa_copy(config: Config) -> Config:
-    """The same configuration again, for an A/A run that measures the noise floor."""
-    return dataclasses.replace(config, name=f"{config.name}{AA_SUFFIX}", label=f"{config.display} (again)")
 
 
 def resolve(specs: list[str], named: dict[str, Config]) -> list[Config]:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
-
 from shootout.configs import abi_problem, parse_spec
 from shootout.errors import UsageError
+from shootout.execution.tools import Tool, find_tool
 from shootout.net import HOST_TOOLS as NET_HOST_TOOLS
 from shootout.net.rungs import RUNGS
 from shootout.net.rungs import problem as rung_problem
 from shootout.system.scratch import MKFS
-from shootout.workloads.base import Tool
 from shootout.workloads.registry import REGISTRY
 
 # Programs shootout itself uses, besides the workloads' own tools.
@@ -37,7 +35,7 @@ def tool_report() -> list[str]:
     lines = []
     for command, tool in sorted(tools.items()):
         used_by = f" (used by {', '.join(users[command])})" if command in users else ""
-        if shutil.which(command):
+        if find_tool(command):
             lines.append(f"ok       {command}{used_by}")
         else:
             lines.append(f"missing  {command}{used_by}: apt-get install {tool.package}")

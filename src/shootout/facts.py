@@ -1,7 +1,7 @@
 """Environment facts: small probes that each return what they found, or None.
 
 machine_facts() reads files under `root` (a fake /proc and /sys tree in tests); what a
-target's userspace is, is asked through the target (shootout.targets.probe). A probe never
+target's userspace is, is asked through the target (shootout.execution.facts). A probe never
 raises for something absent: facts describe, they do not judge.
 """
 
@@ -10,8 +10,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import re
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -19,10 +17,12 @@ from typing import Any
 
 from shootout.arm.aarch32 import here as aarch32_here
 from shootout.arm.aarch32 import page_size
-from shootout.system.emulator import here as emulator_here
 from shootout.arm.board import caches, firmware_config, firmware_state, pi_board
 from shootout.conditions.fsread import read_key_values, read_text, under
 from shootout.conditions.governor import boost_state, governor_summary
+from shootout.execution.facts import os_release_name
+from shootout.execution.tools import find_tool
+from shootout.system.emulator import here as emulator_here
 
 # The flags that decide code paths in the workloads (crypto and vector units).
 RELEVANT_FLAGS = frozenset(
@@ -124,18 +124,13 @@ def arch(root: Path = Path("/")) -> str | None:
     return read_text(root, "/proc/sys/kernel/arch") or (os.uname().machine if Path(root) == Path("/") else None)
 
 
-def os_release_name(text: str) -> str | None:
-    values = dict(re.findall(r'^([A-Z_]+)="?(.*?)"?$', text, re.MULTILINE))
-    return values.get("PRETTY_NAME") or values.get("NAME")
-
-
 def distro(root: Path = Path("/")) -> str | None:
     text = read_text(root, "/etc/os-release") or read_text(root, "/usr/lib/os-release")
     return os_release_name(text) if text else None
 
 
 def _detect_virt(kind: str) -> str | None:
-    tool = shutil.which("systemd-detect-virt")
+    tool = find_tool("systemd-detect-virt")
     if tool is None:
         return None
     try:

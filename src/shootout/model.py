@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,3 +143,17 @@ class Run:
     @property
     def baseline(self) -> Config:
         return self.configs[0]
+
+
+# An A/A run measures one configuration against itself under this suffixed name.
+AA_SUFFIX = "~again"
+
+
+def aa_original(name: str) -> str:
+    """The configuration an A/A copy repeats (the name itself for any other configuration)."""
+    return name.removesuffix(AA_SUFFIX)
+
+
+def aa_copy(config: Config) -> Config:
+    """The same configuration again, for an A/A run that measures the noise floor."""
+    return dataclasses.replace(config, name=f"{config.name}{AA_SUFFIX}", label=f"{config.display} (again)")

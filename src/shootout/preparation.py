@@ -16,17 +16,17 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from shootout.configs import aa_copy, abi_problem, parse_spec, x86_abi_problem
+from shootout.configs import abi_problem, parse_spec, x86_abi_problem
 from shootout.errors import UsageError
 from shootout.groups import side_names
-from shootout.model import Config
+from shootout.model import Config, aa_copy
 from shootout.parts import parts_problem
 from shootout.request import Notify, Parsed, priced
 from shootout.runstate import RunRequest
 from shootout.targets.factory import target_problem
 
 
-def default_configs(notify: Notify, progress: Notify, packages: tuple[str, ...] | None = None,
+def default_configs(notify: Notify, progress: Notify, packages: tuple[str, ...] = (),
                     emulate: bool = False) -> list[Config]:
     from shootout.userspace.configs import headline_configs
 

@@ -18,11 +18,11 @@ from shootout.configs import FileSettings, load_file, resolve
 from shootout.errors import ShootoutError, UsageError
 from shootout.groups import side_names
 from shootout.model import Config, RunSettings
-from shootout.targets.factory import runs_emulated
 from shootout.runstate import RunRequest
 from shootout.stats import Design
-from shootout.userspace.packages import packages_at_creation
+from shootout.targets.factory import runs_emulated
 from shootout.workloads.base import Workload
+from shootout.workloads.packages import packages_at_creation
 from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, suite_params, workload
 from shootout.workloads.user import CommandWorkload
 
@@ -136,7 +136,7 @@ class Parsed:
     settings: RunSettings  # priced when the configurations are named (else while preparing)
     user_workloads: dict[str, dict[str, Any]]
     params: dict[str, dict[str, Any]]
-    packages: tuple[str, ...] | None  # what a userspace this run creates gets (None: the catalogue)
+    packages: tuple[str, ...]  # what a userspace this run creates gets (workloads.packages)
 
 
 def _chosen(wish: Wish, file: FileSettings, where: str, notify: Notify) -> tuple[list[str], dict[str, dict[str, Any]]]:
@@ -174,7 +174,7 @@ def build_request(wish: Wish, notify: Notify) -> Parsed:
     chosen, params = _chosen(wish, file, where, notify)
     workloads = [make_workload(n, file.workloads, where) for n in chosen]
     user_defs = {n: file.workloads[n] for n in chosen if n in file.workloads}
-    # The workloads first: a userspace this run creates gets what they need (userspace.packages).
+    # The workloads first: a userspace this run creates gets what they need (workloads.packages).
     packages = packages_at_creation(workloads)
     specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
     _machines_named(wish, specs)

@@ -17,7 +17,6 @@ from shootout import cpuclock
 from shootout import events as ev
 from shootout.arm import board
 from shootout.binaries import provide_alike, verify_binaries
-from shootout.configs import aa_original
 from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, record
 from shootout.conditions.throttling import kernel_events_since
@@ -25,8 +24,8 @@ from shootout.errors import ShootoutError, UsageError, WorkloadError
 from shootout.groups import check_architectures, machine_arch
 from shootout.lanes import LOCAL, lanes_of, run_round
 from shootout.lost import LOST
-from shootout.model import Config, Run, Trial, TrialSpec
-from shootout.parts import RunParts
+from shootout.model import Config, Run, Trial, TrialSpec, aa_original
+from shootout.parts import RunParts, sized
 from shootout.plan import round_order
 from shootout.runstate import Live, RunRequest
 from shootout.stopping import check_budget, emulated, eta, undecided
@@ -37,6 +36,7 @@ from shootout.targets.base import Target
 from shootout.targets.factory import make_target
 from shootout.trial import failed, run_trial
 from shootout.workloads.base import Context, Workload
+from shootout.workloads.packages import workload_packages
 from shootout.workloads.sizes import smallest_side
 
 __all__ = ["CALIBRATED", "Interrupted", "RunRequest", "Runner", "TargetFactory", "provide_alike", "verify_binaries"]
@@ -208,7 +208,7 @@ class Runner:
             where: str | None = None  # the configuration being prepared, for a failure's notice
             try:
                 if name not in calibrated:  # sized once for every side: to fit the smallest (workloads/sizes.py)
-                    facts = smallest_side([live.targets[c.name].probe() for c in run.configs])
+                    facts = smallest_side([sized(c, live.targets[c.name].probe()) for c in run.configs])
                     run.params[name] = {**workload.default_params(facts), **run.params.get(name, {})}
                 self._provide(live, workload)
                 for config in run.configs:
@@ -232,7 +232,7 @@ class Runner:
                 continue
         for config in run.configs:
             facts = run.facts.setdefault(config.name, {})
-            facts["target"] = live.targets[config.name].facts()
+            facts["target"] = live.targets[config.name].facts(workload_packages(at_creation=False))
             facts["workloads"] = {w: {**p.facts, "versions": p.versions}
                                   for (w, c), p in live.prepared.items() if c == config.name}
         self._record_parts(live)

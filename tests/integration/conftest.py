@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pytest
 
 if TYPE_CHECKING:
+    from shootout.execution.process import ProcResult
     from shootout.targets.base import Target
     from shootout.targets.host import HostTarget
-    from shootout.targets.process import ProcResult
     from shootout.workloads.base import Context, Prepared, Workload
 
 from shared_spaces import Spaces, make_spaces

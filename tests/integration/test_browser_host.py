@@ -20,13 +20,12 @@ import pytest
 from reaper import subreaper
 
 from shootout.analysis import analyze
-from shootout.configs import aa_copy
-from shootout.model import Config, RunSettings
+from shootout.execution.process import ProcResult
+from shootout.model import Config, RunSettings, aa_copy
 from shootout.runner import Runner, RunRequest, verify_binaries
 from shootout.store import Store
 from shootout.system.journal import Journal
 from shootout.targets.host import HostTarget
-from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context
 from shootout.workloads.browser import Browser, BrowserTabs, assets
 from shootout.workloads.browser.workload import CHROMIUM

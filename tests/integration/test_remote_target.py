@@ -20,12 +20,13 @@ from pathlib import Path
 import pytest
 from shared_spaces import I386, Spaces, mounts_anywhere
 
+from shootout.execution.process import Background, ProcResult, Stdin, run_process
+from shootout.execution.tools import CLEAN_PATH
 from shootout.model import Config, RunSettings
 from shootout.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.targets.base import CLEAN_PATH, Target
-from shootout.targets.process import Background, ProcResult, Stdin, run_process
+from shootout.targets.base import Target
 from shootout.workloads.registry import suite, workload
 
 MOUNT = "/mnt/root"  # where the root is inside the namespace; /mnt itself is a private tmpfs there

@@ -29,7 +29,6 @@ from shootout.targets.chroot import ChrootTarget
 from shootout.userspace.abi import verify_abi
 from shootout.userspace.configs import named_userspace_config, userspace_config
 from shootout.userspace.create import create_userspace
-from shootout.userspace.packages import workload_packages
 from shootout.userspace.registry import (
     INCOMPLETE,
     META,
@@ -42,6 +41,7 @@ from shootout.userspace.registry import (
 )
 from shootout.userspace.update import update_userspace
 from shootout.workloads.base import Context
+from shootout.workloads.packages import workload_packages
 from shootout.workloads.registry import workload
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -152,7 +152,7 @@ def test_a_differing_version_is_a_confounder(spaces: Spaces) -> None:
 def test_update_rerecords_versions_and_unmounts(spaces: Spaces) -> None:
     spaces.need(I386)
     before = package_versions(I386)
-    changed = update_userspace(I386)
+    changed = update_userspace(I386, ChrootTarget)
     after = package_versions(I386)
     assert {p: (before.get(p), after.get(p)) for p in set(before) | set(after) if before.get(p) != after.get(p)} == changed
     assert json.loads((userspaces_dir() / I386 / META).read_text())["updated_at"] > 0
@@ -344,9 +344,9 @@ def test_bogus_release_and_no_network(tmp_path: Path, monkeypatch: pytest.Monkey
         pytest.fail("needs root")
     monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path))
     with pytest.raises(TargetError, match="release 'bogusrelease' is not on the mirror"):
-        create_userspace("bogus", "i386", "bogusrelease")
+        create_userspace("bogus", "i386", "bogusrelease", packages=())
     with pytest.raises(TargetError, match="cannot reach the mirror"):
-        create_userspace("nonet", "i386", RELEASE, mirror="http://127.0.0.1:9/debian")
+        create_userspace("nonet", "i386", RELEASE, mirror="http://127.0.0.1:9/debian", packages=())
     done = _cli(tmp_path, "create", "bogus", "--arch", "i386", "--release", "bogusrelease")
     assert done.returncode == 4 and done.stderr.strip().count("\n") == 0, done.stderr
     assert list_userspaces() == []
@@ -363,7 +363,7 @@ def test_not_root_is_refused() -> None:
             os.setgid(nobody)
             os.setuid(nobody)
             try:
-                create_userspace("x", "i386", RELEASE)
+                create_userspace("x", "i386", RELEASE, packages=())
                 answer = "no error"
             except ShootoutError as exc:
                 answer = str(exc)
@@ -415,7 +415,7 @@ def test_disk_full_during_create_leaves_nothing(tmp_path: Path, monkeypatch: pyt
 def test_creating_twice_is_refused(spaces: Spaces) -> None:
     spaces.need(I386)
     with pytest.raises(UsageError, match="already exists"):
-        create_userspace(I386, "i386", RELEASE)
+        create_userspace(I386, "i386", RELEASE, packages=())
 
 
 # -- the catalogue in a 32-bit userspace ---------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 
 from shootout import facts
 from shootout.arm import aarch32 as a32
-from shootout.arm import board
+from shootout.arm import board, socs
 from shootout.conditions.governor import governor_summary, tune_problem
 from shootout.system.emulator import here as emulator_here
 
@@ -176,9 +176,9 @@ def test_tune_refused_without_a_governor_to_set(tmp_path: Path) -> None:
 
 
 def test_sizing_uses_the_socs_known_caches_where_sysfs_lists_none() -> None:
-    from shootout.targets.probe import sizing_from
+    from shootout.execution.facts import sizing_from
 
-    assert board.known_caches_kib("BCM2711") == {"l1": 32, "l2": 1024}
+    assert socs.known_caches_kib("BCM2711") == {"l1": 32, "l2": 1024}
     assert sizing_from(4, "", "", 32, "brcm,bcm2711").caches_kib == {"l1": 32, "l2": 1024}
     assert sizing_from(4, "", "", 32, "brcm,bcm2837").caches_kib == {"l2": 512}
     assert sizing_from(4, "", "", 64, "vendor,unknown-soc").caches_kib == {}  # the workload's fallback, said so

@@ -146,8 +146,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_after_a_block_the_opt_in_steps_say_their_undo(tmp_path: Path) -> None:
-    from shootout.boots.campaign import BlockOutcome, Campaign
-    from shootout.boots.switch import after_block
+    from shootout.boots.campaign import BlockOutcome, Campaign, after_block
 
     configs = {"k64": kernel_config("kernel:6.1.0-28-amd64"), "k32": kernel_config("kernel:6.1.0-*-686-pae")}
     campaign = Campaign("c", ["k64", "k32", "k32", "k64"], configs)
@@ -204,8 +203,7 @@ def grub_machine(root: Path) -> Path:
 
 def test_grub_boots_the_next_kernel_once_journalled_and_undone_by_doctor(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from shootout.boots.campaign import BlockOutcome, Campaign
-    from shootout.boots.switch import after_block
+    from shootout.boots.campaign import BlockOutcome, Campaign, after_block
 
     env = fake_tools(tmp_path, monkeypatch)
     root = grub_machine(tmp_path / "root")
@@ -244,7 +242,7 @@ def pi_block():
 
 
 def test_a_pi_boots_the_next_kernel_through_tryboot_undone_by_doctor(tmp_path: Path) -> None:
-    from shootout.boots.switch import after_block
+    from shootout.boots.campaign import after_block
 
     root = pi_machine(tmp_path / "pi")
     (line,) = after_block(pi_block(), next_kernel=True, resume_at_boot=False, command=["x"], root=root)
@@ -267,7 +265,7 @@ def test_a_pi_boots_the_next_kernel_through_tryboot_undone_by_doctor(tmp_path: P
     (dict(images=()), "there is no /boot/firmware/kernel8.img"),
 ])
 def test_tryboot_refusals_leave_nothing(tmp_path: Path, machine: dict, message: str) -> None:
-    from shootout.boots.switch import after_block
+    from shootout.boots.campaign import after_block
 
     root = pi_machine(tmp_path / "pi", **machine)
     with pytest.raises(TargetError, match=message):
@@ -276,8 +274,8 @@ def test_tryboot_refusals_leave_nothing(tmp_path: Path, machine: dict, message: 
 
 
 def test_which_switch_applies_is_detected(tmp_path: Path) -> None:
-    from shootout.boots.tryboot import kernel_image
     from shootout.boots.switch import switch_next_boot
+    from shootout.boots.tryboot import kernel_image
     from shootout.system.journal import Journal
 
     with pytest.raises(TargetError, match="neither through GRUB nor a Raspberry Pi"):

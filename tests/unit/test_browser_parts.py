@@ -9,10 +9,10 @@ import re
 import pytest
 
 from shootout.errors import ToolMissing, WorkloadError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
 from shootout.model import Config
 from shootout.targets.host import HostTarget
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.units import UNITS, Direction
 from shootout.workloads.browser import Browser, BrowserTabs
 from shootout.workloads.browser.pages import FRAMEWORKS, heavy_page, todo_page

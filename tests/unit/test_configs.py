@@ -1,8 +1,8 @@
 import pytest
 
-from shootout.configs import aa_copy, abi_problem, load_file, parse_spec, resolve
+from shootout.configs import abi_problem, load_file, parse_spec, resolve
 from shootout.errors import UsageError
-from shootout.model import Config
+from shootout.model import Config, aa_copy
 
 
 def test_host_specs():

@@ -9,9 +9,9 @@ import numpy as np
 
 from shootout import cpuclock
 from shootout.analysis import analyze
+from shootout.execution.process import ProcResult
 from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.stats import Verdict
-from shootout.targets.process import ProcResult
 from shootout.workloads.user import CommandWorkload
 
 WORK = CommandWorkload({"name": "work", "command": ["./work", "1000"]})
@@ -100,7 +100,7 @@ def test_a_computing_command_on_a_busy_machine_qualifies_by_its_wait_for_a_cpu()
 
 def test_the_run_delay_is_read_before_the_command_is_reaped() -> None:
     """On this machine: a computing child's CPU time plus its run delay is its wall time."""
-    from shootout.targets.process import run_process
+    from shootout.execution.process import run_process
     count = "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"
     result = run_process(["sh", "-c", count], env={"PATH": "/usr/bin:/bin"})
     assert result.run_delay_s is not None and result.run_delay_s >= 0

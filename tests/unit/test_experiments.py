@@ -99,7 +99,7 @@ def test_kernel_modes_are_three_vms_refused_in_one_line_without_hardware_kvm(mon
 
 
 def test_rpi64_hashes_the_write_up_s_2_gb_where_the_main_job_hashes_1_gb():
-    from shootout.targets.probe import TargetFacts
+    from shootout.execution.facts import TargetFacts
 
     sha1 = REGISTRY["sha1-sparse"]()
     assert sha1.default_params(TargetFacts()) == {"size": 1_000_000_000}  # a rate: the size only sets its length

@@ -17,19 +17,18 @@ from shootout.errors import TargetError, ToolMissing, UsageError, WorkloadError
 from shootout.experiments import EXPERIMENTS
 from shootout.experiments import base as experiments_base
 from shootout.model import Config
-from shootout.net import keys, namespace, offloads, rungs
+from shootout.net import keys, offloads, rungs
 from shootout.net.options import NetOptions, net_options
 from shootout.net.topology import Topology
 from shootout.parts import parse_parts
 from shootout.parts.network import NetworkPart
 from shootout.system.journal import Journal
 from shootout.targets.host import HostTarget
-from shootout.userspace import configs as userspace_configs
 from shootout.units import UNITS
+from shootout.userspace import configs as userspace_configs
 from shootout.workloads.base import Context
 from shootout.workloads.net import DropRate, TcpVeth
 from shootout.workloads.vpn import Vpn
-
 
 PART = NetworkPart()
 
@@ -142,7 +141,7 @@ def test_missing_programs_name_their_package(cls: type, tool: str, package: str,
 def test_missing_host_tools_name_their_package_before_anything_is_made(
         tool: str, package: str, action, monkeypatch: pytest.MonkeyPatch) -> None:
     real = shutil.which
-    monkeypatch.setattr(namespace.shutil, "which", lambda name, path=None: None if name == tool else real(name, path=path))
+    monkeypatch.setattr(shutil, "which", lambda name, path=None: None if name == tool else real(name, path=path))
     with pytest.raises(ToolMissing) as err:
         action()
     assert err.value.package == package and f"apt-get install {package}" in str(err.value)

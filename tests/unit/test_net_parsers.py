@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from shootout.errors import WorkloadError
+from shootout.execution.process import ProcResult
 from shootout.net import counters, cpustat, iperf, offloads, rungs
 from shootout.net.tunnels import check_tunnel
-from shootout.targets.process import ProcResult
 from shootout.workloads.net import DropRate, TcpVeth
 from shootout.workloads.vpn import Vpn
 

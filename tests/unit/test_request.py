@@ -9,6 +9,7 @@ import pytest
 
 from shootout.preparation import prepare
 from shootout.request import Wish, build_request
+from shootout.workloads.packages import workload_packages
 
 
 def quiet(line: str) -> None:
@@ -114,7 +115,7 @@ def test_a_run_with_a_user_s_command_creates_userspaces_with_the_whole_catalogue
     path = tmp_path / "shootout.toml"  # its command may call any program a userspace has
     path.write_text('[[workload]]\nname = "pack"\ncommand = "xz -9 < /etc/services > /dev/null"\n')
     prepare(build_request(Wish(file=path), quiet), quiet)
-    assert asked == [None]
+    assert asked == [workload_packages()]
 
 
 def test_userspaces_named_with_c_are_made_together_with_the_run_s_packages(

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from shootout.errors import TargetError, UsageError
+from shootout.execution.process import Background, ProcResult, Stdin, run_process
 from shootout.model import Config
 from shootout.targets.base import Target
 from shootout.targets.host import HostTarget
-from shootout.targets.process import Background, ProcResult, Stdin, run_process
 
 
 class CommandsOnly(Target):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from shootout.errors import ToolMissing
+from shootout.execution import facts as probe
+from shootout.execution.process import Background, ProcResult, Stdin
 from shootout.model import Config
-from shootout.targets import probe
 from shootout.targets.base import Target
-from shootout.targets.process import Background, ProcResult, Stdin
 
 
 class ScriptedTarget(Target):

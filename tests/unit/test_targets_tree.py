@@ -13,8 +13,8 @@ from pathlib import Path
 
 import psutil
 
+from shootout.execution.process import Background, run_process
 from shootout.system.journal import recover
-from shootout.targets.process import Background, run_process
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -82,7 +82,7 @@ def test_doctor_ends_what_the_commands_of_a_killed_run_left_running(tmp_path):
         from pathlib import Path
         from shootout.system.journal import Journal
         from shootout.system.tree import run_prefix
-        from shootout.targets.process import Background
+        from shootout.execution.process import Background
         Journal(Path({str(tmp_path)!r})).record("the run's commands", {{"end_marked": run_prefix()}})
         bg = Background(["sh", "-c", {ESCAPE + "; sleep 300"!r}], env={ENV!r})
         print(bg.pid, flush=True)

@@ -1,7 +1,7 @@
 import pytest
 
 from shootout.errors import UsageError, WorkloadError
-from shootout.targets.process import ProcResult
+from shootout.execution.process import ProcResult
 from shootout.units import UNITS
 from shootout.workloads.base import Prepared
 from shootout.workloads.user import CommandWorkload

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from shootout.errors import TargetError
-from shootout.targets.process import ProcResult
+from shootout.execution.process import ProcResult
 from shootout.userspace import apt
 from shootout.userspace.apt import (
     _pin_file,

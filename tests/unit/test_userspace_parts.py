@@ -13,7 +13,8 @@ import pytest
 
 from shootout.errors import TargetError, ToolMissing, UsageError
 from shootout.model import Config
-from shootout.userspace import abi, binfmt, configs, create, mounts, registry
+from shootout.system import mounts
+from shootout.userspace import abi, binfmt, configs, create, registry
 from shootout.userspace.arches import arch
 from shootout.userspace.rootfs import resolve_in_root, which_in_root
 

@@ -100,7 +100,7 @@ SECURITY_STALE = ("Hit:1 http://deb.debian.org/debian bookworm InRelease\n",
 
 def recorded(monkeypatch: pytest.MonkeyPatch, output: tuple[str, str, int]) -> list[tuple[str, ...]]:
     """The image recipe's steps answer with recorded output instead of running in a root."""
-    from shootout.targets.process import ProcResult
+    from shootout.execution.process import ProcResult
     from shootout.vm import image
 
     calls: list[tuple[str, ...]] = []
@@ -150,7 +150,7 @@ def test_arm_guests_boot_on_the_virt_board(tmp_path: Path, monkeypatch: pytest.M
     from shootout.vm import qemu
     from shootout.vm.kvm import Accel
 
-    monkeypatch.setattr(qemu.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(qemu, "find_tool", lambda name, **_: f"/usr/bin/{name}")
     image = VmImage(tmp_path, {"arch": arch, "flavour": flavour, "host_key": "ssh-ed25519 AAAA"})
     for accel, cpu in ((Accel("tcg", True, "emulated"), cpu_tcg), (Accel("kvm", False, None), cpu_kvm)):
         argv = qemu_argv(image, VmShape(), accel, 40022, tmp_path / "serial.log")
@@ -158,7 +158,7 @@ def test_arm_guests_boot_on_the_virt_board(tmp_path: Path, monkeypatch: pytest.M
         assert "/usr/bin/qemu-system-aarch64 -machine virt" in joined and f"-cpu {cpu} -smp 2 -m 3072" in joined
         assert f"-kernel {tmp_path / 'vmlinuz'} -initrd {tmp_path / 'initrd.img'}" in joined  # the image's own
         assert "console=ttyAMA0" in argv[argv.index("-append") + 1]
-    monkeypatch.setattr(qemu.shutil, "which", lambda name: None)
+    monkeypatch.setattr(qemu, "find_tool", lambda name, **_: None)
     with pytest.raises(ToolMissing, match="qemu-system-arm"):  # the Debian package to install
         qemu_argv(image, VmShape(), Accel("tcg", True, "x"), 40022, tmp_path / "serial.log")
 

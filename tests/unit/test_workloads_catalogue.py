@@ -9,13 +9,13 @@ import re
 import pytest
 
 from shootout.errors import ToolMissing
+from shootout.execution.facts import TargetFacts
 from shootout.model import Config, Metric, WorkloadSpec
 from shootout.targets.host import HostTarget
-from shootout.targets.probe import TargetFacts
 from shootout.units import UNITS
-from shootout.userspace.packages import workload_packages
 from shootout.workloads import compile, compress, crypto, js, media, memory, registry, sevenzip
 from shootout.workloads.base import Tool
+from shootout.workloads.packages import workload_packages
 from shootout.workloads.registry import MODULES, REGISTRY, suites
 from shootout.workloads.user import CommandWorkload
 

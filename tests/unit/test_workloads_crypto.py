@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from shootout.errors import WorkloadError
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
-from shootout.workloads.crypto import OpensslSpeed, Sha1Sparse, zeros_sha1
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
 from shootout.workloads.base import Prepared
+from shootout.workloads.crypto import OpensslSpeed, Sha1Sparse, zeros_sha1
 from shootout.workloads.openssl_output import decode_caps, hw_paths, parse_speed
 
 FACTS = TargetFacts(cores=4)

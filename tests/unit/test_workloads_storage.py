@@ -8,14 +8,13 @@ from pathlib import Path
 import pytest
 
 from shootout.errors import UsageError, WorkloadError
-from shootout.parts import parse_parts
+from shootout.execution.process import ProcResult
 from shootout.model import Config
-from shootout.parts import throttle
+from shootout.parts import parse_parts, throttle
 from shootout.parts.throttle import parse_rate, read_io_max, read_rules
 from shootout.system import cgroups
 from shootout.system.journal import Journal, recover
 from shootout.system.scratch import ScratchArea
-from shootout.targets.process import ProcResult
 from shootout.workloads import fio, iozone
 from shootout.workloads.ddwrite import DdWrite
 from shootout.workloads.diskscratch import DiskScratch, compsize_metrics, compsize_values, parse_compsize

@@ -10,9 +10,9 @@ import re
 import pytest
 
 from shootout.errors import UsageError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
 from shootout.experiments import experiment
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.units import UNITS
 from shootout.workloads.registry import REGISTRY, suites
 from shootout.workloads.swap import RECORDED, WORKLOADS, KbuildPressure, Tabs, check_limit, mix_for

@@ -19,7 +19,6 @@ is printed alike for cores with and without AArch32.
 from __future__ import annotations
 
 import os
-import shutil
 import struct
 import subprocess
 import tempfile
@@ -29,6 +28,7 @@ from functools import cache
 from pathlib import Path
 
 from shootout.conditions.fsread import read_text, under
+from shootout.execution.tools import find_tool
 from shootout.system.emulator import here as emulator_here
 
 PAGE_4K = 4096
@@ -86,7 +86,7 @@ def arm32_binfmt_entries(root: Path = Path("/")) -> list[str]:
 
 def personality32() -> bool | None:
     """Whether the kernel accepts the 32-bit personality (`setarch linux32 true`); None without setarch."""
-    tool = shutil.which("setarch")
+    tool = find_tool("setarch")
     if tool is None:
         return None
     try:

@@ -12,8 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from shootout.arm.socs import KNOWN_CACHES
 from shootout.conditions.fsread import read_text, under
-from shootout.conditions.throttling import decode_throttled, parse_throttled, vcgencmd as _vcgencmd
+from shootout.conditions.throttling import decode_throttled, parse_throttled
+from shootout.conditions.throttling import vcgencmd as _vcgencmd
 
 _TYPES = {0x04: "2B", 0x08: "3B", 0x09: "Zero", 0x0A: "CM3", 0x0C: "Zero W", 0x0D: "3B+", 0x0E: "3A+",
           0x10: "CM3+", 0x11: "4B", 0x12: "Zero 2 W", 0x13: "400", 0x14: "CM4", 0x15: "CM4S", 0x17: "5",
@@ -22,13 +24,6 @@ _SOCS = {0: "BCM2835", 1: "BCM2836", 2: "BCM2837", 3: "BCM2711", 4: "BCM2712"}
 _MEMORY_MB = {0: 256, 1: 512, 2: 1024, 3: 2048, 4: 4096, 5: 8192, 6: 16384}
 _MAKERS = {0: "Sony UK", 1: "Egoman", 2: "Embest", 3: "Sony Japan", 4: "Embest", 5: "Stadium"}
 
-# Cache sizes per SoC where the kernel lists none under /sys (a Pi 4's does not), from the
-# SoC makers' documentation; KiB, per core unless "shared". A SoC not here: "unknown".
-KNOWN_CACHES: dict[str, dict[str, str]] = {
-    "BCM2711": {"l1d": "32K", "l1i": "48K", "l2": "1024K shared"},  # Pi 4, Pi 400, CM4: Cortex-A72
-    "BCM2712": {"l1d": "64K", "l1i": "64K", "l2": "512K", "l3": "2048K shared"},  # Pi 5: Cortex-A76
-    "BCM2837": {"l2": "512K shared"},  # Pi 3B+: Cortex-A53 (its L1 sizes are not published)
-}
 CONFIG_TXT = ("/boot/firmware/config.txt", "/boot/config.txt")
 
 Vcgencmd = Callable[..., "str | None"]
@@ -120,12 +115,6 @@ def caches(root: Path = Path("/"), chip: str | None = None) -> dict[str, Any] | 
     if chip in KNOWN_CACHES:
         return {"source": f"known sizes of the {chip}", **KNOWN_CACHES[chip]}
     return {"source": "unknown"} if under(root, "/sys/devices/system/cpu").is_dir() else None
-
-
-def known_caches_kib(chip: str | None) -> dict[str, int]:
-    """The SoC's known data/unified cache sizes in KiB per level ('l1'..'l3'); {} when unknown."""
-    known = KNOWN_CACHES.get(chip or "", {})
-    return {key[:2]: int(size.split("K")[0]) for key, size in known.items() if key != "l1i"}
 
 
 def firmware_state(vcgencmd: Vcgencmd = _vcgencmd) -> dict[str, Any] | None:

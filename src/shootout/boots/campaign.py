@@ -11,18 +11,32 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from shootout.boots.identity import BootIdentity, KernelWant, kernel_want, read_boot
-from shootout.boots.schedule import Block, block_schedule, check_boot, matching_config, next_block, next_step
+from shootout.boots.schedule import (
+    Block,
+    block_schedule,
+    check_boot,
+    matching_config,
+    next_block,
+    next_step,
+)
+from shootout.boots.switch import (
+    UNIT,
+    install_resume_unit,
+    next_boot_journal,
+    switch_next_boot,
+)
 from shootout.errors import UsageError
 from shootout.model import Config, Run
 from shootout.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.store.serialize import config_from_dict, config_to_dict
+from shootout.system.journal import Journal
 from shootout.workloads.base import Workload
 
 KEY = "across_boots"
@@ -163,3 +177,23 @@ def groups(store: Store, campaign: Campaign) -> dict[str, list[int]]:
 def compare_hint(store: Store, campaign: Campaign) -> str:
     sides = [" ".join(str(r) for r in runs) for runs in groups(store, campaign).values()]
     return "shootout compare " + " vs ".join(sides)
+
+
+def after_block(outcome: BlockOutcome, *, next_kernel: bool, resume_at_boot: bool, command: Sequence[str],
+                environment: Mapping[str, str] | None = None, root: Path = Path("/"),
+                journal: Journal | None = None) -> list[str]:
+    """The opt-in steps for the next boot, each reported in one line with its undo."""
+    if outcome.next_index is None:
+        return []
+    config = outcome.campaign.schedule[outcome.next_index]
+    lines = []
+    if next_kernel or resume_at_boot:
+        journal = journal or next_boot_journal()
+    if next_kernel:
+        assert journal is not None
+        lines.append(switch_next_boot(outcome.campaign.wants[config], config, journal, root))
+    if resume_at_boot:
+        undo = install_resume_unit(command, environment, root, journal)
+        lines.append(f"installed {UNIT}: the next boot measures block {outcome.next_index + 1} by itself "
+                     f"(undo: {undo}, or shootout doctor)")
+    return lines

@@ -13,21 +13,17 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from shootout.boots.identity import KernelWant, is_pattern
 from shootout.boots.tryboot import write_tryboot
 from shootout.conditions.fsread import read_text, under
 from shootout.errors import TargetError, ToolMissing, UsageError
+from shootout.execution.tools import find_tool
 from shootout.facts import board
 from shootout.system.journal import Journal, journal_dir, recover
-
-if TYPE_CHECKING:
-    from shootout.boots.campaign import BlockOutcome
 
 UNIT = "shootout-resume.service"
 _ENTRY = re.compile(r"^\s*(menuentry|submenu)\s+(['\"])(.*?)\2.*\{\s*$")
@@ -92,10 +88,10 @@ def _grub_reboot(want: KernelWant, config: str, journal: Journal, root: Path) ->
     entry = grub_entry(read_text(root, "/boot/grub/grub.cfg") or "", want.release)
     if entry is None:
         raise TargetError(f"GRUB's menu has no entry for kernel {want.release}", "install that kernel and run update-grub")
-    tool = shutil.which("grub-reboot")
+    tool = find_tool("grub-reboot")
     if tool is None:
         raise ToolMissing("grub-reboot", "grub2-common")
-    undo = [shutil.which("grub-editenv") or "grub-editenv", "-", "unset", "next_entry"]
+    undo = [find_tool("grub-editenv") or "grub-editenv", "-", "unset", "next_entry"]
     try:
         journal.run(f"GRUB boots {want.release} next, once", [tool, entry], {"argv": undo})
     except subprocess.CalledProcessError as exc:
@@ -132,23 +128,3 @@ def install_resume_unit(command: Sequence[str], environment: Mapping[str, str] |
     (journal or next_boot_journal()).change(f"{UNIT} resumes the run at the next boot",
                                             [{"remove": str(link)}, {"remove": str(unit)}], install)
     return f"rm -f /etc/systemd/system/{UNIT} /etc/systemd/system/multi-user.target.wants/{UNIT}"
-
-
-def after_block(outcome: BlockOutcome, *, next_kernel: bool, resume_at_boot: bool, command: Sequence[str],
-                environment: Mapping[str, str] | None = None, root: Path = Path("/"),
-                journal: Journal | None = None) -> list[str]:
-    """The opt-in steps for the next boot, each reported in one line with its undo."""
-    if outcome.next_index is None:
-        return []
-    config = outcome.campaign.schedule[outcome.next_index]
-    lines = []
-    if next_kernel or resume_at_boot:
-        journal = journal or next_boot_journal()
-    if next_kernel:
-        assert journal is not None
-        lines.append(switch_next_boot(outcome.campaign.wants[config], config, journal, root))
-    if resume_at_boot:
-        undo = install_resume_unit(command, environment, root, journal)
-        lines.append(f"installed {UNIT}: the next boot measures block {outcome.next_index + 1} by itself "
-                     f"(undo: {undo}, or shootout doctor)")
-    return lines

@@ -43,7 +43,7 @@ def prepare_next_boot(block, next_kernel: bool, resume_at_boot: bool, db: str | 
     """--next-kernel and --resume-at-boot: opt-in, said in one line each with their undo."""
     import os
 
-    from shootout.boots.switch import after_block
+    from shootout.boots.campaign import after_block
 
     command = [sys.executable, "-m", "shootout", "run", "--resume", "last", *(["--db", db] if db else []),
                *(["--next-kernel"] if next_kernel else []), *(["--resume-at-boot"] if resume_at_boot else [])]

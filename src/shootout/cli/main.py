@@ -119,13 +119,13 @@ def conditions(
 @app.command()
 def info(config: Annotated[list[str], typer.Option("--config", "-c", help="configuration to describe")] = []) -> None:
     """Facts of this machine and of each configuration."""
+    from shootout.cli.conditions import print_preflight
+    from shootout.conditions.preflight import preflight
     from shootout.configs import abi_problem, parse_spec
     from shootout.facts import machine_facts
     from shootout.system.journal import journal
     from shootout.targets.factory import make_target
-
-    from shootout.cli.conditions import print_preflight
-    from shootout.conditions.preflight import preflight
+    from shootout.workloads.packages import workload_packages
 
     print_preflight(preflight(tune=False, journal=None, load_wait_s=0))
     console.print_json(json.dumps({"machine": machine_facts()}, default=str))
@@ -139,7 +139,7 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
             target = make_target(cfg, j)
             target.open()
             try:
-                console.print_json(json.dumps({cfg.name: target.facts()}, default=str))
+                console.print_json(json.dumps({cfg.name: target.facts(workload_packages(at_creation=False))}, default=str))
             finally:
                 target.close()
 

@@ -42,11 +42,12 @@ def create(
 ) -> None:
     """Build a userspace with mmdebstrap (minbase) and install the workloads' packages in it."""
     from shootout.userspace.create import DEFAULT_MIRROR, create_userspace
+    from shootout.workloads.packages import workload_packages
 
     wanted = tuple(p.strip() for p in packages.split(",") if p.strip()) if packages else None
     started = time.monotonic()
     with _progress(f"creating {name}") as progress:
-        made = create_userspace(name, arch, release, mirror=mirror or DEFAULT_MIRROR, packages=wanted,
+        made = create_userspace(name, arch, release, mirror=mirror or DEFAULT_MIRROR, packages=workload_packages() if wanted is None else wanted,
                                 progress=progress)
     console.print(f"created {made.name} ({made.release} {made.arch}, {len(made.packages)} packages) "
                   f"in {time.monotonic() - started:.0f} s: {made.root}")
@@ -93,10 +94,11 @@ def remove(name: Annotated[str, typer.Argument(help="userspace to delete (ready 
 @app.command()
 def update(name: Annotated[str, typer.Argument(help="userspace to upgrade")]) -> None:
     """apt-get update and upgrade inside the userspace, then record the new package versions."""
+    from shootout.targets.chroot import ChrootTarget
     from shootout.userspace.update import update_userspace
 
     with _progress(f"updating {name}") as progress:
-        changed = update_userspace(name, progress=progress)
+        changed = update_userspace(name, ChrootTarget, progress=progress)
     if not changed:
         console.print(f"{name} is up to date")
     for pkg, (old, new) in changed.items():

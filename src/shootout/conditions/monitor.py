@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -24,6 +23,7 @@ from typing import Any
 from shootout.conditions import sensors
 from shootout.conditions.flags import readings
 from shootout.conditions.throttling import NOW_MASK, get_throttled
+from shootout.execution.tools import find_tool
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class Monitor:
         self._prev_times: sensors.CpuTimes | None = None
         self._prev_throttle: int | None = None
         # Firmware flags describe the real machine only, and only a Raspberry Pi has the tool.
-        self._vcgencmd = root == Path("/") and shutil.which("vcgencmd") is not None
+        self._vcgencmd = root == Path("/") and find_tool("vcgencmd") is not None
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import time
+
+from shootout.execution.tools import find_tool
 
 # Bits of `vcgencmd get_throttled` (Raspberry Pi firmware documentation).
 THROTTLED_BITS: dict[int, str] = {
@@ -44,7 +45,7 @@ def decode_throttled(value: int) -> list[str]:
 
 def vcgencmd(*args: str) -> str | None:
     """The Raspberry Pi firmware's answer to `vcgencmd ARGS`; None without the tool or on failure."""
-    tool = shutil.which("vcgencmd")
+    tool = find_tool("vcgencmd")
     if tool is None:
         return None
     try:
@@ -123,7 +124,7 @@ def read_kernel_log() -> list[tuple[float, str]] | None:
     if lines is not None:
         records = parse_kmsg(lines)
     else:
-        dmesg = shutil.which("dmesg")
+        dmesg = find_tool("dmesg")
         if dmesg is None:
             return None
         try:

@@ -12,7 +12,7 @@ The workloads themselves are workloads/net.py (tcp-veth, drop-rate) and workload
 
 from __future__ import annotations
 
-from shootout.workloads.base import Tool
+from shootout.execution.tools import Tool
 
 # Machine tools shootout runs on the host to build topologies (the programs measured are
 # the configuration's own, declared by the workloads).

@@ -18,28 +18,19 @@ from __future__ import annotations
 
 import os
 import select
-import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from shootout.errors import TargetError, ToolMissing, UsageError
+from shootout.errors import TargetError, UsageError
+from shootout.execution.tools import host_tool
 from shootout.system.journal import Journal
 from shootout.system.namespace import in_host_mounts
-from shootout.targets.base import CLEAN_PATH
 
 HOLDER = Path(__file__).with_name("holder.py")
 PIN_DIR = Path("/run/netns")
 START_TIMEOUT_S = 10.0
-
-
-def host_tool(command: str, package: str) -> str:
-    """Path of a machine tool shootout runs itself; ToolMissing names the package."""
-    found = shutil.which(command, path=CLEAN_PATH)
-    if found is None:
-        raise ToolMissing(command, package)
-    return found
 
 
 def require_root(what: str) -> None:

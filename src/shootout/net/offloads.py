@@ -11,7 +11,8 @@ import re
 from collections.abc import Mapping
 
 from shootout.errors import TargetError
-from shootout.net.namespace import NetNamespace, host_tool
+from shootout.execution.tools import host_tool
+from shootout.net.namespace import NetNamespace
 
 # ethtool -K keyword -> the feature name `ethtool -k` prints
 FEATURES: dict[str, str] = {

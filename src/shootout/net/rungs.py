@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import ShootoutError, TargetError, UsageError
-from shootout.net.namespace import host_tool
+from shootout.execution.tools import host_tool
 from shootout.net.topology import Topology
 from shootout.paths import cache_dir
 from shootout.system.journal import journal

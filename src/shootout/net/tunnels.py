@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from shootout.errors import TargetError, WorkloadError
+from shootout.execution.place import Place
+from shootout.execution.versions import tool_version
 from shootout.net import wggo
 from shootout.net.namespace import NetNamespace
 from shootout.net.options import NetOptions
 from shootout.net.script import wait_for
 from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology
 from shootout.system.journal import journal
-from shootout.targets.base import Target
-from shootout.workloads.shell import tool_version
 
 INNER_A, INNER_B, INNER_PREFIX = "198.51.100.1", "198.51.100.2", 24
 MTU = 1420
@@ -94,7 +94,7 @@ class Tunnel(ABC):
         self.if_a, self.if_b = topo.name("ta"), topo.name("tb")
 
     @abstractmethod
-    def plan(self, target: Target) -> Plan: ...
+    def plan(self, target: Place) -> Plan: ...
 
     @abstractmethod
     def up(self, a: Side, b: Side) -> list[str]:
@@ -115,7 +115,7 @@ class WireGuard(Tunnel):
         super().__init__(topo)
         self.implementation = wireguard_implementation(requested)
 
-    def plan(self, target: Target) -> Plan:
+    def plan(self, target: Place) -> Plan:
         versions = {"wg": tool_version(target, ["wg", "--version"], r"wireguard-tools v")}
         files: dict[str, bytes] = {}
         if self.implementation == "go":
@@ -169,7 +169,7 @@ class OpenVpn(Tunnel):
         super().__init__(topo)
         self.cipher = cipher
 
-    def plan(self, target: Target) -> Plan:
+    def plan(self, target: Place) -> Plan:
         banner = target.run(["openvpn", "--version"], timeout=60).stdout
         version = next((line for line in banner.splitlines() if line.startswith("OpenVPN ")), "unknown")
         # "DCO version: N/A" unless the kernel has ovpn-dco; said by the same banner

@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 from shootout.errors import TargetError, ToolMissing
+from shootout.execution.tools import find_tool
 from shootout.paths import cache_dir
 
 MODULE = "golang.zx2c4.com/wireguard"
@@ -41,7 +41,7 @@ SWITCHING = (1, 21)  # the first go that fetches the toolchain a module asks for
 
 def go_tool() -> str:
     """The host's go (Debian: golang-go; also /usr/local/go/bin)."""
-    found = shutil.which("go", path=os.environ.get("PATH", "/usr/bin:/bin") + ":/usr/local/go/bin")
+    found = find_tool("go", also=("/usr/local/go/bin",))
     if found is None:
         raise ToolMissing("go", "golang-go")
     return found

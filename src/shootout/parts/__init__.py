@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from shootout.execution.facts import TargetFacts
 from shootout.model import Config
 from shootout.parts.base import Part, PartSession
 from shootout.parts.memory import MemoryPart
@@ -21,7 +22,6 @@ from shootout.parts.settings import SettingsPart
 from shootout.parts.swap import SwapPart
 from shootout.parts.throttle import ThrottlePart
 from shootout.system.journal import Journal
-from shootout.targets.probe import TargetFacts
 
 ELSEWHERE = ("ssh", "vm")  # targets on another machine than shootout's
 

@@ -31,9 +31,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from shootout.execution.facts import TargetFacts
 from shootout.model import Config, Metric
 from shootout.system.journal import Journal
-from shootout.targets.probe import TargetFacts
 
 
 class PartSession(ABC):

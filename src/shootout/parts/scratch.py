@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import UsageError
-from shootout.model import Config
+from shootout.model import Config, aa_original
 from shootout.parts.base import Part, PartSession
 from shootout.system.blockdev import mount_of
 from shootout.system.journal import Journal
@@ -83,8 +83,6 @@ class _Session(PartSession):
         self.trims: dict[str, ScratchTrim] = {}
 
     def _area(self, config: Config) -> ScratchArea | None:  # an A/A copy uses its original's area
-        from shootout.configs import aa_original
-
         by_name = {c.name: c for c in self.configs}
         return opened_scratch(self.journal, by_name.get(aa_original(config.name), config))
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import UsageError
-from shootout.model import Config
+from shootout.model import Config, aa_original
 from shootout.parts.base import Part, PartSession
 from shootout.system import cgroups
 from shootout.system.journal import Journal
@@ -140,8 +140,6 @@ class _Session(PartSession):
         self.groups: dict[int, cgroups.Cgroup] = {}  # v2: id(area) -> the cgroup its trials run in
 
     def _throttled_area(self, config: Config) -> tuple[ScratchArea, int] | None:
-        from shootout.configs import aa_original  # configs imports the parts
-
         original = self.by_name.get(aa_original(config.name), config)
         spec = original.parts.get(ThrottlePart.name)
         area = opened_scratch(self.journal, original)

@@ -15,12 +15,12 @@ import time
 from collections.abc import Sequence
 
 from shootout.errors import TargetError
-from shootout.remote import helper
-from shootout.remote.ssh import SshChannel
-from shootout.targets.process import Background, ProcResult
-from shootout.targets.process import (
+from shootout.execution.process import Background, ProcResult
+from shootout.execution.process import (
     _drain as drain,  # the one pipe reader, shared with local runs
 )
+from shootout.remote import helper
+from shootout.remote.ssh import SshChannel
 
 
 class RemoteBackground(Background):

@@ -18,11 +18,11 @@ from typing import IO, Any
 
 from shootout.conditions.fsread import read_text
 from shootout.conditions.monitor import Monitor
+from shootout.execution.facts import TargetFacts, sizing_from
 from shootout.facts import cores
 from shootout.remote.helper import parse_snapshot
 from shootout.remote.ssh import SshChannel
 from shootout.system.journal import Journal
-from shootout.targets.probe import TargetFacts, sizing_from
 
 Snap = Callable[[list[str]], bytes]  # `helper snap PATTERN...`'s output (through the target's session)
 

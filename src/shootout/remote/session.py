@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import IO
 
 from shootout.errors import TargetError
+from shootout.execution.process import ProcResult, Stdin
 from shootout.remote.helper import RemoteUsage, parse_fields
-from shootout.targets.process import ProcResult, Stdin
 
 GRACE_S = 60.0  # the helper kills on its own deadline; this is for a channel that hangs
 

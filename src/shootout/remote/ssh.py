@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 import subprocess
 import tempfile
 import time
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shootout.errors import TargetError, ToolMissing
+from shootout.execution.tools import find_tool
 from shootout.system.children import die_with_parent
 from shootout.system.journal import Journal
 
@@ -104,7 +104,7 @@ class SshChannel:
 
     @property
     def ssh(self) -> str:
-        found = shutil.which("ssh")
+        found = find_tool("ssh")
         if found is None:
             raise ToolMissing("ssh", "openssh-client")
         return found

@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import TargetError, ToolMissing
+from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.model import Config
 from shootout.system.blockdev import RAM_FILESYSTEMS, mount_of, storage_facts
 from shootout.system.journal import Journal
-from shootout.userspace.mounts import make_dir, mount
+from shootout.system.mounts import make_dir, mount
 
 DEFAULT_BASE = Path("/var/tmp")
-SBIN_PATH = "/usr/local/sbin:/usr/sbin:/sbin:/usr/local/bin:/usr/bin:/bin"
 
 # Filesystem -> (mkfs command with its quiet/force flags, Debian package).
 MKFS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -107,7 +107,7 @@ def scratch_problem(spec: dict[str, Any]) -> str | None:
     if os.geteuid() != 0:
         return f"a {fs} scratch in a file needs root (to mount it)"
     command, package = MKFS[fs]
-    if shutil.which(command[0], path=SBIN_PATH) is None:
+    if find_tool(command[0]) is None:
         return str(ToolMissing(command[0], package))
     if not kernel_has(fs):
         return f"this kernel has no {fs} (not in /proc/filesystems, no module)"
@@ -148,7 +148,7 @@ def _file_fs(spec: dict[str, Any], journal: Journal, entries: list[int]) -> Path
     command, package = MKFS[fs]
     try:
         subprocess.run([*command, str(image)], check=True, capture_output=True, text=True,
-                       env={**os.environ, "PATH": SBIN_PATH})
+                       env={**os.environ, "PATH": CLEAN_PATH})
     except FileNotFoundError:
         raise ToolMissing(command[0], package) from None
     except subprocess.CalledProcessError as exc:
@@ -169,7 +169,7 @@ def _attach_loop(journal: Journal, image: Path, entries: list[int]) -> str:
 
     def attach() -> None:
         done = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True, text=True,
-                              timeout=60, env={**os.environ, "PATH": SBIN_PATH})
+                              timeout=60, env={**os.environ, "PATH": CLEAN_PATH})
         if done.returncode != 0 or not done.stdout.strip().startswith("/dev/"):
             raise TargetError(f"cannot attach a loop device to {image}: {done.stderr.strip() or done.returncode}",
                               "free a loop device (losetup -l) or load the loop module")
@@ -188,7 +188,7 @@ def _direct_loop(point: Path) -> None:
     source = (mount_of(point) or {}).get("source", "")
     if source.startswith("/dev/loop"):
         subprocess.run(["losetup", "--direct-io=on", source], capture_output=True, timeout=30,
-                       env={**os.environ, "PATH": SBIN_PATH})
+                       env={**os.environ, "PATH": CLEAN_PATH})
 
 
 def open_scratch(config: Config, journal: Journal) -> ScratchArea:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from shootout.conditions.fsread import unescape
 from shootout.errors import TargetError, ToolMissing, UsageError
+from shootout.execution.tools import find_tool
 from shootout.system import swaps
 from shootout.system.journal import Journal
 
@@ -50,7 +50,7 @@ def storage(directory: Path) -> Storage:
         what = "a device" if directory.is_block_device() else "not a directory"
         raise UsageError(f"swap on {directory}: {what}",
                          "name a directory on a disk; shootout makes its swap file there (never on a raw device)")
-    if shutil.which("findmnt") is None:
+    if find_tool("findmnt") is None:
         raise ToolMissing("findmnt", "util-linux")
     done = subprocess.run(["findmnt", "-J", "-T", str(directory), "-o", "FSTYPE,TARGET,SOURCE,OPTIONS"],
                           capture_output=True, text=True, check=False)
@@ -87,7 +87,7 @@ def problem(where: Storage, size: int) -> str | None:
     if where.fstype not in CAN_HOLD_SWAP:
         return (f"swap on {d}: a {where.fstype} filesystem cannot hold a swap file "
                 f"(use one of {', '.join(sorted(CAN_HOLD_SWAP))})")
-    if where.fstype == "btrfs" and shutil.which("chattr") is None:
+    if where.fstype == "btrfs" and find_tool("chattr") is None:
         return "swap on btrfs needs chattr to make the file nocow (install the Debian package e2fsprogs)"
     if not visible_outside(where):
         return (f"swap on {d}: {where.mount} is mounted only in this run's private mount namespace, so "

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import subprocess
 import time
 from dataclasses import asdict, dataclass
@@ -26,6 +25,7 @@ from typing import IO
 
 from shootout.conditions.fsread import unescape
 from shootout.errors import TargetError
+from shootout.execution.tools import find_tool
 from shootout.system.journal import Journal
 
 LOCK = Path("/run/lock/shootout-swap.lock")
@@ -75,7 +75,7 @@ def left_on() -> list[SwapArea]:
 def missing_tool() -> str | None:
     """'mkswap is missing (install ...)' for the first swap tool not installed; None if all are."""
     for tool, package in TOOLS.items():
-        if shutil.which(tool) is None and shutil.which(tool, path="/usr/sbin:/sbin") is None:
+        if find_tool(tool) is None:
             return f"{tool} is not installed (install the Debian package {package})"
     return None
 

@@ -11,7 +11,6 @@ no longer set aside for the scratch); the image goes with the scratch, through t
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -19,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import ToolMissing
+from shootout.execution.tools import host_tool
 from shootout.system.blockdev import discard_max_bytes, kernel_name
-from shootout.system.scratch import SBIN_PATH
 
 TIMEOUT_S = 600  # the first trim of a large disk never trimmed before can take minutes
 _TRIMMED = re.compile(r"\(?(\d+) bytes\)? (?:were )?trimmed")
@@ -37,10 +36,8 @@ def fstrim(mount_point: str) -> int:
     """Trim the filesystem at mount_point; the bytes trimmed. RuntimeError with fstrim's message
     when it fails, ToolMissing when there is no fstrim."""
     try:
-        done = subprocess.run(["fstrim", "-v", mount_point], capture_output=True, text=True, timeout=TIMEOUT_S,
-                              env={**os.environ, "PATH": SBIN_PATH})
-    except FileNotFoundError:
-        raise ToolMissing("fstrim", "util-linux") from None
+        done = subprocess.run([host_tool("fstrim", "util-linux"), "-v", mount_point], capture_output=True,
+                              text=True, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"fstrim {mount_point} took more than {TIMEOUT_S} s") from None
     trimmed = parse_fstrim(done.stdout) if done.returncode == 0 else None

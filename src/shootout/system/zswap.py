@@ -16,7 +16,7 @@ from pathlib import Path
 from shootout.conditions.fsread import read_key_values, read_text, under
 from shootout.errors import TargetError
 from shootout.system.journal import Journal
-from shootout.userspace.mounts import mount
+from shootout.system.mounts import mount
 
 PARAMS = "/sys/module/zswap/parameters"
 DEBUGFS = "/sys/kernel/debug"

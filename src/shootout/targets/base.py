@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import TargetError, UsageError
+from shootout.execution import facts as probe
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import Background, ProcResult, Stdin
+from shootout.execution.tools import CLEAN_PATH
 from shootout.model import Config
 from shootout.system.journal import Journal
 from shootout.system.scratch import ScratchArea, open_scratch
-from shootout.targets import probe
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import Background, ProcResult, Stdin
 
-CLEAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SCRATCH_KINDS = ("tmpfs", "disk")
 _trees = itertools.count(1)
 
@@ -215,19 +215,19 @@ class Target(ABC):
 
     # -- description -------------------------------------------------------------
     def probe(self) -> TargetFacts:
-        """Cores, memory and cache sizes of the target, which default parameters are sized by:
-        as its configuration's trials get them (under its memory limit, if it sets one)."""
-        from shootout.parts import sized  # here: parts (the network part) use targets themselves
-
+        """Cores, memory and cache sizes of the target, which default parameters are sized by.
+        As a configuration's trials get them (under its memory limit): parts.sized()."""
         if self._sizing is None:
             found = probe.sizing(self)
             if self.config.abi is not None:  # -m32 and -mx32 kernels have 32-bit pointers
                 found = dataclasses.replace(found, address_bits=32)
-            self._sizing = sized(self.config, found)
+            self._sizing = found
         return self._sizing
 
-    def facts(self) -> dict[str, Any]:
-        """Facts about this target's userspace (distro, libc, compiler, openssl)."""
+    def facts(self, packages: Sequence[str] = ()) -> dict[str, Any]:
+        """Facts about this target's userspace (distro, libc, compiler, openssl); the versions of
+        `packages` where it knows them (a userspace: the caller names the workload catalogue's,
+        as targets sit below the workloads)."""
         return probe.identity(self)
 
     def monitor_samples(self) -> list[dict[str, Any]]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import shutil
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -25,20 +24,19 @@ from pathlib import Path
 from typing import IO, Any
 
 from shootout.errors import TargetError, UsageError
+from shootout.execution.process import Background, ProcResult, Stdin, run_process
+from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.model import Config
 from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import Journal
+from shootout.system.mounts import bind_private, mount_fs
 from shootout.system.namespace import private_mounts
-from shootout.targets.base import CLEAN_PATH
 from shootout.targets.local import LocalFiles
-from shootout.targets.process import Background, ProcResult, Stdin, run_process
 from shootout.userspace import apt, registry
 from shootout.userspace.abi import tool_elf
 from shootout.userspace.arches import is_foreign
 from shootout.userspace.binfmt import ensure_emulation
 from shootout.userspace.create import require_root
-from shootout.userspace.mounts import bind_private, mount_fs
-from shootout.userspace.packages import workload_packages
 from shootout.userspace.rootfs import host_path_in_root, which_in_root
 
 WORKDIR = "/tmp/shootout"
@@ -50,10 +48,6 @@ _INIT = '"$@"; exit $?'
 _sessions = itertools.count(1)
 _sessions_lock = threading.Lock()
 _sessions_mounted: set[tuple[str, Path]] = set()  # (namespace, path) of the tmpfs this process made
-
-
-def _tool(name: str) -> str:
-    return shutil.which(name, path=CLEAN_PATH) or name
 
 
 def sessions_dir() -> Path:
@@ -147,8 +141,8 @@ class ChrootTarget(LocalFiles):
         assert self._session is not None
         # setpriv: the PID namespace's keeper dies with shootout; --kill-child: then its
         # init does, and with it every process of the trial. env -C: chroot(1) starts in /.
-        return [_tool("setpriv"), "--pdeathsig", "KILL", _tool("unshare"), "--pid", "--fork", "--kill-child",
-                _tool("chroot"), str(self._session), "/bin/sh", "-c", _INIT, "shootout-init",
+        return [find_tool("setpriv") or "setpriv", "--pdeathsig", "KILL", find_tool("unshare") or "unshare", "--pid", "--fork", "--kill-child",
+                find_tool("chroot") or "chroot", str(self._session), "/bin/sh", "-c", _INIT, "shootout-init",
                 "/usr/bin/env", "-C", cwd or WORKDIR, "--", *argv]
 
     def run(
@@ -204,8 +198,8 @@ class ChrootTarget(LocalFiles):
         return installed
 
     # -- description -----------------------------------------------------------------
-    def facts(self) -> dict[str, Any]:
-        found = super().facts()
+    def facts(self, packages: Sequence[str] = ()) -> dict[str, Any]:
+        found = super().facts(packages)
         meta = self.userspace.meta
         versions = self.userspace.packages
         found.update(
@@ -214,7 +208,7 @@ class ChrootTarget(LocalFiles):
             arch=found.get("dpkg_arch") or self.userspace.arch,
             compiler=found.get("cc"),
             emulated=self.emulated,
-            packages={p: versions[p] for p in workload_packages(at_creation=False) if p in versions},
+            packages={p: versions[p] for p in packages if p in versions},
             libc6=versions.get("libc6"),
             shell_elf=tool_elf(self, "sh"),
         )

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import TargetError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import Background, ProcResult, Stdin
 from shootout.model import Config
 from shootout.system.journal import Journal
 from shootout.targets.local import LocalFiles
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import Background, ProcResult, Stdin
 
 Script = Callable[[Sequence[str], str, int], str]
 SCRIPTS: dict[str, Script] = {}
@@ -49,7 +49,7 @@ class FakeTarget(LocalFiles):
     def probe(self) -> TargetFacts:
         return FACTS
 
-    def facts(self) -> dict[str, Any]:
+    def facts(self, packages: Sequence[str] = ()) -> dict[str, Any]:
         # option emulated=yes: facts as an emulated VM's (no verdicts)
         return {"fake": True, **({"emulated": True} if self.config.option("emulated") == "yes" else {})}
 

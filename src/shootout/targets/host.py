@@ -16,14 +16,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from shootout.execution.process import Background, ProcResult, Stdin, run_process
+from shootout.execution.tools import CLEAN_PATH
 from shootout.model import Config
 from shootout.paths import cache_dir
 from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import Journal
-from shootout.targets.base import CLEAN_PATH
 from shootout.targets.local import LocalFiles
-from shootout.targets.process import Background, ProcResult, Stdin, run_process
-
 
 _workdirs = itertools.count(1)
 
@@ -57,8 +56,8 @@ class HostTarget(LocalFiles):
         self._workdir = None
         super().close()
 
-    def facts(self) -> dict[str, Any]:
-        found = super().facts()
+    def facts(self, packages: Sequence[str] = ()) -> dict[str, Any]:
+        found = super().facts(packages)
         if (why := emulator_here()) is not None:  # qemu-user: every figure is the emulator's
             found.update(emulated=True, emulator=why)
         return found

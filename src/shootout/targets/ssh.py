@@ -17,6 +17,8 @@ from typing import Any
 
 from shootout.conditions.preflight import Preflight, preflight
 from shootout.errors import TargetError, UsageError
+from shootout.execution.facts import TargetFacts, parse_bits
+from shootout.execution.process import ProcResult, Stdin
 from shootout.model import Config
 from shootout.remote import helper
 from shootout.remote.background import RemoteBackground
@@ -25,8 +27,6 @@ from shootout.remote.session import HelperSession
 from shootout.remote.ssh import SshAddress, SshChannel
 from shootout.system.journal import Journal
 from shootout.targets.base import Target
-from shootout.targets.probe import TargetFacts, parse_bits
-from shootout.targets.process import ProcResult, Stdin
 
 SNAP_TIMEOUT_S = 60.0
 MONITOR_INTERVAL_S = 1.0  # the remote's clock, temperature, load and steal, sampled all run long
@@ -191,14 +191,14 @@ class SshTarget(Target):
         with RemoteMonitor(self.mirror, interval_s=0.25):
             return preflight(tune=False, journal=None, load_wait_s=load_wait_s, root=self.mirror.root)
 
-    def facts(self) -> dict[str, Any]:
+    def facts(self, packages: Sequence[str] = ()) -> dict[str, Any]:
         from shootout.boots.identity import read_boot
         from shootout.facts import machine_facts
 
         self.open()
         assert self.mirror is not None
         self.mirror.refresh()
-        found: dict[str, Any] = super().facts()
+        found: dict[str, Any] = super().facts(packages)
         found.update(remote=self.where, channel="ssh", machine=machine_facts(self.mirror.root),
                      boot=read_boot(self.mirror.root).as_dict(), arch=found.get("dpkg_arch"),
                      compiler=found.get("cc"), emulated=False,

@@ -58,7 +58,7 @@ def image_for(config: Config, packages: Sequence[str], journal: Journal) -> VmIm
     from shootout.userspace.configs import userspace_config  # creates the userspace on first use
 
     opt = config.option
-    chroot_config = userspace_config(opt("release") or "", opt("arch") or "")
+    chroot_config = userspace_config(opt("release") or "", opt("arch") or "", packages=packages)
     name = chroot_config.userspace or ""
     userspace = registry.get_ready(name)
     if lacking := [p for p in dict.fromkeys(packages) if p not in userspace.packages]:
@@ -132,8 +132,8 @@ class VmTarget(SshTarget):
             qemu.stop(self.vm, self.journal)
             self.vm = None
 
-    def facts(self) -> dict[str, Any]:
-        found = super().facts()
+    def facts(self, packages: Sequence[str] = ()) -> dict[str, Any]:
+        found = super().facts(packages)
         assert self.vm is not None and self.accel is not None
         found.update(
             emulated=self.accel.emulated, channel="ssh to a qemu VM",

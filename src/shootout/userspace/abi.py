@@ -11,8 +11,8 @@ from typing import Any
 
 from shootout.elf import HEAD_BYTES, elf_identity_of
 from shootout.errors import TargetError
+from shootout.execution.place import Place
 from shootout.model import Config
-from shootout.targets.base import Target
 from shootout.userspace import registry
 from shootout.userspace.arches import ARCHES, Arch, host_arch
 
@@ -61,14 +61,14 @@ def verify_abi(config: Config, elf: dict[str, Any]) -> None:
         )
 
 
-def _identity(target: Target, path: str) -> dict[str, Any]:
+def _identity(target: Place, path: str) -> dict[str, Any]:
     try:
         return elf_identity_of(target.read(path, HEAD_BYTES))
     except TargetError:
         return {}
 
 
-def tool_elf(target: Target, tool: str) -> dict[str, Any]:
+def tool_elf(target: Place, tool: str) -> dict[str, Any]:
     """ELF identity of `tool` as the target resolves it (read through the target); a script
     reports its interpreter's."""
     inside = target.which(tool)

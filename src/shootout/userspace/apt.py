@@ -18,15 +18,13 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from shootout.errors import TargetError
-from shootout.targets.process import ProcResult
+from shootout.execution.place import Place
+from shootout.execution.process import ProcResult
 from shootout.userspace import registry
 from shootout.userspace.packages import installed_versions
-
-if TYPE_CHECKING:
-    from shootout.targets.chroot import ChrootTarget
 
 APT_ENV = {"DEBIAN_FRONTEND": "noninteractive"}
 _SOURCES = "/etc/apt/sources.list"
@@ -38,6 +36,16 @@ _INST = re.compile(r"^Inst (\S+) ")  # a package `apt-get -s install` would unpa
 LISTS_FRESH_S = 3600.0  # lists this process refreshed less long ago are not fetched again
 _refreshed: dict[str, list[tuple[float, frozenset[str]]]] = {}  # userspace -> (when, components) refreshed
 _MISSING = re.compile(r"^E: (?:Unable to locate package (\S+)|Package '?([^' ]+)'? has no installation candidate)")
+
+
+class UserspacePlace(Place, Protocol):
+    """A place that is a userspace on this machine (a chroot target): apt runs in it, and its
+    files are also reached from the host side through its root."""
+
+    userspace: registry.Userspace
+
+    @property
+    def root(self) -> Path: ...
 
 
 def sources_list(release: str, mirror: str, components: Sequence[str] = ()) -> str:
@@ -54,7 +62,7 @@ def write_sources(root: Path, release: str, mirror: str) -> None:
     (root / _SOURCES.lstrip("/")).write_text(sources_list(release, mirror))
 
 
-def copy_resolv_conf(target: ChrootTarget) -> None:
+def copy_resolv_conf(target: UserspacePlace) -> None:
     """apt inside needs the host's name servers; never write through a symlink in the root."""
     source = Path("/etc/resolv.conf")
     if source.exists():
@@ -62,7 +70,7 @@ def copy_resolv_conf(target: ChrootTarget) -> None:
         target.put(source.read_bytes(), "/etc/resolv.conf")
 
 
-def apt_get(target: ChrootTarget, args: Sequence[str], what: str, hint: str, timeout: float = 3600) -> ProcResult:
+def apt_get(target: UserspacePlace, args: Sequence[str], what: str, hint: str, timeout: float = 3600) -> ProcResult:
     """apt-get ARGS in the userspace; a failure is a one-line TargetError."""
     done = target.run(["apt-get", *args], env=APT_ENV, timeout=timeout)
     if done.exit_status != 0 or done.timed_out:
@@ -71,7 +79,7 @@ def apt_get(target: ChrootTarget, args: Sequence[str], what: str, hint: str, tim
     return done
 
 
-def update_sources(target: ChrootTarget, components: Sequence[str] = ()) -> bool:
+def update_sources(target: UserspacePlace, components: Sequence[str] = ()) -> bool:
     """The sources this version of shootout writes (a userspace made by an older one lists its
     release only), with `components` (e.g. non-free) and those already enabled; True if changed."""
     try:
@@ -88,7 +96,7 @@ def update_sources(target: ChrootTarget, components: Sequence[str] = ()) -> bool
     return True
 
 
-def refresh(target: ChrootTarget, components: Sequence[str] = ()) -> list[str]:
+def refresh(target: UserspacePlace, components: Sequence[str] = ()) -> list[str]:
     """Sources up to date, the host's name servers, `apt-get update`; a warning line for each
     extra suite that failed (apt keeps its old index), a TargetError if the release's own did."""
     update_sources(target, components)
@@ -112,7 +120,7 @@ def update_warnings(done: ProcResult, name: str, release: str) -> list[str]:
             "older versions from it may be used" for url, why in failed]
 
 
-def _refresh_once(target: ChrootTarget, components: Sequence[str]) -> list[str]:
+def _refresh_once(target: UserspacePlace, components: Sequence[str]) -> list[str]:
     """refresh(), unless this process refreshed the userspace's lists (with these components)
     within LISTS_FRESH_S: a run prepares workload after workload, and each would fetch the
     lists again and print apt's same warning again."""
@@ -125,7 +133,7 @@ def _refresh_once(target: ChrootTarget, components: Sequence[str]) -> list[str]:
     return warnings
 
 
-def offers(target: ChrootTarget, packages: Sequence[str], components: Sequence[str] = ()) -> tuple[dict[str, list[str]], list[str]]:
+def offers(target: UserspacePlace, packages: Sequence[str], components: Sequence[str] = ()) -> tuple[dict[str, list[str]], list[str]]:
     """Before installing what the userspace lacks: lists refreshed, then per package the
     versions this side could end with (an installed one: that one; else apt's, newest first),
     and the refresh's warnings. The dependencies the install would bring are included: a
@@ -162,7 +170,7 @@ def common_versions(sides: Sequence[Mapping[str, Sequence[str]]]) -> dict[str, s
     return pins
 
 
-def _pin_file(target: ChrootTarget, versions: Mapping[str, str]) -> str:
+def _pin_file(target: UserspacePlace, versions: Mapping[str, str]) -> str:
     """apt preferences holding each package's source package at its version (so that e.g.
     chromium-common follows chromium); their path, for -o Dir::Etc::Preferences."""
     stanzas = []
@@ -181,7 +189,7 @@ def missing_package(done: ProcResult, space: str, arch: str, release: str) -> No
                               f"(userspace {space})", "use another architecture or release for this workload")
 
 
-def provide(target: ChrootTarget, packages: Sequence[str], components: Sequence[str] = (),
+def provide(target: UserspacePlace, packages: Sequence[str], components: Sequence[str] = (),
             versions: Mapping[str, str] | None = None) -> list[str]:
     """Install the packages the userspace lacks (at `versions` where given) and record them;
     returns what was installed."""

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import platform
-import shutil
 import subprocess
 from dataclasses import dataclass
 from functools import cache
 
 from shootout.errors import UsageError
+from shootout.execution.tools import find_tool
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def arch(name: str) -> Arch:
 @cache
 def host_arch() -> str:
     """This machine's Debian architecture (dpkg's answer, else from uname -m)."""
-    if shutil.which("dpkg"):
+    if find_tool("dpkg"):
         done = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True, check=False)
         if done.returncode == 0 and done.stdout.strip():
             return done.stdout.strip()

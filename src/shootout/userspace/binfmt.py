@@ -14,9 +14,9 @@ from pathlib import Path
 
 from shootout.errors import TargetError, ToolMissing
 from shootout.system.journal import Journal
+from shootout.system.mounts import umount_undo
 from shootout.system.namespace import private_mounts
 from shootout.userspace.arches import arch, is_foreign
-from shootout.userspace.mounts import umount_undo
 
 BINFMT_DIR = Path("/proc/sys/fs/binfmt_misc")
 BINFMT_D = (Path("/usr/lib/binfmt.d"), Path("/lib/binfmt.d"))

@@ -34,15 +34,16 @@ def _ready(name: str) -> bool:
 
 
 def userspace_config(release: str, arch_name: str, *, progress: Progress | None = None,
-                     create: bool = True) -> Config:
+                     create: bool = True, packages: Sequence[str] = ()) -> Config:
     """debian:RELEASE:ARCH: the userspace debian-RELEASE-ARCH, created on first use (create=False:
-    only named; made_on_first_use() creates it when a run is about to use it)."""
+    only named; made_on_first_use() creates it when a run is about to use it), with `packages`
+    besides minbase."""
     arch(arch_name)
     name = registry.check_name(registry.default_name(release, arch_name))
     if not _ready(name):
         if not create:
             return _config(name, release, arch_name)
-        create_userspace(name, arch_name, release, progress=progress)
+        create_userspace(name, arch_name, release, progress=progress, packages=packages)
     found = registry.get_ready(name)
     if (found.arch, found.release) != (arch_name, release):
         raise TargetError(f"userspace {name} holds {found.release} {found.arch}, not {release} {arch_name}",
@@ -51,9 +52,9 @@ def userspace_config(release: str, arch_name: str, *, progress: Progress | None 
 
 
 def made_on_first_use(configs: list[Config], progress: Progress | None = None,
-                      packages: Sequence[str] | None = None) -> list[Config]:
+                      packages: Sequence[str] = ()) -> list[Config]:
     """A run's configurations that name debian:RELEASE:ARCH: the missing userspaces are created
-    now, side by side, with `packages` (None: the catalogue's)."""
+    now, side by side, with `packages` besides minbase."""
     todo = []
     for config in configs:
         if config.target == "chroot" and config.userspace and not _ready(config.userspace):
@@ -73,11 +74,11 @@ def named_userspace_config(name: str) -> Config:
     return Config(name=f"userspace:{name}", target="chroot", label=f"{name} ({found.arch})", userspace=name)
 
 
-def headline_configs(progress: Progress | None = None, packages: Sequence[str] | None = None,
+def headline_configs(progress: Progress | None = None, packages: Sequence[str] = (),
                      emulate: bool = False) -> tuple[list[Config], str | None]:
     """The default main job: native 64-bit userspace vs its 32-bit companion of the host's release.
 
-    Both are created (in parallel) when missing, with `packages` (None: the catalogue's). A companion
+    Both are created (in parallel) when missing, with `packages` besides minbase. A companion
     this machine runs only under qemu is refused, unless `emulate` (--emulate: marked emulated).
     Returns ([64-bit, 32-bit], None), or ([], one-line reason) when that cannot be done here,
     for the caller to fall back.
@@ -116,7 +117,7 @@ def headline_configs(progress: Progress | None = None, packages: Sequence[str] |
 
 
 def _create_parallel(todo: list[tuple[str, str, str]], progress: Progress | None,
-                     packages: Sequence[str] | None = None) -> None:
+                     packages: Sequence[str]) -> None:
     """Create the userspaces side by side (downloads and dpkg of one overlap the other's)."""
     private_mounts()  # before the threads start, so they all mount in the one namespace
     with journal() as j, ThreadPoolExecutor(max_workers=len(todo)) as pool:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -31,16 +30,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from shootout.errors import ShootoutError, TargetError, ToolMissing, UsageError
+from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.paths import cache_dir, data_dir, shared_cache_dir
 from shootout.system.journal import Journal, journal, recover
-from shootout.targets.base import CLEAN_PATH
+from shootout.system.mounts import bind_private, mounts_under, safe_rmtree
 from shootout.userspace import registry
 from shootout.userspace.apt import write_sources
 from shootout.userspace.arches import arch as lookup_arch
 from shootout.userspace.arches import host_arch
 from shootout.userspace.binfmt import ensure_emulation
-from shootout.userspace.mounts import bind_private, mounts_under, safe_rmtree
-from shootout.userspace.packages import installed_versions, missing, workload_packages
+from shootout.userspace.packages import installed_versions, missing
 
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 DEFAULT_RELEASE = "bookworm"
@@ -78,9 +77,9 @@ def require_root(what: str = "creating a userspace") -> None:
 
 def require_builder(arch_name: str | None = None) -> None:
     """mmdebstrap, and arch-test, which it needs for an architecture other than the host's."""
-    if shutil.which("mmdebstrap", path=CLEAN_PATH) is None:
+    if find_tool("mmdebstrap") is None:
         raise ToolMissing("mmdebstrap", "mmdebstrap")
-    if arch_name not in (None, host_arch()) and shutil.which("arch-test", path=CLEAN_PATH) is None:
+    if arch_name not in (None, host_arch()) and find_tool("arch-test") is None:
         raise ToolMissing("arch-test", "arch-test")
 
 
@@ -273,14 +272,14 @@ def create_userspace(
     release: str | None = None,
     *,
     mirror: str = DEFAULT_MIRROR,
-    packages: Sequence[str] | None = None,
+    packages: Sequence[str],
     progress: Progress | None = None,
     journal: Journal | None = None,
     checked: bool = False,
 ) -> registry.Userspace:
     """Build userspace `name` and return it ready; raise a one-line ShootoutError otherwise.
 
-    packages: what to install besides minbase (default: workload_packages()). progress may be
+    packages: what to install besides minbase (the workloads' say workloads.packages). progress may be
     called from a worker thread. `checked` skips preflight() when the caller already ran it.
     """
     registry.check_name(name)
@@ -295,7 +294,7 @@ def create_userspace(
         with _journal_for(journal) as j:
             with j.lock:
                 ensure_emulation(arch_name, j)
-            wanted = tuple(workload_packages() if packages is None else packages)
+            wanted = tuple(packages)
             return _build(name, arch_name, release, mirror, wanted, progress, j)
 
 

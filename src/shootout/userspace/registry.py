@@ -204,7 +204,7 @@ def remove_userspace(name: str) -> list[str]:
     a live process runs in, or still has mounted, is refused, never deleted under it.
     """
     from shootout.system.journal import recover
-    from shootout.userspace.mounts import safe_rmtree
+    from shootout.system.mounts import safe_rmtree
 
     check_name(name)
     with locked(name, wait=False):

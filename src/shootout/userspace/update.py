@@ -3,27 +3,28 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from shootout.errors import TargetError
 from shootout.model import Config
 from shootout.system.journal import Journal
-from shootout.targets.chroot import ChrootTarget
 from shootout.userspace import registry
-from shootout.userspace.apt import APT_ENV, apt_get, refresh
+from shootout.userspace.apt import APT_ENV, UserspacePlace, apt_get, refresh
 from shootout.userspace.create import Progress, _journal_for, require_root
 from shootout.userspace.packages import installed_versions
 
 
-def update_userspace(name: str, *, progress: Progress | None = None,
+def update_userspace(name: str, open_place: Callable[[Config, Journal], UserspacePlace], *, progress: Progress | None = None,
                      journal: Journal | None = None) -> dict[str, tuple[str | None, str | None]]:
-    """Upgrade userspace `name`; returns package -> (old, new) for what changed."""
+    """Upgrade userspace `name`, run in it through open_place (the chroot target: userspace sits
+    below the targets); returns package -> (old, new) for what changed."""
     require_root("updating a userspace")
     say = progress or (lambda _msg: None)
     with registry.locked(name, wait=False):
         found = registry.get_ready(name)
         marker = found.path / registry.UPDATING
         with _journal_for(journal) as j:
-            target = ChrootTarget(Config(name=f"userspace:{name}", target="chroot", userspace=name), j)
+            target = open_place(Config(name=f"userspace:{name}", target="chroot", userspace=name), j)
             target.open()
             marker.touch()  # not ready again until the upgrade has finished
             try:

@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import TargetError, ToolMissing
+from shootout.execution.process import ProcResult
+from shootout.execution.tools import find_tool
 from shootout.paths import cache_dir
 from shootout.system.journal import Journal
-from shootout.targets.base import CLEAN_PATH
-from shootout.targets.process import ProcResult
+from shootout.system.mounts import mount, safe_rmtree
 from shootout.userspace.apt import update_warnings
 from shootout.userspace.binfmt import ensure_emulation
-from shootout.userspace.mounts import mount, safe_rmtree
 from shootout.userspace.registry import Userspace
 from shootout.vm.kvm import GUEST_FAMILY
 
@@ -169,7 +169,7 @@ def build_image(userspace: Userspace, flavour: str, journal: Journal, progress: 
 def _build(userspace: Userspace, flavour: str, work: Path, final: Path, journal: Journal,
            say: Progress) -> VmImage:
     for tool, package in (("mkfs.ext4", "e2fsprogs"), ("unshare", "util-linux"), ("ssh-keygen", "openssh-client")):
-        if shutil.which(tool, path=CLEAN_PATH) is None:
+        if find_tool(tool) is None:
             raise ToolMissing(tool, package)
     package, foreign = kernel_package(userspace.arch, flavour)
     size = _tree_bytes(userspace.root)

@@ -12,7 +12,6 @@ cached image never changes and a killed VM leaves no file. qemu dies with shooto
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 import psutil
 
 from shootout.errors import TargetError, ToolMissing
+from shootout.execution.tools import find_tool
 from shootout.system.children import die_with_parent
 from shootout.system.journal import Journal
 from shootout.vm.image import VmImage
@@ -65,7 +65,7 @@ def qemu_argv(image: VmImage, shape: VmShape, accel: Accel, port: int, serial_lo
     """The qemu command line; user-mode networking forwards 127.0.0.1:port to the guest's sshd.
     `quiet`: an emulated serial port is slow, and the boot log is not needed on it."""
     binary, package = QEMU[family(image)]
-    found = shutil.which(binary)
+    found = find_tool(binary)
     if found is None:
         raise ToolMissing(binary, package)
     arm = family(image) == "arm"

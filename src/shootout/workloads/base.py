@@ -21,29 +21,22 @@ import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from shootout.errors import ToolMissing, WorkloadError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.tools import Tool
 from shootout.model import Config, WorkloadSpec
+from shootout.parts import RunParts, sized
+from shootout.parts.base import PartSession
 from shootout.system.journal import Journal
 from shootout.targets.base import Target
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
-
-if TYPE_CHECKING:
-    from shootout.parts import RunParts
-    from shootout.parts.base import PartSession
 
 # A trial should last at least this long so timer resolution and start-up do not dominate.
 MIN_TRIAL_S = 0.3
 # Work sized from one measurement aims this much above the minimum, so jitter stays above it.
 MARGIN = 1.3
-
-
-@dataclass(frozen=True)
-class Tool:
-    command: str
-    package: str  # Debian package that provides it
 
 
 @dataclass
@@ -70,7 +63,8 @@ class Context:
 
     @property
     def facts(self) -> TargetFacts:
-        return self.target.probe()
+        """The target's resources as this configuration's trials get them (its parts applied)."""
+        return sized(self.config, self.target.probe())
 
     def part(self, name: str) -> PartSession:
         """The run's session of a configuration part, e.g. "network" (the namespaces it made)."""

@@ -23,13 +23,15 @@ from typing import Any
 
 from shootout.build import ABI_FLAGS, require_compiler
 from shootout.errors import UsageError, WorkloadError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.tools import find_tool
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
 from shootout.paths import cache_dir
 from shootout.targets.base import Target
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context, Prepared, Tool, Workload
-from shootout.workloads.shell import Step, q, run_checked, step_seconds, timed_argv, tool_version
+from shootout.workloads.shell import Step, q, run_checked, step_seconds, timed_argv
 
 PACKAGE, VERSION = "lua5.4", "5.4.4-3+deb12u1"
 TARBALL = "lua5.4_5.4.4.orig.tar.gz"
@@ -43,7 +45,7 @@ def _sha256(path: Path) -> str:
 
 def _apt_source(dest: Path) -> bool:
     """`apt-get source --download-only` into dest; False when no deb-src line knows the package."""
-    if shutil.which("apt-get") is None:
+    if find_tool("apt-get") is None:
         return False
     proc = subprocess.run(["apt-get", "source", "--download-only", "-qq", f"{PACKAGE}={VERSION}"],
                           cwd=dest, capture_output=True, text=True, timeout=600)

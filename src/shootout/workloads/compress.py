@@ -13,12 +13,13 @@ from statistics import geometric_mean
 from typing import Any
 
 from shootout.errors import WorkloadError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads import inputs
 from shootout.workloads.base import Context, Prepared, Tool, Workload, repeats_for
-from shootout.workloads.shell import Step, parse_steps, q, step_seconds, timed_argv, tool_version
+from shootout.workloads.shell import Step, parse_steps, q, step_seconds, timed_argv
 
 # codec -> (compress command, decompress command, file suffix); {i} input, {o} output
 CODECS: dict[str, tuple[str, str, str]] = {

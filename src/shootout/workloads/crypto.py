@@ -9,13 +9,14 @@ from statistics import geometric_mean
 from typing import Any
 
 from shootout.errors import WorkloadError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
 from shootout.targets.base import Target
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.openssl_output import ALL_SIZES, hw_paths, parse_speed
-from shootout.workloads.shell import q, run_checked, tool_version
+from shootout.workloads.shell import q, run_checked
 
 _CPU = re.compile(r"^cpu (sha1sum|openssl) (\d+\.\d+) (\d+\.\d+)$")  # bash's time, TIMEFORMAT below
 
@@ -77,7 +78,7 @@ class OpensslSpeed(Workload):
         cpuinfo = target.run(["cat", "/proc/cpuinfo"], timeout=60).stdout
         facts = {"algorithms": usable, "unavailable": missing,
                  "hw_paths": hw_paths(info, cpuinfo, dict(target.environment())),
-                 "cores": target.probe().cores}  # threads = 0: -multi on each machine's own CPUs
+                 "cores": ctx.facts.cores}  # threads = 0: -multi on each machine's own CPUs
         return Prepared(facts=facts, versions={"openssl": version})
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:

@@ -12,14 +12,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads import inputs
 from shootout.workloads.base import Context, Prepared, Tool
-from shootout.workloads.diskscratch import (ScratchWorkload, compsize_command, compsize_metrics, compsize_values,
-                                            fresh_dir_setup, open_disk)
-from shootout.workloads.shell import Step, q, step_seconds, timed_argv, tool_version
+from shootout.workloads.diskscratch import (
+    ScratchWorkload,
+    compsize_command,
+    compsize_metrics,
+    compsize_values,
+    fresh_dir_setup,
+    open_disk,
+)
+from shootout.workloads.shell import Step, q, step_seconds, timed_argv
 
 SOURCES = ("zeros", "corpus")
 

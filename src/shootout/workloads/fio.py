@@ -18,13 +18,19 @@ from statistics import geometric_mean
 from typing import Any
 
 from shootout.errors import WorkloadError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context, Prepared, Tool
-from shootout.workloads.diskscratch import (ScratchWorkload, compsize_command, compsize_metrics, compsize_values,
-                                            fresh_dir_setup, open_disk)
-from shootout.workloads.shell import tool_version
+from shootout.workloads.diskscratch import (
+    ScratchWorkload,
+    compsize_command,
+    compsize_metrics,
+    compsize_values,
+    fresh_dir_setup,
+    open_disk,
+)
 
 # job name -> (rw, block size, queue depth)
 JOBS: dict[str, tuple[str, str, int]] = {

@@ -16,12 +16,12 @@ from statistics import geometric_mean
 from typing import Any
 
 from shootout.errors import WorkloadError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.diskscratch import fresh_dir_setup, open_disk
-from shootout.workloads.shell import tool_version
 
 COLUMNS = ("write", "rewrite", "read", "reread", "randread", "randwrite")
 RECORDS = {"4k": 4, "512k": 512, "16m": 16384}  # name -> iozone's reclen column (KiB)

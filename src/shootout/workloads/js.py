@@ -19,14 +19,14 @@ from statistics import geometric_mean
 from typing import Any
 
 from shootout.errors import WorkloadError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
 from shootout.paths import cache_dir
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context, Prepared, Tool, Workload, parse_key_values, repeats_for, require
 from shootout.workloads.jssource import module_source
 from shootout.workloads.npm import check_versions, npm_install
-from shootout.workloads.shell import tool_version
 
 PACKAGES = {"acorn": "8.14.0", "terser": "5.36.0", "prettier": "3.3.3", "typescript": "5.6.3"}
 # terser's dependency tree, pinned too so every machine runs the same code

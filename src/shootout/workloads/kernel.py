@@ -6,8 +6,8 @@ from typing import Any, ClassVar
 
 from shootout.build import build_native, require_compiler
 from shootout.errors import WorkloadError
+from shootout.execution.process import ProcResult
 from shootout.targets.base import Target
-from shootout.targets.process import ProcResult
 from shootout.workloads.base import (
     MIN_TRIAL_S,
     Context,

@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from shootout.errors import WorkloadError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads import inputs
 from shootout.workloads.base import Context, Prepared, Tool, Workload
-from shootout.workloads.shell import Step, q, step_seconds, timed_argv, tool_version
+from shootout.workloads.shell import Step, q, step_seconds, timed_argv
 
 
 def _prepare_audio(ctx: Context, tool: str, copies: int = 0) -> Prepared:

@@ -14,6 +14,9 @@ from typing import Any, ClassVar
 
 from shootout.build import build_native
 from shootout.errors import TargetError, WorkloadError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
 from shootout.net import counters, cpustat, iperf
 from shootout.net.options import PART, net_options
@@ -21,10 +24,8 @@ from shootout.net.rungs import DROP_PORT, rung
 from shootout.net.script import script, section, wait_for
 from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology
 from shootout.parts.network import NetSession
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context, Prepared, Tool, Workload
-from shootout.workloads.shell import q, tool_version
+from shootout.workloads.shell import q
 
 NSENTER = Tool("nsenter", "util-linux")
 LOCAL_TARGETS = ("host", "chroot")  # whose programs can enter the namespaces by /proc/PID

@@ -16,12 +16,13 @@ import subprocess
 from pathlib import Path
 
 from shootout.errors import ToolMissing, WorkloadError
+from shootout.execution.tools import find_tool
 from shootout.paths import cache_dir
 
 
 def npm_install(root: Path, command: str, what: str) -> None:
     """Run `npm install` or `npm ci` in root (which holds package.json); one-line errors."""
-    npm = shutil.which("npm")
+    npm = find_tool("npm")
     if npm is None:
         raise ToolMissing("npm", "npm", where=f"the host (it installs {what} once)")
     proc = subprocess.run([npm, command, "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"],

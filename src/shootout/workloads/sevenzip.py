@@ -12,12 +12,13 @@ import re
 from typing import Any
 
 from shootout.errors import ToolMissing, WorkloadError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
 from shootout.targets.base import Target
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context, Prepared, Workload
-from shootout.workloads.shell import q, tool_version
+from shootout.workloads.shell import q
 
 COMMANDS = (("7zz", "7zip"), ("7z", "p7zip-full"), ("7za", "p7zip"))
 MODES = {"1t": "one thread (-mmt1)", "mt": "all threads"}

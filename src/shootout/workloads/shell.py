@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from shootout.errors import WorkloadError
+from shootout.execution.process import ProcResult
 from shootout.targets.base import Target
-from shootout.targets.process import ProcResult
 
 _STEP = re.compile(r"^step ([a-z0-9_]+) (\d+\.\d+) (\d+\.\d+)$")
 
@@ -73,15 +73,6 @@ def step_seconds(result: ProcResult, names: Sequence[str]) -> dict[str, float]:
         if seconds[name] <= 0:
             raise WorkloadError(f"step {name!r} took {seconds[name]} s", "the clock (date +%s.%N) is unusable")
     return {name: seconds[name] for name in names}
-
-
-def tool_version(target: Target, argv: Sequence[str], pattern: str = r"\S") -> str:
-    """The first output line (stdout, then stderr) matching pattern: how a tool names its version."""
-    result = target.run(list(argv), timeout=60)
-    for line in (result.stdout + "\n" + result.stderr).splitlines():
-        if re.search(pattern, line):
-            return line.strip()
-    return "unknown"
 
 
 def run_checked(target: Target, argv: Sequence[str], what: str, timeout: float = 600.0) -> ProcResult:

@@ -18,14 +18,21 @@ from pathlib import Path
 from statistics import geometric_mean
 from typing import Any
 
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads import inputs, shell
 from shootout.workloads.base import Context, Prepared, Tool
-from shootout.workloads.diskscratch import (ScratchWorkload, compsize_command, compsize_metrics, compsize_values,
-                                            fresh_dir_setup, open_disk)
-from shootout.workloads.shell import Step, step_seconds, tool_version
+from shootout.workloads.diskscratch import (
+    ScratchWorkload,
+    compsize_command,
+    compsize_metrics,
+    compsize_values,
+    fresh_dir_setup,
+    open_disk,
+)
+from shootout.workloads.shell import Step, step_seconds
 
 STEPS = ("create", "stat", "read", "delete")
 PER_DIR = 100

@@ -16,9 +16,9 @@ from dataclasses import replace
 from typing import Any
 
 from shootout.errors import UsageError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context, Prepared, parse_key_values, require
 from shootout.workloads.compile import Build
 from shootout.workloads.kernel import CompiledWorkload

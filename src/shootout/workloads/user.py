@@ -17,8 +17,8 @@ from typing import Any
 
 from shootout.cpuclock import CPU, WALL
 from shootout.errors import UsageError, WorkloadError
+from shootout.execution.process import ProcResult
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.process import ProcResult
 from shootout.units import UNITS
 from shootout.workloads.base import Context, Prepared, Workload
 

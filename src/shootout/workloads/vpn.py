@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
 from shootout.net import cpustat, iperf
 from shootout.net.options import net_options
 from shootout.net.script import script_text, section
 from shootout.net.tunnels import INNER_B, check_tunnel, tunnel
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads.base import Context, Prepared, Tool
 from shootout.workloads.net import IPERF3, NSENTER, TCP_METRICS, NetWorkload, tcp_metrics
-from shootout.workloads.shell import q, tool_version
+from shootout.workloads.shell import q
 
 
 class Vpn(NetWorkload):

@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 from shootout.errors import ToolMissing, WorkloadError
+from shootout.execution.tools import find_tool
 from shootout.paths import cache_dir
 from shootout.workloads import inputs
 from shootout.workloads.browser.pages import (
@@ -66,7 +67,7 @@ def bundles() -> Path:
     final = cache_dir() / "browser" / f"bundles-{tree_sha256(APPS)[:12]}"
 
     def build(out: Path) -> None:
-        node = shutil.which("node")
+        node = find_tool("node")
         if node is None:
             raise ToolMissing("node", "nodejs", where="the host (it builds the to-do apps once)")
         proc = subprocess.run([node, str(APPS / "build.mjs"), str(modules), str(APPS / "src"), str(out)], check=False,

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from shootout.errors import WorkloadError
-from shootout.targets.process import ProcResult
+from shootout.execution.process import ProcResult
 from shootout.workloads.base import require
 
 STEPS = ("add", "complete", "delete")

@@ -24,9 +24,10 @@ import math
 from typing import Any
 
 from shootout.errors import WorkloadError
+from shootout.execution.facts import TargetFacts
+from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
-from shootout.targets.probe import TargetFacts
-from shootout.targets.process import ProcResult
 from shootout.workloads import inputs
 from shootout.workloads.base import Context, Prepared, Tool, Workload, parse_key_values
 from shootout.workloads.browser import assets
@@ -37,7 +38,6 @@ from shootout.workloads.browser.results import (
     tabs_metrics,
     todo_metrics,
 )
-from shootout.workloads.shell import tool_version
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 # The same on every side. --no-sandbox: trials run as root, where Chromium refuses its

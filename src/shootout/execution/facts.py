@@ -9,16 +9,14 @@ facts describe, they do not judge.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from shootout.arm.board import known_caches_kib
+from shootout.arm.socs import known_caches_kib
 from shootout.errors import ShootoutError
-from shootout.facts import os_release_name
-
-if TYPE_CHECKING:
-    from shootout.targets.base import Target
+from shootout.execution.place import Place
+from shootout.execution.versions import first_line, output
 
 LEVELS = ("l1", "l2", "l3")
 
@@ -75,7 +73,7 @@ def parse_caches(text: str) -> dict[str, int]:
     return {k: int(v) for k, v in sizes.items() if v >= 1}
 
 
-def sizing(target: Target) -> TargetFacts:
+def sizing(target: Place) -> TargetFacts:
     """Cores, memory, available memory and cache sizes as the target sees them."""
     try:
         result = target.run(["sh", "-c", _SIZING], timeout=60)
@@ -111,39 +109,29 @@ def sizing_from(cores: int | None, meminfo: str, caches: str, bits: int | None =
 # -- the userspace's identity ----------------------------------------------------------------
 
 
-def _output(target: Target, argv: Sequence[str], *, use_stderr: bool = False) -> str | None:
-    """Stripped output of argv in the target, or None when it is absent or fails."""
-    try:
-        result = target.run(list(argv), timeout=30)
-    except (ShootoutError, OSError):
-        return None
-    if result.timed_out or (result.exit_status != 0 and not use_stderr):
-        return None
-    return result.stdout.strip() or (result.stderr.strip() if use_stderr else "") or None
+def os_release_name(text: str) -> str | None:
+    values = dict(re.findall(r'^([A-Z_]+)="?(.*?)"?$', text, re.MULTILINE))
+    return values.get("PRETTY_NAME") or values.get("NAME")
 
 
-def _first_line(text: str | None) -> str | None:
-    return text.splitlines()[0].strip() if text else None
-
-
-def libc(target: Target) -> str | None:
+def libc(target: Place) -> str | None:
     """"glibc 2.36"; musl's ldd prints its version to stderr and exits 1."""
-    if found := _first_line(_output(target, ["getconf", "GNU_LIBC_VERSION"])):
+    if found := first_line(output(target, ["getconf", "GNU_LIBC_VERSION"])):
         return found
-    text = _output(target, ["ldd", "--version"], use_stderr=True)
-    return _first_line(text) if text and "libc" in text.lower() else None
+    text = output(target, ["ldd", "--version"], use_stderr=True)
+    return first_line(text) if text and "libc" in text.lower() else None
 
 
-_IDENTITY: dict[str, Callable[[Target], str | None]] = {
+_IDENTITY: dict[str, Callable[[Place], str | None]] = {
     "libc": libc,
-    "cc": lambda t: _first_line(_output(t, ["cc", "--version"])),
-    "openssl": lambda t: _first_line(_output(t, ["openssl", "version"])),
-    "uname_m": lambda t: _first_line(_output(t, ["uname", "-m"])),
-    "dpkg_arch": lambda t: _first_line(_output(t, ["dpkg", "--print-architecture"])),
-    "distro": lambda t: os_release_name(_output(t, ["cat", "/etc/os-release"]) or ""),
+    "cc": lambda t: first_line(output(t, ["cc", "--version"])),
+    "openssl": lambda t: first_line(output(t, ["openssl", "version"])),
+    "uname_m": lambda t: first_line(output(t, ["uname", "-m"])),
+    "dpkg_arch": lambda t: first_line(output(t, ["dpkg", "--print-architecture"])),
+    "distro": lambda t: os_release_name(output(t, ["cat", "/etc/os-release"]) or ""),
 }
 
 
-def identity(target: Target) -> dict[str, Any]:
+def identity(target: Place) -> dict[str, Any]:
     """Facts of a target's userspace (libc, compiler, openssl, architecture, distro); None if absent."""
     return {name: probe(target) for name, probe in _IDENTITY.items()}
