@@ -1,7 +1,7 @@
 """Configurations a comparison lost before measuring: where a run keeps them, how they are said.
 
 A configuration the user asked for that cannot run here (a setting this kernel lacks, no KVM
-for a VM, ...) is dropped before the run starts (request.usable); when two or more sides are
+for a VM, ...) is dropped before the run starts (preparation.usable); when two or more sides are
 left the run goes on, and keeps what it lost and why in its machine facts, so that `show` and
 the report say so above the table and in the summary instead of only in the run's first lines.
 """

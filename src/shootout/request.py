@@ -1,9 +1,8 @@
-"""Turn what the user asked for into a RunRequest: configurations, workloads, settings.
+"""Parse what the user asked for: configurations, workloads, settings, checked as typed.
 
-The default comparison (no --config): a native 64-bit userspace against its 32-bit
-companion, both built by debootstrap; when that cannot be done here, host against
-host+m32. A comparison that loses every side but one is refused (check_sides); one that
-keeps two or more runs, and the run keeps what it lost and why (facts, shown with it).
+Nothing here touches the machine: what must be built, compiled or probed before the first
+trial (userspaces, the compiler ABI probe, the sides that cannot run here) is the
+preparation step's (preparation.py), which turns the Parsed request into a RunRequest.
 """
 
 from __future__ import annotations
@@ -15,15 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from shootout.conditions.noise import resolvable_threshold
-from shootout.configs import FileSettings, abi_problem, load_file, parse_spec, resolve, x86_abi_problem
+from shootout.configs import FileSettings, load_file, resolve
 from shootout.errors import ShootoutError, UsageError
 from shootout.groups import side_names
-from shootout.kinds import kind_of
-from shootout.model import Config, RunSettings, aa_copy
-from shootout.parts import parts_problem
-from shootout.runner import RunRequest
+from shootout.model import Config, RunSettings
+from shootout.runstate import RunRequest
 from shootout.stats import Design
-from shootout.targets.factory import runs_emulated, target_problem
+from shootout.targets.factory import runs_emulated
 from shootout.workloads.base import Workload
 from shootout.workloads.packages import packages_at_creation
 from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, suite_params, workload
@@ -52,83 +49,6 @@ def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = 
     if name in user_defs:
         return CommandWorkload(user_defs[name], where)
     return workload(name)
-
-
-def default_configs(notify: Notify, progress: Notify, packages: tuple[str, ...] = (),
-                    emulate: bool = False) -> list[Config]:
-    from shootout.userspace.configs import headline_configs
-
-    configs, reason = headline_configs(progress=progress, packages=packages, emulate=emulate)
-    if configs:
-        return configs
-    if x86_abi_problem("m32"):  # an ARM machine: no -m32; its 32-bit side is the armhf userspace
-        # the default job is a comparison: one side alone would answer nothing it was asked
-        raise UsageError(f"cannot make the default comparison's userspaces: {reason}",
-                         "fix that, or measure this machine alone with -c host")
-    notify(f"not comparing debootstrap userspaces: {reason}; comparing host with host+m32 instead")
-    return [parse_spec("host"), parse_spec("host+m32")]
-
-
-def refuse_emulated(configs: list[Config]) -> None:
-    """UsageError for a userspace this ARM machine would run only under qemu (without --emulate),
-    before any userspace is made."""
-    from shootout.userspace.abi import config_arch
-    from shootout.userspace.arches import arch_problem
-
-    for config in configs:
-        name = config_arch(config) if kind_of(config).userspace else None
-        if name and (problem := arch_problem(name)):
-            raise UsageError(f"{config.name}: {problem[0]}", problem[1])
-
-
-def refuse_emulated_host(configs: list[Config] | None) -> None:
-    """UsageError when this whole machine runs under qemu-user (without --emulate) and the run would
-    measure it (configs None: the default main job), before any userspace is made."""
-    from shootout.system.emulator import here
-
-    why = here()
-    if why and (configs is None or any(kind_of(c).this_kernel for c in configs)):
-        raise UsageError(f"{why}; figures measured here would be the emulator's",
-                         "pass --emulate to check that it works (results marked emulated, no verdicts)")
-
-
-def usable(configs: list[Config]) -> tuple[list[Config], dict[str, str]]:
-    """The configurations that can run here, and why each other one cannot (one line each)."""
-    kept, lost = [], {}
-    for config in configs:
-        problem = abi_problem(config) or parts_problem(config) or target_problem(config)
-        if problem:
-            lost[config.name] = problem
-        else:
-            kept.append(config)
-    return kept, lost
-
-
-def _why(lost: dict[str, str]) -> str:
-    """'a cannot: why', with the configurations that share a reason named together."""
-    by_reason: dict[str, list[str]] = {}
-    for name, problem in lost.items():
-        by_reason.setdefault(problem, []).append(name)
-    return "; ".join(f"{', '.join(names)} cannot: {problem}" for problem, names in by_reason.items())
-
-
-def check_sides(asked: list[Config], kept: list[Config], lost: dict[str, str], aa: bool) -> None:
-    """Refuse, in one line, a run whose comparison lost every side but one (or all): what is
-    left would be measured alone and 'complete' with nothing compared. A single configuration
-    the user asked for (-c host, --aa) is no comparison and may run alone."""
-    if not lost:
-        return
-    if not kept:
-        raise UsageError(f"no configuration can run here: {_why(lost)}", "fix that, or try --config host")
-    if aa:  # an A/A run measures the first configuration against itself
-        if (first := asked[0].name) in lost:
-            raise UsageError(f"--aa measures {first}, which cannot run here: {lost[first]}",
-                             "fix that, or name another configuration first")
-        return
-    if len(kept) < 2:
-        left = kept[0].name
-        raise UsageError(f"nothing to compare: of the {len(asked)} configurations only {left} can run here; "
-                         f"{_why(lost)}", f"fix that, or measure {left} alone with -c {left}")
 
 
 def _file_settings(wish: Wish) -> FileSettings:
@@ -205,11 +125,22 @@ def priced(wish: Wish, names: list[str]) -> RunSettings:
     return replace(wish.settings, prices=prices, price_unit=wish.price_unit)
 
 
-def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) -> RunRequest:
-    """notify: one-line messages the user must see; progress: passing status (userspace creation)."""
-    progress = progress or notify
-    file = _file_settings(wish)
-    where = f"experiment {wish.experiment}" if wish.experiment else str(wish.file or "shootout.toml")
+@dataclass
+class Parsed:
+    """A Wish checked and turned into typed parts; nothing on the machine looked at or changed
+    yet (preparation.prepare builds, compiles and probes, then makes the RunRequest)."""
+
+    wish: Wish
+    configs: list[Config] | None  # None: the default comparison, chosen while preparing
+    workloads: list[Workload]
+    settings: RunSettings  # priced when the configurations are named (else while preparing)
+    user_workloads: dict[str, dict[str, Any]]
+    params: dict[str, dict[str, Any]]
+    packages: tuple[str, ...]  # what a userspace this run creates gets (workloads.packages)
+
+
+def _chosen(wish: Wish, file: FileSettings, where: str, notify: Notify) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """The workloads to run, in order, and their parameters: the command line's, else the file's."""
     names = wish.workloads or list(file.run.get("workloads", []))
     suite_name = wish.suite or file.run.get("suite")
     if not names and not suite_name:
@@ -231,41 +162,31 @@ def build_request(wish: Wish, notify: Notify, progress: Notify | None = None) ->
         notify(f"{tables} of {where} not used: not among the workloads chosen with "
                f"{'-w' if wish.workloads else '--suite'}")
         params = {name: table for name, table in params.items() if name not in stray}
+    return chosen, params
+
+
+def build_request(wish: Wish, notify: Notify) -> Parsed:
+    """Parse and check what the user asked for, without touching the machine: nothing is
+    built, compiled or probed here (preparation.prepare does that). notify: one-line messages
+    the user must see."""
+    file = _file_settings(wish)
+    where = f"experiment {wish.experiment}" if wish.experiment else str(wish.file or "shootout.toml")
+    chosen, params = _chosen(wish, file, where, notify)
     workloads = [make_workload(n, file.workloads, where) for n in chosen]
     user_defs = {n: file.workloads[n] for n in chosen if n in file.workloads}
     # The workloads first: a userspace this run creates gets what they need (workloads.packages).
     packages = packages_at_creation(workloads)
     specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
     _machines_named(wish, specs)
-    resolved = resolve(specs, file.configs) if specs else None
-    if not wish.emulate:
-        refuse_emulated_host(resolved)
-    configs = resolved if resolved is not None else default_configs(notify, progress, packages, wish.emulate)
-    settings = priced(wish, side_names(configs))
-    if specs and not wish.emulate:
-        refuse_emulated(configs)
-    if wish.emulate:
-        from shootout.targets.vm import emulated
+    configs = resolve(specs, file.configs) if specs else None
+    settings = wish.settings
+    if configs is not None:
+        settings = priced(wish, side_names(configs))
+        if wish.emulate:
+            from shootout.targets.vm import emulated
 
-        configs = [emulated(c) for c in configs]
-    # Checked before any userspace is made: a run that cannot compare makes nothing.
-    asked = configs
-    configs, lost = usable(configs)
-    check_sides(asked, configs, lost, wish.settings.aa)
-    if wish.settings.aa:  # it measures the first alone: the others were not going to be compared
-        lost = {}
-    for name, problem in lost.items():
-        notify(f"skipping configuration {name}: {problem}")
-    if lost:
-        settings = replace(settings, prices={n: p for n, p in settings.prices.items() if n not in lost})
-    if specs:
-        from shootout.userspace.configs import made_on_first_use
-
-        configs = made_on_first_use(configs, progress, packages)
-    if wish.settings.aa:
-        configs = [configs[0], aa_copy(configs[0])]
-    return RunRequest(configs=configs, workloads=workloads, settings=settings,
-                      user_workloads=user_defs, params=params, lost=lost)
+            configs = [emulated(c) for c in configs]
+    return Parsed(wish, configs, workloads, settings, user_defs, params, packages)
 
 
 def workloads_of(names: list[str], user_defs: dict[str, dict[str, Any]]) -> list[Workload]:

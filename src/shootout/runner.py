@@ -8,139 +8,48 @@ run loses at most the trial in flight and `resume` continues exactly where it st
 from __future__ import annotations
 
 import dataclasses
-import math
-import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
 from typing import Any
 
 from shootout import cpuclock
 from shootout import events as ev
-from shootout.analysis import BUDGET_REFUSED, is_emulated, metric_log_ratios, run_design
 from shootout.arm import board
+from shootout.binaries import provide_alike, verify_binaries
 from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
-from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, Repeats, record
+from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, record
 from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, UsageError, WorkloadError
-from shootout.groups import check_architectures, grouped, machine_arch
+from shootout.groups import check_architectures, machine_arch
 from shootout.lanes import LOCAL, lanes_of, run_round
 from shootout.lost import LOST
-from shootout.model import Config, Run, RunSettings, Trial, TrialSpec, aa_original
+from shootout.model import Config, Run, Trial, TrialSpec, aa_original
 from shootout.parts import RunParts, sized
 from shootout.plan import round_order
-from shootout.stats import decided
+from shootout.runstate import Live, RunRequest
+from shootout.stopping import check_budget, emulated, eta, undecided
 from shootout.store import Store
 from shootout.system.journal import Journal
 from shootout.system.tree import run_prefix
-from shootout.targets.base import Target, layout_padding
+from shootout.targets.base import Target
 from shootout.targets.factory import make_target
-from shootout.userspace.abi import tool_elf, verify_abi
-from shootout.userspace.apt import common_versions
-from shootout.workloads.base import Context, Prepared, Workload
+from shootout.trial import failed, run_trial
+from shootout.workloads.base import Context, Workload
 from shootout.workloads.packages import workload_packages
 from shootout.workloads.sizes import smallest_side
 
+__all__ = ["CALIBRATED", "Interrupted", "RunRequest", "Runner", "TargetFactory", "provide_alike", "verify_binaries"]
+
 TargetFactory = Callable[[Config, Journal], Target]
-_ROUND_OVERHEAD = 1.1  # a round's time beyond its trials' wall time (clock check, commits)
-_PAUSED = 2.0  # a warm-up spanning more than twice its trials' time was interrupted and resumed
 # Machine fact kept while a run prepares: the workloads whose calibrated parameters are stored,
 # so that a run killed while preparing resumes by calibrating the others. Absent: all of them
 # (the preparation finished, a run stored before this fact, or a block of a run across boots).
 CALIBRATED = "calibrated_workloads"
 
 
-@dataclass
-class RunRequest:
-    configs: list[Config]
-    workloads: list[Workload]
-    settings: RunSettings
-    user_workloads: dict[str, dict[str, Any]] = field(default_factory=dict)
-    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # overrides of default params
-    lost: dict[str, str] = field(default_factory=dict)  # configurations asked for that cannot run here: why
-
-
 class Interrupted(KeyboardInterrupt):
     """Raised by a SIGTERM/SIGHUP handler: handled like Ctrl-C (run marked interrupted, journal undone)."""
-
-
-@dataclass
-class _Live:
-    run: Run
-    workloads: dict[str, Workload]
-    targets: dict[str, Target]
-    prepared: dict[tuple[str, str], Prepared]
-    done: set[tuple[int, str, str]]
-    trials: list[Trial]
-    failed: set[str] = field(default_factory=set)
-    errors: dict[str, ShootoutError] = field(default_factory=dict)  # why each failed workload failed
-    fresh: bool = False  # started by this session (not resumed): dropped if it fails before measuring
-    contexts: dict[tuple[str, str], Context] = field(default_factory=dict)  # (workload, config)
-    parts: RunParts | None = None  # settings, scratch, ...: applied before every trial
-    session_start: float = field(default_factory=time.monotonic)
-    elapsed_before: float = 0.0
-    trial_seconds: list[float] = field(default_factory=list)
-    repeats: Repeats = field(init=False)  # the run's count of interrupted attempts
-    # machines measured in parallel (lanes.py): one lane records at a time; after a lane's
-    # failure or an interrupt nothing more is recorded
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    abort: threading.Event = field(default_factory=threading.Event)
-
-    def __post_init__(self) -> None:
-        self.repeats = Repeats(self.run.settings.repeats)
-
-    def elapsed(self) -> float:
-        return self.elapsed_before + time.monotonic() - self.session_start
-
-
-def provide_alike(targets: Sequence[Target], workload: Workload) -> list[str]:
-    """What the workload needs, installed where missing (a userspace) at the newest version
-    every side is offered, so that the sides run the same program; returns apt's warnings.
-    A version that still differs shows in Prepared.versions: a confounder."""
-    wanted = [workload.required_packages(t) for t in targets]
-    # every side's versions of all the workload's packages: a side that has them counts too
-    offered = [t.offers(workload.debian_packages(), workload.components) for t in targets]
-    versions = common_versions([o for o, _ in offered])
-    for target, packages in zip(targets, wanted):
-        target.provide(packages, workload.components, versions)
-    return [line for _, warnings in offered for line in warnings]
-
-
-def verify_binaries(config: Config, target: Target, workload: Workload, prepared: Prepared) -> None:
-    """Record the ELF identity of every binary a workload runs and check it against the label:
-    a '32-bit' configuration that ran a 64-bit binary is an error, not a result."""
-    elves = {tool.command: tool_elf(target, tool.command) for tool in workload.tools}
-    # External tools are the userspace's own: a compiler ABI option (host+m32) applies
-    # only to the native kernels built for it.
-    userspace_abi = dataclasses.replace(config, abi=None)
-    for elf in elves.values():
-        verify_abi(userspace_abi, elf)
-    if "binary" in prepared.facts:
-        elves["native kernel"] = prepared.facts["binary"]
-        verify_abi(config, prepared.facts["binary"])
-    prepared.facts["elf"] = {tool: {k: v for k, v in elf.items() if k != "path"} for tool, elf in elves.items() if elf}
-
-
-def _failed(trial: Trial) -> WorkloadError:
-    return WorkloadError(f"{trial.spec.workload} failed on {trial.spec.config}: {trial.error}")
-
-
-def _round_seconds(trials: list[Trial]) -> float:
-    """How long a round of these trials takes: the span they ran in (trials plus what the
-    runner does between them), or their summed wall time when the span holds a pause."""
-    work = sum(t.wall_s for t in trials)
-    span = max(t.started_at + t.wall_s for t in trials) - min(t.started_at for t in trials)
-    return span if work <= span <= _PAUSED * work else work * _ROUND_OVERHEAD
-
-
-def _own_budget(name: str) -> str:
-    """A named experiment's own budget, for the refusal's hint ('' for any other run)."""
-    if not name:
-        return ""
-    from shootout.experiments.limits import own_budget  # the experiments import the workloads, not the runner
-
-    return own_budget(name)
 
 
 class Runner:
@@ -178,17 +87,17 @@ class Runner:
         run.facts["machine"] = {**run.facts["machine"], CALIBRATED: []}
         run.id = self.store.create_run(run)
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], [w.spec.name for w in request.workloads]))
-        live = _Live(run, {w.spec.name: w for w in request.workloads}, {}, {}, set(), [], fresh=True)
+        live = Live(run, {w.spec.name: w for w in request.workloads}, {}, {}, set(), [], fresh=True)
         return self._execute(live, calibrated=set())
 
     def resume(self, run: Run, workloads: Iterable[Workload]) -> int:
         if run.status == "complete":
             raise UsageError(f"run {run.id} is already complete", "start a new run with: shootout run")
         trials = self.store.trials(run.id, include_warmup=True)
-        live = _Live(run, {w.spec.name: w for w in workloads}, {}, {},
+        live = Live(run, {w.spec.name: w for w in workloads}, {}, {},
                      {(t.spec.round, t.spec.workload, t.spec.config) for t in trials}, trials,
                      elapsed_before=run.elapsed_s)
-        live.errors = {t.spec.workload: _failed(t) for t in trials if not t.ok}
+        live.errors = {t.spec.workload: failed(t) for t in trials if not t.ok}
         live.failed = set(live.errors)
         self.store.update_run(run.id, status="running")
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], list(live.workloads), resumed=len(trials)))
@@ -196,7 +105,7 @@ class Runner:
         return self._execute(live, calibrated=set(live.workloads if stored is None else stored))
 
     # -- the run ---------------------------------------------------------------------
-    def _execute(self, live: _Live, calibrated: set[str]) -> int:
+    def _execute(self, live: Live, calibrated: set[str]) -> int:
         run = live.run
         status = "failed"
         # after a kill, doctor ends what the run's commands left running (a trial's browser)
@@ -241,7 +150,7 @@ class Runner:
             self.emit(ev.RunFinished(run.id, status, kept=kept))
         return run.id
 
-    def _nothing_measured(self, live: _Live) -> ShootoutError:
+    def _nothing_measured(self, live: Live) -> ShootoutError:
         """The run's one error when no workload produced a result: a single workload's own error
         (its exit code and hint), else every workload's reason on one line."""
         errors = {name: live.errors[name] for name in live.workloads if name in live.errors}
@@ -252,7 +161,7 @@ class Runner:
         said = [e.message if e.message.startswith(f"{name} ") else f"{name}: {e.message}" for name, e in errors.items()]
         return WorkloadError(f"no workload produced a result: {'; '.join(said)}", "fix what each names, then run again")
 
-    def _record_conditions(self, live: _Live) -> None:
+    def _record_conditions(self, live: Live) -> None:
         """Keep the monitor's samples (for the report's timeline) and kernel complaints."""
         machine = live.run.facts.setdefault("machine", {})
         if self.monitor is not None:
@@ -265,13 +174,13 @@ class Runner:
         if (after := board.firmware_state()) is not None:
             machine["firmware_state_after"] = after
 
-    def _record_parts(self, live: _Live) -> None:
+    def _record_parts(self, live: Live) -> None:
         """Facts of each configuration's parts, e.g. the device under its scratch."""
         for config in live.run.configs:
             if live.parts is not None and (found := live.parts.facts(config)):
                 live.run.facts.setdefault(config.name, {}).update(found)
 
-    def _measure_clock(self, live: _Live, round_index: int) -> None:
+    def _measure_clock(self, live: Live, round_index: int) -> None:
         if self.clock is None:
             return
         mhz = self.clock()
@@ -279,7 +188,7 @@ class Runner:
             # [round, MHz, when]: the time puts the measured clock on the report's timeline
             live.run.facts.setdefault("machine", {}).setdefault("clock_mhz", []).append([round_index, mhz, time.time()])
 
-    def _open_targets(self, live: _Live) -> None:
+    def _open_targets(self, live: Live) -> None:
         for config in live.run.configs:
             # An A/A copy shares its original's target: same userspace, same mounts.
             original = aa_original(config.name)
@@ -292,7 +201,7 @@ class Runner:
             live.targets[config.name] = target
         check_architectures(live.run.configs, lambda c: machine_arch(live.targets[c.name]))
 
-    def _prepare(self, live: _Live, calibrated: set[str]) -> None:
+    def _prepare(self, live: Live, calibrated: set[str]) -> None:
         run = live.run
         baseline = run.configs[0].name
         for name, workload in list(live.workloads.items()):
@@ -329,7 +238,7 @@ class Runner:
         self._record_parts(live)
         self._keep_calibration(live, calibrated)
 
-    def _keep_calibration(self, live: _Live, calibrated: set[str]) -> None:
+    def _keep_calibration(self, live: Live, calibrated: set[str]) -> None:
         """Store the parameters with which workloads are calibrated so far (see CALIBRATED)."""
         machine = live.run.facts.setdefault("machine", {})
         machine.pop(CALIBRATED, None)
@@ -337,7 +246,7 @@ class Runner:
             machine[CALIBRATED] = sorted(calibrated)
         self.store.update_run(live.run.id, params=live.run.params, facts=live.run.facts)
 
-    def _lose(self, live: _Live, name: str, config: str | None, error: ShootoutError,
+    def _lose(self, live: Live, name: str, config: str | None, error: ShootoutError,
               reason: str | None = None) -> None:
         """A workload that failed is measured no more. Its error makes the run's one line when
         nothing was measured (_nothing_measured); its reason stays with the run, so that every
@@ -348,12 +257,12 @@ class Runner:
         live.run.facts.setdefault("lost", {})[name] = {"config": config, "reason": reason}
         self.emit(ev.WorkloadSkipped(name, f"{config}: {reason}" if config else reason))
 
-    def _provide(self, live: _Live, workload: Workload) -> None:
+    def _provide(self, live: Live, workload: Workload) -> None:
         targets = {id(t): t for t in (live.targets[c.name] for c in live.run.configs)}
         for line in provide_alike(list(targets.values()), workload):
             self.emit(ev.Notice(line))
 
-    def _cleanup(self, live: _Live, name: str) -> None:
+    def _cleanup(self, live: Live, name: str) -> None:
         """The workload's cleanup on every configuration it was prepared on (once)."""
         workload = live.workloads[name]
         for key in [k for k in live.contexts if k[0] == name]:
@@ -363,62 +272,33 @@ class Runner:
             except ShootoutError as exc:  # kept with the run; the work directory goes with the target
                 live.run.facts.setdefault(key[1], {}).setdefault("cleanup_errors", []).append(f"{name}: {exc}")
 
-    def _active(self, live: _Live) -> list[str]:
+    def _active(self, live: Live) -> list[str]:
         return [w for w in live.workloads if w not in live.failed]
 
-    def _undecided(self, live: _Live, names: list[str]) -> list[str]:
-        """Workloads whose headline metric is not decided yet against some configuration.
-
-        Decided: a verdict under the run's sequential rule, or an interval already narrower
-        than the precision (see stats.design for why stopping on either keeps its promise).
-        Sub-metrics do not keep a workload running: they get no verdict.
-        """
-        s = live.run.settings
-        if len(live.run.configs) < 2 or grouped(live.run):
-            return []  # nothing to compare, or machines as the units: the minimum rounds (groups.py)
-        design = run_design(live.run, headline=True)
-        base = live.run.configs[0].name
-        out = []
-        for name in names:
-            spec = live.workloads[name].spec
-            for config in live.run.configs[1:]:
-                metric = cpuclock.headline(live.run, spec)
-                ratios = metric_log_ratios(live.trials, spec, metric, base, config.name)
-                if not ratios and not any(metric in t.values for t in live.trials if t.spec.workload == name):
-                    continue  # a headline these parameters do not produce
-                if not decided(design.estimate(list(ratios.values())), s.threshold, s.precision):
-                    out.append(name)
-                    break
-        return out
-
-    def _emulated(self, live: _Live) -> list[str]:
-        """The run's configurations that ran emulated (TCG VMs): function only, no verdicts."""
-        return [c.name for c in live.run.configs if is_emulated(live.run.facts.get(c.name, {}))]
-
-    def _rounds(self, live: _Live) -> None:
+    def _rounds(self, live: Live) -> None:
         run, s = live.run, live.run.settings
         configs = [c.name for c in run.configs]
         # an emulated run checks function: its warm-up and first round complete whatever the budget
-        unbudgeted = 1 if self._emulated(live) else -1
+        unbudgeted = 1 if emulated(live) else -1
         for r in range(0, s.max_rounds + 1):
             active = self._active(live)
             if not active:
                 return  # every workload failed: the run's error says why
             if r > s.min_rounds:
-                active = self._undecided(live, active)
+                active = undecided(live, active)
             if not active:
                 self.emit(ev.Stopped("every headline metric has a verdict or reached the target precision"))
                 return
             if r == 1:
                 for line in cpuclock.record(run, (live.workloads[w].spec for w in active), live.trials):
                     self.emit(ev.Notice(line))
-                self._check_budget(live, active)
+                check_budget(live, active, self.emit)
             order = round_order(s.seed, r, active, configs)
             if any((spec.round, spec.workload, spec.config) not in live.done for spec in order):
                 if live.parts is not None:
                     live.parts.new_round(r)  # e.g. trim the scratches, so each round starts alike
                 self._measure_clock(live, r)
-            self.emit(ev.RoundStarted(r, active, self._eta(live, r, len(order))))
+            self.emit(ev.RoundStarted(r, active, eta(live, r, len(order), len(self._active(live)))))
             lanes = lanes_of(run.configs) if s.parallel else {LOCAL: configs}
             try:
                 going = run_round(order, lanes, lambda spec, beside: self._take(live, spec, unbudgeted, beside),
@@ -432,7 +312,7 @@ class Runner:
             self.store.update_run(run.id, elapsed_s=live.elapsed(), facts=run.facts)
         self.emit(ev.Stopped(f"maximum of {s.max_rounds} rounds reached"))
 
-    def _take(self, live: _Live, spec: TrialSpec, unbudgeted: int, beside: bool) -> bool:
+    def _take(self, live: Live, spec: TrialSpec, unbudgeted: int, beside: bool) -> bool:
         """Measure and record one trial of a round's order (lanes.py calls it, in a lane's
         thread when machines run in parallel); False when the budget is spent."""
         s = live.run.settings
@@ -449,18 +329,18 @@ class Runner:
             live.trials.append(trial)
             live.trial_seconds.append(trial.wall_s)
             if not trial.ok:
-                self._lose(live, spec.workload, spec.config, _failed(trial), trial.error or "failed")
-            self.emit(ev.TrialDone(trial, self._eta(live, spec.round, 0)))
+                self._lose(live, spec.workload, spec.config, failed(trial), trial.error or "failed")
+            self.emit(ev.TrialDone(trial, eta(live, spec.round, 0, len(self._active(live)))))
         return True
 
-    def _measure(self, live: _Live, spec: TrialSpec, beside: bool = False) -> Trial:
+    def _measure(self, live: Live, spec: TrialSpec, beside: bool = False) -> Trial:
         """One trial, run again while other programs interrupt it (see conditions/repeats.py).
         beside: other machines' trials run meanwhile; this machine's CPU use says nothing of
         the remote machine measured, so no window decides a repeat."""
         attempt = 0
         while True:
             with nullcontext(TrialWindow()) if beside else self._quiet() as seen:
-                trial = self._trial(live, spec)
+                trial = run_trial(live, spec)
             trial = dataclasses.replace(trial, monitor=seen.summary)
             with live.lock:  # the run's count of attempts, shared by the lanes
                 again = live.repeats.again(trial, attempt)
@@ -480,95 +360,4 @@ class Runner:
         the trial has ended. Yields what the monitor saw, filled in when the trial has ended;
         without the monitor, what other programs used (so --repeats works with --no-monitor)."""
         return self.monitor.quiet() if self.monitor is not None else others_during()
-
-    def _check_budget(self, live: _Live, active: list[str]) -> None:
-        """After the warm-up: can the budget pay for the rounds up to the first that can give a
-        verdict? Say what they need, and stop before measuring when it cannot (unless the user
-        asked for a partial run)."""
-        s = live.run.settings
-        warmup = [t for t in live.trials if t.spec.round == 0 and t.spec.workload in active]
-        measured = {t.spec.round for t in live.trials if t.spec.round > 0}
-        first = self._first_deciding_round(live)
-        rounds = max(0, first - len(measured))
-        if not warmup or not rounds or len(live.run.configs) < 2:
-            return  # one configuration has no verdicts to lose
-        if emulated := self._emulated(live):
-            # function only, no verdicts by design: nothing to pay for, the run measures its budget
-            self.emit(ev.Notice(f"{', '.join(emulated)} emulated: no verdicts; one round whatever the budget, "
-                                f"more while the budget of {s.budget_s / 60:g} min lasts"))
-            return
-        round_s = _round_seconds(warmup)
-        estimate = ev.BudgetEstimate(rounds, round_s, rounds * round_s, max(0.0, s.budget_s - live.elapsed()))
-        self.emit(estimate)
-        if not estimate.enough and not s.partial:
-            wanted = math.ceil((live.elapsed() + estimate.needed_s * 1.2) / 60)
-            # kept with the run (saved as it ends), so show and report say why it has no verdicts
-            live.run.facts.setdefault("machine", {})[BUDGET_REFUSED] = {
-                "budget_s": s.budget_s, "rounds": first, "wanted_min": wanted}
-            raise UsageError(
-                f"the budget of {s.budget_s / 60:g} min cannot pay for the {first} rounds a first verdict needs "
-                "under the sequential rule, so no workload would get a verdict; nothing was measured beyond the warm-up",
-                f"run again with --budget {wanted}m, or fewer workloads (-w), or --partial to measure anyway"
-                + _own_budget(s.experiment))
-
-    def _first_deciding_round(self, live: _Live) -> int:
-        """The first round at which the run's sequential rule can give a verdict (stats/design.py)."""
-        s = live.run.settings
-        return max(s.min_rounds, run_design(live.run, headline=True).first_look() or s.max_rounds)
-
-    def _eta(self, live: _Live, round_index: int, in_round: int) -> float | None:
-        """Seconds left until the first round that can decide (more rounds may follow if undecided)."""
-        if not live.trial_seconds:
-            return None
-        per_trial = sum(live.trial_seconds[-50:]) / len(live.trial_seconds[-50:])
-        pairs = len(self._active(live)) * len(live.run.configs)
-        rounds_left = max(0, self._first_deciding_round(live) - round_index)
-        left = (rounds_left * pairs + in_round) * per_trial
-        return min(left, max(0.0, live.run.settings.budget_s - live.elapsed()))
-
-    def _trial(self, live: _Live, spec: TrialSpec) -> Trial:
-        workload = live.workloads[spec.workload]
-        prepared = live.prepared[(spec.workload, spec.config)]
-        params = live.run.params[spec.workload]
-        target = live.targets[spec.config]
-        argv = workload.argv(prepared, params)
-        recorded = {m.name for m in workload.spec.recorded}
-        t0 = time.time()
-        config = next(c for c in live.run.configs if c.name == spec.config)
-        in_force: dict[str, Any] = {}
-        observed: dict[str, Any] = {}
-        try:
-            wrap: list[str] = []
-            if live.parts is not None:
-                with live.lock:  # the parts write the journal: one lane at a time
-                    in_force = live.parts.before_trial(config)
-                    wrap = live.parts.wrap(config)
-            try:
-                result = target.run(argv, env=layout_padding(), timeout=float(params.get("timeout_s", 1800)), wrap=wrap)
-            finally:  # also after a failed start: a part may have made something for this trial
-                if live.parts is not None:
-                    with live.lock:
-                        observed = live.parts.after_trial(config)
-        except ShootoutError as exc:
-            return Trial(spec, {}, 0, 0, 0, 0, 0, -1, "", t0, error=str(exc), in_force=in_force, observed=observed)
-        error = None
-        values: dict[str, float] = {}
-        if result.timed_out:
-            error = f"timed out after {result.wall_s:.0f} s"
-        elif result.exit_status != 0:
-            error = f"exit status {result.exit_status}: {result.stderr_tail(1) or 'no message'}"
-        else:
-            try:
-                values = workload.parse(result, params)
-                # metrics are compared as ratios; recorded amounts (tabs lost) may be zero
-                bad = [k for k, v in values.items() if not (math.isfinite(v) and (v > 0 or (k in recorded and v >= 0)))]
-                if bad:
-                    error, values = f"non-positive or non-finite value for {', '.join(bad)}", {}
-            except ShootoutError as exc:
-                error = str(exc)
-        if result.run_delay_s is not None:  # waited for a CPU: cpuclock tells computing from waiting by it
-            observed = {**observed, cpuclock.SCHED: {"run_delay_s": result.run_delay_s}}
-        return Trial(spec, values, result.wall_s, result.user_s, result.sys_s, result.max_rss_kb,
-                     result.ctx_switches, result.exit_status, result.stderr_tail(), result.started_at,
-                     error=error, in_force=in_force, observed=observed)
 

@@ -24,6 +24,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from sshd import LocalSshd, start_machines, toml_table
 
+
+def quiet(line: str) -> None:
+    """Messages of a request nobody reads here."""
+
+
 SPIN = ('[[workload]]\nname = "spin"\ncommand = "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done"\n'
         'metric = "wall"\nunit = "s"\n')
 
@@ -130,6 +135,7 @@ def test_a_run_of_machines_killed_mid_way_resumes_measuring_nothing_twice(shooto
 def test_cloud_openssl_over_two_groups_of_machines(shootout, machines, tmp_path) -> None:
     """The experiment as one command, its matrix cut to two algorithms at one size (the
     command line has no parameter option; the experiment itself runs the write-up's)."""
+    from shootout.preparation import prepare
     from shootout.request import Wish, build_request
     from shootout.runner import Runner
     from shootout.store import Store
@@ -138,8 +144,8 @@ def test_cloud_openssl_over_two_groups_of_machines(shootout, machines, tmp_path)
     toml = tmp_path / "machines.toml"
     toml.write_text("".join(toml_table(m, m.alias) for m in machines) + GROUPS)
     small = {"algorithms": ["md5", "sha256"], "sizes": [16384], "multi": True, "threads": 0, "seconds": 1}
-    request = build_request(Wish(configs=["a", "b"], experiment="cloud-openssl", file=toml, prices=["a=0.408", "b=0.768"],
-                                 params={"openssl-speed": small}), lambda s: None)
+    request = prepare(build_request(Wish(configs=["a", "b"], experiment="cloud-openssl", file=toml,
+                                         prices=["a=0.408", "b=0.768"], params={"openssl-speed": small}), quiet), quiet)
     request.settings = dataclasses.replace(request.settings, experiment="cloud-openssl", seed=3, min_rounds=6, repeats=0, budget_s=900)
     store = Store(shootout.db)
     run_id = Runner(store, Journal(tmp_path / "journal")).start(request)

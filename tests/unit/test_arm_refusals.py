@@ -11,11 +11,17 @@ from shootout.arm import aarch32 as a32
 from shootout.configs import abi_problem, parse_spec
 from shootout.errors import UsageError
 from shootout.model import Config
+from shootout.preparation import prepare
 from shootout.request import Wish, build_request
 from shootout.system import emulator
 from shootout.userspace import arches, registry
 from shootout.userspace import configs as uconfigs
 from ready_spaces import arm_pair_ready
+
+
+def quiet(line: str) -> None:
+    """Messages of a request nobody reads here."""
+
 
 NATIVE = a32.AArch32(True, "a static armhf program ran natively")
 NO_AARCH32 = a32.AArch32(False, "the kernel refuses the 32-bit personality (setarch linux32)")
@@ -81,7 +87,7 @@ def test_host_m32_refused_on_arm64(arm64) -> None:  # type: ignore[no-untyped-de
 
 def _refused(spec: str, emulate: bool = False) -> UsageError:
     with pytest.raises(UsageError) as err:
-        build_request(Wish(configs=[spec], workloads=["intmix"], emulate=emulate), lambda _: None)
+        prepare(build_request(Wish(configs=[spec], workloads=["intmix"], emulate=emulate), quiet), quiet)
     return err.value
 
 

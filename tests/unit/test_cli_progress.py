@@ -110,12 +110,11 @@ def test_rounds_are_counted_to_the_first_verdict_when_it_comes_after_the_minimum
     assert "round 1 of 11: 3 workloads left, ETA 2m30s" in lines and "round 9 of 11: 3 workloads left, ETA 30s" in lines
 
 
-def test_userspace_creation_shows_a_start_and_a_ready_line_each_when_piped(monkeypatch) -> None:
-    from shootout.cli import main
+def test_userspace_creation_shows_a_start_and_a_ready_line_each_when_piped() -> None:
+    from shootout.cli.progress import preparing
 
     out = io.StringIO()
-    monkeypatch.setattr(main, "err_console", Console(file=out, force_terminal=False, width=80))
-    line = main._preparing(status=None)  # type: ignore[arg-type]
+    line = preparing(Console(file=out, force_terminal=False, width=80), status=None)
     for text in ("u-amd64: Retrieving InRelease", "u-i386: Retrieving InRelease", "u-amd64: Extracting libc6",
                  "u-amd64: ready in 78 s", "u-i386: Installing core packages", "u-i386: ready in 93 s"):
         line(text)

@@ -12,12 +12,18 @@ import pytest
 from shootout.arm import aarch32 as a32
 from shootout.errors import UsageError
 from shootout.model import Config
+from shootout.preparation import prepare
 from shootout.request import Wish, build_request
 from shootout.system import emulator
 from shootout.targets import host as host_target
 from shootout.userspace import arches, registry
 from shootout.userspace import configs as uconfigs
 from ready_spaces import arm_pair_ready
+
+
+def quiet(line: str) -> None:
+    """Messages of a request nobody reads here."""
+
 
 ARM = Path(__file__).resolve().parents[1] / "fixtures" / "arm"
 X86_CPUINFO = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\nflags\t\t: fpu vme sse2\n"
@@ -68,14 +74,14 @@ def emulated_arm64(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_main_job_is_refused_without_emulate(emulated_arm64: None) -> None:
     with pytest.raises(UsageError) as err:
-        build_request(Wish(workloads=["intmix"]), lambda _: None)
+        prepare(build_request(Wish(workloads=["intmix"]), quiet), quiet)
     assert "qemu-user" in err.value.message and "--emulate" in err.value.hint and "\n" not in err.value.message
     assert list(registry.userspaces_dir().glob("*")) == []  # refused before anything is made
 
 
 def test_a_host_config_is_refused_without_emulate(emulated_arm64: None) -> None:
     with pytest.raises(UsageError) as err:
-        build_request(Wish(configs=["host"], workloads=["intmix"]), lambda _: None)
+        prepare(build_request(Wish(configs=["host"], workloads=["intmix"]), quiet), quiet)
     assert "emulator's" in err.value.message
 
 
@@ -85,7 +91,7 @@ def test_with_emulate_the_main_job_is_arm64_against_armhf(emulated_arm64: None) 
     assert found == [] and reason is not None and "qemu" in reason  # armhf runs only under qemu here
     found, reason = uconfigs.headline_configs(emulate=True)
     assert reason is None and [c.name for c in found] == ["debian:bookworm:arm64", "debian:bookworm:armhf"]
-    request = build_request(Wish(workloads=["intmix"], emulate=True), lambda _: None)
+    request = prepare(build_request(Wish(workloads=["intmix"], emulate=True), quiet), quiet)
     assert [c.name for c in request.configs] == ["debian:bookworm:arm64", "debian:bookworm:armhf"]
 
 

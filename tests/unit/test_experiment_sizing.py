@@ -133,17 +133,19 @@ def test_run_refuses_a_small_budget_before_anything_is_made(tmp_path, monkeypatc
 
 @pytest.mark.parametrize("name", sorted(n for n, e in EXPERIMENTS.items() if e.needs_root))
 def test_an_experiment_that_needs_root_says_so_in_one_line(name, monkeypatch):
+    from shootout.preparation import prepare
     from shootout.request import Wish, build_request
 
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     told: list[str] = []
     with pytest.raises(UsageError) as refused:
-        build_request(Wish(experiment=name, settings=RunSettings()), told.append, progress=told.append)
+        prepare(build_request(Wish(experiment=name, settings=RunSettings()), told.append), told.append, told.append)
     assert str(refused.value).startswith(f"experiment {name} needs root: ")
     assert "\n" not in str(refused.value) and told == []  # before anything is made or said
 
 
 def test_pi3desk_without_btrfs_is_one_line_naming_it_before_anything(monkeypatch):
+    from shootout.preparation import prepare
     from shootout.request import Wish, build_request
     from shootout.system import scratch
 
@@ -151,7 +153,7 @@ def test_pi3desk_without_btrfs_is_one_line_naming_it_before_anything(monkeypatch
     monkeypatch.setattr(scratch, "kernel_has", lambda fs: fs != "btrfs")
     told: list[str] = []
     with pytest.raises(UsageError) as refused:
-        build_request(Wish(experiment="pi3desk", settings=RunSettings()), told.append, progress=told.append)
+        prepare(build_request(Wish(experiment="pi3desk", settings=RunSettings()), told.append), told.append, told.append)
     text = str(refused.value)
     assert text.startswith("nothing to compare: of the 3 configurations only ext4 can run here; "
                            "btrfs-zstd, btrfs-zlib cannot: this kernel has no btrfs")

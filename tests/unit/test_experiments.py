@@ -10,6 +10,7 @@ from shootout.configs import load_text
 from shootout.errors import UsageError
 from shootout.experiments import EXPERIMENTS, experiment
 from shootout.model import RunSettings
+from shootout.preparation import prepare
 from shootout.request import Wish, build_request
 from shootout.workloads.registry import REGISTRY
 
@@ -81,18 +82,20 @@ def test_kernel_modes_are_three_vms_refused_in_one_line_without_hardware_kvm(mon
     told: list[str] = []
     monkeypatch.setattr(kvm, "kvm_problem", lambda **_: "the CPU shows no vmx or svm flag")
     with pytest.raises(UsageError) as refused:
-        build_request(Wish(experiment="kernel-modes", settings=RunSettings()), told.append)
+        prepare(build_request(Wish(experiment="kernel-modes", settings=RunSettings()), told.append), told.append)
     assert str(refused.value).startswith("no configuration can run here: vm:debian:bookworm:i386:686-pae, "
                                          "vm:debian:bookworm:i386:amd64, vm:debian:bookworm:amd64:amd64 cannot: "
                                          "no hardware KVM here")
     assert "--emulate" in str(refused.value) and "\n" not in str(refused.value)
     assert str(refused.value).count("no hardware KVM") == 1 and told == []  # one line, the reason once
-    request = build_request(Wish(experiment="kernel-modes", settings=RunSettings(), emulate=True), told.append)
+    request = prepare(build_request(Wish(experiment="kernel-modes", settings=RunSettings(), emulate=True), told.append),
+                      told.append)
     assert [c.name for c in request.configs] == ["vm:debian:bookworm:i386:686-pae", "vm:debian:bookworm:i386:amd64",
                                                  "vm:debian:bookworm:amd64:amd64"]
     assert all(c.option("emulate") == "yes" for c in request.configs)
     monkeypatch.setattr(kvm, "kvm_problem", lambda **_: None)
-    assert len(build_request(Wish(experiment="kernel-modes", settings=RunSettings()), told.append).configs) == 3
+    assert len(prepare(build_request(Wish(experiment="kernel-modes", settings=RunSettings()), told.append),
+                       told.append).configs) == 3
 
 
 def test_rpi64_hashes_the_write_up_s_2_gb_where_the_main_job_hashes_1_gb():

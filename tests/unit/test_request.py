@@ -7,8 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from shootout.preparation import prepare
 from shootout.request import Wish, build_request
 from shootout.workloads.packages import workload_packages
+
+
+def quiet(line: str) -> None:
+    """Messages of a request nobody reads here."""
+
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -97,9 +103,9 @@ def _created_with(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...] | Non
 
 def test_the_default_userspaces_get_the_packages_of_the_run_s_workloads(monkeypatch: pytest.MonkeyPatch) -> None:
     asked = _created_with(monkeypatch)
-    build_request(Wish(), lambda line: None)  # the native suite: a compiler and openssl, not node or fio
+    prepare(build_request(Wish(), quiet), quiet)  # the native suite: a compiler and openssl, not node or fio
     assert asked == [("gcc", "libc6-dev", "coreutils", "openssl", "bash")]
-    build_request(Wish(workloads=["flac"]), lambda line: None)
+    prepare(build_request(Wish(workloads=["flac"]), quiet), quiet)
     assert asked[-1] is not None and "flac" in asked[-1] and "gcc" not in asked[-1]
 
 
@@ -108,7 +114,7 @@ def test_a_run_with_a_user_s_command_creates_userspaces_with_the_whole_catalogue
     asked = _created_with(monkeypatch)
     path = tmp_path / "shootout.toml"  # its command may call any program a userspace has
     path.write_text('[[workload]]\nname = "pack"\ncommand = "xz -9 < /etc/services > /dev/null"\n')
-    build_request(Wish(file=path), lambda line: None)
+    prepare(build_request(Wish(file=path), quiet), quiet)
     assert asked == [workload_packages()]
 
 
@@ -123,8 +129,8 @@ def test_userspaces_named_with_c_are_made_together_with_the_run_s_packages(
     monkeypatch.setattr(configs, "_ready", lambda name: False)
     monkeypatch.setattr(configs, "preflight", lambda *args: None)
     monkeypatch.setattr(configs, "private_mounts", lambda: None)
-    request = build_request(Wish(configs=["debian:bookworm:amd64", "debian:bookworm:i386"], workloads=["intmix"]),
-                            lambda line: None)
+    request = prepare(build_request(Wish(configs=["debian:bookworm:amd64", "debian:bookworm:i386"],
+                                         workloads=["intmix"]), quiet), quiet)
     assert [c.userspace for c in request.configs] == ["debian-bookworm-amd64", "debian-bookworm-i386"]
     assert sorted(made) == [("debian-bookworm-amd64", "amd64", "bookworm", ("gcc", "libc6-dev")),
                             ("debian-bookworm-i386", "i386", "bookworm", ("gcc", "libc6-dev"))]

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from shootout.errors import UsageError
+from shootout.preparation import prepare
 from shootout.request import Wish, build_request
+
+
+def quiet(line: str) -> None:
+    """Messages of a request nobody reads here."""
+
 
 MISSING = 'sysctl = { "vm.no_such_setting" = "1" }'
 WHY = "nosuch cannot: no sysctl vm.no_such_setting on this kernel"
@@ -26,7 +32,7 @@ def test_two_asked_one_lost_is_one_line_and_names_the_lost_one(tmp_path: Path) -
     said: list[str] = []
     path = write(tmp_path, ("plain", ""), ("nosuch", MISSING))
     with pytest.raises(UsageError) as err:
-        build_request(Wish(file=path, workloads=["intmix"]), said.append)
+        prepare(build_request(Wish(file=path, workloads=["intmix"]), said.append), said.append)
     assert str(err.value).startswith("nothing to compare: of the 2 configurations only plain can run here; " + WHY)
     assert "-c plain" in str(err.value) and "\n" not in str(err.value)
     assert not any("skipping" in line for line in said)  # the error says it, once
@@ -35,7 +41,7 @@ def test_two_asked_one_lost_is_one_line_and_names_the_lost_one(tmp_path: Path) -
 def test_three_asked_one_lost_runs_the_two_and_keeps_what_was_lost(tmp_path: Path) -> None:
     said: list[str] = []
     path = write(tmp_path, ("plain", ""), ("nosuch", MISSING), ("again", ""))
-    request = build_request(Wish(file=path, workloads=["intmix"]), said.append)
+    request = prepare(build_request(Wish(file=path, workloads=["intmix"]), said.append), said.append)
     assert [c.name for c in request.configs] == ["plain", "again"]
     assert list(request.lost) == ["nosuch"] and "no sysctl vm.no_such_setting" in request.lost["nosuch"]
     assert any(line.startswith("skipping configuration nosuch: no sysctl") for line in said), said
@@ -43,10 +49,10 @@ def test_three_asked_one_lost_runs_the_two_and_keeps_what_was_lost(tmp_path: Pat
 
 def test_one_configuration_asked_for_runs_alone(tmp_path: Path) -> None:
     path = write(tmp_path, ("plain", ""), ("nosuch", MISSING))
-    request = build_request(Wish(file=path, configs=["plain"], workloads=["intmix"]), lambda line: None)
+    request = prepare(build_request(Wish(file=path, configs=["plain"], workloads=["intmix"]), quiet), quiet)
     assert [c.name for c in request.configs] == ["plain"] and request.lost == {}
     with pytest.raises(UsageError, match="^no configuration can run here: " + WHY):
-        build_request(Wish(file=path, configs=["nosuch"], workloads=["intmix"]), lambda line: None)
+        prepare(build_request(Wish(file=path, configs=["nosuch"], workloads=["intmix"]), quiet), quiet)
 
 
 def test_aa_measures_the_first_and_refuses_when_it_is_lost(tmp_path: Path) -> None:
@@ -54,11 +60,10 @@ def test_aa_measures_the_first_and_refuses_when_it_is_lost(tmp_path: Path) -> No
 
     path = write(tmp_path, ("plain", ""), ("nosuch", MISSING))
     aa = RunSettings(aa=True)
-    request = build_request(Wish(file=path, workloads=["intmix"], settings=aa), lambda line: None)
+    request = prepare(build_request(Wish(file=path, workloads=["intmix"], settings=aa), quiet), quiet)
     assert [c.name for c in request.configs] == ["plain", "plain~again"] and request.lost == {}
     with pytest.raises(UsageError, match="^--aa measures nosuch, which cannot run here: no sysctl"):
-        build_request(Wish(file=path, configs=["nosuch", "plain"], workloads=["intmix"], settings=aa),
-                      lambda line: None)
+        prepare(build_request(Wish(file=path, configs=["nosuch", "plain"], workloads=["intmix"], settings=aa), quiet), quiet)
 
 
 def test_a_lost_side_is_found_before_any_userspace_is_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -72,8 +77,7 @@ def test_a_lost_side_is_found_before_any_userspace_is_made(tmp_path: Path, monke
     path = tmp_path / "shootout.toml"
     path.write_text(f'[[config]]\nname = "nosuch"\nspec = "debian:bookworm:i386"\n{MISSING}\n')
     with pytest.raises(UsageError, match="^nothing to compare: .*only debian:bookworm:amd64 can run here; " + WHY):
-        build_request(Wish(file=path, configs=["debian:bookworm:amd64", "nosuch"], workloads=["intmix"]),
-                      lambda line: None)
+        prepare(build_request(Wish(file=path, configs=["debian:bookworm:amd64", "nosuch"], workloads=["intmix"]), quiet), quiet)
     assert made == []
 
 
@@ -83,6 +87,6 @@ def test_a_vm_without_emulate_where_kvm_is_not_hardware_backed_is_a_lost_side(mo
     monkeypatch.setattr(kvm, "kvm_problem", lambda guest=None: "/dev/kvm is missing")
     vm = "vm:debian:bookworm:amd64:amd64"
     with pytest.raises(UsageError, match=f"^nothing to compare: .*only host can run here; {vm} cannot: no hardware KVM"):
-        build_request(Wish(configs=["host", vm], workloads=["intmix"]), lambda line: None)
-    request = build_request(Wish(configs=["host", vm], workloads=["intmix"], emulate=True), lambda line: None)
+        prepare(build_request(Wish(configs=["host", vm], workloads=["intmix"]), quiet), quiet)
+    request = prepare(build_request(Wish(configs=["host", vm], workloads=["intmix"], emulate=True), quiet), quiet)
     assert [c.name for c in request.configs] == ["host", vm]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-RUN_PATH = ["shootout.cli.main", "shootout.request", "shootout.runner", "shootout.analysis",
+RUN_PATH = ["shootout.cli.main", "shootout.cli.run", "shootout.request", "shootout.preparation", "shootout.runner", "shootout.analysis",
             "shootout.report.terminal", "shootout.conditions.preflight", "shootout.conditions.noise",
             "shootout.conditions.monitor", "shootout.conditions.clock", "shootout.cli.progress"]
 HEAVY = ["scipy.stats", "scipy.optimize", "scipy.signal", "cryptography"]

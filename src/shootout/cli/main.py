@@ -2,45 +2,25 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import json
-import signal
 import sys
-from collections.abc import Callable
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.status import Status
 
+from shootout.cli import stored
+from shootout.cli.consoles import console, err_console
+from shootout.cli.stored import DbOption, open_store
 from shootout.cli.userspace import app as userspace_app
-from shootout.errors import ShootoutError, UsageError
+from shootout.errors import ShootoutError
 from shootout.kinds import config_help
 from shootout.model import RunSettings
 
 app = typer.Typer(help="Compare machine configurations honestly: paired, interleaved rounds with confidence intervals.",
                   no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
-console = Console()
-err_console = Console(stderr=True)
-
-DbOption = Annotated[Optional[str], typer.Option("--db", help="database URL (default: SQLite in the data directory)")]
-RunArg = Annotated[str, typer.Argument(help="run id, or 'last' for the newest run")]
-
-
-def _store(db: str | None):
-    from shootout.store import Store
-
-    return Store(db)
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    from shootout.runner import Interrupted
-
-    raise Interrupted(signal.Signals(signum).name)
 
 
 @app.command()
@@ -76,231 +56,17 @@ def run(
     db: DbOption = None,
 ) -> None:
     """Run workloads under every configuration in randomized interleaved rounds, then show the verdicts."""
-    from shootout.conditions.preflight import EarlyWindow, preflight
+    given = dict(locals())  # the options above, by name: RunOptions has a field for each
+    from shootout.conditions.preflight import EarlyWindow
 
     early = EarlyWindow()  # the load gate's first look, taken while the rest starts up
-    import secrets
+    from shootout.cli.run import RunOptions, run_command
 
-    from shootout.cli import options
-    from shootout.cli.conditions import preflight_lines
-    from shootout.cli.progress import ProgressView
-    from shootout.conditions.clock import round_clock
-    from shootout.conditions.governor import tune as set_governor
-    from shootout.conditions.governor import tune_problem
-    from shootout.conditions.monitor import Monitor
-    from shootout.conditions.noise import aa_floor, load_noise_floor, save_noise_floor
-    from shootout.facts import hostname, machine_id
-    from shootout.request import Wish, build_request, check_settings, workloads_of
-    from shootout.runner import Runner
-    from shootout.system.journal import journal, recover
-
-    if min_rounds < 6:
-        raise UsageError(f"--min-rounds {min_rounds} is too few", "a 95% interval needs at least 6 rounds")
-    if repeats < 0:
-        raise UsageError(f"--repeats {repeats} is below 0", "0 keeps every trial as it comes")
-    if tune and (problem := tune_problem()):
-        raise UsageError(*problem)
-    if across_boots and aa:
-        raise UsageError("--aa and --across-boots do not combine", "for a noise floor, run --aa under one kernel")
-    wait_s = options.duration(load_wait, "--load-wait")
-    store = _store(db)
-    undone, left = recover()
-    for what in undone:
-        err_console.print(f"undid a change left by a killed run: {escape(what)}")
-    for problem in left:  # kept in its journal: doctor and the next run try again
-        err_console.print(f"[red]could not undo[/] a change left by a killed run: {escape(problem)}", soft_wrap=True)
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _interrupt)
-    # Everything the user typed is checked (and userspaces built) before the load gate.
-    if resume:
-        stored = store.get_run(resume)
-        resumed = workloads_of([w.name for w in stored.workloads], stored.user_workloads)
-        min_shown = stored.settings.min_rounds
-    else:
-        delta = options.threshold(threshold)
-        level = options.confidence(confidence)
-        budget_s, rounds = _limits(store, experiment, budget, max_rounds, partial, level, min_rounds)
-        settings = RunSettings(
-            threshold=delta, precision=options.precision(precision, delta),
-            min_rounds=min_rounds, max_rounds=max(rounds, min_rounds),
-            budget_s=budget_s,
-            seed=seed if seed is not None else secrets.randbelow(2**31), aa=aa,
-            confidence=level, experiment=experiment or "", partial=partial,
-            repeats=repeats, parallel=parallel,
-        )
-        with err_console.status("preparing configurations") as status:
-            request = build_request(Wish(config, workload, suite, file, experiment, settings, emulate=emulate,
-                                         prices=price, price_unit=price_unit),
-                                    lambda text: err_console.print(escape(text), soft_wrap=True),
-                                    progress=_preparing(status))
-        check_settings(request, load_noise_floor(store, {"machine_id": machine_id(), "hostname": hostname()}))
-        min_shown = settings.min_rounds
-    across = _across_boots(store, stored if resume else None, request if across_boots and not resume else None, boots)
-    def undo_failed(problem: str) -> None:
-        err_console.print(f"[red]could not undo[/]: {escape(problem)} (kept for `shootout doctor`)", soft_wrap=True)
-
-    with journal(undo_failed) as j, Monitor() if monitor else nullcontext() as sampler:
-        clock = round_clock()
-        pf = preflight(tune=tune, journal=j, load_wait_s=wait_s, early=early, clock=clock or (lambda: None))
-        head = preflight_lines(pf)  # said once the first trial is measured (see ProgressView)
-        if tune and no_boost:
-            head += [f"  {escape(line)}" for line in set_governor(j, disable_boost=True)]
-        runner = Runner(store, j, ProgressView(console, err_console, min_shown, head), monitor=sampler, clock=clock)
-        with runner.emit:
-            block = _run_block(runner, across, request if not resume else None, pf.facts) if across else None
-            run_id = block.run_id if block else runner.resume(stored, resumed) if resume else runner.start(request, facts=pf.facts)
-    analysis = _show(store, str(run_id), as_json=False)
-    if block:
-        console.print(escape(block.message()))
-        _prepare_next_boot(block, next_kernel, resume_at_boot, db)
-    if aa:
-        floor = aa_floor(analysis)
-        if floor is not None:
-            save_noise_floor(store, analysis.facts["machine"], {"run": run_id, **floor})
-            console.print(f"noise floor of this machine: ±{floor['halfwidth']:.2%} in {floor['rounds']} rounds "
-                          f"(per-round noise {floor['sd']:.2%}; stored, shown beside later verdicts)")
+    run_command(RunOptions(**given), early)
 
 
-def _limits(store, experiment: str | None, budget: str | None, max_rounds: int | None, partial: bool,
-            level: float, min_rounds: int) -> tuple[float, int]:
-    """--budget (s) and --max-rounds: the user's, else a named experiment's own (experiments/limits.py)."""
-    from shootout.cli import options
-    from shootout.experiments.limits import last_run, run_limits
-    from shootout.facts import machine_id
-
-    given = options.budget(budget) if budget is not None else None
-    last = None
-    if experiment and given is not None:  # checked against what its first verdict needs here
-        last = last_run(store.list_runs(), lambda i: store.trials(i, include_warmup=True), experiment, machine_id())
-    return run_limits(experiment, given, max_rounds, partial=partial, confidence=level, min_rounds=min_rounds,
-                      last=last)
-
-
-def _preparing(status: Status) -> Callable[[str], None]:
-    """Userspace creation's progress: the spinner on a terminal; piped (a log), one line when
-    each userspace starts being made and one when it is ready, not mmdebstrap's every step."""
-    if err_console.is_terminal:
-        return lambda text: status.update(escape(text))
-    started: set[str] = set()
-
-    def line(text: str) -> None:
-        who = text.split(":", 1)[0]
-        if who not in started or " ready in " in text:
-            started.add(who)
-            err_console.print(escape(text), soft_wrap=True, highlight=False)
-    return line
-
-
-def _across_boots(store, stored, request, boots: int):
-    """A run across boots, planned and checked before the load gate: the first block's
-    campaign, or the resumption after a reboot; None for any other run."""
-    from shootout.boots import campaign
-    from shootout.boots.switch import undo_next_boot
-
-    if stored is not None:
-        if not campaign.campaign_of(stored):
-            return None
-        step = campaign.prepare_resume(store, stored)
-        undone, errors = undo_next_boot()  # the kernel switch and resume unit were for this boot
-        for what in undone:
-            err_console.print(f"this boot used it, now undone: {escape(what)}")
-        for problem in errors:
-            err_console.print(f"[red]could not undo[/]: {escape(problem)}")
-        return step
-    return campaign.plan(request.configs, boots) if request is not None else None
-
-
-def _run_block(runner, step, request, machine: dict):
-    from shootout.boots import campaign
-    from shootout.request import workloads_of
-
-    if isinstance(step, campaign.Resumption):
-        return campaign.resume(runner, step, lambda r: workloads_of([w.name for w in r.workloads], r.user_workloads),
-                               machine)
-    return campaign.start(runner, request, step, machine)
-
-
-def _prepare_next_boot(block, next_kernel: bool, resume_at_boot: bool, db: str | None) -> None:
-    """--next-kernel and --resume-at-boot: opt-in, said in one line each with their undo."""
-    import os
-
-    from shootout.boots.campaign import after_block
-
-    command = [sys.executable, "-m", "shootout", "run", "--resume", "last", *(["--db", db] if db else []),
-               *(["--next-kernel"] if next_kernel else []), *(["--resume-at-boot"] if resume_at_boot else [])]
-    home = {"SHOOTOUT_HOME": os.environ["SHOOTOUT_HOME"]} if "SHOOTOUT_HOME" in os.environ else {}
-    for line in after_block(block, next_kernel=next_kernel, resume_at_boot=resume_at_boot, command=command,
-                            environment=home):
-        console.print(escape(line))
-
-
-def _analysis(store, stored):
-    from shootout.analysis import analyze
-    from shootout.conditions.noise import load_noise_floor
-    from shootout.groups import grouped
-    from shootout.groups_compare import analyze_groups
-
-    floor = None
-    if not stored.settings.aa and stored.facts.get("machine", {}).get("machine_id"):
-        floor = (load_noise_floor(store, stored.facts["machine"]) or {}).get("halfwidth")
-    analysis = analyze(stored, store.trials(stored.id), noise_floor=floor)
-    if grouped(stored):  # groups of machines: the machines are the units (groups.py)
-        analysis = analyze_groups(stored, store.trials(stored.id))
-    if stored.settings.experiment:
-        from shootout.experiments import EXPERIMENTS
-
-        if (named := EXPERIMENTS.get(stored.settings.experiment)) is not None:
-            analysis = dataclasses.replace(analysis, explanation=tuple(named.explain(analysis)))
-    return analysis
-
-
-def _show(store, ref: str, as_json: bool, all_metrics: bool = False):
-    from shootout.report.jsondata import show_rows
-    from shootout.report.terminal import show
-
-    analysis = _analysis(store, store.get_run(ref))
-    if as_json:
-        print(json.dumps(show_rows(analysis), indent=2))
-    else:
-        show(analysis, console, all_metrics)
-    return analysis
-
-
-@app.command("show")
-def show_run(ref: RunArg = "last", json_out: Annotated[bool, typer.Option("--json", help="print the rows as JSON (every metric)")] = False,
-             all_metrics: Annotated[bool, typer.Option("--all", help="also the sub-metrics, as estimates without verdicts")] = False,
-             db: DbOption = None) -> None:
-    """Verdicts per workload: speed-up of its headline metric over the baseline with its 95% CI, verdict, flags; then the geomean.
-
-    Fits the terminal (80 columns: speed-ups and verdicts; wider: medians too); written to a
-    file or a pipe, plain lines with every cell whole.
-    """
-    _show(_store(db), ref, json_out, all_metrics)
-
-
-@app.command()
-def runs(db: DbOption = None) -> None:
-    """List stored runs, newest first. Into a file or a pipe: plain lines, every cell whole."""
-    from rich import box
-    from rich.table import Table
-
-    from shootout.report.terminal import plain_text
-
-    plain = not console.is_terminal
-    table = Table(box=None if plain else box.HEAVY_HEAD, pad_edge=not plain)
-    for name in ("id", "started", "status", "configurations", "workloads", "trials"):
-        table.add_column(name, no_wrap=plain)
-    store = _store(db)
-    import datetime as dt
-
-    for r in store.list_runs():
-        table.add_row(str(r.id), dt.datetime.fromtimestamp(r.created_at).strftime("%Y-%m-%d %H:%M"), r.status,
-                      ", ".join(c.name for c in r.configs), ", ".join(w.name for w in r.workloads),
-                      str(store.trial_count(r.id)))
-    if plain:
-        console.file.write(plain_text([], table, []).strip("\n") + "\n")
-    else:
-        console.print(table)
+app.command("show")(stored.show_run)
+app.command()(stored.runs)
 
 
 @app.command()
@@ -330,7 +96,7 @@ def experiments(db: DbOption = None) -> None:
     from shootout.experiments.limits import how_long, last_run
     from shootout.facts import machine_id
 
-    store = _store(db)
+    store = open_store(db)
     runs, machine = store.list_runs(), machine_id()
     for name, item in EXPERIMENTS.items():
         last = last_run(runs, lambda i: store.trials(i, include_warmup=True), name, machine)
@@ -379,84 +145,10 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
                 target.close()
 
 
-@app.command("export")
-def export_run(ref: RunArg, format: Annotated[str, typer.Option("--format", help="json or csv")] = "json",
-               out: Annotated[Optional[Path], typer.Option("--out", "-o", help="file to write (default: stdout)")] = None,
-               db: DbOption = None) -> None:
-    """Write a run with every raw trial, its plan, seed and facts (JSON), or one row per value (CSV)."""
-    format = format.strip().lower()
-    store = _store(db)
-    run_id = store.get_run(ref).id
-    if format == "json":
-        text = json.dumps(store.export_run(run_id), indent=1)
-    elif format == "csv":
-        text = store.export_csv(run_id)
-    else:
-        raise UsageError(f"unknown format {format!r}", "use --format json or --format csv")
-    if out:
-        out.write_text(text)
-    else:
-        sys.stdout.write(text)
-
-
-@app.command("import")
-def import_run(path: Annotated[Path, typer.Argument(help="shootout JSON, Phoronix composite.xml or hyperfine JSON")],
-               db: DbOption = None) -> None:
-    """Store results from a file as a new run."""
-    from shootout.importers import load_results
-
-    store = _store(db)
-    run_id = store.import_run(load_results(path))
-    console.print(f"imported {path} as run {run_id}")
-
-
-def _compared(store, refs: list[str], by_label: bool):
-    """The analysis of `compare` and of a multi-run `report`: REFS, or SIDE vs SIDE."""
-    from shootout.crossrun import compare_members, members_by_label, members_by_run, members_by_side
-
-    if "vs" in refs:
-        cut = refs.index("vs")
-        sides = [refs[:cut], refs[cut + 1:]]
-        if not all(sides) or "vs" in sides[1]:
-            raise UsageError("compare: 'vs' needs runs on both sides", "e.g. shootout compare 3 5 vs 7 9")
-        loaded = [[(run, store.trials(run.id)) for run in map(store.get_run, side)] for side in sides]
-        return compare_members(members_by_side(loaded))
-    if len(refs) < 2:
-        raise UsageError("compare needs at least two runs", "e.g. shootout compare 3 7, or 3 5 vs 7 9")
-    runs = [store.get_run(r) for r in refs]
-    trials = [store.trials(r.id) for r in runs]
-    return compare_members((members_by_label if by_label else members_by_run)(runs, trials))
-
-
-@app.command()
-def compare(refs: Annotated[list[str], typer.Argument(help="runs to compare: 3 7, or two sides: 3 5 vs 7 9")],
-            by_label: Annotated[bool, typer.Option("--by-label", help="pool runs whose configurations share a label")] = False,
-            all_metrics: Annotated[bool, typer.Option("--all", help="also the sub-metrics, as estimates without verdicts")] = False,
-            db: DbOption = None) -> None:
-    """Compare stored runs (unpaired). With two or more runs per side the intervals include run-to-run drift."""
-    from shootout.report.terminal import show
-
-    show(_compared(_store(db), refs, by_label), console, all_metrics)
-
-
-@app.command()
-def report(refs: Annotated[list[str], typer.Argument(help="one run, or several to compare (3 5 vs 7 9)")] = ["last"],
-           format: Annotated[str, typer.Option("--format", help="html, md (or markdown), png or svg")] = "html",
-           out: Annotated[Path, typer.Option("--out", help="directory to write into")] = Path("shootout-report"),
-           price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE for performance per dollar (repeatable; default: the prices given to run --price)")] = [],
-           price_unit: Annotated[Optional[str], typer.Option(help="what a price is, e.g. '$/h' or '$' (default: the run's, else $/h)")] = None,
-           db: DbOption = None) -> None:
-    """Write a report people would rather look at: charts with CI whiskers, HTML or Markdown."""
-    from shootout.report.files import write_report
-    from shootout.report.perdollar import parse_prices, stored_prices
-
-    store = _store(db)
-    analysis = _analysis(store, store.get_run(refs[0])) if len(refs) == 1 else _compared(store, refs, False)
-    prices, unit = parse_prices(price, [c.name for c in analysis.configs]), price_unit or "$/h"
-    if not prices and (stored := stored_prices(analysis)) is not None:
-        prices, unit = stored[0], price_unit or stored[1]
-    for path in write_report(analysis, out, format, prices=prices or None, price_unit=unit):
-        console.print(f"wrote {path}")
+app.command("export")(stored.export_run)
+app.command("import")(stored.import_run)
+app.command()(stored.compare)
+app.command()(stored.report)
 
 
 @app.command()

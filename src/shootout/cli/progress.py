@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.status import Status
 
 from shootout import events as ev
 from shootout.units import fmt_duration
@@ -18,6 +19,31 @@ def _workloads(n: int) -> str:
 
 def _fmt_eta(seconds: float | None) -> str:
     return "ETA …" if seconds is None else f"ETA {fmt_duration(seconds)}"
+
+
+# The preparation step (preparation.py), by the name the display gives it: what is built,
+# compiled or probed after the options are parsed and before the first trial.
+PREPARING = "preparing configurations"
+
+
+def preparing(errors: Console, status: Status | None) -> Callable[[str], None]:
+    """The preparation step's passing status: the spinner on a terminal; piped (a log), one line
+    when each userspace starts being made and one when it is ready, not mmdebstrap's every step."""
+    if errors.is_terminal and status is not None:
+        return lambda text: status.update(escape(f"{PREPARING}: {text}"))
+    started: set[str] = set()
+
+    def line(text: str) -> None:
+        who = text.split(":", 1)[0]
+        if who not in started or " ready in " in text:
+            started.add(who)
+            errors.print(escape(text), soft_wrap=True, highlight=False)
+    return line
+
+
+def prepared_lines(done: Sequence[str]) -> list[str]:
+    """What the preparation step did, said with the run's first lines (none when it did nothing)."""
+    return [escape(f"{PREPARING}: {'; '.join(done)}")] if done else []
 
 
 class ProgressView:

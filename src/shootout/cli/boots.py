@@ -1,0 +1,53 @@
+"""A run across boots, as the run command drives it: plan or resume the campaign, run its
+block, and say (or arrange) which kernel boots next."""
+
+from __future__ import annotations
+
+import sys
+
+from rich.markup import escape
+
+from shootout.cli.consoles import console, err_console
+
+
+def across_boots(store, stored, request, boots: int):
+    """A run across boots, planned and checked before the load gate: the first block's
+    campaign, or the resumption after a reboot; None for any other run."""
+    from shootout.boots import campaign
+    from shootout.boots.switch import undo_next_boot
+
+    if stored is not None:
+        if not campaign.campaign_of(stored):
+            return None
+        step = campaign.prepare_resume(store, stored)
+        undone, errors = undo_next_boot()  # the kernel switch and resume unit were for this boot
+        for what in undone:
+            err_console.print(f"this boot used it, now undone: {escape(what)}")
+        for problem in errors:
+            err_console.print(f"[red]could not undo[/]: {escape(problem)}")
+        return step
+    return campaign.plan(request.configs, boots) if request is not None else None
+
+
+def run_block(runner, step, request, machine: dict):
+    from shootout.boots import campaign
+    from shootout.request import workloads_of
+
+    if isinstance(step, campaign.Resumption):
+        return campaign.resume(runner, step, lambda r: workloads_of([w.name for w in r.workloads], r.user_workloads),
+                               machine)
+    return campaign.start(runner, request, step, machine)
+
+
+def prepare_next_boot(block, next_kernel: bool, resume_at_boot: bool, db: str | None) -> None:
+    """--next-kernel and --resume-at-boot: opt-in, said in one line each with their undo."""
+    import os
+
+    from shootout.boots.campaign import after_block
+
+    command = [sys.executable, "-m", "shootout", "run", "--resume", "last", *(["--db", db] if db else []),
+               *(["--next-kernel"] if next_kernel else []), *(["--resume-at-boot"] if resume_at_boot else [])]
+    home = {"SHOOTOUT_HOME": os.environ["SHOOTOUT_HOME"]} if "SHOOTOUT_HOME" in os.environ else {}
+    for line in after_block(block, next_kernel=next_kernel, resume_at_boot=resume_at_boot, command=command,
+                            environment=home):
+        console.print(escape(line))

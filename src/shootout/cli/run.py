@@ -1,0 +1,219 @@
+"""`shootout run`: parse, prepare, pass the load gate, measure, show (main.py holds its options).
+
+Everything the user typed is checked, and what the run needs built, compiled or probed is
+prepared (preparation.py), before the load gate; then the rounds, then the verdicts.
+"""
+
+from __future__ import annotations
+
+import secrets
+import signal
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+
+from shootout.cli import options
+from shootout.cli.boots import across_boots, prepare_next_boot, run_block
+from shootout.cli.conditions import preflight_lines
+from shootout.cli.consoles import console, err_console
+from shootout.cli.progress import PREPARING, ProgressView, prepared_lines, preparing
+from shootout.cli.stored import open_store, show_analysis
+from shootout.conditions.preflight import EarlyWindow, preflight
+from shootout.errors import UsageError
+from shootout.model import Run, RunSettings
+from shootout.preparation import prepare
+from shootout.request import Wish, build_request, check_settings, workloads_of
+from shootout.runner import Runner, RunRequest
+from shootout.store import Store
+from shootout.workloads.base import Workload
+
+
+@dataclass
+class RunOptions:
+    """The options of `shootout run` as typed (main.run's parameters, one field each)."""
+
+    config: list[str]
+    workload: list[str]
+    suite: str | None
+    file: Path | None
+    experiment: str | None
+    budget: str | None
+    partial: bool
+    precision: str | None
+    threshold: str
+    confidence: str
+    min_rounds: int
+    max_rounds: int | None
+    seed: int | None
+    repeats: int
+    aa: bool
+    resume: str | None
+    tune: bool
+    no_boost: bool
+    load_wait: str
+    monitor: bool
+    across_boots: bool
+    boots: int
+    next_kernel: bool
+    resume_at_boot: bool
+    price: list[str]
+    price_unit: str
+    parallel: bool
+    emulate: bool
+    db: str | None
+
+
+@dataclass
+class _Job:
+    """What the run measures: a new request, or a stored run to resume with its workloads."""
+
+    request: RunRequest | None = None
+    stored: Run | None = None
+    resumed: list[Workload] | None = None
+
+    @property
+    def min_rounds(self) -> int:
+        return (self.stored.settings if self.stored is not None else self.request.settings).min_rounds  # type: ignore[union-attr]
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    from shootout.runner import Interrupted
+
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def run_command(o: RunOptions, early: EarlyWindow) -> None:
+    """early: the load gate's first look, taken while the rest started up."""
+    wait_s = _checked(o)
+    store = open_store(o.db)
+    _recover()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
+    # Everything the user typed is checked (and userspaces built) before the load gate.
+    if o.resume:
+        stored = store.get_run(o.resume)
+        job = _Job(stored=stored, resumed=workloads_of([w.name for w in stored.workloads], stored.user_workloads))
+    else:
+        job = _Job(request=_request(o, store))
+    across = across_boots(store, job.stored, job.request if o.across_boots else None, o.boots)
+    run_id, block = _measure(o, store, job, across, early, wait_s)
+    analysis = show_analysis(store, str(run_id), as_json=False)
+    if block:
+        console.print(escape(block.message()))
+        prepare_next_boot(block, o.next_kernel, o.resume_at_boot, o.db)
+    if o.aa:
+        _save_floor(store, analysis, run_id)
+
+
+def _checked(o: RunOptions) -> float:
+    """The options that need no store or machine, checked; the --load-wait in seconds."""
+    from shootout.conditions.governor import tune_problem
+
+    if o.min_rounds < 6:
+        raise UsageError(f"--min-rounds {o.min_rounds} is too few", "a 95% interval needs at least 6 rounds")
+    if o.repeats < 0:
+        raise UsageError(f"--repeats {o.repeats} is below 0", "0 keeps every trial as it comes")
+    if o.tune and (problem := tune_problem()):
+        raise UsageError(*problem)
+    if o.across_boots and o.aa:
+        raise UsageError("--aa and --across-boots do not combine", "for a noise floor, run --aa under one kernel")
+    return options.duration(o.load_wait, "--load-wait")
+
+
+def _recover() -> None:
+    """Undo what a killed run left changed, and say so."""
+    from shootout.system.journal import recover
+
+    undone, left = recover()
+    for what in undone:
+        err_console.print(f"undid a change left by a killed run: {escape(what)}")
+    for problem in left:  # kept in its journal: doctor and the next run try again
+        err_console.print(f"[red]could not undo[/] a change left by a killed run: {escape(problem)}", soft_wrap=True)
+
+
+def _settings(o: RunOptions, store: Store) -> RunSettings:
+    delta = options.threshold(o.threshold)
+    level = options.confidence(o.confidence)
+    budget_s, rounds = _limits(store, o.experiment, o.budget, o.max_rounds, o.partial, level, o.min_rounds)
+    return RunSettings(
+        threshold=delta, precision=options.precision(o.precision, delta),
+        min_rounds=o.min_rounds, max_rounds=max(rounds, o.min_rounds),
+        budget_s=budget_s,
+        seed=o.seed if o.seed is not None else secrets.randbelow(2**31), aa=o.aa,
+        confidence=level, experiment=o.experiment or "", partial=o.partial,
+        repeats=o.repeats, parallel=o.parallel,
+    )
+
+
+def _request(o: RunOptions, store: Store) -> RunRequest:
+    """Parse what was asked, then prepare it: one step, named on the display while it works."""
+    from shootout.conditions.noise import load_noise_floor
+    from shootout.facts import hostname, machine_id
+
+    def notify(text: str) -> None:
+        err_console.print(escape(text), soft_wrap=True)
+
+    parsed = build_request(Wish(o.config, o.workload, o.suite, o.file, o.experiment, _settings(o, store),
+                                emulate=o.emulate, prices=o.price, price_unit=o.price_unit), notify)
+    with err_console.status(PREPARING) as status:  # what is built, compiled or probed: one step
+        request = prepare(parsed, notify, progress=preparing(err_console, status))
+    check_settings(request, load_noise_floor(store, {"machine_id": machine_id(), "hostname": hostname()}))
+    return request
+
+
+def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWindow,
+             wait_s: float) -> tuple[int, Any]:
+    """Pass the load gate, then measure (a block of a run across boots, a resumption, or a new
+    run) under the change journal; the run's id and its block (None but across boots)."""
+    from shootout.conditions.clock import round_clock
+    from shootout.conditions.governor import tune as set_governor
+    from shootout.conditions.monitor import Monitor
+    from shootout.system.journal import journal
+
+    def undo_failed(problem: str) -> None:
+        err_console.print(f"[red]could not undo[/]: {escape(problem)} (kept for `shootout doctor`)", soft_wrap=True)
+
+    with journal(undo_failed) as j, Monitor() if o.monitor else nullcontext() as sampler:
+        clock = round_clock()
+        pf = preflight(tune=o.tune, journal=j, load_wait_s=wait_s, early=early, clock=clock or (lambda: None))
+        # said once the first trial is measured (see ProgressView)
+        head = (prepared_lines(job.request.prepared) if job.request is not None else []) + preflight_lines(pf)
+        if o.tune and o.no_boost:
+            head += [f"  {escape(line)}" for line in set_governor(j, disable_boost=True)]
+        runner = Runner(store, j, ProgressView(console, err_console, job.min_rounds, head), monitor=sampler,
+                        clock=clock)
+        with runner.emit:
+            block = run_block(runner, across, job.request, pf.facts) if across else None
+            if block:
+                return block.run_id, block
+            if job.stored is not None:
+                return runner.resume(job.stored, job.resumed or []), None
+            return runner.start(job.request, facts=pf.facts), None  # type: ignore[arg-type]
+
+
+def _save_floor(store: Store, analysis: Any, run_id: int) -> None:
+    """An A/A run's noise floor, stored for later verdicts and threshold checks."""
+    from shootout.conditions.noise import aa_floor, save_noise_floor
+
+    floor = aa_floor(analysis)
+    if floor is not None:
+        save_noise_floor(store, analysis.facts["machine"], {"run": run_id, **floor})
+        console.print(f"noise floor of this machine: ±{floor['halfwidth']:.2%} in {floor['rounds']} rounds "
+                      f"(per-round noise {floor['sd']:.2%}; stored, shown beside later verdicts)")
+
+
+def _limits(store: Store, experiment: str | None, budget: str | None, max_rounds: int | None, partial: bool,
+            level: float, min_rounds: int) -> tuple[float, int]:
+    """--budget (s) and --max-rounds: the user's, else a named experiment's own (experiments/limits.py)."""
+    from shootout.experiments.limits import last_run, run_limits
+    from shootout.facts import machine_id
+
+    given = options.budget(budget) if budget is not None else None
+    last = None
+    if experiment and given is not None:  # checked against what its first verdict needs here
+        last = last_run(store.list_runs(), lambda i: store.trials(i, include_warmup=True), experiment, machine_id())
+    return run_limits(experiment, given, max_rounds, partial=partial, confidence=level, min_rounds=min_rounds,
+                      last=last)
