@@ -284,7 +284,7 @@ class Runner:
             live.run.facts.setdefault("machine", {}).setdefault("clock_mhz", []).append([round_index, mhz, time.time()])
 
     def _open_targets(self, live: _Live) -> None:
-        live.scratches = scratches = Scratches(live.run.configs, self.journal, aa_original)
+        live.scratches = scratches = Scratches(live.run.configs, self.journal)
         for config in live.run.configs:
             # An A/A copy shares its original's target: same userspace, same mounts.
             original = aa_original(config.name)

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import shootout.runner
-from shootout.configs import aa_copy
-from shootout.model import Config, RunSettings
+from shootout.model import Config, RunSettings, aa_copy
 from shootout.parts import RunParts
 from shootout.runner import Runner, RunRequest
 from shootout.store import Store

@@ -6,8 +6,7 @@ from __future__ import annotations
 import weakref
 from pathlib import Path
 
-from shootout.configs import aa_copy, aa_original
-from shootout.model import Config
+from shootout.model import Config, aa_copy
 from shootout.parts import RunParts
 from shootout.parts import scratch as scratch_part
 from shootout.parts import throttle
@@ -28,7 +27,7 @@ def test_the_target_and_the_parts_reach_one_owner_closed_once_by_whoever_made_it
     journal = _journal(tmp_path)
     original = Config(name="a")
     configs = [original, aa_copy(original)]
-    scratches = Scratches(configs, journal, aa_original)
+    scratches = Scratches(configs, journal)
     owner = scratches.of(original)
     assert scratches.of(configs[1]) is owner and scratches.owners() == [owner]  # the A/A copy uses its original's
     target = HostTarget(original, journal)

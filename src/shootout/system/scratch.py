@@ -27,14 +27,14 @@ import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shootout.errors import TargetError, ToolMissing
 from shootout.execution.tools import CLEAN_PATH, find_tool
-from shootout.model import Config
+from shootout.model import Config, aa_original
 from shootout.system.blockdev import RAM_FILESYSTEMS, mount_of, storage_facts
 from shootout.system.journal import Journal
 from shootout.system.mounts import make_dir, mount
@@ -237,16 +237,14 @@ class Scratch:
 
 class Scratches:
     """The scratch owners of one run, by configuration name: one per configuration, except that
-    a configuration may use another's area (`uses`: an A/A copy its original's, whose target
-    it shares)."""
+    an A/A copy uses its original's area (as it uses its original's target)."""
 
-    def __init__(self, configs: Sequence[Config], journal: Journal,
-                 uses: Callable[[str], str] = lambda name: name) -> None:
+    def __init__(self, configs: Sequence[Config], journal: Journal) -> None:
         by_name = {c.name: c for c in configs}
         made: dict[str, Scratch] = {}
         self._owners: dict[str, Scratch] = {}
         for config in configs:
-            source = by_name.get(uses(config.name), config)
+            source = by_name.get(aa_original(config.name), config)
             if source.name not in made:
                 made[source.name] = Scratch(source, journal)
             self._owners[config.name] = made[source.name]
