@@ -7,9 +7,8 @@ import weakref
 from pathlib import Path
 
 from shootout.model import Config, aa_copy
-from shootout.parts import RunParts
+from shootout.parts import RunParts, throttle
 from shootout.parts import scratch as scratch_part
-from shootout.parts import throttle
 from shootout.system import scratch
 from shootout.system.journal import Journal
 from shootout.system.scratch import Scratch, Scratches
