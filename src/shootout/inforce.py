@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shootout.model import Run, Trial
+from shootout.system.scratchspec import PART as SCRATCH
 
 # Facts of a scratch area that say what is being compared (the rest is in the facts table).
 _SCRATCH_FACTS = ("filesystem", "mount_options", "device.model", "device.transport", "device.rotational")
@@ -35,10 +36,10 @@ def in_force_by_config(run: Run, trials: Sequence[Trial]) -> dict[str, dict[str,
             counts.setdefault(t.spec.config, {}).setdefault(key, Counter())[value] += 1
     state = {name: {k: c.most_common(1)[0][0] for k, c in keys.items()} for name, keys in counts.items()}
     for config in run.configs:
-        scratch = _flat(run.facts.get(config.name, {}).get("scratch", {}), "scratch")
+        scratch = _flat(run.facts.get(config.name, {}).get(SCRATCH, {}), SCRATCH)
         for key in _SCRATCH_FACTS:
-            if f"scratch.{key}" in scratch:
-                state[config.name].setdefault(f"scratch.{key}", scratch[f"scratch.{key}"])
+            if f"{SCRATCH}.{key}" in scratch:
+                state[config.name].setdefault(f"{SCRATCH}.{key}", scratch[f"{SCRATCH}.{key}"])
     return state
 
 

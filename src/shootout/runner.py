@@ -31,6 +31,7 @@ from shootout.runstate import Live, RunRequest
 from shootout.stopping import check_budget, emulated, eta, undecided
 from shootout.store import Store
 from shootout.system.journal import Journal
+from shootout.system.scratch import Scratches
 from shootout.system.tree import run_prefix
 from shootout.targets.base import Target
 from shootout.targets.factory import make_target
@@ -112,7 +113,7 @@ class Runner:
         commands = self.journal.record("the processes of this run's commands", {"end_marked": run_prefix()})
         try:
             self._open_targets(live)
-            live.parts = RunParts(run.configs, self.journal)
+            live.parts = RunParts(run.configs, self.journal, live.scratches)
             self._prepare(live, calibrated)
             # The budget is the measuring's (--help says so): building an image, booting a VM
             # or installing a browser before the first trial does not spend it.
@@ -138,6 +139,8 @@ class Runner:
                 target.close()
             if live.parts is not None:
                 live.parts.close()
+            if live.scratches is not None:  # after the targets and parts that used the areas
+                live.scratches.close()
             self._record_conditions(live)
             # A run that failed as a whole before measuring anything holds nothing to show or
             # resume: it is not kept (the error says why). A resumed one keeps what it had.
@@ -189,6 +192,7 @@ class Runner:
             live.run.facts.setdefault("machine", {}).setdefault("clock_mhz", []).append([round_index, mhz, time.time()])
 
     def _open_targets(self, live: Live) -> None:
+        live.scratches = scratches = Scratches(live.run.configs, self.journal)
         for config in live.run.configs:
             # An A/A copy shares its original's target: same userspace, same mounts.
             original = aa_original(config.name)
@@ -196,6 +200,7 @@ class Runner:
                 live.targets[config.name] = live.targets[original]
                 continue
             target = self.target_factory(config, self.journal)
+            target.use_scratch(scratches.of(config))
             target.expect_packages([p for w in live.workloads.values() for p in w.debian_packages()])
             target.open()
             live.targets[config.name] = target

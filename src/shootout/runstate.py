@@ -11,6 +11,7 @@ from shootout.conditions.repeats import Repeats
 from shootout.errors import ShootoutError
 from shootout.model import Config, Run, RunSettings, Trial
 from shootout.parts import RunParts
+from shootout.system.scratch import Scratches
 from shootout.targets.base import Target
 from shootout.workloads.base import Context, Prepared, Workload
 
@@ -39,6 +40,7 @@ class Live:
     fresh: bool = False  # started by this session (not resumed): dropped if it fails before measuring
     contexts: dict[tuple[str, str], Context] = field(default_factory=dict)  # (workload, config)
     parts: RunParts | None = None  # settings, scratch, ...: applied before every trial
+    scratches: Scratches | None = None  # the scratch areas' owners, handed to targets and parts
     session_start: float = field(default_factory=time.monotonic)
     elapsed_before: float = 0.0
     trial_seconds: list[float] = field(default_factory=list)

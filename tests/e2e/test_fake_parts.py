@@ -93,7 +93,7 @@ class _CountingPart(parts.Part):
     def parse(self, table, where):
         return table["counting"]
 
-    def open(self, configs, journal):
+    def open(self, configs, journal, scratches):
         return _Counting()
 
 

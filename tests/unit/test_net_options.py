@@ -23,6 +23,7 @@ from shootout.net.topology import Topology
 from shootout.parts import parse_parts
 from shootout.parts.network import NetworkPart
 from shootout.system.journal import Journal
+from shootout.system.scratch import Scratches
 from shootout.targets.host import HostTarget
 from shootout.units import UNITS
 from shootout.userspace import configs as userspace_configs
@@ -73,7 +74,7 @@ def test_bad_settings_are_one_line_errors(table: dict, message: str) -> None:
 def test_two_configurations_may_not_pin_the_same_name() -> None:
     configs = [Config(name=n, parts={"network": {"pin": "same"}}) for n in ("a", "b")]
     with pytest.raises(UsageError, match="two configurations of this run set the same net.pin"):
-        PART.open(configs, Journal())
+        PART.open(configs, Journal(), Scratches(configs, Journal()))
 
 
 def test_a_workload_without_the_part_is_told_so() -> None:

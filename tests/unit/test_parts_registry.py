@@ -53,7 +53,7 @@ class _Throttle(Part):
     def parse(self, table: dict[str, Any], where: str) -> Any:
         return table["scratch"]["throttle"]
 
-    def open(self, configs, journal):
+    def open(self, configs, journal, scratches):
         return None
 
 

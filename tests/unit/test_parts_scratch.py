@@ -14,6 +14,7 @@ from shootout.parts.scratch import ScratchPart
 from shootout.system import trim
 from shootout.system.blockdev import discard_max_bytes, disk_facts, disk_of, storage_facts
 from shootout.system.scratch import scratch_problem
+from shootout.system.scratchspec import ScratchSpec
 from shootout.system.trim import ScratchTrim, parse_fstrim
 
 part = ScratchPart()
@@ -43,21 +44,21 @@ def test_bad_scratch_specs_are_one_line_usage_errors(given, message):
 
 
 def test_directory_problems(tmp_path):
-    assert scratch_problem({"dir": str(tmp_path / "nope")}) == f"scratch directory {tmp_path / 'nope'} does not exist"
+    assert scratch_problem(ScratchSpec.of({"dir": str(tmp_path / "nope")})) == f"scratch directory {tmp_path / 'nope'} does not exist"
     (tmp_path / "file").write_text("")
-    assert "is not a directory" in scratch_problem({"dir": str(tmp_path / "file")})
-    assert scratch_problem({"dir": str(tmp_path)}) is None
+    assert "is not a directory" in scratch_problem(ScratchSpec.of({"dir": str(tmp_path / "file")}))
+    assert scratch_problem(ScratchSpec.of({"dir": str(tmp_path)})) is None
     if Path("/dev/shm").is_dir():
-        assert "is on tmpfs: a disk workload there measures RAM" in scratch_problem({"dir": "/dev/shm"})
+        assert "is on tmpfs: a disk workload there measures RAM" in scratch_problem(ScratchSpec.of({"dir": "/dev/shm"}))
 
 
 def test_a_file_system_larger_than_the_free_space_is_refused(tmp_path):
     if os.geteuid() != 0:
         pytest.fail("this test needs root (CI runs as root)")
     free = shutil.disk_usage(tmp_path).free
-    problem = scratch_problem({"fs": "ext4", "mount": "", "size": free + 2**30, "in": str(tmp_path)})
+    problem = scratch_problem(ScratchSpec.of({"fs": "ext4", "mount": "", "size": free + 2**30, "in": str(tmp_path)}))
     assert problem is not None and "GiB free in" in problem
-    assert scratch_problem({"fs": "ext4", "mount": "", "size": 2**20, "in": str(tmp_path)}) is None
+    assert scratch_problem(ScratchSpec.of({"fs": "ext4", "mount": "", "size": 2**20, "in": str(tmp_path)})) is None
     assert list(tmp_path.iterdir()) == []  # checking made nothing
 
 
@@ -116,7 +117,7 @@ def test_a_missing_mkfs_names_the_debian_package(tmp_path, monkeypatch):
         pytest.fail("this test needs root (CI runs as root)")
     real_which = shutil.which
     monkeypatch.setattr(shutil, "which", lambda cmd, **kw: None if cmd == "mkfs.btrfs" else real_which(cmd, **kw))
-    problem = scratch_problem({"fs": "btrfs", "mount": "", "size": 2**20, "in": str(tmp_path)})
+    problem = scratch_problem(ScratchSpec.of({"fs": "btrfs", "mount": "", "size": 2**20, "in": str(tmp_path)}))
     assert problem == ("mkfs.btrfs is not installed on this machine "
                        "(install the Debian package btrfs-progs: apt-get install btrfs-progs)")
 

@@ -212,6 +212,9 @@ def test_a_killed_target_leaves_its_work_directory_and_upload_only_until_recover
     child = subprocess.Popen([sys.executable, "-c", _KILLED, str(tree)], env=env, stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None
     workdir, packed = Path(child.stdout.readline().strip()), Path(child.stdout.readline().strip())
+    # A child that died before printing gives Path("") == ".": the cleanup below would delete the
+    # current directory (the checkout the tests run from).
+    assert workdir.is_absolute() and packed.is_absolute(), "the child printed no paths (see its stderr)"
     try:
         assert workdir.is_dir() and packed.stat().st_size > 100_000
         child.send_signal(signal.SIGKILL)

@@ -14,7 +14,7 @@ from shootout.parts import parse_parts, throttle
 from shootout.parts.throttle import parse_rate, read_io_max, read_rules
 from shootout.system import cgroups
 from shootout.system.journal import Journal, recover
-from shootout.system.scratch import ScratchArea
+from shootout.system.scratch import ScratchArea, Scratches
 from shootout.workloads import fio, iozone
 from shootout.workloads.ddwrite import DdWrite
 from shootout.workloads.diskscratch import DiskScratch, compsize_metrics, compsize_values, parse_compsize
@@ -173,9 +173,10 @@ def test_cgroup2_throttle_puts_io_max_in_a_group_the_trials_enter_and_the_journa
     (tmp_path / "journal").mkdir()
     journal = Journal(tmp_path / "journal")
     area = ScratchArea(tmp_path / "scratch", {"loop": {"device": "/dev/null"}}, journal)  # /dev/null is 1:3
-    monkeypatch.setattr(throttle, "opened_scratch", lambda j, c: area)
     config = Config("slow", parts={"throttle": {"bps": 30_000_000}})
-    session = throttle._Session(journal, [config], where)
+    scratches = Scratches([config], journal)
+    monkeypatch.setattr(scratches.of(config), "_area", area)  # as if the target had made it
+    session = throttle._Session(journal, scratches, where)
     assert session.v2
     session.apply(config)
     session.apply(config)  # once per area
@@ -199,7 +200,7 @@ def test_the_throttle_takes_cgroup2_where_it_has_io_and_v1_blkio_otherwise(tmp_p
     monkeypatch.setattr("os.geteuid", lambda: 0)
     v1 = cgroups.Layout((cgroups.Hierarchy(tmp_path, 2, frozenset({"hugetlb"})),
                          cgroups.Hierarchy(tmp_path / "blkio", 1, frozenset({"blkio"}))))
-    assert not throttle._Session(Journal(tmp_path), [], v1).v2
+    assert not throttle._Session(Journal(tmp_path), Scratches([], Journal(tmp_path)), v1).v2
     v2 = cgroups.Layout((cgroups.Hierarchy(tmp_path, 2, frozenset({"io", "memory"})),))
     monkeypatch.setattr(cgroups, "layout", lambda: v2)
     assert throttle.ThrottlePart().problem({"bps": 1 << 20, "with_memory": False}) is None

@@ -23,6 +23,7 @@ from shootout.parts.settings import SettingsPart
 from shootout.parts.swap import SwapPart
 from shootout.parts.throttle import ThrottlePart
 from shootout.system.journal import Journal
+from shootout.system.scratch import Scratches
 
 PARTS: dict[str, Part] = {p.name: p for p in (
     SettingsPart(),
@@ -84,13 +85,16 @@ def sized(config: Config, facts: TargetFacts) -> TargetFacts:
 
 
 class RunParts:
-    """The sessions of every part for one run."""
+    """The sessions of every part for one run. scratches: the run's owners of the scratch
+    areas, which it hands its targets too; without them (parts used without targets) the
+    parts get owners of their own, closed with them."""
 
-    def __init__(self, configs: Sequence[Config], journal: Journal) -> None:
+    def __init__(self, configs: Sequence[Config], journal: Journal, scratches: Scratches | None = None) -> None:
         self.sessions: dict[str, PartSession] = {}
+        self._own_scratches = Scratches(configs, journal) if scratches is None else None
         try:
             for part in PARTS.values():
-                if (session := part.open(configs, journal)) is not None:
+                if (session := part.open(configs, journal, scratches if scratches is not None else self._own_scratches)) is not None:
                     self.sessions[part.name] = session
         except BaseException:
             self.close()
@@ -127,4 +131,6 @@ class RunParts:
         for session in reversed(list(self.sessions.values())):
             errors += session.close()
         self.sessions.clear()
+        if self._own_scratches is not None:
+            errors += self._own_scratches.close()
         return errors

@@ -9,9 +9,11 @@ Its life in a run, driven by RunParts:
   sizing(spec, facts)     the target's resources as a trial under this part gets them (a
                           memory limit), which workloads size their default parameters by
   observes                the amounts after_trial reports (name, unit, description)
-  open(configs, journal)  a session for one run over every configuration of it (a
-                          configuration that does not set something runs with the machine's
-                          own state), or None when the part has nothing to do in this run
+  open(configs, journal, scratches)  a session for one run over every configuration of it
+                          (a configuration that does not set something runs with the machine's
+                          own state), or None when the part has nothing to do in this run;
+                          scratches: the run's owners of the scratch areas, the same objects
+                          the targets put the workloads' files in
   session.new_round(round)  at the start of each round (0 is the warm-up), before its first
                           trial: work between rounds, e.g. trimming the scratch
   session.apply(config)   before each trial: put the configuration's state in force where it
@@ -34,6 +36,7 @@ from typing import Any, ClassVar
 from shootout.execution.facts import TargetFacts
 from shootout.model import Config, Metric
 from shootout.system.journal import Journal
+from shootout.system.scratch import Scratches
 
 
 class PartSession(ABC):
@@ -79,4 +82,4 @@ class Part(ABC):
         return facts
 
     @abstractmethod
-    def open(self, configs: Sequence[Config], journal: Journal) -> PartSession | None: ...
+    def open(self, configs: Sequence[Config], journal: Journal, scratches: Scratches) -> PartSession | None: ...

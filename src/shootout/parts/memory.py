@@ -23,6 +23,7 @@ from shootout.parts.base import Part, PartSession
 from shootout.swap import memory
 from shootout.swap.spec import parse_memory, parse_swap
 from shootout.system.journal import Journal
+from shootout.system.scratch import Scratches
 
 
 class MemoryPart(Part):
@@ -51,7 +52,7 @@ class MemoryPart(Part):
                                    memory_bytes=min(facts.memory_bytes or limit, limit),
                                    available_bytes=min(facts.available_bytes or limit, limit))
 
-    def open(self, configs: Sequence[Config], journal: Journal) -> PartSession | None:
+    def open(self, configs: Sequence[Config], journal: Journal, scratches: Scratches) -> PartSession | None:
         if not any(self.name in c.parts for c in configs):
             return None
         return _Session(memory.TrialGroups(journal))

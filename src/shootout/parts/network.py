@@ -40,6 +40,7 @@ from shootout.net.topology import Topology
 from shootout.net.tunnels import CIPHERS, VPN_KINDS, WIREGUARD_IMPLEMENTATIONS, kernel_wireguard_problem, tunnel_setting
 from shootout.parts.base import Part, PartSession
 from shootout.system.journal import Journal
+from shootout.system.scratch import Scratches
 
 # key -> (its field when given as a bare string, {sub-key: (field, choices or None for free text)})
 _KEYS: dict[str, tuple[str, dict[str, tuple[str, tuple[str, ...] | None]]]] = {
@@ -97,7 +98,7 @@ class NetworkPart(Part):
             return f"kernel WireGuard: {reason}"
         return None
 
-    def open(self, configs: Sequence[Config], journal: Journal) -> NetSession:
+    def open(self, configs: Sequence[Config], journal: Journal, scratches: Scratches) -> NetSession:
         """Always a session: its namespaces are made only when a network workload asks for them."""
         pins = [o.pin for c in configs if (o := net_options(c)).pin]
         if len(set(pins)) != len(pins):

@@ -3,12 +3,13 @@
     scratch = "/mnt/usbssd/shootout"                                   # a directory on the device under test
     scratch = { fs = "btrfs", mount = "compress=zstd:3", size = "4G", in = "/var/tmp" }   # a filesystem in a file
 
-Spec (Config.parts["scratch"]): {"dir": PATH} or {"fs", "mount", "size" (bytes), "in"}. The
-area itself is made by shootout.system.scratch.open_scratch when a workload first needs it;
-this part checks the spec before the run, trims each area at the start of every round when its
-device takes discards (system/trim.py), records the area's device facts with what was trimmed
-and, per trial, the filesystem and mount options in force, and closes what was opened when the
-run ends.
+Spec (Config.parts["scratch"], read as a ScratchSpec: system/scratchspec.py): {"dir": PATH}
+or {"fs", "mount", "size" (bytes), "in"}. The area belongs to the run's owner of it
+(system.scratch.Scratch), which the target opens when a workload first needs it; this part
+checks the spec before the run and, through the same owner, trims each area at the start of
+every round when its device takes discards (system/trim.py), records the area's device facts
+with what was trimmed and, per trial, the filesystem and mount options in force. The run closes
+the area.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import UsageError
-from shootout.model import Config, aa_original
+from shootout.model import Config
 from shootout.parts.base import Part, PartSession
 from shootout.system.blockdev import mount_of
 from shootout.system.journal import Journal
-from shootout.system.scratch import DEFAULT_BASE, MKFS, ScratchArea, opened_scratch, scratch_problem
+from shootout.system.scratch import MKFS, Scratch, Scratches, scratch_problem
+from shootout.system.scratchspec import DEFAULT_BASE, PART, ScratchSpec
 from shootout.system.trim import ScratchTrim
 from shootout.units import byte_size
 
@@ -38,20 +40,20 @@ def _absolute(value: Any, where: str) -> str:
 
 
 class ScratchPart(Part):
-    name = "scratch"
-    keys = ("scratch",)
+    name = PART
+    keys = (PART,)
 
     def parse(self, table: Mapping[str, Any], where: str) -> dict[str, Any]:
-        given = table["scratch"]
+        given = table[PART]
         where = f"{where}: scratch"
         if isinstance(given, str):
-            return {"dir": _absolute(given, where)}
+            return ScratchSpec.directory(_absolute(given, where)).data()
         if not isinstance(given, dict):
             raise UsageError(f"{where} must be a directory or a table", _HINT)
         if "dir" in given:
             if extra := set(given) - {"dir"}:
                 raise UsageError(f"{where}: {', '.join(sorted(extra))} cannot go with dir", "a directory is used as it is")
-            return {"dir": _absolute(given["dir"], where)}
+            return ScratchSpec.directory(_absolute(given["dir"], where)).data()
         if unknown := set(given) - _FILE_KEYS:
             raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}", "allowed: dir, " + ", ".join(sorted(_FILE_KEYS)))
         fs = given.get("fs")
@@ -60,35 +62,34 @@ class ScratchPart(Part):
         options = given.get("mount", "")
         if not isinstance(options, str) or "loop" in options.split(","):
             raise UsageError(f"{where}: mount must be a string of mount options", 'e.g. mount = "compress=zstd:3"')
-        return {"fs": fs, "mount": options, "size": byte_size(given.get("size", DEFAULT_SIZE), f"{where} size"),
-                "in": _absolute(given.get("in", str(DEFAULT_BASE)), f"{where} in")}
+        return ScratchSpec(fs=fs, mount=options, size=byte_size(given.get("size", DEFAULT_SIZE), f"{where} size"),
+                           within=Path(_absolute(given.get("in", str(DEFAULT_BASE)), f"{where} in"))).data()
 
     def problem(self, spec: dict[str, Any]) -> str | None:
-        return scratch_problem(spec)
+        return scratch_problem(ScratchSpec.of(spec))
 
-    def open(self, configs: Sequence[Config], journal: Journal) -> PartSession:
-        return _Session(journal, list(configs))
+    def open(self, configs: Sequence[Config], journal: Journal, scratches: Scratches) -> PartSession:
+        return _Session(scratches)
 
 
 class _Session(PartSession):
-    """Nothing to switch: each configuration has its own area, made on first use."""
+    """Nothing to switch: each configuration has its own area (an A/A copy its original's),
+    made on first use by the target through the owner both are handed."""
 
-    def __init__(self, journal: Journal, configs: list[Config]) -> None:
-        self.journal = journal
-        self.configs = configs
+    def __init__(self, scratches: Scratches) -> None:
+        self.scratches = scratches
         # Per area (host path): the trimming done. A run's facts rather than a trial's in_force:
         # a trim is done between rounds for every trial of the round, and in_force is the state
         # a configuration asks for, compared between configurations (inforce.py), which the
         # bytes a trim found free are not.
         self.trims: dict[str, ScratchTrim] = {}
 
-    def _area(self, config: Config) -> ScratchArea | None:  # an A/A copy uses its original's area
-        by_name = {c.name: c for c in self.configs}
-        return opened_scratch(self.journal, by_name.get(aa_original(config.name), config))
+    def _owner(self, config: Config) -> Scratch:
+        return self.scratches.of(config)
 
     def new_round(self, round_index: int) -> None:
         """Trim each area made so far (an A/A copy's is its original's: trimmed once)."""
-        areas = {str(a.host_path): a for c in self.configs if (a := self._area(c)) is not None}
+        areas = {str(a.host_path): a for owner in self.scratches.owners() if (a := owner.area) is not None}
         for key, area in areas.items():
             self.trims.setdefault(key, ScratchTrim.of(area.facts)).new_round(round_index)
 
@@ -96,22 +97,19 @@ class _Session(PartSession):
         pass
 
     def in_force(self, config: Config) -> dict[str, Any]:
-        area, spec = self._area(config), config.parts.get(ScratchPart.name, {})
-        if area is None or "fs" not in spec:
+        owner = self._owner(config)
+        area = owner.area
+        if area is None or owner.spec is None or not owner.spec.in_file:
             return {}  # a directory's mount is the machine's, recorded once in the facts
         mount = mount_of(area.host_path) or {}
         return {"filesystem": mount.get("fstype"), "mount_options": mount.get("options")}
 
     def facts(self, config: Config) -> dict[str, Any]:
-        area = self._area(config)
+        area = self._owner(config).area
         if area is None:
             return {}
         trim = self.trims.get(str(area.host_path))
         return {**area.facts, **({"trim": trim.facts()} if trim is not None else {})}
 
     def close(self) -> list[str]:
-        errors: list[str] = []
-        for config in self.configs:
-            if (area := opened_scratch(self.journal, config)) is not None:
-                errors += area.close()
-        return errors
+        return []  # the areas are their owners' to close (the run's, after its targets)

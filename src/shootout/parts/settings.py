@@ -19,6 +19,7 @@ from shootout.errors import UsageError
 from shootout.model import Config
 from shootout.parts.base import Part, PartSession
 from shootout.system.journal import Journal, journal
+from shootout.system.scratch import Scratches
 from shootout.system.sysfiles import SettingSwitch, SysFile, exclusive, sysctl_file, sysfs_file, write_problem
 
 _MAKERS = {"sysctl": sysctl_file, "sysfs": sysfs_file}
@@ -64,7 +65,7 @@ class SettingsPart(Part):
                     return found
         return None
 
-    def open(self, configs: Sequence[Config], journal: Journal) -> PartSession | None:
+    def open(self, configs: Sequence[Config], journal: Journal, scratches: Scratches) -> PartSession | None:
         wanted = {c.name: files(c.parts[self.name]) for c in configs if self.name in c.parts}
         return _Session(SettingSwitch(wanted, journal, self.root)) if wanted else None
 

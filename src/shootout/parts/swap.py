@@ -20,6 +20,7 @@ from shootout.parts.base import Part, PartSession
 from shootout.swap import setup
 from shootout.swap.spec import SwapSpec, parse_swap
 from shootout.system.journal import Journal
+from shootout.system.scratch import Scratches
 
 
 class SwapPart(Part):
@@ -49,7 +50,7 @@ class SwapPart(Part):
     def problem(self, spec: Mapping[str, Any]) -> str | None:
         return setup.problem(SwapSpec.of(spec))
 
-    def open(self, configs: Sequence[Config], journal: Journal) -> PartSession | None:
+    def open(self, configs: Sequence[Config], journal: Journal, scratches: Scratches) -> PartSession | None:
         specs = {c.name: SwapSpec.of(c.parts[self.name]) if self.name in c.parts else None for c in configs}
         if not any(specs.values()):
             return None

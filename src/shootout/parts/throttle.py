@@ -20,7 +20,8 @@ device-wide rule limits nothing else.
 
 The rule (v1) or the cgroup holding it (v2) is journalled (undone at the end of the run, by
 `shootout doctor` or the next run after a kill) and belongs to the scratch area, so it is
-lifted before the loop device is let go. That device stays attached until its own journal entry
+lifted before the loop device is let go (the session reaches the area through the run's owner
+of it, system.scratch.Scratch, the one the target opens). That device stays attached until its own journal entry
 detaches it (system.scratch: no autoclear), so a killed run's rule is on a device of that run,
 never on a freed number that the next `losetup` gives to someone else; the lift names the
 device by number, so it needs nothing else of the device to exist. On cgroup2 a process is in one group only, so a configuration with a
@@ -36,11 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from shootout.errors import UsageError
-from shootout.model import Config, aa_original
+from shootout.model import Config
 from shootout.parts.base import Part, PartSession
 from shootout.system import cgroups
 from shootout.system.journal import Journal
-from shootout.system.scratch import ScratchArea, opened_scratch
+from shootout.system.scratch import ScratchArea, Scratches
 from shootout.units import byte_size
 
 RULES = ("blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device")
@@ -123,15 +124,15 @@ class ThrottlePart(Part):
             return "a scratch throttle and a memory limit together need cgroup v1 blkio (with cgroup2 io.max, not yet)"
         return None
 
-    def open(self, configs: Sequence[Config], journal: Journal) -> PartSession | None:
+    def open(self, configs: Sequence[Config], journal: Journal, scratches: Scratches) -> PartSession | None:
         throttled = [c for c in configs if self.name in c.parts]
-        return _Session(journal, list(configs)) if throttled else None
+        return _Session(journal, scratches) if throttled else None
 
 
 class _Session(PartSession):
-    def __init__(self, journal: Journal, configs: list[Config], where: cgroups.Layout | None = None) -> None:
+    def __init__(self, journal: Journal, scratches: Scratches, where: cgroups.Layout | None = None) -> None:
         self.journal = journal
-        self.by_name = {c.name: c for c in configs}
+        self.scratches = scratches
         self.where = where or cgroups.layout()
         io = self.where.holding("io")
         self.v2 = io is not None and io.version == 2
@@ -140,9 +141,9 @@ class _Session(PartSession):
         self.groups: dict[int, cgroups.Cgroup] = {}  # v2: id(area) -> the cgroup its trials run in
 
     def _throttled_area(self, config: Config) -> tuple[ScratchArea, int] | None:
-        original = self.by_name.get(aa_original(config.name), config)
-        spec = original.parts.get(ThrottlePart.name)
-        area = opened_scratch(self.journal, original)
+        """The configuration's area (an A/A copy's is its original's) and its limit, once made."""
+        spec = config.parts.get(ThrottlePart.name)
+        area = self.scratches.of(config).area
         return (area, int(spec["bps"])) if spec and area is not None else None
 
     def apply(self, config: Config) -> None:

@@ -1,6 +1,6 @@
 """Scratch storage: where disk-touching workloads of a configuration put their files.
 
-Three kinds, from the configuration's `scratch` (Config.parts["scratch"]):
+Three kinds, from the configuration's `scratch` (read as a ScratchSpec: system/scratchspec.py):
   none                     a fresh directory under /var/tmp
   {"dir": PATH}            a fresh directory inside PATH, the device under test
   {"fs": "btrfs", ...}     a filesystem shootout makes in a file in the directory `in`,
@@ -10,9 +10,14 @@ its journal entry detaches it, also after a kill frees the run's mount namespace
 the mount): a throttle rule on the device's number (parts.throttle) is lifted first, never left
 on a number that the next `losetup` hands to someone else.
 Everything made goes through the change journal and is undone by close(), at the end of the
-run, or by `shootout doctor` after a kill. open_scratch() is called lazily by whatever first
-needs the scratch (a target asked for scratch("disk")), so CPU-only runs never make one; for
-one journal and one configuration it makes the area once and hands the same one out after.
+run, or by `shootout doctor` after a kill.
+
+One owner per area: a Scratch holds one configuration's area for one run. The run makes one
+per configuration (Scratches: an A/A copy shares its original's) and hands it explicitly to the
+target, which opens the area when a workload first asks for scratch("disk") (so CPU-only runs
+never make one), and to the parts that trim, throttle and describe it; the run closes it once,
+after the targets (which unmount what they bound of it) and the parts. A target used outside a
+run makes an owner of its own and closes it itself.
 """
 
 from __future__ import annotations
@@ -22,19 +27,18 @@ import os
 import shutil
 import subprocess
 import threading
-import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shootout.errors import TargetError, ToolMissing
 from shootout.execution.tools import CLEAN_PATH, find_tool
-from shootout.model import Config
+from shootout.model import Config, aa_original
 from shootout.system.blockdev import RAM_FILESYSTEMS, mount_of, storage_facts
 from shootout.system.journal import Journal
 from shootout.system.mounts import make_dir, mount
-
-DEFAULT_BASE = Path("/var/tmp")
+from shootout.system.scratchspec import DEFAULT, ScratchSpec, scratch_spec
 
 # Filesystem -> (mkfs command with its quiet/force flags, Debian package).
 MKFS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -46,9 +50,7 @@ MKFS: dict[str, tuple[tuple[str, ...], str]] = {
     "f2fs": (("mkfs.f2fs", "-q", "-f"), "f2fs-tools"),
 }
 
-_names = itertools.count(1)
-_lock = threading.Lock()
-_opened: weakref.WeakKeyDictionary[Journal, dict[str, ScratchArea]] = weakref.WeakKeyDictionary()
+_names = itertools.count(1)  # unique names of what this process makes
 
 
 @dataclass
@@ -64,10 +66,6 @@ class ScratchArea:
         for entry in reversed(self.entries):
             self.close_errors += self.journal.undo_entry(entry)
         self.entries = []
-        with _lock:
-            areas = _opened.get(self.journal, {})
-            for name in [n for n, a in areas.items() if a is self]:
-                del areas[name]
         return self.close_errors
 
 
@@ -97,11 +95,11 @@ def _directory_problem(path: Path, what: str) -> str | None:
     return None
 
 
-def scratch_problem(spec: dict[str, Any]) -> str | None:
+def scratch_problem(spec: ScratchSpec) -> str | None:
     """Why this scratch cannot be made here, in one line (nothing is changed to find out)."""
-    if "dir" in spec:
-        return _directory_problem(Path(spec["dir"]), "scratch directory")
-    fs, base, size = spec["fs"], Path(spec["in"]), int(spec["size"])
+    if spec.dir is not None:
+        return _directory_problem(spec.dir, "scratch directory")
+    fs, base, size = spec.fs, spec.within, spec.size
     if problem := _directory_problem(base, "scratch file directory"):
         return problem
     if os.geteuid() != 0:
@@ -134,9 +132,9 @@ def _allocate(image: Path, size: int) -> None:
         os.posix_fallocate(fh.fileno(), 0, size)  # the space is really there, not a sparse promise
 
 
-def _file_fs(spec: dict[str, Any], journal: Journal, entries: list[int]) -> Path:
+def _file_fs(spec: ScratchSpec, journal: Journal, entries: list[int]) -> Path:
     """A filesystem in a file, loop-mounted: image, mkfs, mount point, mount."""
-    fs, base, size = spec["fs"], Path(spec["in"]), int(spec["size"])
+    fs, base, size = spec.fs, spec.within, spec.size
     tag = _tag()
     image, point = base / f"{tag}.img", base / tag
     undo = [{"detach_loops": str(image)}, {"remove": str(image)}]
@@ -156,7 +154,7 @@ def _file_fs(spec: dict[str, Any], journal: Journal, entries: list[int]) -> Path
         raise TargetError(f"{command[0]} failed on {image}: {last[0]}", "check the scratch size and filesystem") from None
     device = _attach_loop(journal, image, entries)
     entries.append(make_dir(journal, point))
-    options = ["-o", spec["mount"]] if spec.get("mount") else []
+    options = ["-o", spec.mount] if spec.mount else []
     entries.append(mount(journal, f"mount the {fs} scratch at {point}",
                          ["mount", "--make-private", "-t", fs, *options, device, str(point)], point))
     _direct_loop(point)
@@ -191,30 +189,74 @@ def _direct_loop(point: Path) -> None:
                        env={**os.environ, "PATH": CLEAN_PATH})
 
 
-def open_scratch(config: Config, journal: Journal) -> ScratchArea:
-    """The configuration's scratch area for this run (made on the first call)."""
-    with _lock:
-        area = _opened.setdefault(journal, {}).get(config.name)
-        if area is not None:
-            return area
-        spec: dict[str, Any] = config.parts.get("scratch") or {"dir": str(DEFAULT_BASE)}
-        if problem := scratch_problem(spec):
-            raise TargetError(f"configuration {config.name}: {problem}", "fix scratch = ... in shootout.toml")
-        entries: list[int] = []
-        try:
-            path = _fresh_dir(journal, Path(spec["dir"]), entries) if "dir" in spec else _file_fs(spec, journal, entries)
-        except BaseException:
-            for entry in reversed(entries):
-                journal.undo_entry(entry)
-            raise
-        facts = {"kind": "directory" if "dir" in spec else "file", **{k: v for k, v in spec.items() if k != "dir"},
-                 **storage_facts(path)}
-        area = ScratchArea(path, facts, journal, entries)
-        _opened[journal][config.name] = area
-        return area
+def _make(name: str, spec: ScratchSpec, journal: Journal) -> ScratchArea:
+    """Make the area `spec` asks for, through the journal; on failure nothing is left."""
+    if problem := scratch_problem(spec):
+        raise TargetError(f"configuration {name}: {problem}", "fix scratch = ... in shootout.toml")
+    entries: list[int] = []
+    try:
+        path = _fresh_dir(journal, spec.dir, entries) if spec.dir is not None else _file_fs(spec, journal, entries)
+    except BaseException:
+        for entry in reversed(entries):
+            journal.undo_entry(entry)
+        raise
+    described = {k: v for k, v in spec.data().items() if k != "dir"}
+    facts = {"kind": "file" if spec.in_file else "directory", **described, **storage_facts(path)}
+    return ScratchArea(path, facts, journal, entries)
 
 
-def opened_scratch(journal: Journal, config: Config) -> ScratchArea | None:
-    """The area open_scratch made for this configuration in this journal, if any."""
-    with _lock:
-        return _opened.get(journal, {}).get(config.name)
+class Scratch:
+    """The owner of one configuration's scratch area in one run (see the module's docstring):
+    the target and the parts reach the area through this object, handed to each."""
+
+    def __init__(self, config: Config, journal: Journal) -> None:
+        self.name = config.name
+        self.spec = scratch_spec(config)  # None: the configuration names none (DEFAULT is made)
+        self.journal = journal
+        self._area: ScratchArea | None = None
+        self._lock = threading.Lock()  # lanes of one run may ask for the area at once
+
+    @property
+    def area(self) -> ScratchArea | None:
+        """The area, once open() made it (and until close())."""
+        return self._area
+
+    def open(self) -> ScratchArea:
+        """The area, made on the first call; the same one after."""
+        with self._lock:
+            if self._area is None:
+                self._area = _make(self.name, self.spec or DEFAULT, self.journal)
+            return self._area
+
+    def close(self) -> list[str]:
+        """Undo the area (what others added to its entries first); returns what could not be undone."""
+        with self._lock:
+            area, self._area = self._area, None
+        return area.close() if area is not None else []
+
+
+class Scratches:
+    """The scratch owners of one run, by configuration name: one per configuration, except that
+    an A/A copy uses its original's area (as it uses its original's target)."""
+
+    def __init__(self, configs: Sequence[Config], journal: Journal) -> None:
+        by_name = {c.name: c for c in configs}
+        made: dict[str, Scratch] = {}
+        self._owners: dict[str, Scratch] = {}
+        for config in configs:
+            source = by_name.get(aa_original(config.name), config)
+            if source.name not in made:
+                made[source.name] = Scratch(source, journal)
+            self._owners[config.name] = made[source.name]
+
+    def of(self, config: Config) -> Scratch:
+        """The owner of the configuration's area (KeyError for a configuration not of this run)."""
+        return self._owners[config.name]
+
+    def owners(self) -> list[Scratch]:
+        """Each owner once, in the order of the configurations."""
+        return list({id(s): s for s in self._owners.values()}.values())
+
+    def close(self) -> list[str]:
+        """Close every area, newest configuration first; returns what could not be undone."""
+        return [error for owner in reversed(self.owners()) for error in owner.close()]

@@ -28,7 +28,7 @@ from shootout.execution.tools import CLEAN_PATH
 from shootout.kinds import scratch_holders
 from shootout.model import Config
 from shootout.system.journal import Journal
-from shootout.system.scratch import ScratchArea, open_scratch
+from shootout.system.scratch import Scratch, ScratchArea
 
 SCRATCH_KINDS = ("tmpfs", "disk")
 _trees = itertools.count(1)
@@ -55,7 +55,9 @@ class Target(ABC):
         self.config = config
         self.journal = journal
         self._sizing: TargetFacts | None = None
-        self._scratch_area: ScratchArea | None = None
+        self._scratch_owner: Scratch | None = None  # the run's (use_scratch), or one of its own
+        self._owns_scratch = False
+        self._scratch_area: ScratchArea | None = None  # the owner's area, once attached here
         self._disk = ""  # the disk scratch as seen inside, once attached
         self._own_journal: Journal | None = None
 
@@ -64,10 +66,11 @@ class Target(ABC):
         """Set up what commands need (mounts, work directory). Changes go through the journal."""
 
     def close(self) -> None:
-        """Undo what open() and scratch() did."""
-        if self._scratch_area is not None:
-            self._scratch_area.close()
-            self._scratch_area = None
+        """Undo what open() and scratch() did (the run's scratch area is the run's to close)."""
+        self._scratch_area = None
+        if self._owns_scratch and self._scratch_owner is not None:
+            self._scratch_owner.close()
+            self._scratch_owner, self._owns_scratch = None, False
         if self._own_journal is not None:
             self._own_journal.undo()
             self._own_journal = None
@@ -119,15 +122,29 @@ class Target(ABC):
             return self.mkdir(f"{self.workdir()}/scratch")
         if kind == "disk":
             if self._scratch_area is None:
-                area = open_scratch(self.config, self._journal())
+                owner = self._scratch()
+                area = owner.open()
                 try:
                     self._disk = self.attach_scratch(area.host_path)
                 except BaseException:
-                    area.close()
+                    owner.close()
                     raise
                 self._scratch_area = area
             return self._disk
         raise UsageError(f"unknown scratch kind {kind!r}", "use one of: " + ", ".join(SCRATCH_KINDS))
+
+    def use_scratch(self, owner: Scratch) -> None:
+        """Put the disk scratch in `owner`'s area: the run hands the target the owner it hands
+        the scratch's parts too (trim, throttle, facts), and closes it after the target."""
+        if self._scratch_area is not None:
+            raise TargetError(f"{self.config.display} already uses a scratch area", "hand it its owner before first use")
+        self._scratch_owner, self._owns_scratch = owner, False
+
+    def _scratch(self) -> Scratch:
+        """The owner of this target's scratch area: the run's, or (outside a run) its own."""
+        if self._scratch_owner is None:
+            self._scratch_owner, self._owns_scratch = Scratch(self.config, self._journal()), True
+        return self._scratch_owner
 
     def attach_scratch(self, host_path: Path) -> str:
         """Make the host directory `host_path` visible inside the target; the path inside."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from shootout.errors import ShootoutError, ToolMissing, WorkloadError
 from shootout.model import Config, Metric
+from shootout.system.scratchspec import scratch_spec
 from shootout.targets.base import Target
 from shootout.workloads.base import Context, Workload
 from shootout.workloads.shell import q
@@ -45,7 +46,8 @@ class DiskScratch:
 
 def wants_compsize(config: Config) -> bool:
     """A scratch shootout makes as btrfs gets compsize into the userspace."""
-    return (config.parts.get("scratch") or {}).get("fs") == "btrfs"
+    spec = scratch_spec(config)
+    return spec is not None and spec.fs == "btrfs"
 
 
 class ScratchWorkload(Workload):
