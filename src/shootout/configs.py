@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,6 @@ from shootout.kinds.host import x86_abi_problem
 from shootout.model import Config
 from shootout.parts import config_keys, parse_parts
 from shootout.targets.host import HostTarget
-from shootout.workloads.packages import workload_packages
 from shootout.workloads.user import CommandWorkload
 
 _CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace", "options", "machines",
@@ -38,17 +36,12 @@ class FileSettings:
     params: dict[str, dict[str, Any]] = field(default_factory=dict)  # workload -> parameter overrides
 
 
-def parse_spec(spec: str, named: dict[str, Config] | None = None,
-               progress: Callable[[str], None] | None = None, *, create: bool = True) -> Config:
-    """create=False: a debian:RELEASE:ARCH userspace is only named, made when a run uses it."""
+def parse_spec(spec: str, named: dict[str, Config] | None = None) -> Config:
+    """The configuration a spec or a [[config]] name names. Parsing only: a debian:RELEASE:ARCH
+    userspace is named, made when a run is about to use it (userspace.configs)."""
     if named and spec in named:
         return named[spec]
-    config = parse_kind_spec(spec)
-    if create:  # its userspace created on first use
-        from shootout.userspace.configs import made_now
-
-        return made_now(config, progress, workload_packages())
-    return config
+    return parse_kind_spec(spec)
 
 
 _ABI_PROBE = b'#include <stdio.h>\nint main(void) { puts("ok"); return 0; }\n'
@@ -95,7 +88,7 @@ def _config_from_table(table: dict[str, Any], where: str) -> Config:
                              "a group's machines are its targets: drop spec, or machines")
         group = group_table(name, table.get("machines"), table.get("mixed_architectures", False), where)
     # a file only names its userspaces (reading it, e.g. a named experiment's, makes nothing)
-    base = parse_spec(table["spec"], create=False) if "spec" in table else Config(name=name)
+    base = parse_spec(table["spec"]) if "spec" in table else Config(name=name)
     cflags = table.get("cflags", ())
     if isinstance(cflags, str):
         cflags = shlex.split(cflags)
@@ -163,7 +156,7 @@ def load_text(text: str, where: str) -> FileSettings:
 def resolve(specs: list[str], named: dict[str, Config]) -> list[Config]:
     """A run's configurations; their userspaces only named (the run makes the missing ones)."""
     configs = [member for s in specs
-               for member in expand(parse_spec(s, named, create=False), lambda m: parse_spec(m, named, create=False))]
+               for member in expand(parse_spec(s, named), lambda m: parse_spec(m, named))]
     names = [c.name for c in configs]
     if len(set(names)) != len(names):
         raise UsageError("a configuration is named twice", "use --aa to compare a configuration with itself")

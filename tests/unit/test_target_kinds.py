@@ -35,7 +35,7 @@ def echo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def test_a_new_kind_is_parsed_made_and_runs(echo: None, tmp_path: Path) -> None:
-    config = parse_spec(f"echo:{tmp_path}", create=False)
+    config = parse_spec(f"echo:{tmp_path}")
     assert (config.target, config.option("dir")) == ("echo", str(tmp_path))
     with pytest.raises(UsageError, match="bad echo configuration") as bad:
         parse_spec("echo:relative")
@@ -129,5 +129,5 @@ def test_no_module_compares_a_target_with_a_name() -> None:
                                         ("vm:debian:bookworm", "vm")])
 def test_a_malformed_spec_gets_its_kinds_hint(spec: str, kind: str) -> None:
     with pytest.raises(UsageError) as bad:
-        parse_spec(spec, create=False)
+        parse_spec(spec)
     assert bad.value.hint == kinds.KINDS[kind].hint

@@ -126,13 +126,14 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
     from shootout.facts import machine_facts
     from shootout.system.journal import journal
     from shootout.targets.factory import make_target
+    from shootout.userspace.configs import made_now
     from shootout.workloads.packages import workload_packages
 
     print_preflight(preflight(tune=False, journal=None, load_wait_s=0))
     console.print_json(json.dumps({"machine": machine_facts()}, default=str))
     with journal() as j:
         for spec in config or ["host", "host+m32"]:
-            cfg = parse_spec(spec)
+            cfg = made_now(parse_spec(spec), packages=workload_packages())  # info makes a missing userspace
             problem = abi_problem(cfg)
             if problem:
                 console.print(f"{cfg.name}: not usable here: {escape(problem)}")

@@ -28,12 +28,11 @@ from shootout.userspace.create import (
 
 
 def userspace_config(release: str, arch_name: str, *, progress: Progress | None = None,
-                     create: bool = True, packages: Sequence[str] = ()) -> Config:
-    """debian:RELEASE:ARCH: the userspace debian-RELEASE-ARCH, created on first use (create=False:
-    only named; made_on_first_use() creates it when a run is about to use it), with `packages`
-    besides minbase."""
+                     packages: Sequence[str] = ()) -> Config:
+    """debian:RELEASE:ARCH: the userspace debian-RELEASE-ARCH, created now when missing, with
+    `packages` besides minbase."""
     config = debian_config(release, arch_name)
-    if create and config.userspace and not _ready(config.userspace):
+    if config.userspace and not _ready(config.userspace):
         create_userspace(config.userspace, arch_name, release, progress=progress, packages=packages)
         return debian_config(release, arch_name)
     return config
