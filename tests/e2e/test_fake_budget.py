@@ -9,7 +9,7 @@ import pytest
 
 from shootout import events as ev
 from shootout.analysis import analyze, run_design
-from shootout.errors import UsageError
+from shootout.errors import ShootoutError, UsageError
 from shootout.model import Config, RunSettings
 from shootout.stats.verdict import Verdict
 from shootout.runner import Runner, RunRequest
@@ -132,6 +132,7 @@ def test_show_and_report_of_a_refused_run_say_it_was_refused_for_its_budget(tmp_
 
     from rich.console import Console
 
+    from shootout.cli.stored import show_analysis
     from shootout.report.charts import summary_chart
     from shootout.report.markdown import render_markdown
     from shootout.report.terminal import show
@@ -150,6 +151,8 @@ def test_show_and_report_of_a_refused_run_say_it_was_refused_for_its_budget(tmp_
         assert said in text and f"--budget {wanted} would pay" in text and "too few rounds" not in text
     markdown = render_markdown(analysis, {"(summary)": "summary.png"})
     assert said in markdown and "too few rounds" not in markdown
+    with pytest.raises(ShootoutError, match=said):  # `show --json` printed [] and exited 0
+        show_analysis(store, "last", as_json=True)
     svg = summary_chart(analysis, "svg", text_as_paths=False).decode()
     assert "refused for its budget" in svg and "0 workloads" not in svg
 

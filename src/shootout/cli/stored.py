@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from shootout.cli.consoles import console
-from shootout.errors import UsageError
+from shootout.errors import ShootoutError, UsageError
 
 DbOption = Annotated[Optional[str], typer.Option("--db", help="database URL (default: SQLite in the data directory)")]
 RunArg = Annotated[str, typer.Argument(help="run id, or 'last' for the newest run")]
@@ -49,6 +49,8 @@ def show_analysis(store, ref: str, as_json: bool, all_metrics: bool = False):
 
     analysis = analysis_of(store, store.get_run(ref))
     if as_json:
+        if analysis.refused:  # an empty list would read as "no rows", exit 0; it measured nothing
+            raise ShootoutError(analysis.refused, "it has no rows to print")
         print(json.dumps(show_rows(analysis), indent=2))
     else:
         show(analysis, console, all_metrics)
