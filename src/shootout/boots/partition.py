@@ -56,10 +56,11 @@ def _setting(text: str | None, key: str) -> str | None:
     return value
 
 
-def tryboot_switches_partitions(part: BootPartition) -> bool:
-    """autoboot.txt's tryboot_a_b=1: the tryboot flag then boots another partition's config.txt
-    (A/B updates), not tryboot.txt beside config.txt."""
-    return _setting(part.autoboot_txt, "tryboot_a_b") == "1" or _setting(part.config_txt, "tryboot_a_b") == "1"
+def tryboot_switches_partitions(part: BootPartition) -> str | None:
+    """The file that sets tryboot_a_b=1 (autoboot.txt's setting): the tryboot flag then boots another
+    partition's config.txt (A/B updates), not tryboot.txt beside config.txt. None where none does."""
+    return next((name for name, text in (("autoboot.txt", part.autoboot_txt), ("config.txt", part.config_txt))
+                 if _setting(text, "tryboot_a_b") == "1"), None)
 
 
 def default_image(board: Board, text: str, files: frozenset[str]) -> str:

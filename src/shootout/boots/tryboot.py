@@ -78,8 +78,8 @@ def write_tryboot(want: KernelWant, model: str, root: Path, journal: Journal) ->
 
 
 def _tryboot(want: KernelWant, part: BootPartition, root: Path, journal: Journal) -> str:
-    if tryboot_switches_partitions(part):
-        raise TargetError("--next-kernel: autoboot.txt sets tryboot_a_b=1, so tryboot switches partitions here",
+    if setter := tryboot_switches_partitions(part):
+        raise TargetError(f"--next-kernel: {setter} sets tryboot_a_b=1, so tryboot switches partitions here",
                           "boot the next kernel by hand")
     new = tryboot_text(under(root, part.file("config.txt")).read_text(), want)
     tryboot = part.file("tryboot.txt")
