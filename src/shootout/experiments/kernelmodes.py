@@ -50,7 +50,8 @@ class KernelModes(Experiment):
 EXPERIMENT = KernelModes(
     name="kernel-modes",
     description="32/32, 64-bit kernel + 32-bit userspace and 64/64 as three VMs of Debian bookworm "
-                "(x86: 686-pae and amd64 kernels): pointer chasing, memory latency and bandwidth, 7-zip, FLAC",
+                "(x86: 686-pae and amd64 kernels; on a Raspberry Pi its own kernels across reboots): pointer chasing, "
+                "memory latency and bandwidth, 7-zip, FLAC",
     reproduces="D, 'Raspberry Pi OS: 32-bit vs 64-bit Benchmarking' (32/32, 64-bit kernel + 32-bit userspace, 64/64)",
     toml="""
 [run]
