@@ -20,19 +20,28 @@ from pathlib import Path
 
 import psutil
 import pytest
-from shared_spaces import (ARMHF, COMPANION, COMPANION_ARCH, FOREIGN, NATIVE, NATIVE_ARCH, RELEASE, Spaces,
-                           mounts_anywhere)
+from shared_spaces import (
+    ARMHF,
+    COMPANION,
+    COMPANION_ARCH,
+    FOREIGN,
+    NATIVE,
+    NATIVE_ARCH,
+    RELEASE,
+    Spaces,
+    mounts_anywhere,
+)
 
 from shootout.elf import HEAD_BYTES, elf_identity, elf_identity_of
 from shootout.errors import ShootoutError, TargetError, UsageError
+from shootout.kinds.chroot import named_userspace_config
 from shootout.model import Config
+from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import journal, recover
 from shootout.targets.chroot import ChrootTarget
-from shootout.system.emulator import here as emulator_here
 from shootout.userspace.abi import verify_abi
 from shootout.userspace.arches import arch as arch_of
 from shootout.userspace.configs import userspace_config
-from shootout.kinds.chroot import named_userspace_config
 from shootout.userspace.create import create_userspace
 from shootout.userspace.registry import (
     INCOMPLETE,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from shootout.arm.board import arm_64bit
-from shootout.boots.images import IMAGES, is_pattern, kernel_image
+from shootout.boots.images import IMAGES, kernel_image
 from shootout.conditions.fsread import read_text, under
 from shootout.facts import arch
 from shootout.model import Config
@@ -112,8 +112,8 @@ KERNEL_HINT = ("use kernel:RELEASE[:MACHINE][/USERSPACE], e.g. kernel:6.1.0-28-a
 
 def kernel_config(spec: str, userspace: Config | None = None) -> Config:
     """`kernel:RELEASE[:MACHINE]` -> a host configuration that requires that running kernel; RELEASE
-    may be a Raspberry Pi's kernel image (kernel8.img: its flavour's releases, its uname -m and
-    arm_64bit). With `userspace` (the configuration after a "/"), the trials run in that userspace."""
+    may be a Raspberry Pi's kernel image (kernel8.img: its flavour's releases and its uname -m; the
+    switch writes arm_64bit to match). With `userspace` (the configuration after a "/"), the trials run in that userspace."""
     from shootout.errors import UsageError
 
     parts = spec.partition("/")[0].split(":")

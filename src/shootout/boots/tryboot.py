@@ -19,7 +19,12 @@ from pathlib import Path
 
 from shootout.boots.identity import KernelWant
 from shootout.boots.images import IMAGES, board_of, install_hint, kernel_image
-from shootout.boots.partition import BootPartition, boot_partition, default_image, tryboot_switches_partitions
+from shootout.boots.partition import (
+    BootPartition,
+    boot_partition,
+    default_image,
+    tryboot_switches_partitions,
+)
 from shootout.conditions.fsread import under
 from shootout.errors import TargetError, UsageError
 from shootout.system.journal import Journal

@@ -45,7 +45,9 @@ class HostKind(Kind):
         if base == "host":
             raise UsageError(f"unknown configuration {spec!r}", self.hint)
         if spec.startswith("kernel:"):
-            from shootout.boots.identity import kernel_config  # (the CLI imports kinds for its help: kept light)
+            from shootout.boots.identity import (
+                kernel_config,  # (the CLI imports kinds for its help: kept light)
+            )
 
             userspace = spec.partition("/")[2]
             if not userspace:
