@@ -244,3 +244,19 @@ def test_tryboot_refused_where_it_switches_partitions(tmp_path: Path, autoboot: 
     (root / "boot/firmware/autoboot.txt").write_text("[all]\nboot_partition=1\n")
     (line,) = after_block(_outcome(root, "armhf"), next_kernel=True, resume_at_boot=False, command=["x"], root=root)
     assert "tryboot.txt boots kernel7l.img once" in line
+
+
+def test_a_kernel_configuration_names_the_userspace_its_trials_run_in() -> None:
+    from shootout.configs import parse_spec
+
+    config = parse_spec("kernel:kernel7l.img/debian:bookworm:armhf")
+    assert (config.name, config.target, config.userspace) == ("kernel:kernel7l.img/debian:bookworm:armhf", "chroot",
+                                                               "debian-bookworm-armhf")
+    assert config.label == "kernel kernel7l.img, armhf userspace"
+    want = campaign.kernel_want(config)
+    assert want is not None and (want.image, want.machine) == ("kernel7l.img", "armv7l")
+    assert switch_lines(want) == ["kernel=kernel7l.img", "arm_64bit=0"]
+    plain = parse_spec("kernel:6.1.0-28-amd64/debian:bookworm:i386")
+    assert plain.target == "chroot" and campaign.kernel_want(plain).release == "6.1.0-28-amd64"
+    with pytest.raises(UsageError, match="the userspace after / must be debian:RELEASE:ARCH or userspace:NAME"):
+        parse_spec("kernel:kernel8.img/host")
