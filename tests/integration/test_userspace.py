@@ -204,7 +204,9 @@ def _sleepers(parent: int) -> list[psutil.Process]:
     out = []
     for p in found:
         try:
-            if p.cmdline() == ["sleep", "61.25"]:
+            # its last two arguments: under qemu-user (emulated-arm64.sh) the interpreter and the
+            # program's path come first (binfmt_misc's P flag keeps argv[0] after them)
+            if p.cmdline()[-2:] == ["sleep", "61.25"]:
                 out.append(p)
         except psutil.NoSuchProcess:
             pass
@@ -219,7 +221,7 @@ def test_sigkill_during_a_trial_leaves_nothing_without_doctor(spaces: Spaces) ->
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "open", child.stderr.read()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + (30 if emulator_here() is None else 180)  # qemu starts programs slowly
         while len(sleepers := _sleepers(child.pid)) < 2:
             assert time.monotonic() < deadline, "the trial never started"
             time.sleep(0.05)
@@ -249,7 +251,9 @@ def test_a_create_lists_updates_and_security_and_leaves_nothing_mounted(spaces: 
     name = f"fresh-{COMPANION_ARCH}"
     with journal() as j:
         made = create_userspace(name, COMPANION_ARCH, RELEASE, packages=("make",), journal=j)
-        assert j.pending == []  # every change made while building was undone at once
+        # every change made while building was undone at once; on a machine that is itself emulated
+        # the companion's programs need binfmt_misc, mounted for the rest of the run (binfmt.py)
+        assert [p for p in j.pending if p != "mount binfmt_misc" or emulator_here() is None] == []
         records = [json.loads(line) for line in j.path.read_text().splitlines()]
     try:
         mounted = [r["id"] for r in records if f"bind-mount userspace {name}" in r.get("description", "")]
@@ -473,4 +477,7 @@ def test_every_workload_runs_at_quick_size_in_the_i386_userspace(spaces: Spaces)
                     failures[name] = str(exc)[:300]
         finally:
             target.close()
-    assert failures == {}
+    # qemu-user (7.2) has no io_setup (ENOSYS): fio's libaio engine cannot start on a machine that is
+    # itself emulated (emulated-arm64.sh), while every real kernel has it
+    expected = {"fio"} if emulator_here() is not None else set()
+    assert set(failures) == expected, failures
