@@ -3,7 +3,7 @@
 # under qemu-user (binfmt_misc) on this x86-64 host. Proves that a fresh clone installs and runs
 # on arm64 (its arm64 and armhf userspaces built, the native kernels compiled on each side,
 # measured, the table printed, every figure marked emulated), then runs the tests of the ARM
-# paths inside it. Gives no verdicts (everything is emulated); run it before changes to
+# paths inside it, the userspace tests among them (over an arm64 and an armhf userspace built inside). Gives no verdicts (everything is emulated); run it before changes to
 # install.sh, the userspaces, the ARM facts or the targets. As root:
 #
 #   scripts/emulated-arm64.sh [--run-only | --tests-only] [-- ARGS FOR shootout run]
@@ -194,7 +194,8 @@ for p in "${only[@]}"; do
       phase "./install.sh --test"
       inside './install.sh --test' || { status=$?; say "install.sh --test failed ($status)"; exit "$status"; }
       phase_end "./install.sh --test"
-      tests="${EMU_TESTS:-tests/unit/test_arm_facts.py tests/unit/test_arm_refusals.py tests/unit/test_emulated_host.py tests/integration/test_install_arches.py tests/integration/test_native_kernels.py}"
+      # the userspace tests build their shared arm64 and armhf userspaces here, inside (shared_spaces.py)
+      tests="${EMU_TESTS:-tests/unit/test_arm_facts.py tests/unit/test_arm_refusals.py tests/unit/test_emulated_host.py tests/unit/test_boots.py tests/unit/test_pi_kernel_modes.py tests/e2e/test_pi_across_boots.py tests/integration/test_install_arches.py tests/integration/test_native_kernels.py tests/integration/test_userspace.py}"
       phase ".venv/bin/python -m pytest -q $tests"
       inside ".venv/bin/python -m pytest -q $tests" || status=$?
       phase_end "pytest (exit status $status)"

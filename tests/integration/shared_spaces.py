@@ -1,4 +1,6 @@
-"""The mmdebstrap userspaces the integration tests share: bookworm amd64, i386 and armhf.
+"""The mmdebstrap userspaces the integration tests share: this machine's native pair (bookworm
+amd64 and i386 on x86-64; arm64 and armhf on an arm64 machine, as inside emulated-arm64.sh) and,
+on x86-64, a foreign armhf one run under qemu.
 
 Created once (in parallel) by the `spaces` fixture of conftest.py, in SHOOTOUT_TEST_HOME when
 set (kept between runs; ready ones are reused), else in a temporary directory.
@@ -18,14 +20,19 @@ import pytest
 
 from shootout.system.journal import journal
 from shootout.system.namespace import private_mounts
+from shootout.userspace.arches import kernel_arch
 from shootout.userspace.create import create_userspace
 from shootout.userspace.registry import find
 from shootout.workloads.packages import workload_packages
 
 RELEASE = "bookworm"
 AMD64, I386, ARMHF = f"debian-{RELEASE}-amd64", f"debian-{RELEASE}-i386", "test-armhf"
-WANTED = [(AMD64, "amd64", workload_packages()), (I386, "i386", workload_packages()),
-          (ARMHF, "armhf", ("gcc", "libc6-dev"))]
+# the native pair: its 64-bit architecture and its 32-bit companion (AMD64 and I386 on x86-64)
+NATIVE_ARCH, COMPANION_ARCH = ("arm64", "armhf") if kernel_arch() == "arm64" else ("amd64", "i386")
+NATIVE, COMPANION = f"debian-{RELEASE}-{NATIVE_ARCH}", f"debian-{RELEASE}-{COMPANION_ARCH}"
+FOREIGN = ARMHF if NATIVE_ARCH == "amd64" else None  # an arm64 machine runs armhf natively: its companion
+WANTED = [(NATIVE, NATIVE_ARCH, workload_packages()), (COMPANION, COMPANION_ARCH, workload_packages()),
+          *([(ARMHF, "armhf", ("gcc", "libc6-dev"))] if FOREIGN else [])]
 
 
 @dataclass

@@ -260,7 +260,7 @@ def test_a_pi_boots_the_next_kernel_through_tryboot_undone_by_doctor(tmp_path: P
 
 
 @pytest.mark.parametrize("machine, message", [
-    (dict(model="Raspberry Pi 3 Model B Plus Rev 1.3\x00"), "documented for the Raspberry Pi 4, 400, CM4 and 5"),
+    (dict(model="Raspberry Pi 2 Model B Rev 1.1\x00"), "a Raspberry Pi 2 Model B Rev 1.1 boots no 64-bit kernel"),
     (dict(config=CONFIG + "tryboot_a_b=1\n"), "sets tryboot_a_b=1"),
     (dict(images=()), "there is no /boot/firmware/kernel8.img"),
 ])

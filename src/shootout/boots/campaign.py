@@ -1,5 +1,9 @@
 """A run across boots in the store: one run per boot, linked by the facts they carry.
 
+Configurations that want the same kernel share a boot: each block measures all of them,
+interleaved in its rounds as any run does (a Pi's 64-bit kernel with the armhf and the arm64
+userspace); the boots of different kernels follow the A B B A schedule.
+
 Block 1 is an ordinary run of the kernel configuration that runs now (it calibrates the
 work); every later block is a new run with block 1's settings, workloads and calibrated
 parameters, started through Runner.resume so it does exactly the same work. Each block's
@@ -46,12 +50,16 @@ COMPARISON_LABEL = "across boots"
 @dataclass(frozen=True)
 class Campaign:
     id: str
-    schedule: list[str]
+    schedule: list[str]  # the boot each block measures
     configs: dict[str, Config]
+    boots: dict[str, list[str]] | None = None  # boot -> its configurations; None: one boot per configuration
+
+    def members(self, boot: str) -> list[str]:
+        return (self.boots or {}).get(boot, [boot])
 
     @property
     def wants(self) -> dict[str, KernelWant]:
-        return {name: _want(config) for name, config in self.configs.items()}
+        return {boot: _want(self.configs[self.members(boot)[0]]) for boot in dict.fromkeys(self.schedule)}
 
 
 @dataclass(frozen=True)
@@ -80,7 +88,7 @@ def campaign_of(run: Run) -> Campaign | None:
     if not meta:
         return None
     configs = [config_from_dict(c) for c in meta["configs"]]
-    return Campaign(meta["campaign"], list(meta["schedule"]), {c.name: c for c in configs})
+    return Campaign(meta["campaign"], list(meta["schedule"]), {c.name: c for c in configs}, meta.get("boots"))
 
 
 def blocks_of(store: Store, campaign: Campaign) -> list[Block]:
@@ -95,24 +103,47 @@ def blocks_of(store: Store, campaign: Campaign) -> list[Block]:
 
 def _facts(machine: dict[str, Any], campaign: Campaign, block: int, boot: BootIdentity) -> dict[str, Any]:
     meta = {"campaign": campaign.id, "schedule": campaign.schedule, "block": block,
-            "configs": [config_to_dict(c) for c in campaign.configs.values()]}
+            "configs": [config_to_dict(c) for c in campaign.configs.values()],
+            **({"boots": campaign.boots} if campaign.boots else {})}
     return {**machine, "boot": boot.as_dict(), KEY: meta}
+
+
+def shared_boots(configs: Sequence[Config]) -> dict[str, list[str]]:
+    """Boot -> the configurations that want its kernel, in order. A boot of one configuration is
+    named after it, a shared one after its kernel ("kernel kernel8.img (aarch64)")."""
+    by_want: dict[KernelWant, list[str]] = {}
+    for config in configs:
+        by_want.setdefault(_want(config), []).append(config.name)
+    return {(names[0] if len(names) == 1 else f"kernel {want.describe()}"): names for want, names in by_want.items()}
+
+
+def kernels(configs: Sequence[Config]) -> int:
+    """How many different kernels the configurations want (0 when one of them names none)."""
+    wants = [kernel_want(c) for c in configs]
+    return 0 if None in wants else len(set(wants))
 
 
 def plan(configs: Sequence[Config], boots: int, root: Path = Path("/")) -> Campaign:
     """Check everything before any waiting: kernels named, schedule valid, running kernel among them.
     The schedule starts with the kernel that runs now."""
-    wants = {c.name: _want(c) for c in configs}
+    members = shared_boots(configs)
+    by_name = {c.name: c for c in configs}
+    wants = {boot: _want(by_name[names[0]]) for boot, names in members.items()}
     first = matching_config(list(wants), wants, read_boot(root))
-    names = [first] + [c.name for c in configs if c.name != first]
-    return Campaign(secrets.token_hex(6), block_schedule(names, boots), {c.name: c for c in configs})
+    names = [first] + [boot for boot in members if boot != first]
+    shared = members if any(len(m) > 1 for m in members.values()) else None
+    return Campaign(secrets.token_hex(6), block_schedule(names, boots), by_name, shared)
+
+
+def block_configs(campaign: Campaign, index: int) -> list[Config]:
+    """The configurations block `index` measures, interleaved in its rounds."""
+    return [campaign.configs[name] for name in campaign.members(campaign.schedule[index])]
 
 
 def start(runner: Runner, request: RunRequest, campaign: Campaign, machine: dict[str, Any],
           root: Path = Path("/")) -> BlockOutcome:
     """Measure block 1 under the running kernel."""
-    first = campaign.schedule[0]
-    block = replace(request, configs=[campaign.configs[first]])
+    block = replace(request, configs=block_configs(campaign, 0))
     run_id = runner.start(block, facts=_facts(machine, campaign, 0, read_boot(root)))
     runner.store.update_run(run_id, note=f"{COMPARISON_LABEL}: block 1 of {len(campaign.schedule)}")
     return BlockOutcome(run_id, 0, campaign, next_block(campaign.schedule, blocks_of(runner.store, campaign)))
@@ -156,7 +187,7 @@ def resume(runner: Runner, step: Resumption, workloads: Callable[[Run], Sequence
     else:
         first = store.get_run(next(b.run_id for b in blocks_of(store, campaign) if b.index == 0))
         run = Run(id=0, created_at=time.time(), status="running", settings=first.settings,
-                  configs=[campaign.configs[campaign.schedule[step.index]]], workloads=list(first.workloads),
+                  configs=block_configs(campaign, step.index), workloads=list(first.workloads),
                   params=first.params, facts={"machine": _facts(machine, campaign, step.index, step.boot)},
                   user_workloads=first.user_workloads,
                   note=f"{COMPARISON_LABEL}: block {step.index + 1} of {len(campaign.schedule)}")
@@ -167,14 +198,18 @@ def resume(runner: Runner, step: Resumption, workloads: Callable[[Run], Sequence
 
 def groups(store: Store, campaign: Campaign) -> dict[str, list[int]]:
     """Configuration -> run ids of its complete blocks: the two sides of the between-run comparison."""
-    out: dict[str, list[int]] = {name: [] for name in dict.fromkeys(campaign.schedule)}
+    out: dict[str, list[int]] = {name: [] for boot in dict.fromkeys(campaign.schedule) for name in campaign.members(boot)}
     for block in blocks_of(store, campaign):
         if block.complete:
-            out[block.config].append(block.run_id)
+            for name in campaign.members(block.config):
+                out[name].append(block.run_id)
     return out
 
 
 def compare_hint(store: Store, campaign: Campaign) -> str:
+    if campaign.boots:  # configurations that shared boots: every block, pooled by configuration
+        runs = sorted({r for ids in groups(store, campaign).values() for r in ids})
+        return "shootout compare " + " ".join(map(str, runs)) + " --by-label"
     sides = [" ".join(str(r) for r in runs) for runs in groups(store, campaign).values()]
     return "shootout compare " + " vs ".join(sides)
 

@@ -1,4 +1,6 @@
-"""Which boot this is: boot id, kernel release, `uname -m`, command line, a Pi's arm_64bit.
+"""Which boot this is: boot id, kernel release, `uname -m`, command line, a Pi's arm_64bit;
+and what a kernel configuration wants of it (a release, or a Raspberry Pi's kernel image),
+with the userspace its trials run in.
 
 Read from files under a root (the real "/", a remote's mirrored tree, or a fake tree in
 tests), like every other probe. The boot id changes at every boot, so two blocks of a run
@@ -8,12 +10,13 @@ across boots can be told apart even under the same kernel.
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from shootout.arm.board import arm_64bit
-from shootout.conditions.fsread import read_text
+from shootout.boots.images import IMAGES, kernel_image
+from shootout.conditions.fsread import read_text, under
 from shootout.facts import arch
 from shootout.model import Config
 
@@ -42,8 +45,28 @@ class BootIdentity:
         return f"{self.release} ({self.machine}{pi}; boot {self.boot_id[:8]})"
 
 
+# The Pi firmware's one-shot flag, as this boot saw it: 1 when it read tryboot.txt instead of config.txt.
+TRYBOOT_FLAG = "/proc/device-tree/chosen/bootloader/tryboot"
+
+
+def tried(root: Path = Path("/")) -> bool:
+    """Whether this boot is a tryboot (the firmware read tryboot.txt, not config.txt)."""
+    path = under(root, TRYBOOT_FLAG)
+    return path.is_file() and int.from_bytes(path.read_bytes()[:4] or b"\0", "big") == 1
+
+
+def firmware_text(root: Path = Path("/")) -> str | None:
+    """The firmware configuration this boot was made with: tryboot.txt in a tryboot, else config.txt."""
+    for path in CONFIG_TXT:
+        if (text := read_text(root, path)) is not None:
+            if tried(root) and (trial := read_text(root, str(Path(path).with_name("tryboot.txt")))) is not None:
+                return trial
+            return text
+    return None
+
+
 def read_boot(root: Path = Path("/")) -> BootIdentity:
-    config = next((text for path in CONFIG_TXT if (text := read_text(root, path)) is not None), None)
+    config = firmware_text(root)
     return BootIdentity(
         boot_id=read_text(root, "/proc/sys/kernel/random/boot_id") or "unknown",
         release=read_text(root, "/proc/sys/kernel/osrelease") or "unknown",
@@ -53,11 +76,6 @@ def read_boot(root: Path = Path("/")) -> BootIdentity:
     )
 
 
-def is_pattern(release: str) -> bool:
-    """Whether a KernelWant's release is a shell pattern rather than one exact release."""
-    return any(c in release for c in "*?[")
-
-
 @dataclass(frozen=True)
 class KernelWant:
     """What a configuration requires of the running kernel; release is a shell pattern."""
@@ -65,32 +83,51 @@ class KernelWant:
     release: str
     machine: str | None = None
     arm_64bit: str | None = None
+    image: str | None = None  # a Raspberry Pi's kernel image (kernel8.img): the release must be its flavour
 
     def matches(self, boot: BootIdentity) -> bool:
         return (fnmatch.fnmatchcase(boot.release, self.release)
                 and (self.machine is None or boot.machine == self.machine)
-                and (self.arm_64bit is None or boot.arm_64bit == self.arm_64bit))
+                and (self.arm_64bit is None or boot.arm_64bit == self.arm_64bit)
+                and (self.image is None or kernel_image(boot.release) == self.image))
 
     def describe(self) -> str:
         extra = [x for x in (self.machine, f"arm_64bit={self.arm_64bit}" if self.arm_64bit else None) if x]
-        return self.release + (f" ({', '.join(extra)})" if extra else "")
+        head = self.image if self.image and self.release == "*" else self.release
+        return head + (f" ({', '.join(extra)})" if extra else "")
 
 
 def kernel_want(config: Config) -> KernelWant | None:
-    """The kernel a configuration names (option kernel, and optionally machine and arm_64bit)."""
+    """The kernel a configuration names (option kernel, and optionally machine, arm_64bit and a
+    Raspberry Pi's kernel_image)."""
     release = config.option("kernel")
     if not release:
         return None
-    return KernelWant(release, config.option("machine"), config.option("arm_64bit"))
+    return KernelWant(release, config.option("machine"), config.option("arm_64bit"), config.option("kernel_image"))
 
 
-def kernel_config(spec: str) -> Config:
-    """`kernel:RELEASE[:MACHINE]` -> a host configuration that requires that running kernel."""
+KERNEL_HINT = ("use kernel:RELEASE[:MACHINE][/USERSPACE], e.g. kernel:6.1.0-28-amd64, kernel:'6.6.*-v8':aarch64, "
+               "or on a Raspberry Pi kernel:kernel7l.img/debian:bookworm:armhf")
+
+
+def kernel_config(spec: str, userspace: Config | None = None) -> Config:
+    """`kernel:RELEASE[:MACHINE]` -> a host configuration that requires that running kernel; RELEASE
+    may be a Raspberry Pi's kernel image (kernel8.img: its flavour's releases and its uname -m; the
+    switch writes arm_64bit to match). With `userspace` (the configuration after a "/"), the trials run in that userspace."""
     from shootout.errors import UsageError
 
-    parts = spec.split(":")
+    parts = spec.partition("/")[0].split(":")
     if len(parts) not in (2, 3) or not parts[1]:
-        raise UsageError(f"bad kernel configuration {spec!r}",
-                         "use kernel:RELEASE[:MACHINE], e.g. kernel:6.1.0-28-amd64 or kernel:'6.6.*-v8':aarch64")
-    options = (("kernel", parts[1]),) + ((("machine", parts[2]),) if len(parts) == 3 else ())
-    return Config(name=spec, target="host", label=f"kernel {':'.join(parts[1:])}", options=options)
+        raise UsageError(f"bad kernel configuration {spec!r}", KERNEL_HINT)
+    image = IMAGES.get(parts[1])
+    if image is not None:
+        # arm_64bit follows from the image (config.txt may leave it to the firmware's default)
+        options: tuple[tuple[str, str], ...] = (("kernel", "*"), ("kernel_image", image.file),
+                                                ("machine", image.machine))
+    else:
+        options = (("kernel", parts[1]),) + ((("machine", parts[2]),) if len(parts) == 3 else ())
+    label = f"kernel {':'.join(parts[1:])}"
+    if userspace is None:
+        return Config(name=spec, target="host", label=label, options=options)
+    return replace(userspace, name=spec, label=f"{label}, {userspace.display}",
+                   options=(*userspace.options, *options))

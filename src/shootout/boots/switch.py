@@ -17,7 +17,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from shootout.boots.identity import KernelWant, is_pattern
+from shootout.boots.identity import KernelWant
+from shootout.boots.images import is_pattern
 from shootout.boots.tryboot import write_tryboot
 from shootout.conditions.fsread import read_text, under
 from shootout.errors import TargetError, ToolMissing, UsageError

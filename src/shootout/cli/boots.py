@@ -10,9 +10,11 @@ from rich.markup import escape
 from shootout.cli.consoles import console, err_console
 
 
-def across_boots(store, stored, request, boots: int):
+def across_boots(store, stored, request, boots: int, wanted: bool = True):
     """A run across boots, planned and checked before the load gate: the first block's
-    campaign, or the resumption after a reboot; None for any other run."""
+    campaign, or the resumption after a reboot; None for any other run. Without --across-boots
+    (wanted), a request whose configurations want two or more kernels is one all the same
+    (kernel-modes on a Raspberry Pi): no boot runs two kernels."""
     from shootout.boots import campaign
     from shootout.boots.switch import undo_next_boot
 
@@ -26,7 +28,12 @@ def across_boots(store, stored, request, boots: int):
         for problem in errors:
             err_console.print(f"[red]could not undo[/]: {escape(problem)}")
         return step
-    return campaign.plan(request.configs, boots) if request is not None else None
+    if request is None or not (wanted or campaign.kernels(request.configs) > 1):
+        return None
+    if not wanted:
+        err_console.print(f"the configurations want {campaign.kernels(request.configs)} kernels: a run across "
+                          f"boots, one block of rounds per boot (--boots {boots})")
+    return campaign.plan(request.configs, boots)
 
 
 def run_block(runner, step, request, machine: dict):

@@ -98,7 +98,7 @@ def run_command(o: RunOptions, early: EarlyWindow) -> None:
         job = _Job(stored=stored, resumed=workloads_of([w.name for w in stored.workloads], stored.user_workloads))
     else:
         job = _Job(request=_request(o, store))
-    across = across_boots(store, job.stored, job.request if o.across_boots else None, o.boots)
+    across = across_boots(store, job.stored, job.request, o.boots, o.across_boots)
     run_id, block = _measure(o, store, job, across, early, wait_s)
     analysis = show_analysis(store, str(run_id), as_json=False)
     if block:

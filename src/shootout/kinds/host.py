@@ -1,5 +1,6 @@
 """The host kind: this machine itself, natively or with a 32-bit compiler ABI (host+m32,
-host+mx32), or requiring a running kernel (kernel:RELEASE[:MACHINE], shootout.boots)."""
+host+mx32), or requiring a running kernel (kernel:RELEASE[:MACHINE], shootout.boots), whose
+trials may run in a userspace (kernel:RELEASE/debian:RELEASE:ARCH: then a chroot configuration)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ def x86_abi_problem(abi: str) -> tuple[str, str] | None:
 
 class HostKind(Kind):
     name = "host"
-    forms = ("host", "host+m32", "host+mx32", "kernel:RELEASE[:MACHINE]")
-    hint = "use host, host+m32 or host+mx32, or kernel:RELEASE[:MACHINE] for a running kernel"
+    forms = ("host", "host+m32", "host+mx32", "kernel:RELEASE[:MACHINE][/USERSPACE]")
+    hint = "use host, host+m32 or host+mx32, or kernel:RELEASE[:MACHINE][/USERSPACE] for a running kernel"
     target = "shootout.targets.host:HostTarget"
     this_kernel = True
     host_abi = True
@@ -44,7 +45,17 @@ class HostKind(Kind):
         if base == "host":
             raise UsageError(f"unknown configuration {spec!r}", self.hint)
         if spec.startswith("kernel:"):
-            from shootout.boots.identity import kernel_config  # (the CLI imports kinds for its help: kept light)
+            from shootout.boots.identity import (
+                kernel_config,  # (the CLI imports kinds for its help: kept light)
+            )
 
-            return kernel_config(spec)
+            userspace = spec.partition("/")[2]
+            if not userspace:
+                return kernel_config(spec)
+            from shootout.kinds.chroot import ChrootKind
+
+            if (inside := ChrootKind().parse(userspace)) is None:
+                raise UsageError(f"{spec}: the userspace after / must be debian:RELEASE:ARCH or userspace:NAME",
+                                 "e.g. kernel:kernel8.img/debian:bookworm:arm64")
+            return kernel_config(spec, inside)
         return None
