@@ -81,3 +81,11 @@ def test_each_trial_builds_a_fresh_copy_and_runs_what_it_built() -> None:
     text = argv[2]
     assert "rm -rf /w/tree; cp -a /w/src /w/tree" in text and "make -j2 -C /w/tree -C src/current linux" in text
     assert "/w/tree/src/current/iozone -v" in text and text.index("step make") < text.index("built ")
+
+
+def test_mbw_records_the_debian_build_each_side_runs() -> None:
+    from shootout.workloads.base import Context
+
+    asked = Asked(Config("s"), "mbw 1.2.2-1.1")
+    assert Mbw().prepare(Context(asked, "mbw", {})).versions == {"mbw": "mbw 1.2.2-1.1"}
+    assert asked.argv == [["dpkg-query", "-W", "-f=mbw ${Version}\\n", "mbw"]]

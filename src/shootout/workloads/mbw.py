@@ -18,8 +18,9 @@ from typing import Any
 from shootout.errors import WorkloadError
 from shootout.execution.facts import TargetFacts
 from shootout.execution.process import ProcResult
+from shootout.execution.versions import tool_version
 from shootout.model import Metric, WorkloadSpec
-from shootout.workloads.base import Prepared, Tool, Workload
+from shootout.workloads.base import Context, Prepared, Tool, Workload
 
 METHODS = {"MEMCPY": "memcpy", "DUMB": "dumb", "MCBLOCK": "mcblock"}
 _AVG = re.compile(r"^AVG\s+Method:\s+(\w+)\s.*Copy:\s+([\d.]+)\s+MiB/s\s*$")
@@ -50,6 +51,11 @@ class Mbw(Workload):
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         # two arrays of 256 MiB: far past every cache, and well inside a 32-bit process
         return {"size_mib": 256, "runs": 10}
+
+    def prepare(self, ctx: Context) -> Prepared:
+        # mbw prints no version: the Debian package's says which build each side runs
+        version = tool_version(ctx.target, ["dpkg-query", "-W", "-f=mbw ${Version}\\n", "mbw"], r"^mbw ")
+        return Prepared(versions={"mbw": version})
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         return ["mbw", "-q", "-n", str(int(params["runs"])), str(int(params["size_mib"]))]
