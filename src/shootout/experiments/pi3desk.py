@@ -160,12 +160,12 @@ ramp_s = 0.25
 jobs = ["seq_write", "seq_read", "randwrite_qd1", "randread_qd1"]
 """,
     sizing=Sizing(round_s=45, prepare_s=30,
-                  measured="2-core x86-64 VM, 2026-11-26: with three configurations the warm-up and 7 rounds in "
-                           "240 s (about 30 s a round) at load 0.5-1.3; the fourth (the writeback tuning) adds a third",
+                  measured="2-core x86-64 VM, 2026-11-26: with the fourth configuration (the writeback tuning), "
+                           "from a fresh home at load 1.2: rounds of 41 s, 8 min 45 s in all",
                   note="32 MiB per dd file instead of the write-up's 1 GiB, 32 MiB fio files with 1 s per job "
-                       "and no queue-depth-32 jobs, and 1,000 small files: at 64 MiB and 2,000 files a round took "
-                       "49-56 s on a busy machine, and the 11 rounds a first verdict on 6 comparisons needs would "
-                       "not fit 12 minutes; a rate through the 30 MB/s link does not depend on the size once it is "
+                       "and no queue-depth-32 jobs, and 1,000 small files: at 64 MiB and 2,000 files a round of three "
+                       "configurations took 49-56 s on a busy machine, and the 11 rounds a first verdict on 6 "
+                       "comparisons needs would not fit 12 minutes (with four, 9 comparisons, rounds take 41 s here); a rate through the 30 MB/s link does not depend on the size once it is "
                        "past the caches (dd waits for the device: conv=fsync)"),
     needs_root="it makes ext4 and btrfs filesystems in files, mounts them and throttles their loop devices",
     found={
