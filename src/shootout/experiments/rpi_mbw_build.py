@@ -23,7 +23,10 @@ EXPERIMENT = Experiment(
 [run]
 workloads = ["mbw", "iozone-build", "7zip-build"]
 """,
-    sizing=Sizing(round_s=40, prepare_s=120, measured="an estimate: mbw 1 s, 7-Zip's lzma 15 s a side (SCHED_IDLE, load 5)"),
+    sizing=Sizing(round_s=15, prepare_s=60,
+                  measured="2-core x86-64 VM, 2026-11-26, from a fresh home at load 1.2-1.7: userspaces made in 18 s, "
+                           "rounds of 10 s (7-Zip's lzma built in 4 s a side); sized at 40 s a round, the run stopped "
+                           "at its 14 rounds with mbw undecided (it needs about 25)"),
     found={
         "mbw": "memory bandwidth: 32-bit won on the Pi 3B+",
         "iozone-build": "building iozone3: 32-bit won on the Pi 3B+",
