@@ -12,8 +12,9 @@ Debian's packaging runs it, and checks that the program it built runs.
 - 7zip-build: 7-Zip 26.01 as bookworm's package 7zip ships it, built with the makefile Debian's
   rules use (CPP/7zip/cmpl_gcc.mak), but its lzma program (Bundles/LzmaCon: the LZMA codec, its
   match finders and the console, 51 C and C++ objects) instead of Debian's 7zz (Alone2, every
-  format): 7zz takes minutes a side on 2 cores, and even 7zr (Alone7z, 171 objects) took 56 s
-  a side on this 2-core machine, where a round of the experiment must stay under a minute.
+  format): 7zz takes minutes a side on 2 cores, and 7zr (Alone7z, 171 objects) took 56 s on this
+  2-core machine while it was busy (lzma: 15 s then, 4 s when quiet); the experiment's rounds must
+  stay well under a minute to reach verdicts within its 12 minutes on a busy machine.
 """
 
 from __future__ import annotations
