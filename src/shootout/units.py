@@ -75,6 +75,7 @@ UNITS: dict[str, Unit] = {
         Unit("pages", "count", 1.0, _L, ",.0f"),
         Unit("faults", "count", 1.0, _L, ",.0f"),
         Unit("processes", "count", 1.0, _L, ",.0f"),
+        Unit("refusals", "count", 1.0, _L, ",.0f"),  # maxalloc: the buffer asked for could not be had
     ]
 }
 

@@ -287,6 +287,7 @@ def test_maxalloc(binaries):
                        {"max_mib", "limit_mib", "step_mib"})
         assert v["max_mib"] == "192"
         assert v["limit_mib"] == "192"
+        assert v["attempts"] == "1"  # address space is searched first: one buffer touched a trial
         assert v["mlocked"] in (("1",) if os.geteuid() == 0 else ("0", "1"))
 
 

@@ -155,6 +155,6 @@ def test_pi3desk_without_btrfs_is_one_line_naming_it_before_anything(monkeypatch
     with pytest.raises(UsageError) as refused:
         prepare(build_request(Wish(experiment="pi3desk", settings=RunSettings()), told.append), told.append, told.append)
     text = str(refused.value)
-    assert text.startswith("nothing to compare: of the 3 configurations only ext4 can run here; "
-                           "btrfs-zstd, btrfs-zlib cannot: this kernel has no btrfs")
+    assert text.startswith("nothing to compare: of the 4 configurations only ext4 can run here; "
+                           "btrfs-zstd, btrfs-zlib, btrfs-zlib-dirty cannot: this kernel has no btrfs")
     assert "\n" not in text and told == []

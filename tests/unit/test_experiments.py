@@ -29,7 +29,7 @@ def test_every_experiment_selects_known_workloads_with_known_params(name):
 
 def test_an_experiment_is_the_request_a_file_would_make():
     request = build_request(Wish(configs=["host"], experiment="rpi64", settings=RunSettings()), lambda _: None)
-    assert [w.spec.name for w in request.workloads] == ["intmix", "sha1-sparse", "membw", "lame", "flac"]
+    assert [w.spec.name for w in request.workloads] == ["intmix", "sha1-sparse", "membw", "maxalloc", "lame", "flac"]
 
 
 def test_file_and_experiment_together_are_refused(tmp_path: Path):

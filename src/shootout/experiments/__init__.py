@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from shootout.errors import UsageError
 from shootout.experiments import (browser32, cloud_openssl, drop_ladder, kernelmodes, pi3desk, pi3desk_swap, rpi64, rpi_iozone,
-                                  rpi_network, veth_offloads, vpn)
+                                  rpi_mbw_build, rpi_network, veth_offloads, vpn)
 from shootout.experiments.base import Experiment
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
@@ -22,6 +22,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     kernelmodes.EXPERIMENT,
     pi3desk.EXPERIMENT,
     rpi_iozone.EXPERIMENT,
+    rpi_mbw_build.EXPERIMENT,
     pi3desk_swap.EXPERIMENT,
     cloud_openssl.EXPERIMENT,
 )}

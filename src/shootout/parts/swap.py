@@ -54,7 +54,8 @@ class SwapPart(Part):
         specs = {c.name: SwapSpec.of(c.parts[self.name]) if self.name in c.parts else None for c in configs}
         if not any(specs.values()):
             return None
-        setups = setup.SwapSetups(journal, specs)
+        limits = {c.name: c.parts["memory"]["limit"] for c in configs if "memory" in c.parts}
+        setups = setup.SwapSetups(journal, specs, limits)
         setups.open()
         return _Session(setups)
 
@@ -75,9 +76,16 @@ class _Session(PartSession):
 
     def facts(self, config: Config) -> dict[str, Any]:
         f, area = self.setups.facts, self.setups.areas.get(config.name)
-        return {"machine_swap": f.get("machine_swap"), "zswap_before": f.get("zswap_before"),
-                "setup": f.get("setups", {}).get(config.name), "zswap_debugfs": f.get("zswap_debugfs"),
-                "area": area.path if area else None, "storage": f.get("swap_files", {}).get(area.path if area else "")}
+        out = {"machine_swap": f.get("machine_swap"), "zswap_before": f.get("zswap_before"),
+               "setup": f.get("setups", {}).get(config.name), "zswap_debugfs": f.get("zswap_debugfs"),
+               "area": area.path if area else None, "storage": f.get("swap_files", {}).get(area.path if area else "")}
+        # what the compressed pool is a share of: zram's mem_limit, and why zswap's cannot follow the limit
+        if (pool := f.get("zram_mem_limit", {}).get(config.name)) is not None:
+            out["zram_mem_limit"] = pool
+        spec = self.setups.specs.get(config.name)
+        if spec is not None and spec.kind == "zswap" and "zswap_pool_scaling" in f:
+            out["zswap_pool_scaling"] = f["zswap_pool_scaling"]
+        return out
 
     def close(self) -> list[str]:
         return self.setups.close()

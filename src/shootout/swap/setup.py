@@ -25,6 +25,7 @@ from shootout.errors import TargetError
 from shootout.swap import observe
 from shootout.swap.spec import SwapSpec
 from shootout.system import swapfile, swaps, zram, zswap
+from shootout.system import cgroups
 from shootout.system.cgroups import unique_name
 from shootout.system.journal import Journal
 
@@ -60,10 +61,32 @@ def problem(spec: SwapSpec) -> str | None:
     return None
 
 
+def zram_mem_limit(spec: SwapSpec, limit: int | None, ram: int) -> tuple[int, str] | None:
+    """A zram device's mem_limit for max_pool_percent, and what it is a share of: the
+    configuration's memory limit (the machine it emulates) where it has one, else this RAM."""
+    if spec.kind != "zram" or not spec.max_pool_percent:
+        return None
+    base, of = (limit, "the configuration's memory limit") if limit else (ram, "this machine's RAM")
+    return base * spec.max_pool_percent // 100, f"{spec.max_pool_percent}% of {of} ({base >> 20} MiB)"
+
+
+def zswap_scaling(where: cgroups.Layout) -> str:
+    """Why zswap's pool does not follow a configuration's memory limit here, in one line."""
+    found = [h.version for h in where.hierarchies if "memory" in h.controllers]
+    if 2 in found and 1 not in found:
+        return ("max_pool_percent is a share of this machine's RAM, not of the limit; the memory controller is "
+                "on cgroup2, which charges the pool to the limit (memory.zswap.max could cap it there)")
+    return ("max_pool_percent is a share of this machine's RAM, not of the limit, and the memory controller is on "
+            "cgroup v1: no memory.zswap.max, and the pool is not charged to the limit, so it cannot be scaled "
+            "to the machine a configuration emulates")
+
+
 class SwapSetups:
-    def __init__(self, journal: Journal, specs: Mapping[str, SwapSpec | None]) -> None:
+    def __init__(self, journal: Journal, specs: Mapping[str, SwapSpec | None],
+                 limits: Mapping[str, int | None] | None = None) -> None:
         self.journal = journal
         self.specs = dict(specs)
+        self.limits = dict(limits or {})  # configuration -> its memory limit in bytes (parts/memory.py)
         self.areas: dict[str, _Area] = {}
         self.zswap: zswap.Zswap | None = None
         self.facts: dict[str, Any] = {}
@@ -87,7 +110,9 @@ class SwapSetups:
                 self.zswap = zswap.Zswap(self.journal)
             for config, spec in self.specs.items():
                 if spec is not None and spec.backing != "none":
-                    self.areas[config] = self._make(spec)
+                    self.areas[config] = self._make(spec, config)
+            if any(s and s.kind == "zswap" for s in self.specs.values()):
+                self.facts["zswap_pool_scaling"] = zswap_scaling(cgroups.layout())
             if zswap.present() and any(s and s.kind == "zswap" for s in self.specs.values()):
                 self._debugfs = zswap.mount_debugfs(self.journal)
                 self.facts["zswap_debugfs"] = zswap.debugfs_mounted()
@@ -95,12 +120,14 @@ class SwapSetups:
             self.close()
             raise
 
-    def _make(self, spec: SwapSpec) -> _Area:
+    def _make(self, spec: SwapSpec, config: str) -> _Area:
         if spec.backing == "zram":
-            pool = None
-            if spec.kind == "zram" and spec.max_pool_percent:
-                pool = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * spec.max_pool_percent // 100
-            device = zram.add(self.journal, spec.size, spec.compressor if spec.kind == "zram" else None, pool)
+            ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+            pool = zram_mem_limit(spec, self.limits.get(config), ram)
+            if pool is not None:
+                self.facts.setdefault("zram_mem_limit", {})[config] = pool[1]
+            device = zram.add(self.journal, spec.size, spec.compressor if spec.kind == "zram" else None,
+                              pool[0] if pool else None)
             return _Area(device.dev, [device.entry], device=device)
         where = swapfile.storage(Path(str(spec.on)))
         made = swapfile.create(self.journal, where, spec.size, unique_name("shootout-swap"))

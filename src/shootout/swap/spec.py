@@ -9,8 +9,10 @@ kind "none": no swap for the workload (with a memory limit, its cgroup may not s
 where the machine has swap; without one, shootout just adds none); "disk": a swap file in the
 directory `on`; "zswap": zswap in front of such a file, or in front of a zram device with
 `on = "zram"` (compressing twice: only when asked); "zram": a zram device of `size`
-(uncompressed) bytes. `max_pool_percent` bounds the compressed pool as a share of the
-machine's RAM: zswap's parameter of that name, and for zram the device's mem_limit.
+(uncompressed) bytes. `max_pool_percent` bounds the compressed pool: zswap's parameter of that
+name, a share of the machine's RAM (it cannot follow a configuration's memory limit: the run's
+facts say why); for zram the device's mem_limit, a share of the configuration's memory limit
+where it has one (the machine it emulates), else of the machine's RAM.
 
 `on` is a directory on a disk, or "scratch" for the configuration's scratch directory; without
 it the swap file goes into the scratch directory when the configuration names one

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,42 +34,60 @@ from shootout.targets.base import Target
 from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import Step, q, run_checked, step_seconds, timed_argv
 
-PACKAGE, VERSION = "lua5.4", "5.4.4-3+deb12u1"
-TARBALL = "lua5.4_5.4.4.orig.tar.gz"
-TARBALL_SHA256 = "164c7849653b80ae67bec4b7473b884bf5cc8d2dca05653475ec2ed27b9ebf61"
-POOL_URL = f"http://deb.debian.org/debian/pool/main/l/lua5.4/{TARBALL}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """A Debian source package's upstream tarball, pinned by the sha256 its .dsc gives."""
+
+    package: str
+    version: str  # the Debian version `apt-get source` asks for
+    tarball: str
+    sha256: str
+    pool: str = "debian/pool/main"  # where the archive keeps it (the pool URL, without deb-src lines)
+
+    @property
+    def pool_url(self) -> str:
+        return f"http://deb.debian.org/{self.pool}/{self.package[0]}/{self.package}/{self.tarball}"
+
+
+LUA = Source("lua5.4", "5.4.4-3+deb12u1", "lua5.4_5.4.4.orig.tar.gz",
+             "164c7849653b80ae67bec4b7473b884bf5cc8d2dca05653475ec2ed27b9ebf61")
+PACKAGE, VERSION, TARBALL, TARBALL_SHA256, POOL_URL = LUA.package, LUA.version, LUA.tarball, LUA.sha256, LUA.pool_url
 
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _apt_source(dest: Path) -> bool:
+def _apt_source(dest: Path, source: Source) -> bool:
     """`apt-get source --download-only` into dest; False when no deb-src line knows the package."""
     if find_tool("apt-get") is None:
         return False
-    proc = subprocess.run(["apt-get", "source", "--download-only", "-qq", f"{PACKAGE}={VERSION}"],
+    proc = subprocess.run(["apt-get", "source", "--download-only", "-qq", f"{source.package}={source.version}"],
                           cwd=dest, capture_output=True, text=True, timeout=600)
-    return proc.returncode == 0 and (dest / TARBALL).exists()
+    return proc.returncode == 0 and (dest / source.tarball).exists()
 
 
-def pinned_tarball() -> Path:
+def pinned_tarball(source: Source = LUA, who: str = "build") -> Path:
     """The pinned source tarball in the cache, fetched and verified once."""
-    path = cache_dir() / "sources" / TARBALL
-    if path.exists() and _sha256(path) == TARBALL_SHA256:
+    path = cache_dir() / "sources" / source.tarball
+    if path.exists() and _sha256(path) == source.sha256:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-        got = Path(tmp) / TARBALL
-        if not _apt_source(Path(tmp)):
+        got = Path(tmp) / source.tarball
+        if not _apt_source(Path(tmp), source):
             try:
-                with urllib.request.urlopen(POOL_URL, timeout=120) as resp, open(got, "wb") as out:
+                with urllib.request.urlopen(source.pool_url, timeout=120) as resp, open(got, "wb") as out:
                     shutil.copyfileobj(resp, out)
             except OSError as exc:
-                raise WorkloadError(f"build: cannot fetch {TARBALL}: {exc}",
-                                    f"put the file in {path.parent}, or set source_dir to a C project") from None
-        if _sha256(got) != TARBALL_SHA256:
-            raise WorkloadError(f"build: {TARBALL} does not match its pinned sha256", "delete it and retry")
+                raise WorkloadError(f"{who}: cannot fetch {source.tarball} (Debian source package {source.package} "
+                                    f"{source.version}): {exc}",
+                                    f"put the file in {path.parent}" + (", or set source_dir to a C project"
+                                                                        if source == LUA else "")) from None
+        if _sha256(got) != source.sha256:
+            raise WorkloadError(f"{who}: {source.tarball} does not match its pinned sha256", "delete it and retry")
         got.rename(path)
     return path
 

@@ -136,13 +136,23 @@ class MemBandwidth(CompiledWorkload):
 
 
 class MaxAlloc(CompiledWorkload):
+    """The largest single buffer one process gets, and whether it gets the one asked for.
+
+    Not a speed: `max_mib` is a capacity, and the verdict is the guard's (`refused`: the whole
+    limit_mib could not be had), so a side that cannot get it is "worse", never "slower", and the
+    workload stays out of the speed-up geomean; sides that both get it are "same". The search
+    costs one touched buffer a trial (maxalloc.c probes address space first)."""
+
     spec = WorkloadSpec(
         name="maxalloc",
         category="memory",
-        description="largest buffer one process can map, touch and mlock (bounded well below free memory)",
+        description="largest buffer one process can map, touch and mlock, up to limit_mib (bounded well below "
+                    "free memory), and whether it gets all of it",
         metrics=(Metric("max_mib", "MiB", "largest buffer that worked"),),
         headline="max_mib",
         reproduces="A: a 3 GB buffer works in 64-bit and fails in 32-bit",
+        recorded=(Metric("refused", "refusals", "1 when a buffer of limit_mib could not be had, else 0"),),
+        guard="refused",
     )
     kernel = "maxalloc"
 
@@ -164,7 +174,8 @@ class MaxAlloc(CompiledWorkload):
         return [prepared.files["binary"], str(int(params["limit_mib"])), str(int(params["step_mib"]))]
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
-        return require(parse_key_values(result.stdout), {"max_mib": "max_mib"}, result)
+        values = require(parse_key_values(result.stdout), {"max_mib": "max_mib"}, result)
+        return {**values, "refused": float(values["max_mib"] < int(params["limit_mib"]))}
 
 
 def _free_mib(facts: TargetFacts) -> int | None:

@@ -12,12 +12,12 @@ from typing import Any
 from shootout.errors import UsageError
 from shootout.workloads import browser
 from shootout.workloads import compile as build_workload
-from shootout.workloads import (compress, cpu, crypto, ddwrite, fio, iozone, js, media, memory, net, sevenzip,
-                                smallfiles, swap, vpn)
+from shootout.workloads import (compress, cpu, crypto, ddwrite, fio, iozone, js, mbw, media, memory, net, sevenzip,
+                                smallfiles, sourcebuild, swap, vpn)
 from shootout.workloads.base import Workload
 
-MODULES = (cpu, memory, crypto, media, compress, sevenzip, build_workload, js, browser, fio, iozone, ddwrite, smallfiles,
-           swap, net, vpn)
+MODULES = (cpu, memory, mbw, crypto, media, compress, sevenzip, build_workload, sourcebuild, js, browser, fio, iozone,
+           ddwrite, smallfiles, swap, net, vpn)
 REGISTRY: dict[str, type[Workload]] = {cls.spec.name: cls for module in MODULES for cls in module.WORKLOADS}
 
 # The default suite: the native workloads of the headline comparison.

@@ -5,10 +5,16 @@
  * What it measures: the largest anonymous mmap() buffer, in MiB, that can be
  * mapped, locked in memory with mlock() (when this process is allowed to
  * lock that much) and written to on every page, trying sizes no larger than
- * LIMIT_MIB. Sizes are tried by doubling from STEP_MIB (capped at LIMIT_MIB),
- * then by bisection between the largest success and the smallest failure
- * until they are at most STEP_MIB apart. Every attempt is unmapped before
- * the next one.
+ * LIMIT_MIB. Sizes are searched by doubling from STEP_MIB (capped at
+ * LIMIT_MIB), then by bisection between the largest success and the smallest
+ * failure until they are at most STEP_MIB apart. Every attempt is unmapped
+ * before the next one.
+ *
+ * The search runs twice, so that a trial touches memory about once: first
+ * over address space alone (PROT_NONE mappings: nothing is committed or
+ * touched, each try costs microseconds), then the size it found is mapped,
+ * locked and touched for real. Only when that fails (memory, not address
+ * space, is short) is the search repeated below it with touching.
  *
  * Why: a 32-bit process has at most about 3-4 GiB of address space, and less
  * in one piece, whatever the machine's memory; the published comparisons saw
@@ -24,7 +30,8 @@
  *
  * Usage:  maxalloc LIMIT_MIB [STEP_MIB]   (LIMIT_MIB >= 1, STEP_MIB >= 1,
  *                                          default 64, capped at LIMIT_MIB)
- * Output: max_mib, limit_mib, step_mib, attempts, mlocked (1|0).
+ * Output: max_mib, limit_mib, step_mib, attempts (touched buffers),
+ *         probes (address-space tries), mlocked (1|0).
  * Exit status: 0 success, 1 runtime failure (including: not even STEP_MIB
  *              could be allocated), 2 bad arguments.
  */
@@ -48,7 +55,7 @@
 
 #define CAP_IPC_LOCK_BIT 14
 
-static unsigned g_attempts;
+static unsigned g_attempts, g_probes;
 
 /* Whether CAP_IPC_LOCK is in the effective set (Linux /proc). */
 static int has_cap_ipc_lock(void)
@@ -120,9 +127,62 @@ static int try_size(uint64_t mib, int use_mlock, size_t page)
     return 1;
 }
 
+/* 1 if mib MiB of address space can be had in one piece: a PROT_NONE
+ * mapping commits and touches nothing. */
+static int fits(uint64_t mib, int use_mlock, size_t page)
+{
+    size_t bytes;
+    void *p;
+
+    (void)use_mlock;
+    (void)page;
+    g_probes++;
+    if (mib > (uint64_t)(SIZE_MAX >> 20))
+        return 0;
+    bytes = (size_t)mib << 20;
+    p = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+             -1, 0);
+    if (p == MAP_FAILED)
+        return 0;
+    munmap(p, bytes);
+    return 1;
+}
+
+typedef int (*attempt_fn)(uint64_t mib, int use_mlock, size_t page);
+
+/* The largest size <= limit that attempt() accepts, to within step: doubling
+ * from step (capped at limit), then bisection. 0 when not even step works. */
+static uint64_t search(uint64_t limit, uint64_t step, attempt_fn attempt,
+                       int use_mlock, size_t page)
+{
+    uint64_t size = step, good = 0, bad = 0;
+
+    for (;;) {
+        if (!attempt(size, use_mlock, page)) {
+            bad = size;
+            break;
+        }
+        good = size;
+        if (size == limit)
+            break;
+        size = size * 2 > limit ? limit : size * 2;
+    }
+    while (bad != 0 && bad - good > step) {
+        uint64_t mid = good + (bad - good) / 2 / step * step;
+
+        if (mid == good)
+            mid = good + step;
+        if (attempt(mid, use_mlock, page))
+            good = mid;
+        else
+            bad = mid;
+    }
+    return good;
+}
+
 int main(int argc, char **argv)
 {
-    uint64_t limit, step = 64, size, good = 0, bad = 0;
+    uint64_t limit, step = 64, good;
     long page_l;
     size_t page;
     int use_mlock;
@@ -140,29 +200,12 @@ int main(int argc, char **argv)
     page = page_l > 0 ? (size_t)page_l : 4096;
     use_mlock = mlock_permitted(limit);
 
-    /* Doubling, capped at the limit. */
-    size = step;
-    for (;;) {
-        if (!try_size(size, use_mlock, page)) {
-            bad = size;
-            break;
-        }
-        good = size;
-        if (size == limit)
-            break;
-        size = size * 2 > limit ? limit : size * 2;
-    }
-    /* Bisection between good (works) and bad (fails), in steps of STEP. */
-    while (bad != 0 && bad - good > step) {
-        uint64_t mid = good + (bad - good) / 2 / step * step;
-
-        if (mid == good)
-            mid = good + step;
-        if (try_size(mid, use_mlock, page))
-            good = mid;
-        else
-            bad = mid;
-    }
+    /* Address space first (cheap), then the size it allows for real; below
+     * it with touching only when memory, not address space, is short. */
+    good = search(limit, step, fits, use_mlock, page);
+    if (good != 0 && !try_size(good, use_mlock, page))
+        good = good > step ? search(good - step, step, try_size, use_mlock, page)
+                           : 0;
 
     if (good == 0) {
         fprintf(stderr, "maxalloc: could not allocate even %" PRIu64 " MiB\n",
@@ -173,6 +216,7 @@ int main(int argc, char **argv)
     printf("limit_mib %" PRIu64 "\n", limit);
     printf("step_mib %" PRIu64 "\n", step);
     printf("attempts %u\n", g_attempts);
+    printf("probes %u\n", g_probes);
     printf("mlocked %d\n", use_mlock);
     if (flush_results() != 0)
         return 1;
