@@ -146,6 +146,39 @@ def test_a_machine_failing_to_open_beside_others_leaves_nothing_open(machines, t
     assert all(_shm(m) == [] for m in machines)
 
 
+def test_machines_measured_side_by_side_repeat_the_trials_their_own_load_interrupted(machines, tmp_path) -> None:
+    """Two machines in parallel; a program outside shootout spins a CPU for a while mid-run. Each
+    machine's own /proc/stat (its monitor, over ssh) shows it, so trials on both are set aside
+    and measured again (these local machines share one kernel: the spinner is on both)."""
+    import subprocess
+
+    from shootout import events as ev
+    from shootout.model import RunSettings
+    from shootout.runner import Runner, RunRequest
+    from shootout.store import Store
+    from shootout.system.journal import Journal
+    from shootout.workloads.user import CommandWorkload
+
+    spinner: list[subprocess.Popen] = []
+
+    def on_event(event: ev.Event) -> None:  # after the first measured trial: 2 s of a busy CPU
+        if isinstance(event, ev.TrialDone) and event.trial.spec.round == 1 and not spinner:
+            spinner.append(subprocess.Popen([sys.executable, "-c", "import time\nt = time.time() + 2\n"
+                                             "while time.time() < t: pass"]))
+
+    work = CommandWorkload({"name": "nap", "command": "sleep 0.3", "metric": "wall", "unit": "s"})
+    configs = [m.config(f"ssh:{m.alias}") for m in machines[:2]]
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    settings = RunSettings(seed=1, min_rounds=6, max_rounds=6, repeats=3, budget_s=600)
+    run_id = Runner(store, Journal(tmp_path / "journal"), on_event).start(RunRequest(configs, [work], settings))
+    spinner[0].wait()
+    aside = store.get_run(run_id).facts["machine"]["set_aside"]
+    assert {a["config"] for a in aside} == {"ssh:machine1", "ssh:machine2"}, aside
+    assert all(a["others_cpus"] > 0.25 for a in aside)
+    kept = store.trials(run_id)
+    assert len(kept) == 12 and all(t.monitor["samples"] >= 1 for t in kept)  # the remote's sample right after, at least
+
+
 def test_two_groups_of_two_machines_run_in_parallel_with_machines_as_units(shootout, machines, tmp_path) -> None:
     toml = _file(tmp_path, machines, GROUPS)
     done = shootout("run", "--file", str(toml), "-c", "a", "-c", "b", "-w", "spin", "--seed", "5",
