@@ -20,6 +20,7 @@ from typing import IO, Any
 from shootout.conditions.fsread import read_text
 from shootout.conditions.monitor import Mark, Monitor
 from shootout.conditions.sensors import CpuTimes, parse_stat
+from shootout.errors import TargetError
 from shootout.execution.facts import TargetFacts, sizing_from
 from shootout.facts import cores
 from shootout.remote.helper import parse_snapshot
@@ -148,8 +149,12 @@ class RemoteMonitor(Monitor):
         return times
 
     def _read(self, patterns: tuple[str, ...], sample: bool) -> Mark:
-        """The remote's CPU counts now (and a sample of them all, when sample)."""
-        files = parse_snapshot(self.probe.snap(list(patterns)))
+        """The remote's CPU counts now (and a sample of them all, when sample); unknown when the
+        remote does not answer (the trial's own command then says what went wrong)."""
+        try:
+            files = parse_snapshot(self.probe.snap(list(patterns)))
+        except (TargetError, ValueError):
+            return Mark(time.monotonic(), None, self.own_user_s())
         times = self._keep(files) if sample else parse_stat(files.get("/proc/stat", b"").decode(errors="replace"))[0]
         return Mark(time.monotonic(), times.user if times is not None else None, self.own_user_s())
 
