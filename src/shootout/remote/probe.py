@@ -53,11 +53,13 @@ DESCRIBED = (
 
 
 def write_tree(root: Path, files: dict[str, bytes]) -> None:
-    """Put each remote file at root/PATH; atomic per file, so a concurrent reader never sees half."""
+    """Put each remote file at root/PATH; atomic per file, so a concurrent reader never sees half.
+    Writers (the monitor's stream, facts' refresh, a trial's counters) each use a temporary
+    file of their own thread: one's rename never takes another's file."""
     for path, content in files.items():
         dest = root / path.lstrip("/")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.tmp")
+        tmp = dest.with_name(f".{dest.name}.{threading.get_ident()}.tmp")
         tmp.write_bytes(content)
         os.replace(tmp, dest)
 
