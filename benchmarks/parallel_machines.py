@@ -6,7 +6,9 @@ in parallel (the default). Needs root. Run under the shared lock:
 
 The local machines share this machine's CPUs, so the parallel speed-up is bounded by its cores
 (2 here); remote machines each bring their own. Prints one line per (machines, mode): the
-command's wall time, and the measuring span (first trial's start to last trial's end).
+command's wall time, the time before its first trial (starting, opening and preparing the
+machines: in parallel too, unless --sequential), and the measuring span (first trial's start to
+last trial's end).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def main() -> None:
                         "--db", f"sqlite:///{db}"]
                 for i in range(1, n + 1):
                     args += ["-c", f"machine{i}"]
-                t0 = time.monotonic()
+                t0, began = time.monotonic(), time.time()
                 done = subprocess.run(args, env=env, capture_output=True, text=True)
                 wall = time.monotonic() - t0
                 if done.returncode != 0:
@@ -53,8 +55,8 @@ def main() -> None:
                 with sqlite3.connect(db) as conn:
                     first, last, work = conn.execute(
                         "select min(started_at), max(started_at + wall_s), sum(wall_s) from trials").fetchone()
-                print(f"{n} machine(s) {mode:13s} command {wall:6.1f} s   measuring span {last - first:6.1f} s   "
-                      f"trials' own wall time {work:6.1f} s")
+                print(f"{n} machine(s) {mode:13s} command {wall:6.1f} s   before the first trial {first - began:5.1f} s   "
+                      f"measuring span {last - first:6.1f} s   trials' own wall time {work:6.1f} s", flush=True)
         print(f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
     finally:
         for server in servers:

@@ -8,6 +8,9 @@ the same time, one thread each; this machine's lane runs alone after them, so th
 parent's own work (ssh clients, commits, progress) never shares the CPUs with a trial it
 measures: remote trials run on their machines, local ones while nothing else runs here.
 
+Machines are opened and prepared the same way (each_machine): one thread per remote machine,
+its configurations one after another, then this machine's.
+
 Nothing is measured twice: a lane skips the trials already stored (the runner's `done`),
 the store refuses a second trial in one slot, and once a lane fails or the run is
 interrupted no lane records a trial that ended after that (resume measures it again).
@@ -109,3 +112,55 @@ def _parallel(remote: list[list[TrialSpec]], take: Take, stop: threading.Event, 
     if failed:
         raise failed[0]
     return not stop.is_set()
+
+
+def each_machine(configs: Sequence[Config], do: Callable[[Config], None], parallel: bool = True) -> None:
+    """do(config) for every configuration: the remote machines' at the same time (a thread per
+    machine, its configurations in the run's order), then this machine's one after another, as
+    a sequential run does. Opening a remote machine is mostly waiting (ssh, its compiler, its
+    answers), so four take about as long as one.
+
+    Every thread has ended before this returns or raises, so the caller's cleanup sees all that
+    was opened; after a failure or Ctrl-C no machine starts another configuration. The first
+    failure, in the run's order of the machines, is raised as it was.
+    """
+    lanes = lanes_of(configs)
+    by_name = {c.name: c for c in configs}
+    remote = [[by_name[n] for n in names] for key, names in lanes.items() if key != LOCAL]
+    stop = threading.Event()
+
+    def machine(mine: list[Config]) -> None:
+        for config in mine:
+            if stop.is_set():
+                return
+            try:
+                do(config)
+            except BaseException:
+                stop.set()
+                raise
+
+    if parallel and len(remote) > 1:
+        _all_of([lambda mine=mine: machine(mine) for mine in remote], stop)
+    else:
+        for mine in remote:
+            machine(mine)
+    machine([by_name[n] for n in lanes.get(LOCAL, [])])
+
+
+def _all_of(calls: Sequence[Callable[[], None]], stop: threading.Event) -> None:
+    """Run the calls in threads; wait for all of them, even after Ctrl-C; raise the first
+    failure in the calls' order."""
+    pool = ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="shootout-machine")
+    futures = [pool.submit(call) for call in calls]
+    try:
+        while wait(futures, timeout=0.5)[1]:  # short waits, so that Ctrl-C reaches this thread
+            pass
+    except BaseException:
+        stop.set()  # the threads end what they are doing; the caller then closes what they opened
+        wait(futures)
+        raise
+    finally:
+        pool.shutdown()
+    for future in futures:
+        if (error := future.exception()) is not None:
+            raise error

@@ -8,6 +8,7 @@ run loses at most the trial in flight and `resume` continues exactly where it st
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
@@ -22,7 +23,7 @@ from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, record
 from shootout.conditions.throttling import kernel_events_since
 from shootout.errors import ShootoutError, UsageError, WorkloadError
 from shootout.groups import check_architectures, machine_arch
-from shootout.lanes import LOCAL, lanes_of, run_round
+from shootout.lanes import LOCAL, each_machine, lanes_of, machine_key, run_round
 from shootout.lost import LOST
 from shootout.model import Config, Run, Trial, TrialSpec, aa_original
 from shootout.parts import RunParts, sized
@@ -193,17 +194,20 @@ class Runner:
 
     def _open_targets(self, live: Live) -> None:
         live.scratches = scratches = Scratches(live.run.configs, self.journal)
-        for config in live.run.configs:
+
+        def open_one(config: Config) -> None:  # the remote machines at once (lanes.each_machine)
             # An A/A copy shares its original's target: same userspace, same mounts.
             original = aa_original(config.name)
             if original in live.targets:
                 live.targets[config.name] = live.targets[original]
-                continue
+                return
             target = self.target_factory(config, self.journal)
             target.use_scratch(scratches.of(config))
             target.expect_packages([p for w in live.workloads.values() for p in w.debian_packages()])
             target.open()
             live.targets[config.name] = target
+
+        each_machine(live.run.configs, open_one, live.run.settings.parallel)
         check_architectures(live.run.configs, lambda c: machine_arch(live.targets[c.name]))
 
     def _prepare(self, live: Live, calibrated: set[str]) -> None:
@@ -216,17 +220,14 @@ class Runner:
                     facts = smallest_side([sized(c, live.targets[c.name].probe()) for c in run.configs])
                     run.params[name] = {**workload.default_params(facts), **run.params.get(name, {})}
                 self._provide(live, workload)
-                for config in run.configs:
-                    where = config.name
-                    self.emit(ev.Preparing(name, config.name))
-                    target = live.targets[config.name]
-                    workload.check_tools(target)
-                    ctx = live.contexts[(name, config.name)] = Context(target, name, dict(run.params[name]),
-                                                                       self.journal, live.parts)
-                    prepared = workload.prepare(ctx)
-                    verify_binaries(config, target, workload, prepared)
-                    live.prepared[(name, config.name)] = prepared
+                failures: dict[str, ShootoutError] = {}
+                each_machine(run.configs, functools.partial(self._prepare_on, live, workload, failures=failures),
+                             run.settings.parallel)
+                if failures:  # the first configuration's, in the run's order
+                    where = next(c.name for c in run.configs if c.name in failures)
+                    raise failures[where]
                 if name not in calibrated:
+                    where = baseline
                     run.params[name] = workload.calibrate(live.contexts[(name, baseline)],
                                                           live.prepared[(name, baseline)])
                     calibrated.add(name)  # stored at once: a kill while the next prepares keeps it
@@ -235,13 +236,39 @@ class Runner:
                 self._lose(live, name, where, exc)
                 self._cleanup(live, name)
                 continue
-        for config in run.configs:
-            facts = run.facts.setdefault(config.name, {})
-            facts["target"] = live.targets[config.name].facts(workload_packages(at_creation=False))
-            facts["workloads"] = {w: {**p.facts, "versions": p.versions}
-                                  for (w, c), p in live.prepared.items() if c == config.name}
+
+        def describe(config: Config) -> None:  # the remote machines at once: facts ask each machine
+            facts = {"target": live.targets[config.name].facts(workload_packages(at_creation=False)),
+                     "workloads": {w: {**p.facts, "versions": p.versions}
+                                   for (w, c), p in live.prepared.items() if c == config.name}}
+            with live.lock:
+                run.facts.setdefault(config.name, {}).update(facts)
+
+        each_machine(run.configs, describe, run.settings.parallel)
         self._record_parts(live)
         self._keep_calibration(live, calibrated)
+
+    def _prepare_on(self, live: Live, workload: Workload, config: Config, failures: dict[str, ShootoutError]) -> None:
+        """Prepare a workload on one configuration (in its machine's thread); a failure is kept
+        in failures, which loses the workload once every machine has ended."""
+        name = workload.spec.name
+        with live.lock:
+            if failures:  # lost already: nothing more to prepare
+                return
+            self.emit(ev.Preparing(name, config.name))
+        try:
+            target = live.targets[config.name]
+            workload.check_tools(target)
+            ctx = Context(target, name, dict(live.run.params[name]), self.journal, live.parts)
+            with live.lock:  # registered first: the workload's cleanup also undoes a half-done prepare
+                live.contexts[(name, config.name)] = ctx
+            prepared = workload.prepare(ctx)
+            verify_binaries(config, target, workload, prepared)
+            with live.lock:
+                live.prepared[(name, config.name)] = prepared
+        except ShootoutError as exc:
+            with live.lock:
+                failures[config.name] = exc
 
     def _keep_calibration(self, live: Live, calibrated: set[str]) -> None:
         """Store the parameters with which workloads are calibrated so far (see CALIBRATED)."""
@@ -339,24 +366,32 @@ class Runner:
         return True
 
     def _measure(self, live: Live, spec: TrialSpec, beside: bool = False) -> Trial:
-        """One trial, run again while other programs interrupt it (see conditions/repeats.py).
-        beside: other machines' trials run meanwhile; this machine's CPU use says nothing of
-        the remote machine measured, so no window decides a repeat."""
+        """One trial, run again while other programs interrupt it (see conditions/repeats.py),
+        judged on the trial's own machine: a remote target's monitor reads that machine (also
+        while other machines measure beside it); this machine's trials, by the run's monitor.
+        Each machine keeps its own count of attempts, as steady load on one says nothing of
+        another. beside: other lanes run meanwhile (without a monitor of its machine, no
+        window decides a repeat)."""
+        config = next(c for c in live.run.configs if c.name == spec.config)
+        there = live.targets[spec.config].machine_monitor()
+        repeats = live.repeats_on(machine_key(config))
         attempt = 0
         while True:
-            with nullcontext(TrialWindow()) if beside else self._quiet() as seen:
+            window = there.quiet() if there is not None else nullcontext(TrialWindow()) if beside else self._quiet()
+            with window as seen:
                 trial = run_trial(live, spec)
             trial = dataclasses.replace(trial, monitor=seen.summary)
-            with live.lock:  # the run's count of attempts, shared by the lanes
-                again = live.repeats.again(trial, attempt)
+            with live.lock:  # the lanes record one at a time
+                again = repeats.again(trial, attempt)
             if not again or live.elapsed() > live.run.settings.budget_s:
                 return trial
             with live.lock:
                 live.run.facts.setdefault("machine", {}).setdefault("set_aside", []).append(record(trial))
                 self.store.update_run(live.run.id, facts=live.run.facts)  # kept like a trial: at once
                 self.emit(ev.TrialSetAside(trial))
-            live.repeats.waited(self.monitor.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S) if self.monitor is not None
-                                else wait_quiet(LIMIT_CPUS, QUIET_WAIT_S))
+            monitor = there or self.monitor
+            repeats.waited(monitor.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S) if monitor is not None
+                           else wait_quiet(LIMIT_CPUS, QUIET_WAIT_S))
             attempt += 1
 
     def _quiet(self) -> AbstractContextManager[TrialWindow]:

@@ -44,14 +44,15 @@ class Live:
     session_start: float = field(default_factory=time.monotonic)
     elapsed_before: float = 0.0
     trial_seconds: list[float] = field(default_factory=list)
-    repeats: Repeats = field(init=False)  # the run's count of interrupted attempts
+    repeats: dict[str, Repeats] = field(default_factory=dict)  # each machine's count of interrupted attempts
     # machines measured in parallel (lanes.py): one lane records at a time; after a lane's
     # failure or an interrupt nothing more is recorded
     lock: threading.RLock = field(default_factory=threading.RLock)
     abort: threading.Event = field(default_factory=threading.Event)
 
-    def __post_init__(self) -> None:
-        self.repeats = Repeats(self.run.settings.repeats)
+    def repeats_on(self, machine: str) -> Repeats:
+        """The count of interrupted attempts on one machine (lanes.machine_key)."""
+        return self.repeats.setdefault(machine, Repeats(self.run.settings.repeats))
 
     def elapsed(self) -> float:
         return self.elapsed_before + time.monotonic() - self.session_start

@@ -21,10 +21,20 @@ _PAUSED = 2.0  # a warm-up spanning more than twice its trials' time was interru
 
 def round_seconds(trials: list[Trial]) -> float:
     """How long a round of these trials takes: the span they ran in (trials plus what the
-    runner does between them), or their summed wall time when the span holds a pause."""
+    runner does between them; shorter than their summed time when machines measured in
+    parallel, lanes.py), or their summed wall time when the span holds a pause."""
     work = sum(t.wall_s for t in trials)
     span = max(t.started_at + t.wall_s for t in trials) - min(t.started_at for t in trials)
-    return span if work <= span <= _PAUSED * work else work * _ROUND_OVERHEAD
+    return span if max(t.wall_s for t in trials) <= span <= _PAUSED * work else work * _ROUND_OVERHEAD
+
+
+def _at_once(live: Live) -> float:
+    """How many trials ran at once in the latest round (machines in parallel), at least 1."""
+    latest = max((t.spec.round for t in live.trials), default=None)
+    trials = [t for t in live.trials if t.spec.round == latest]
+    if not trials:
+        return 1.0
+    return max(1.0, sum(t.wall_s for t in trials) / max(round_seconds(trials), 1e-9))
 
 
 def own_budget(name: str) -> str:
@@ -110,5 +120,5 @@ def eta(live: Live, round_index: int, in_round: int, active: int) -> float | Non
     per_trial = sum(live.trial_seconds[-50:]) / len(live.trial_seconds[-50:])
     pairs = active * len(live.run.configs)
     rounds_left = max(0, first_deciding_round(live) - round_index)
-    left = (rounds_left * pairs + in_round) * per_trial
+    left = (rounds_left * pairs + in_round) * per_trial / _at_once(live)
     return min(left, max(0.0, live.run.settings.budget_s - live.elapsed()))

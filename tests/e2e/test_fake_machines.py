@@ -189,3 +189,40 @@ def test_ctrl_c_while_machines_measure_in_parallel_stops_at_once_and_keeps_no_tr
     # the trials in flight were not kept: every stored trial ended before Ctrl-C
     assert all(t.started_at + t.wall_s < time.time() - took for t in trials)
     assert len(trials) % 3 == 0  # whole rounds only: the round in flight kept nothing
+
+
+STAT = "cpu  {user} 0 0 100000 0 0 0 0 0 0\nprocs_running 1\n"
+
+
+def test_each_machine_measured_beside_others_repeats_its_interrupted_trials_by_its_own_load(tmp_path: Path) -> None:
+    """box1 and box2 are busy during every attempt, box3 during one late trial only. Each
+    machine's own /proc/stat decides (its machine monitor), in parallel; box3's trial is
+    measured again although the busy machines' load is steady by then (each machine keeps its
+    own count: with one count for the run, box3's attempt would be kept as steady load's)."""
+    roots = {f"m{i}": tmp_path / f"box{i}" for i in (1, 2, 3)}
+    ticks = dict.fromkeys(roots, 0)
+    benches: Counter[str] = Counter()
+    for root in roots.values():
+        (root / "proc").mkdir(parents=True)
+        (root / "proc" / "stat").write_text(STAT.format(user=0))
+
+    def script(argv, config, n):
+        benches[config] += 1
+        time.sleep(0.05)
+        busy = config in ("m1", "m2") or benches[config] == 6  # m3: its 6th trial, round 5
+        ticks[config] += 50 if busy else 0  # other programs' 0.5 s of CPU during a 0.05 s trial
+        (roots[config] / "proc" / "stat").write_text(STAT.format(user=ticks[config]))
+        return "throughput: 999\n" if busy else "throughput: 100\n"
+
+    SCRIPTS["busy"] = script
+    configs = [Config(name=name, target="fake", options=(("script", "busy"), ("machine", f"box{name[1]}"),
+                                                         ("stat_root", str(root)))) for name, root in roots.items()]
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    settings = RunSettings(seed=3, min_rounds=6, max_rounds=6, budget_s=600, repeats=3)
+    run_id = Runner(store, Journal(tmp_path)).start(RunRequest(configs, [CommandWorkload(WORK)], settings))
+    aside = Counter(a["config"] for a in store.get_run(run_id).facts["machine"]["set_aside"])
+    # the busy machines: three attempts set aside per trial until 20 attempts made their load steady
+    assert aside["m1"] == aside["m2"] == 15, aside
+    assert aside["m3"] == 1, aside  # its one interrupted attempt, measured again
+    kept = [v for t in store.trials(run_id) if t.spec.config == "m3" for v in t.values.values()]
+    assert kept == [100.0] * 6  # only clean attempts of box3 kept

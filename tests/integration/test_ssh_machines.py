@@ -61,6 +61,124 @@ GROUPS = ('[[config]]\nname = "a"\nmachines = ["machine1", "machine2"]\n'
           '[[config]]\nname = "b"\nmachines = ["machine3", "machine4"]\n')
 
 
+def _timed(events: list[tuple[str, str, str, float]], what: str, name: str, call):
+    """call, its first call's start and end recorded (open() is called again by every command)."""
+    def wrapped(*args, **kwargs):
+        first = not any(e[:2] == (what, name) for e in events)
+        if first:
+            events.append((what, name, "start", time.monotonic()))
+        result = call(*args, **kwargs)
+        if first:
+            events.append((what, name, "end", time.monotonic()))
+        return result
+    return wrapped
+
+
+def _spanned(events: list[tuple[str, str, str, float]]):
+    """A target factory whose targets record (what, config, "start"/"end", time) around open() and facts()."""
+    from shootout.targets.factory import make_target
+
+    def factory(config, journal):
+        target = make_target(config, journal)
+        for what in ("open", "facts"):
+            setattr(target, what, _timed(events, what, config.name, getattr(target, what)))
+        return target
+    return factory
+
+
+def _shm(server: LocalSshd) -> list[str]:
+    """What shootout left in the machine's own /dev/shm (its work directories), seen over ssh."""
+    import subprocess
+
+    done = subprocess.run(["ssh", "-F", str(server.ssh_config), server.alias, "ls /dev/shm"], capture_output=True,
+                          text=True, timeout=60, check=True)
+    return [name for name in done.stdout.split() if name.startswith("shootout-")]
+
+
+def _start(machines: list[LocalSshd], tmp_path: Path, events: list, journal, parallel: bool = True) -> int:
+    from shootout.model import RunSettings
+    from shootout.runner import Runner, RunRequest
+    from shootout.store import Store
+    from shootout.workloads.user import CommandWorkload
+
+    work = CommandWorkload({"name": "echo", "command": "echo 1", "metric": "wall", "unit": "s"})
+    configs = [m.config(f"ssh:{m.alias}") for m in machines]
+    settings = RunSettings(seed=1, min_rounds=1, max_rounds=1, repeats=0, budget_s=600, parallel=parallel)
+    store = Store(f"sqlite:///{tmp_path / 'open.db'}")
+    return Runner(store, journal, target_factory=_spanned(events)).start(RunRequest(configs, [work], settings))
+
+
+def test_four_machines_are_opened_and_described_at_once(machines, tmp_path) -> None:
+    from shootout.system.journal import Journal
+
+    events: list[tuple[str, str, str, float]] = []
+    journal = Journal(tmp_path / "journal")
+    _start(machines, tmp_path, events, journal)
+    for what in ("open", "facts"):  # every machine started before any had finished: they overlapped
+        mine = [e for e in events if e[0] == what]
+        starts = [t for _, _, edge, t in mine if edge == "start"]
+        ends = [t for _, _, edge, t in mine if edge == "end"]
+        assert len(starts) == len(ends) == 4 and max(starts) < min(ends), (what, mine)
+    assert journal.pending == []
+    assert all(_shm(m) == [] for m in machines)
+
+
+def test_a_machine_failing_to_open_beside_others_leaves_nothing_open(machines, tmp_path) -> None:
+    """machine3's host key is unknown: it fails at once, while the others are still opening;
+    they finish, and everything they opened is closed again before the one-line error."""
+    from shootout.errors import TargetError
+    from shootout.system.journal import Journal
+
+    events: list[tuple[str, str, str, float]] = []
+    journal = Journal(tmp_path / "journal")
+    saved = machines[2].known_hosts.read_text()
+    machines[2].known_hosts.write_text("")
+    try:
+        with pytest.raises(TargetError) as err:
+            _start(machines, tmp_path, events, journal)
+    finally:
+        machines[2].known_hosts.write_text(saved)
+    assert "the host key of machine3 is not in known_hosts" in err.value.message
+    assert "\n" not in err.value.message
+    opened = {c for what, c, edge, _ in events if what == "open" and edge == "end"}
+    assert opened == {"ssh:machine1", "ssh:machine2", "ssh:machine4"}  # they did open, beside the failure
+    assert journal.pending == []
+    assert all(_shm(m) == [] for m in machines)
+
+
+def test_machines_measured_side_by_side_repeat_the_trials_their_own_load_interrupted(machines, tmp_path) -> None:
+    """Two machines in parallel; a program outside shootout spins a CPU for a while mid-run. Each
+    machine's own /proc/stat (its monitor, over ssh) shows it, so trials on both are set aside
+    and measured again (these local machines share one kernel: the spinner is on both)."""
+    import subprocess
+
+    from shootout import events as ev
+    from shootout.model import RunSettings
+    from shootout.runner import Runner, RunRequest
+    from shootout.store import Store
+    from shootout.system.journal import Journal
+    from shootout.workloads.user import CommandWorkload
+
+    spinner: list[subprocess.Popen] = []
+
+    def on_event(event: ev.Event) -> None:  # after the first measured trial: 2 s of a busy CPU
+        if isinstance(event, ev.TrialDone) and event.trial.spec.round == 1 and not spinner:
+            spinner.append(subprocess.Popen([sys.executable, "-c", "import time\nt = time.time() + 2\n"
+                                             "while time.time() < t: pass"]))
+
+    work = CommandWorkload({"name": "nap", "command": "sleep 0.3", "metric": "wall", "unit": "s"})
+    configs = [m.config(f"ssh:{m.alias}") for m in machines[:2]]
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    settings = RunSettings(seed=1, min_rounds=6, max_rounds=6, repeats=3, budget_s=600)
+    run_id = Runner(store, Journal(tmp_path / "journal"), on_event).start(RunRequest(configs, [work], settings))
+    spinner[0].wait()
+    aside = store.get_run(run_id).facts["machine"]["set_aside"]
+    assert {a["config"] for a in aside} == {"ssh:machine1", "ssh:machine2"}, aside
+    assert all(a["others_cpus"] > 0.25 for a in aside)
+    kept = store.trials(run_id)
+    assert len(kept) == 12 and all(t.monitor["samples"] >= 1 for t in kept)  # the remote's sample right after, at least
+
+
 def test_two_groups_of_two_machines_run_in_parallel_with_machines_as_units(shootout, machines, tmp_path) -> None:
     toml = _file(tmp_path, machines, GROUPS)
     done = shootout("run", "--file", str(toml), "-c", "a", "-c", "b", "-w", "spin", "--seed", "5",

@@ -83,3 +83,19 @@ def test_the_explanation_sets_kbs_beside_the_write_up_and_divides_by_the_price()
     head = m5.split("geomean of the algorithms at 16384 bytes ")[1].split(";")[0]
     ratio, low, high = float(head.split("x")[0]), *map(float, head.split("[")[1].split("]")[0].split(", "))
     assert low < ratio < high and abs(ratio - 2 / (0.768 / 0.408)) < 0.05
+
+
+def test_each_machines_own_crypto_instructions_not_this_ones_pi_note() -> None:
+    """The machines measured are remote: their own AES/SHA flags are named beside the write-up's
+    instances', and this machine's flags (the Pi 4 note of the other write-ups) are not used."""
+    spec = workload("openssl-speed").spec
+    configs = [Config(name=n, target="ssh") for n in ("ssh:arm", "ssh:x86")]
+    flags = {"ssh:arm": ["aes", "sha1", "sha2", "asimd"], "ssh:x86": ["aes", "avx2"]}
+    trials = [Trial(TrialSpec(r, 0, spec.name, c.name), {"geomean_16384": 1e6 + r + i}, 1.0, 1.0, 0.0, 1, 1, 0, "", 0.0)
+              for r in range(1, 7) for i, c in enumerate(configs)]
+    facts = {"machine": {"cpu_flags": ["aes", "sha_ni"]},
+             **{c.name: {"target": {"remote": c.name[4:], "machine": {"cpu_flags": flags[c.name]}}} for c in configs}}
+    run = Run(1, 0.0, "complete", RunSettings(experiment="cloud-openssl"), configs, [spec], {spec.name: {}}, facts)
+    text = "\n".join(experiment("cloud-openssl").explain(analyze_groups(run, trials)))
+    assert "AES and SHA instructions of the machines measured: ssh:arm aes, sha1, sha2; ssh:x86 aes " in text
+    assert "Pi 4" not in text

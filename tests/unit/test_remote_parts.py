@@ -96,3 +96,26 @@ def test_ssh_specs() -> None:
     for bad in ("ssh:", "ssh:host:port"):
         with pytest.raises(UsageError):
             ssh_config(bad)
+
+
+def test_the_mirror_takes_writers_from_several_threads_at_once(tmp_path) -> None:
+    """The monitor's stream and a refresh for facts write the same files at once (a run that
+    describes its machines in parallel met this): neither loses its temporary file to the other."""
+    import threading
+
+    errors: list[BaseException] = []
+    files = {"/proc/loadavg": b"0.1 0.2 0.3 1/100 1\n", "/proc/stat": b"cpu  1 2 3 4 5 6 7 8\n"}
+
+    def writer() -> None:
+        try:
+            for _ in range(300):
+                write_tree(tmp_path, files)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and (tmp_path / "proc" / "loadavg").read_bytes() == files["/proc/loadavg"]

@@ -42,18 +42,21 @@ class TrialWindow:
 
 
 @dataclass(frozen=True)
-class _Mark:
+class Mark:
+    """The CPU counts at one moment: the machine's user ticks (/proc/stat) and shootout's own
+    user CPU there; two of them tell what other programs used in between (_others)."""
+
     at: float
     user_ticks: int | None
     tree_user_s: float
 
 
-def _mark(root: Path) -> _Mark:
+def _mark(root: Path, own_user_s: Callable[[], float] = sensors.tree_user_s) -> Mark:
     times = sensors.cpu_times(root)
-    return _Mark(time.monotonic(), times.user if times is not None else None, sensors.tree_user_s())
+    return Mark(time.monotonic(), times.user if times is not None else None, own_user_s())
 
 
-def _others(before: _Mark, after: _Mark) -> dict[str, float | None]:
+def _others(before: Mark, after: Mark) -> dict[str, float | None]:
     if before.user_ticks is None or after.user_ticks is None or after.at <= before.at:
         return {"others_cpu_s": None, "others_cpus": None}
     system = (after.user_ticks - before.user_ticks) / os.sysconf("SC_CLK_TCK")
@@ -74,15 +77,18 @@ def others_during(root: Path = Path("/")) -> Iterator[TrialWindow]:
         seen.summary = _others(before, _mark(root))
 
 
-def wait_quiet(limit_cpus: float, max_s: float, root: Path = Path("/"), step_s: float = 0.1) -> float:
+def wait_quiet(limit_cpus: float, max_s: float, root: Path = Path("/"), step_s: float = 0.1,
+               counts: Callable[[], Mark] | None = None) -> float:
     """Wait until other programs use at most limit_cpus over a step_s window, or max_s has
     passed; returns the seconds waited. Burst load lasts longer than a short trial, so a
-    trial run again at once would meet the same burst."""
+    trial run again at once would meet the same burst. counts: the CPU counts now (default:
+    this machine's, read under root)."""
+    counts = counts or (lambda: _mark(root))
     start = time.monotonic()
-    before = _mark(root)
+    before = counts()
     while time.monotonic() - start < max_s:
         time.sleep(step_s)
-        after = _mark(root)
+        after = counts()
         share = _others(before, after)["others_cpus"]
         if share is None or share <= limit_cpus:
             break
@@ -100,9 +106,11 @@ def _nice_this_thread() -> None:
 class Monitor:
     """Samples every `interval_s` in a background thread between start() and stop()."""
 
-    def __init__(self, interval_s: float = 1.0, root: Path = Path("/")) -> None:
+    def __init__(self, interval_s: float = 1.0, root: Path = Path("/"),
+                 own_user_s: Callable[[], float] = sensors.tree_user_s) -> None:
         self.interval_s = interval_s
         self.root = root
+        self.own_user_s = own_user_s  # shootout's own user CPU on the monitored machine, in seconds
         self._dirs = sensors.cpu_dirs(root)  # CPU hotplug during a run is not followed
         self.cpus = len(self._dirs) or os.cpu_count() or 1
         self.cpu_s = 0.0  # CPU time the sampler thread used, to show its cost
@@ -171,20 +179,27 @@ class Monitor:
         (filled in on leaving) covers exactly the trial's run, as window() does later.
         """
         self._paused.set()
-        self._take()
         seen = TrialWindow()
-        before, entered = _mark(self.root), time.time()
+        before, entered = self._sample_and_counts(), time.time()
         try:
             yield seen
         finally:
-            after, left = _mark(self.root), time.time()
-            self._take()
+            after, left = self._sample_and_counts(), time.time()
             seen.summary = {**self.window(entered, left), **_others(before, after)}
             self._paused.clear()
 
+    def _counts(self) -> Mark:
+        """The CPU counts now, which tell what other programs used (see _others)."""
+        return _mark(self.root, self.own_user_s)
+
+    def _sample_and_counts(self) -> Mark:
+        """A sample now, and the CPU counts: right before and right after a trial."""
+        self._take()
+        return self._counts()
+
     def wait_quiet(self, limit_cpus: float, max_s: float, step_s: float = 0.1) -> float:
         """wait_quiet() on the monitored machine."""
-        return wait_quiet(limit_cpus, max_s, self.root, step_s)
+        return wait_quiet(limit_cpus, max_s, self.root, step_s, counts=self._counts)
 
     # -- samples -----------------------------------------------------------------
     def sample(self) -> dict[str, Any]:

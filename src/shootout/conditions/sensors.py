@@ -33,8 +33,13 @@ class CpuTimes:
 
 def stat_snapshot(root: Path = Path("/")) -> tuple[CpuTimes | None, int | None]:
     """CPU times and procs_running (the run queue) from one read of /proc/stat."""
+    return parse_stat(read_text(root, "/proc/stat") or "")
+
+
+def parse_stat(text: str) -> tuple[CpuTimes | None, int | None]:
+    """stat_snapshot() of /proc/stat's text (e.g. a remote machine's)."""
     times, running = None, None
-    for line in (read_text(root, "/proc/stat") or "").splitlines():
+    for line in text.splitlines():
         fields = line.split()
         if fields and fields[0] == "cpu":
             # user nice system idle iowait irq softirq steal [guest guest_nice]; guest time is

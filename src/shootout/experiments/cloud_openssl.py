@@ -46,6 +46,23 @@ def _kbs(value: float) -> str:
     return f"{value:,.0f}"
 
 
+def _crypto_instructions(analysis: Analysis) -> list[str]:
+    """Each measured machine's AES and SHA instructions, beside the write-up's instances': the
+    a1's Graviton has the ARMv8 crypto extensions (AES, SHA-1, SHA-256), the m5's Xeon AES-NI but
+    no SHA extensions, which is most of the write-up's 5x on sha256."""
+    found = []
+    for config in analysis.configs:
+        flags = set(analysis.facts.get(config.name, {}).get("target", {}).get("machine", {}).get("cpu_flags") or [])
+        if flags:
+            has = sorted(flags & {"aes", "sha_ni", "sha1", "sha2"})
+            found.append(f"{config.display} {', '.join(has) if has else 'none'}")
+    if not found:
+        return []
+    return ["AES and SHA instructions of the machines measured: " + "; ".join(found) + " (the write-up's a1.4xlarge: "
+            "ARMv8 crypto extensions, AES and SHA-256 in hardware; m5.4xlarge and c5.4xlarge: AES-NI, no SHA "
+            "extensions)"]
+
+
 def explain(analysis: Analysis) -> list[str]:
     lines = [f"cloud-openssl: {EXPERIMENT.reproduces} ({EXPERIMENT.cited})",
              "kB/s with openssl speed -multi (as many processes as the machine has CPUs), median over the rounds "
@@ -59,6 +76,7 @@ def explain(analysis: Analysis) -> list[str]:
     for alg, found in WRITEUP.items():
         lines.append(f"  the write-up at 16384 bytes, {alg}: "
                      + ", ".join(f"{kind} {_kbs(v)}" for kind, v in found.items()))
+    lines += _crypto_instructions(analysis)
     run = analysis.runs[0]
     prices, unit = run.settings.prices, run.settings.price_unit
     base = analysis.configs[0]
@@ -92,8 +110,9 @@ EXPERIMENT = Experiment(
     # on the machines the user names, which measure at the same time: its time is theirs, not
     # this machine's, so it has no 12-minute limit of its own
     sizing=Sizing(round_s=80, prepare_s=30, limit_s=30 * 60,
-                  measured="an estimate: 6 algorithms x 6 sizes x 1 s, once on one CPU and once with -multi "
-                           "(about 72 s a trial); the machines measure in parallel",
+                  measured="two local ssh machines in parallel on a 2-core x86-64 VM, 2026-11-26: 73 s a round "
+                           "(6 algorithms x 6 sizes x 1 s, once on one CPU and once with -multi), the warm-up and "
+                           "21 rounds in 27.7 min (benchmarks/cloud_openssl_local.py)",
                   note="the write-up's whole matrix, 1 s per algorithm and size instead of openssl's 3 s"),
     explainer=explain,
     machines=True,

@@ -33,6 +33,8 @@ def _workload_facts(analysis: Analysis, workload: str) -> dict[str, dict[str, An
 
 
 def _hardware_crypto(analysis: Analysis, used: set[str]) -> list[str]:
+    if all(analysis.facts.get(c.name, {}).get("target", {}).get("remote") for c in analysis.configs):
+        return []  # every side ran on another machine (ssh): this one's flags say nothing of theirs
     flags = set(analysis.facts.get("machine", {}).get("cpu_flags") or [])
     lines = []
     if used & set(AES_WORKLOADS) and flags & set(AES_FLAGS):

@@ -12,12 +12,15 @@ import os
 import shlex
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 from shootout.conditions.fsread import read_text
-from shootout.conditions.monitor import Monitor
+from shootout.conditions.monitor import Mark, Monitor
+from shootout.conditions.sensors import CpuTimes, parse_stat
+from shootout.errors import TargetError
 from shootout.execution.facts import TargetFacts, sizing_from
 from shootout.facts import cores
 from shootout.remote.helper import parse_snapshot
@@ -50,11 +53,13 @@ DESCRIBED = (
 
 
 def write_tree(root: Path, files: dict[str, bytes]) -> None:
-    """Put each remote file at root/PATH; atomic per file, so a concurrent reader never sees half."""
+    """Put each remote file at root/PATH; atomic per file, so a concurrent reader never sees half.
+    Writers (the monitor's stream, facts' refresh, a trial's counters) each use a temporary
+    file of their own thread: one's rename never takes another's file."""
     for path, content in files.items():
         dest = root / path.lstrip("/")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.tmp")
+        tmp = dest.with_name(f".{dest.name}.{threading.get_ident()}.tmp")
         tmp.write_bytes(content)
         os.replace(tmp, dest)
 
@@ -103,14 +108,23 @@ class RemoteMonitor(Monitor):
 
     The remote side costs one process that wakes once per interval and reads a dozen small
     files in-process (no fork per sample); the ssh channel carries a few kB per sample.
+
+    It also decides whether a trial on the remote was interrupted (conditions/repeats.py), as
+    the run's monitor does for this machine: quiet() reads the remote's counters right before
+    and right after the trial (one `helper snap` each, through the target's session), and other
+    programs' CPU is the remote's user time meanwhile less what shootout's commands used there
+    (own_user_s: their rusage, which the helper reports). So a machine measured beside others
+    is judged by its own load, not by this machine's.
     """
 
-    def __init__(self, probe: RemoteProbe, interval_s: float = 1.0) -> None:
+    def __init__(self, probe: RemoteProbe, interval_s: float = 1.0,
+                 own_user_s: Callable[[], float] = lambda: 0.0) -> None:
         probe.refresh()
-        super().__init__(interval_s=interval_s, root=probe.root)
+        super().__init__(interval_s=interval_s, root=probe.root, own_user_s=own_user_s)
         self.probe = probe
         self._proc: Any = None
         self._reader: threading.Thread | None = None
+        self._latest = -1  # the newest snapshot's total CPU ticks: an older one arriving late is dropped
 
     def start(self) -> None:
         if self._reader is not None:
@@ -123,8 +137,34 @@ class RemoteMonitor(Monitor):
         self._reader.start()
 
     def _on_snapshot(self, files: dict[str, bytes]) -> None:
-        write_tree(self.root, files)
-        self.add(self.sample())
+        self._keep(files)
+
+    def _keep(self, files: dict[str, bytes]) -> CpuTimes | None:
+        """Mirror a snapshot and sample it, unless a newer one is mirrored already (the stream
+        and quiet()'s reads cross); returns the snapshot's own CPU times."""
+        times, _ = parse_stat(files.get("/proc/stat", b"").decode(errors="replace"))
+        with self._reading:
+            if times is None or times.total >= self._latest:
+                self._latest = times.total if times is not None else self._latest
+                write_tree(self.root, files)
+                self.add(self.sample())
+        return times
+
+    def _read(self, patterns: tuple[str, ...], sample: bool) -> Mark:
+        """The remote's CPU counts now (and a sample of them all, when sample); unknown when the
+        remote does not answer (the trial's own command then says what went wrong)."""
+        try:
+            files = parse_snapshot(self.probe.snap(list(patterns)))
+        except (TargetError, ValueError):
+            return Mark(time.monotonic(), None, self.own_user_s())
+        times = self._keep(files) if sample else parse_stat(files.get("/proc/stat", b"").decode(errors="replace"))[0]
+        return Mark(time.monotonic(), times.user if times is not None else None, self.own_user_s())
+
+    def _counts(self) -> Mark:
+        return self._read(("/proc/stat",), sample=False)
+
+    def _sample_and_counts(self) -> Mark:
+        return self._read(SAMPLED, sample=True)
 
     def stop(self) -> None:
         if self._reader is None:

@@ -46,6 +46,7 @@ class HelperSession:
         self._stderr: collections.deque[str] = collections.deque(maxlen=5)
         self._lock = threading.Lock()
         self._expired = False
+        self.user_s = 0.0  # user CPU of every command run so far (the helper's rusage): the remote monitor's "own"
 
     def _ensure(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
@@ -88,7 +89,9 @@ class HelperSession:
             try:
                 watchdog.start()
                 self._send(proc.stdin, request(argv, env, cwd, timeout), stdin)
-                return self._receive(proc.stdout)
+                out, err, usage = self._receive(proc.stdout)
+                self.user_s += usage.user_s
+                return out, err, usage
             except BaseException:
                 self._abort()
                 raise

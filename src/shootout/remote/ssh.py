@@ -23,7 +23,7 @@ from pathlib import Path
 
 from shootout.errors import TargetError, ToolMissing
 from shootout.execution.tools import find_tool
-from shootout.system.children import die_with_parent
+from shootout.system.children import popen_dying_with_us
 from shootout.system.journal import Journal
 
 SSH_FAILED = 255  # ssh's own exit status when the connection, not the command, failed
@@ -128,10 +128,10 @@ class SshChannel:
         self._entry = self.journal.record(f"ssh connection to {self.address.destination}",
                                           [{"argv": stop, "tolerate_failure": True}, {"rmtree": str(self._dir)}])
         log = open(self._dir / "master.log", "w+b")
-        self._master = subprocess.Popen(
+        self._master = popen_dying_with_us(
             [self.ssh, *self.address.options(), "-o", f"ControlPath={self.control_path}", "-o", "ControlMaster=yes",
              "-o", "ControlPersist=no", "-N", self.address.destination],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, preexec_fn=die_with_parent)
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
         deadline = time.monotonic() + CONNECT_TIMEOUT_S + 30
         try:
             while not Path(self.control_path).exists():

@@ -18,7 +18,7 @@ import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shootout.errors import TargetError, UsageError
 from shootout.execution import facts as probe
@@ -29,6 +29,9 @@ from shootout.kinds import scratch_holders
 from shootout.model import Config
 from shootout.system.journal import Journal
 from shootout.system.scratch import Scratch, ScratchArea
+
+if TYPE_CHECKING:
+    from shootout.conditions.monitor import Monitor
 
 SCRATCH_KINDS = ("tmpfs", "disk")
 _trees = itertools.count(1)
@@ -248,3 +251,8 @@ class Target(ABC):
         """Samples of the conditions on the target's own machine (clock, temperature, steal),
         for a target on another machine; the run's monitor samples this one's."""
         return []
+
+    def machine_monitor(self) -> Monitor | None:
+        """The monitor of the other machine this target runs on, which judges whether a trial
+        there was interrupted (conditions/repeats.py); None: this machine's run monitor does."""
+        return None

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from shootout.conditions.monitor import Monitor
 from shootout.errors import TargetError
 from shootout.execution.facts import TargetFacts
 from shootout.execution.process import Background, ProcResult, Stdin
@@ -30,11 +31,21 @@ class FakeTarget(LocalFiles):
     def __init__(self, config: Config, journal: Journal | None = None) -> None:
         super().__init__(config, journal)
         self.calls = 0
+        self.user_s = 0.0  # what its commands "used", as a remote's helper reports it
+        self._monitor: Monitor | None = None
         self._dir = Path(tempfile.mkdtemp(prefix="shootout-fake-"))
 
     def close(self) -> None:
         shutil.rmtree(self._dir, ignore_errors=True)
         super().close()
+
+    def machine_monitor(self) -> Monitor | None:
+        """Option stat_root=DIR: a scripted machine's own monitor, reading DIR/proc/stat (which
+        the script writes), as a remote target's monitor reads that machine."""
+        root = self.config.option("stat_root")
+        if root and self._monitor is None:
+            self._monitor = Monitor(interval_s=3600, root=Path(root), own_user_s=lambda: self.user_s)
+        return self._monitor
 
     def workdir(self) -> str:
         self._dir.mkdir(exist_ok=True)
@@ -60,6 +71,7 @@ class FakeTarget(LocalFiles):
         self.calls += 1
         started = time.time()
         stdout = script(argv, self.config.name, self.calls)
+        self.user_s += 0.001
         return ProcResult(tuple(argv), 0, stdout, "", time.time() - started, 0.001, 0.0, 1000, 1, started)
 
     def spawn(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,

@@ -69,7 +69,8 @@ class SshTarget(Target):
             self.session = HelperSession(lambda: self.channel.popen(serve), self.where)
             self.remote_workdir = self._remote_tempdir("/dev/shm", "a work directory")
             self.mirror = RemoteProbe(self.channel, self.helper, self._snap, self.journal)
-            self.monitor = RemoteMonitor(self.mirror, interval_s=MONITOR_INTERVAL_S)
+            session = self.session
+            self.monitor = RemoteMonitor(self.mirror, interval_s=MONITOR_INTERVAL_S, own_user_s=lambda: session.user_s)
             self.monitor.start()
         except BaseException:
             self.close()
@@ -163,6 +164,9 @@ class SshTarget(Target):
     # -- description -------------------------------------------------------------------
     def monitor_samples(self) -> list[dict[str, Any]]:
         return self.monitor.samples() if self.monitor is not None else []
+
+    def machine_monitor(self) -> RemoteMonitor | None:
+        return self.monitor
 
     def probe(self) -> TargetFacts:
         """Cores, memory and caches from the mirror of the remote's /proc and /sys."""
