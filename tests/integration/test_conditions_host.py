@@ -16,7 +16,7 @@ import pytest
 
 from shootout.conditions import clock, governor
 from shootout.conditions.monitor import Monitor
-from shootout.conditions.preflight import IDLE_BUSY_PCT, IDLE_RUNQ_PER_CPU, _window, preflight
+from shootout.conditions.preflight import _window, preflight
 from shootout.conditions.throttling import read_kernel_log
 from shootout.facts import machine_facts
 from shootout.model import Config

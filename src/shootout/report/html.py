@@ -26,7 +26,6 @@ from shootout.report.text import (
     display,
     fmt_change,
     fmt_comparison,
-    fmt_estimate,
     fmt_ratio,
     fmt_value,
     no_geomean,

@@ -14,7 +14,7 @@ from typing import Any
 from shootout.execution.facts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.model import Metric, WorkloadSpec
+from shootout.model import WorkloadSpec
 from shootout.net import cpustat, iperf
 from shootout.net.options import net_options
 from shootout.net.script import script_text, section
