@@ -17,8 +17,23 @@ EXPERIMENT = Experiment(
     toml="""
 [run]
 workloads = ["browser", "browser-tabs"]
+
+[params.browser]
+samples = 3
+
+[params.browser-tabs]
+switches = 24
+heavy_sections = 150
 """,
-    sizing=Sizing(round_s=40, prepare_s=120, measured="a guess: not yet measured as a whole here"),
+    sizing=Sizing(round_s=42, prepare_s=120,
+                  measured="2-core x86-64 VM, 2026-11-26, at the workloads' defaults: a round of 51 s (the "
+                           "warm-up), trials of 7-9 s (browser) and 15-18 s (browser-tabs), and 85 s a round "
+                           "where 16 trials were measured again at load 2-4: 7 rounds in the 10-minute budget, "
+                           "no verdict",
+                  note="a dozen tabs of 150 sections each instead of the workload's 300, 24 switches instead "
+                       "of 48, and 3 samples per engine kernel instead of 5: at the defaults a round took "
+                       "51 s, and the 10 rounds a first verdict on 2 comparisons needs did not fit 12 "
+                       "minutes; a tab switch's time is still taken over a dozen live tabs"),
     found={
         "browser": "64-bit about 40% ahead on Speedometer 2.0 and clearly on JetStream on a Pi 4; "
                    "on a Pi 3B+ 32-bit won most of the suite (the browser tests not named)",
