@@ -56,6 +56,26 @@ LUA = Source("lua5.4", "5.4.4-3+deb12u1", "lua5.4_5.4.4.orig.tar.gz",
 PACKAGE, VERSION, TARBALL, TARBALL_SHA256, POOL_URL = LUA.package, LUA.version, LUA.tarball, LUA.sha256, LUA.pool_url
 
 
+def unpack(target: Target, tarball: str, tree: str, what: str) -> None:
+    """A source tarball unpacked into `tree` on the target, its top directory stripped."""
+    run_checked(target, ["sh", "-c", 'mkdir -p "$2" && tar -xf "$1" -C "$2" --strip-components=1',
+                         "unpack", tarball, tree], what)
+
+
+def build_versions(target: Target) -> dict[str, str]:
+    """The versions a build's time depends on: make and the side's compiler."""
+    return {"make": tool_version(target, ["make", "--version"]),
+            "compiler": tool_version(target, [target.config.cc, "--version"])}
+
+
+def make_step(prepared: Prepared, params: dict[str, Any]) -> Step:
+    """The timed make in a fresh copy of the tree; its log's tail is the error when it fails."""
+    work = q(prepared.files["work"])
+    args = " ".join(q(a) for a in prepared.facts["make_args"])
+    return Step("make", f"make -j{int(params['jobs'])} -C {work} {args} > {work}.log 2>&1 "
+                        f"|| {{ tail -5 {work}.log >&2; exit 1; }}")
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -133,25 +153,21 @@ class Build(Workload):
                             "build: ./configure", timeout=1800)
         else:
             tarball = ctx.put(TARBALL, pinned_tarball())
-            run_checked(target, ["sh", "-c", 'mkdir -p "$2" && tar -xzf "$1" -C "$2" --strip-components=1',
-                                 "unpack", tarball, tree], "build: unpacking the Lua sources")
+            unpack(target, tarball, tree, "build: unpacking the Lua sources")
             facts = {"source": f"{PACKAGE} {VERSION}", "input_sha256": TARBALL_SHA256}
             # Lua's own Makefile: CC carries the ABI flag so the objects and the link agree
             make_args = ["-C", "src", "linux", f"CC={cc} -std=gnu99", *params.get("make_args", [])]
         facts.update(cc=cc, make_args=make_args)
-        versions = {"make": tool_version(target, ["make", "--version"]),
-                    "compiler": tool_version(target, [target.config.cc, "--version"])}
-        return Prepared(files={"tree": tree, "work": f"{ctx.workdir()}/tree"}, facts=facts, versions=versions)
+        return Prepared(files={"tree": tree, "work": f"{ctx.workdir()}/tree"}, facts=facts,
+                        versions=build_versions(target))
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         tree, work = q(prepared.files["tree"]), q(prepared.files["work"])
-        args = " ".join(q(a) for a in prepared.facts["make_args"])
-        make = f"make -j{int(params['jobs'])} -C {work} {args} > {work}.log 2>&1 || {{ tail -5 {work}.log >&2; exit 1; }}"
         setup = f"rm -rf {work}; cp -a {tree} {work}"
         after = f"rm -rf {work} {work}.log"
         if prepared.facts.get("input_sha256") == TARBALL_SHA256:
             after = f"{work}/src/lua -e 'print(\"built \" .. _VERSION)'\n" + after
-        return timed_argv([Step("make", make)], setup=setup, after=after)
+        return timed_argv([make_step(prepared, params)], setup=setup, after=after)
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
         seconds = step_seconds(result, ["make"])

@@ -25,12 +25,11 @@ from shootout.build import ABI_FLAGS, require_compiler
 from shootout.errors import WorkloadError
 from shootout.execution.facts import TargetFacts
 from shootout.execution.process import ProcResult
-from shootout.execution.versions import tool_version
 from shootout.model import Config, Metric, WorkloadSpec
 from shootout.targets.base import Target
 from shootout.workloads.base import Context, Prepared, Tool, Workload
-from shootout.workloads.compile import Source, pinned_tarball
-from shootout.workloads.shell import Step, q, run_checked, step_seconds, timed_argv
+from shootout.workloads.compile import Source, build_versions, make_step, pinned_tarball, unpack
+from shootout.workloads.shell import q, run_checked, step_seconds, timed_argv
 
 IOZONE = Source("iozone3", "489-1", "iozone3_489.orig.tar.gz",
                 "48f56ab4ef3e2883d98faa1f1203f55d7569f6f06beaa61803e113bd9de0ad2e", pool="debian/pool/non-free")
@@ -69,23 +68,19 @@ class SourceBuild(Workload):
         target = ctx.target
         tree = f"{ctx.workdir()}/src"
         tarball = ctx.put(self.source.tarball, pinned_tarball(self.source, self.spec.name))
-        run_checked(target, ["sh", "-c", 'mkdir -p "$2" && tar -xf "$1" -C "$2" --strip-components=1',
-                             "unpack", tarball, tree], f"{self.spec.name}: unpacking {self.source.tarball}")
+        unpack(target, tarball, tree, f"{self.spec.name}: unpacking {self.source.tarball}")
         make_args = self.make_args(target)
         facts = {"source": f"{self.source.package} {self.source.version}", "input_sha256": self.source.sha256,
                  "make_args": make_args, "program": self.program}
-        versions = {"make": tool_version(target, ["make", "--version"]),
-                    "compiler": tool_version(target, [target.config.cc, "--version"])}
-        return Prepared(files={"tree": tree, "work": f"{ctx.workdir()}/tree"}, facts=facts, versions=versions)
+        return Prepared(files={"tree": tree, "work": f"{ctx.workdir()}/tree"}, facts=facts,
+                        versions=build_versions(target))
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         tree, work = q(prepared.files["tree"]), q(prepared.files["work"])
-        args = " ".join(q(a) for a in prepared.facts["make_args"])
-        make = f"make -j{int(params['jobs'])} -C {work} {args} > {work}.log 2>&1 || {{ tail -5 {work}.log >&2; exit 1; }}"
         program = f"{work}/{q(prepared.facts['program'])}"
         # the program must run: its banner's first line, after the timed step
         after = f"echo \"built $({program} {self.banner_args} 2>&1 | grep -m1 -i '{self.banner}')\"\nrm -rf {work} {work}.log"
-        return timed_argv([Step("make", make)], setup=f"rm -rf {work}; cp -a {tree} {work}", after=after)
+        return timed_argv([make_step(prepared, params)], setup=f"rm -rf {work}; cp -a {tree} {work}", after=after)
 
     banner_args: ClassVar[str] = ""
     banner: ClassVar[str]  # a word of the first line the built program prints
