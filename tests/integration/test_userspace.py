@@ -480,4 +480,8 @@ def test_every_workload_runs_at_quick_size_in_the_i386_userspace(spaces: Spaces)
     # qemu-user (7.2) has no io_setup (ENOSYS): fio's libaio engine cannot start on a machine that is
     # itself emulated (emulated-arm64.sh), while every real kernel has it
     expected = {"fio"} if emulator_here() is not None else set()
+    # Debian's mirror does not serve iozone3's non-free source tarball (its .dsc only): without the
+    # file put in the source cache by hand, iozone-build can only say so, in one line
+    if "cannot fetch iozone3_" in failures.get("iozone-build", ""):
+        expected.add("iozone-build")
     assert set(failures) == expected, failures
