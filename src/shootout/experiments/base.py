@@ -21,7 +21,7 @@ WRITEUPS = "docs/writeups.md"  # in shootout's repository: each write-up's setup
 _SECTION = re.compile(r"(?:^|; )([A-E])(?:'s\b|,)")  # "A, ...", "A's ...", "...; E, ..."
 
 if TYPE_CHECKING:
-    from shootout.analysis import Analysis
+    from shootout.analysis import Analysis, Comparison
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,9 @@ class Experiment:
     found: dict[str, str] = field(default_factory=dict)
     # a paragraph of its own instead of the one-line-per-workload comparison (optional)
     explainer: Callable[[Analysis], list[str]] | None = None
+    # workload -> how its headline result reads in that line, where a speed-up would mislead
+    # (a capacity: rpi64's maxalloc); the others read "A vs B: speed-up, verdict"
+    readings: dict[str, Callable[[Analysis, Comparison], str]] = field(default_factory=dict)
     # True: the user names the machines (-c, or [[config]] tables of --file) and their prices (--price)
     machines: bool = False
     # why it needs root, when every configuration does (said in one line before anything is made)
@@ -80,7 +83,9 @@ class Experiment:
             if not comp.headline:
                 continue
             found = self.found.get(comp.workload)
-            measured = f"{by_id[comp.config]} vs {by_id[comp.baseline]}: {fmt_estimate(comp.estimate)}, {comp.verdict}"
+            reading = self.readings.get(comp.workload)
+            measured = (reading(analysis, comp) if reading is not None else
+                        f"{by_id[comp.config]} vs {by_id[comp.baseline]}: {fmt_estimate(comp.estimate)}, {comp.verdict}")
             lines.append(f"{comp.workload}: {measured}" + (f"; the write-up: {found}" if found else ""))
         return lines + differences(analysis)
 

@@ -42,27 +42,8 @@ def _maxalloc(analysis: Analysis, comp: Comparison) -> str:
         whole = f", all of it in {sum(1 for v in rounds if not v)} of {len(rounds)} rounds" if rounds else ""
         return f"{by_id[config]} {got:,.0f} MiB{whole}" if got is not None else f"{by_id[config]} n/a"
 
-    return (f"maxalloc: largest buffer of the {BUFFER_MIB:,} MiB asked for (3 GB): {side(comp.config)}; "
+    return (f"largest buffer of the {BUFFER_MIB:,} MiB asked for (3 GB): {side(comp.config)}; "
             f"{side(comp.baseline)}; verdict: {comp.verdict}")
-
-
-def explain(analysis: Analysis) -> list[str]:
-    """Each headline result beside the write-up's; maxalloc as a capacity, not a speed-up."""
-    from shootout.report.text import fmt_estimate
-
-    by_id = {c.name: c.display for c in analysis.configs}
-    lines = [f"rpi64: {REPRODUCES}"]
-    for comp in analysis.comparisons:
-        if not comp.headline:
-            continue
-        if comp.workload == "maxalloc":
-            line = _maxalloc(analysis, comp)
-        else:
-            line = (f"{comp.workload}: {by_id[comp.config]} vs {by_id[comp.baseline]}: "
-                    f"{fmt_estimate(comp.estimate)}, {comp.verdict}")
-        found = FOUND.get(comp.workload)
-        lines.append(line + (f"; the write-up: {found}" if found else ""))
-    return lines
 
 
 EXPERIMENT = Experiment(
@@ -94,5 +75,5 @@ minutes = 3
                        "a trial), and the 11 rounds a first verdict needs would not fit 8 minutes; an "
                        "encoder's speed per second of audio does not depend on the track's length"),
     found=FOUND,
-    explainer=explain,
+    readings={"maxalloc": _maxalloc},
 )
