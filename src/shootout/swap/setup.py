@@ -24,9 +24,7 @@ from typing import Any
 from shootout.errors import TargetError
 from shootout.swap import observe
 from shootout.swap.spec import SwapSpec
-from shootout.system import swapfile, swaps, zram, zswap
-from shootout.system import cgroups
-from shootout.system.cgroups import unique_name
+from shootout.system import cgroups, swapfile, swaps, zram, zswap
 from shootout.system.journal import Journal
 
 
@@ -113,9 +111,9 @@ class SwapSetups:
                     self.areas[config] = self._make(spec, config)
             if any(s and s.kind == "zswap" for s in self.specs.values()):
                 self.facts["zswap_pool_scaling"] = zswap_scaling(cgroups.layout())
-            if zswap.present() and any(s and s.kind == "zswap" for s in self.specs.values()):
-                self._debugfs = zswap.mount_debugfs(self.journal)
-                self.facts["zswap_debugfs"] = zswap.debugfs_mounted()
+                if zswap.present():
+                    self._debugfs = zswap.mount_debugfs(self.journal)
+                    self.facts["zswap_debugfs"] = zswap.debugfs_mounted()
         except BaseException:
             self.close()
             raise
@@ -130,7 +128,7 @@ class SwapSetups:
                               pool[0] if pool else None)
             return _Area(device.dev, [device.entry], device=device)
         where = swapfile.storage(Path(str(spec.on)))
-        made = swapfile.create(self.journal, where, spec.size, unique_name("shootout-swap"))
+        made = swapfile.create(self.journal, where, spec.size, cgroups.unique_name("shootout-swap"))
         self.facts.setdefault("swap_files", {})[made.path] = where.as_fact()
         return _Area(made.path, [made.entry])
 
