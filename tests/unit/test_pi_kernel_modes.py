@@ -260,3 +260,14 @@ def test_a_kernel_configuration_names_the_userspace_its_trials_run_in() -> None:
     assert plain.target == "chroot" and campaign.kernel_want(plain).release == "6.1.0-28-amd64"
     with pytest.raises(UsageError, match="the userspace after / must be debian:RELEASE:ARCH or userspace:NAME"):
         parse_spec("kernel:kernel8.img/host")
+
+
+def test_a_pi5_report_says_its_32_32_side_cannot_exist(tmp_path: Path, analysis) -> None:
+    """The write-up's 32/32 is said missing where the answer is read: a Pi 5's, not a Pi 4's."""
+    def lines(board: str, arch: str) -> list[str]:
+        configs = tuple(sides(pi_root(tmp_path / board, board), arch))
+        return EXPERIMENT.explain(dataclasses.replace(analysis, configs=configs, comparisons=()))
+
+    pi5 = lines("pi5-arm64", "arm64")
+    assert pi5[1].startswith("no 32/32 side: a Pi 5 boots no 32-bit kernel"), pi5
+    assert not any("no 32/32 side" in line for line in lines("pi4-armhf", "armhf"))

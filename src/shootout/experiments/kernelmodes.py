@@ -19,10 +19,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shootout.configs import FileSettings, load_text
 from shootout.experiments.base import Experiment
 from shootout.experiments.sizing import Sizing
+
+if TYPE_CHECKING:
+    from shootout.analysis import Analysis
 
 WORKLOADS = ["ptrtree", "memlat", "membw", "7zip", "flac"]
 
@@ -45,6 +49,13 @@ class KernelModes(Experiment):
 
         sides = pi_sides(model, boot_partition(self.root), self.system or host_arch())
         return load_text(pi_toml(sides, WORKLOADS), f"experiment {self.name} on this {model}")
+
+    def explain(self, analysis: Analysis) -> list[str]:
+        """The write-up's lines, and on a Pi 5 that its 32/32 side cannot exist there."""
+        from shootout.boots.pimodes import missing_sides
+
+        lines = super().explain(analysis)
+        return lines[:1] + missing_sides({c.name for c in analysis.configs}) + lines[1:]
 
 
 EXPERIMENT = KernelModes(
