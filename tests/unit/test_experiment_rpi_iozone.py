@@ -86,3 +86,12 @@ def test_reading_of_one_side():
     assert reading(SSD, "read_16m", 40_000.0).startswith("above it (137%): a cache artefact")
     assert reading(SSD, "read_16m", 20_000.0).startswith("below it (68%)")
     assert reading(SSD, "geomean", 1.0) == ""
+
+
+def test_the_why_line_names_the_emulated_per_request_limit():
+    parts = {"throttle": {"bps": 30_000_000, "iops": {"read": 2973, "write": 2702}}}
+    result = analysis()
+    result = type(result)(**{**result.__dict__, "configs": tuple(Config(c.name, parts=parts) for c in result.configs)})
+    said = "\n".join(EXPERIMENTS["rpi-iozone"].explain(result))
+    assert "(amd64-ssd 30 MB/s, 2,973 reads/s, 2,702 writes/s, i386-ssd 30 MB/s" in said
+    assert "its requests-per-second limit stands in for the bridge's cost per request" in said
