@@ -180,7 +180,7 @@ runtime_s = 1
 ramp_s = 0.2
 jobs = ["randwrite_qd1", "randread_qd1"]
 ''')
-    done = shootout("run", "-f", str(toml), "-c", "slow-requests", "-w", "fio", "--min-rounds", "2", "--max-rounds", "2",
+    done = shootout("run", "-f", str(toml), "-c", "slow-requests", "-w", "fio", "--max-rounds", "6",
                     "--db", shootout.db)
     assert done.returncode == 0, done.stderr
     db = tmp_path / "results.db"
