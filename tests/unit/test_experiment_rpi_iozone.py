@@ -25,17 +25,17 @@ def values(r: int) -> dict[str, float]:
     return out
 
 
-def analysis():
+def analysis(names: tuple[str, str] = ("amd64-ssd", "i386-ssd")):
     trials = []
     for r in range(1, 9):
-        for config in ("amd64-ssd", "i386-ssd"):
+        for config in names:
             v = values(r)
             v["geomean"] = 1.0
             from statistics import geometric_mean
             v["geomean"] = geometric_mean(x for k, x in v.items() if k != "geomean")
             trials.append(Trial(TrialSpec(r, 0, "iozone", config), v, 15.0, 0.5, 0.5, 1, 1, 0, "", 0.0,
                                 in_force={"throttle": LIMITS}))
-    configs = [Config("amd64-ssd"), Config("i386-ssd")]
+    configs = [Config(n) for n in names]
     run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), configs, [Iozone.spec], {"iozone": {}}, {})
     return analyze(run, trials)
 
@@ -95,3 +95,9 @@ def test_the_why_line_names_the_emulated_per_request_limit():
     said = "\n".join(EXPERIMENTS["rpi-iozone"].explain(result))
     assert "(amd64-ssd 30 MB/s, 2,973 reads/s, 2,702 writes/s, i386-ssd 30 MB/s" in said
     assert "its requests-per-second limit stands in for the bridge's cost per request" in said
+
+
+def test_a_side_on_another_device_is_said_once_not_compared_row_by_row():
+    lines = [ln for ln in explain(analysis(("amd64-ssd", "i386-sd"))) if "different devices" in ln]
+    assert lines == ["i386-sd vs amd64-ssd: different devices, not a 64-vs-32 comparison (run its pair alone: "
+                     "-c i386-sd -c ...)"]

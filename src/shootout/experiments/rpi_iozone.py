@@ -140,13 +140,16 @@ def explain(analysis: Analysis) -> list[str]:
         lines.append(f"emulated: E's Pi 3 {device.name} (D gives no figures): a {device.link_mbps} MB/s link and "
                      f"{iops['read']:,} reads/s, {iops['write']:,} writes/s (a USB 2 bridge's cost per request, "
                      f"from E's 4k rows: their mean / 4 KiB per direction)")
+    mixed: set[str] = set()
     for comp in analysis.comparisons:
         device = devices.get(comp.config)
         if comp.workload != "iozone" or device is None:
             continue
         if devices.get(comp.baseline) is not device:
-            lines.append(f"{comp.metric}: {names[comp.config]} vs {names[comp.baseline]}: different devices, "
-                         "not a 64-vs-32 comparison")
+            if comp.config not in mixed:
+                mixed.add(comp.config)
+                lines.append(f"{names[comp.config]} vs {names[comp.baseline]}: different devices, not a 64-vs-32 "
+                             f"comparison (run its pair alone: -c {comp.config} -c ...)")
             continue
         lines.append(_row(comp, device, names))
     lines.append("One kernel serves both userspaces here, so this isolates the userspace's share; "
