@@ -1,5 +1,7 @@
 """An emulated slow device: `scratch = { fs = ..., throttle = "30MB/s" }` limits the scratch's
-loop device to that many bytes per second, read and write (a Pi's USB 2 link, here).
+loop device to that many bytes per second, read and write (a Pi's USB 2 link, here); `iops = N`
+or `iops = { read = N, write = N }` beside it also limits its requests per second (a USB 2
+bridge completes one command at a time, at a fixed cost each: rpi-iozone's model of it).
 
 How, and why this way. Where cgroup2 offers the io controller, the limit is `io.max` on the
 scratch's own loop device in a cgroup made for it, and every trial on that configuration runs
