@@ -23,7 +23,8 @@ MARGIN = 0.10  # the throttle's burst allowance and timer granularity: 30 MB/s m
 
 def ceiling_bps(trial: Trial) -> float | None:
     """The throttle's rate in force during the trial (bytes/s), or None without one."""
-    rates = [v for v in (trial.in_force.get("throttle") or {}).values() if isinstance(v, (int, float)) and v > 0]
+    rates = [v for k, v in (trial.in_force.get("throttle") or {}).items()
+             if k.endswith("_bps") and isinstance(v, (int, float)) and v > 0]  # not its requests/s limits
     return float(max(rates)) if rates else None
 
 

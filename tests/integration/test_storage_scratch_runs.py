@@ -164,6 +164,37 @@ def test_iozone_and_small_files_in_a_userspace_on_ext4_and_compressing_btrfs(spa
     assert left_behind(scratch_in) == []
 
 
+def test_an_iops_limit_holds_4k_requests_to_it_and_is_lifted_with_the_bandwidth(shootout, tmp_path, scratch_in):
+    """scratch.iops beside the throttle (rpi-iozone's model of a USB 2 bridge): fio's 4 KiB direct
+    requests at queue depth 1 run at the limit, far below what this disk does without it."""
+    toml = tmp_path / "shootout.toml"
+    toml.write_text(f'''
+[[config]]
+name = "slow-requests"
+spec = "host"
+scratch = {{ fs = "ext4", size = "96M", in = "{scratch_in}", throttle = "{RATE}B/s", iops = {{ read = 600, write = 300 }} }}
+
+[params.fio]
+size_mib = 4
+runtime_s = 1
+ramp_s = 0.2
+jobs = ["randwrite_qd1", "randread_qd1"]
+''')
+    done = shootout("run", "-f", str(toml), "-c", "slow-requests", "-w", "fio", "--max-rounds", "6",
+                    "--db", shootout.db)
+    assert done.returncode == 0, done.stderr
+    db = tmp_path / "results.db"
+    measured = [(values, in_force) for _config, values, in_force in trials(db)]
+    assert measured
+    for values, in_force in measured:
+        assert in_force["throttle"] == {"read_bps": RATE, "write_bps": RATE, "read_iops": 600, "write_iops": 300}
+        assert 150 < values["randwrite_qd1_iops"] < 300 * 1.15, values
+        assert 300 < values["randread_qd1_iops"] < 600 * 1.15, values
+    facts = run_facts(db)
+    assert facts["slow-requests"]["throttle"]["iops"] == {"read": 600, "write": 300}
+    assert rules_left([facts["slow-requests"]["throttle"]["device"]]) == {} and left_behind(scratch_in) == []
+
+
 def test_a_scratch_too_small_for_the_file_is_a_one_line_error(shootout, tmp_path, scratch_in):
     toml = tmp_path / "shootout.toml"
     toml.write_text(f'''

@@ -55,3 +55,13 @@ def test_the_analysis_flags_the_pair_of_its_comparison():
     assert any(f.startswith("compression: zstd 8/8") for f in comps["zeros_mbps"].flags)
     assert any(f.startswith("cache artefact: zstd 8/8") for f in comps["corpus_mbps"].flags)  # 90 > 30×1.6×1.1
     assert not any(f.startswith("cache artefact: ext4") for c in comps.values() for f in c.flags)
+
+
+def test_a_requests_per_second_limit_is_not_taken_for_the_links_bandwidth():
+    def with_limits(limits: dict[str, int]) -> list[Trial]:
+        return [Trial(TrialSpec(r, 0, "dd-write", "ext4"), {"corpus_mbps": 29.0}, 5.0, 0.5, 0.1, 1, 1, 0, "", 0.0,
+                      in_force={"throttle": limits}) for r in range(1, 4)]
+
+    both = with_limits({"read_bps": LINK, "write_bps": LINK, "read_iops": 2972, "write_iops": 2702})
+    assert ceiling_flags(both, "corpus_mbps", "MB/s") == []  # 29 MB/s is within 30 MB/s
+    assert ceiling_flags(with_limits({"read_iops": 2972, "write_iops": 2702}), "corpus_mbps", "MB/s") == []

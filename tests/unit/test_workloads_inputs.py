@@ -60,7 +60,7 @@ def test_corpus_mixes_compressible_and_incompressible_parts(tmp_path):
     assert len(data) == 10 * inputs.CHUNK
     chunks = [data[i * inputs.CHUNK:(i + 1) * inputs.CHUNK] for i in range(10)]
     ratios = [len(c) / len(zlib.compress(c, 6)) for c in chunks]
-    kinds = inputs._KINDS
+    kinds = inputs.CORPUS_KINDS
     assert ratios[kinds.index("compressed")] < 1.01  # random bytes do not shrink
     assert min(r for r, k in zip(ratios, kinds) if k == "text") > 2.0
     assert min(r for r, k in zip(ratios, kinds) if k == "code") > 3.0

@@ -126,10 +126,40 @@ def test_throttle_rates_and_where_a_throttle_may_go():
         parse_parts({"scratch": {"dir": "/var/tmp", "throttle": "30MB/s"}}, "t")
 
 
+def test_a_throttle_may_limit_requests_per_second_as_well():
+    parts = parse_parts({"scratch": {"fs": "ext4", "size": "1G", "throttle": "30MB/s",
+                                     "iops": {"read": 2972, "write": 2702}}}, "t")
+    assert parts["throttle"]["iops"] == {"read": 2972, "write": 2702} and "iops" not in str(parts["scratch"])
+    both = parse_parts({"scratch": {"fs": "ext4", "size": "1G", "throttle": "30MB/s", "iops": 800}}, "t")
+    assert both["throttle"]["iops"] == {"read": 800, "write": 800}
+    for bad in (0, "fast", {"reads": 5}, {"read": 1.5}):
+        with pytest.raises(UsageError, match="iops"):
+            parse_parts({"scratch": {"fs": "ext4", "size": "1G", "throttle": "30MB/s", "iops": bad}}, "t")
+    with pytest.raises(UsageError, match="iops needs a throttle"):
+        parse_parts({"scratch": {"fs": "ext4", "size": "1G", "iops": 800}}, "t")
+    assert throttle.io_max_line("7:3", 5, {"read": 2, "write": 3}) == "7:3 rbps=5 wbps=5 riops=2 wiops=3"
+
+
+def test_v1_iops_rules_are_set_read_back_and_lifted_with_the_bandwidth(tmp_path: Path):
+    for name in throttle.RULES + throttle.IOPS_RULES:
+        (tmp_path / name).write_text("")
+    (tmp_path / "journal").mkdir()
+    journal = Journal(tmp_path / "journal")
+    session = throttle._Session(journal, Scratches([], journal), cgroups.Layout(
+        (cgroups.Hierarchy(tmp_path, 1, frozenset({"blkio"})),)))
+    entry = session._limit_v1("7:3", 30_000_000, {"read": 2972, "write": 2702})
+    assert read_rules(tmp_path, "7:3") == {"read_bps": 30_000_000, "write_bps": 30_000_000,
+                                           "read_iops": 2972, "write_iops": 2702}
+    journal.undo_entry(entry)
+    assert read_rules(tmp_path, "7:3") == {"read_bps": 0, "write_bps": 0, "read_iops": 0, "write_iops": 0}
+
+
 def test_throttle_reads_back_only_its_own_device(tmp_path: Path):
     (tmp_path / "io.max").write_text("7:0 rbps=1 wbps=max riops=max wiops=max\n7:3 rbps=5 wbps=6 riops=max wiops=max\n")
     assert read_io_max(tmp_path, "7:3") == {"read_bps": 5, "write_bps": 6}
     assert read_io_max(tmp_path, "7:0") == {"read_bps": 1}  # max: no limit
+    (tmp_path / "io.max").write_text("7:3 rbps=5 wbps=6 riops=7 wiops=max\n")
+    assert read_io_max(tmp_path, "7:3") == {"read_bps": 5, "write_bps": 6, "read_iops": 7}
     (tmp_path / "blkio.throttle.read_bps_device").write_text("7:0 30000000\n7:3 1000\n")
     (tmp_path / "blkio.throttle.write_bps_device").write_text("7:3 2000\n")
     assert read_rules(tmp_path, "7:3") == {"read_bps": 1000, "write_bps": 2000}

@@ -83,10 +83,15 @@ def _generator(analysis: Analysis) -> list[str]:
 
 
 def _emulated_link(analysis: Analysis) -> list[str]:
-    throttled = {c.name: c.parts["throttle"]["bps"] for c in analysis.configs if "throttle" in c.parts}
+    throttled = {c.name: c.parts["throttle"] for c in analysis.configs if "throttle" in c.parts}
     if not throttled:
         return []
-    rates = ", ".join(f"{name} {bps / 1e6:g} MB/s" for name, bps in throttled.items())
+    rates = ", ".join(f"{name} {t['bps'] / 1e6:g} MB/s" + "".join(f", {n:,} {d}s/s" for d, n in t.get("iops", {}).items())
+                      for name, t in throttled.items())
+    if any(t.get("iops") for t in throttled.values()):  # a per-request cost is emulated too
+        return [f"the storage link is emulated by a cgroup I/O throttle ({rates}) on this machine's disk, not a USB2 "
+                "bridge and an SD card: its requests-per-second limit stands in for the bridge's cost per request; "
+                "below that limit, latency and the device's own caching are this disk's"]
     return [f"the storage link is emulated by a cgroup I/O throttle ({rates}) on this machine's disk, not a USB2 "
             "bridge and an SD card: latency per request and the device's own caching are this disk's"]
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from shootout.experiments import pi3desk_why
 from shootout.experiments.base import Experiment
 from shootout.experiments.sizing import Sizing
 from shootout.stats import Estimate, paired_estimate
@@ -103,13 +104,16 @@ def explain(analysis: Analysis) -> list[str]:
                 parts.append(f"{what} {_ratio(comp)} ({comp.medians.get(config.name, 0):,.1f} {comp.unit})")
         ratios = [c for c in analysis.comparisons if c.config == config.name and c.metric.endswith("_compress_x")]
         squeezed = ", ".join(f"{c.workload} {c.metric.removesuffix('_compress_x')} "
-                             f"{100 / c.medians[config.name]:.0f}% on disk" for c in ratios if c.medians.get(config.name))
+                             f"{100 / c.medians[config.name]:.0f}% on disk"
+                             + (f" (E's desktop data: {pi3desk_why.E_ON_DISK:.0%})" if c.metric == "corpus_compress_x" else "")
+                             for c in ratios if c.medians.get(config.name))
         rows = "; ".join(filter(None, (by_algorithm(analysis, config.name, src) for src in ("zeros", "corpus"))))
         if parts:
             lines.append(f"{by_id[config.name]} vs {by_id[analysis.configs[0].name]}: " + "; ".join(parts)
                          + (f" — compsize: {squeezed}" if squeezed else "") + (f" ({rows})" if rows else ""))
     if (tuned := tuning(analysis)) is not None:
         lines.append(tuned)
+    lines += pi3desk_why.zeros(analysis) + pi3desk_why.corpus(analysis) + pi3desk_why.fio_paths(analysis)
     lines.append("Zeros measure the compressor, not the link; realistic data is what a desktop gains. "
                  "A rate above the link is flagged: 'compression' when the trial's compsize ratio explains it, "
                  "'cache artefact' when even that does not (dd conv=fsync waits for the device).")

@@ -1,5 +1,7 @@
 """An emulated slow device: `scratch = { fs = ..., throttle = "30MB/s" }` limits the scratch's
-loop device to that many bytes per second, read and write (a Pi's USB 2 link, here).
+loop device to that many bytes per second, read and write (a Pi's USB 2 link, here); `iops = N`
+or `iops = { read = N, write = N }` beside it also limits its requests per second (a USB 2
+bridge completes one command at a time, at a fixed cost each: rpi-iozone's model of it).
 
 How, and why this way. Where cgroup2 offers the io controller, the limit is `io.max` on the
 scratch's own loop device in a cgroup made for it, and every trial on that configuration runs
@@ -45,7 +47,10 @@ from shootout.system.scratch import ScratchArea, Scratches
 from shootout.units import byte_size
 
 RULES = ("blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device")
+IOPS_RULES = ("blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device")
 _HINT = 'scratch = { fs = "ext4", size = "2G", throttle = "30MB/s" }'
+_IOPS_HINT = 'iops = 2900, or iops = { read = 2970, write = 2700 } (requests per second)'
+_V2_KEYS = {"rbps": "read_bps", "wbps": "write_bps", "riops": "read_iops", "wiops": "write_iops"}
 
 
 def blkio_root() -> Path | None:
@@ -54,8 +59,9 @@ def blkio_root() -> Path | None:
     return found.mount if found is not None and found.version == 1 else None
 
 
-def io_max_line(device: str, bps: int) -> str:
-    return f"{device} rbps={bps} wbps={bps}"
+def io_max_line(device: str, bps: int, iops: Mapping[str, int] | None = None) -> str:
+    extra = "".join(f" {d[0]}iops={n}" for d, n in (iops or {}).items())
+    return f"{device} rbps={bps} wbps={bps}{extra}"
 
 
 def read_io_max(group: Path, device: str) -> dict[str, int]:
@@ -67,8 +73,8 @@ def read_io_max(group: Path, device: str) -> dict[str, int]:
             continue
         for item in limits:
             key, _, value = item.partition("=")
-            if key in ("rbps", "wbps") and value.isdigit():
-                out[{"rbps": "read_bps", "wbps": "write_bps"}[key]] = int(value)
+            if key in _V2_KEYS and value.isdigit():
+                out[_V2_KEYS[key]] = int(value)
     return out
 
 
@@ -82,6 +88,18 @@ def parse_rate(text: Any, where: str) -> int:
     return rate
 
 
+def parse_iops(value: Any, where: str) -> dict[str, int]:
+    """iops = N (both directions) or { read = N, write = N } -> {"read": N, "write": N}: a limit on
+    requests per second beside the bandwidth, as a USB 2 bridge's fixed cost per request sets one."""
+    given = value if isinstance(value, dict) else {"read": value, "write": value}
+    if set(given) - {"read", "write"} or not given:
+        raise UsageError(f"{where}: iops {value!r} names something other than read and write", _IOPS_HINT)
+    for direction, n in given.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise UsageError(f"{where}: iops {direction} {n!r} is not a whole number of requests per second", _IOPS_HINT)
+    return {d: int(given[d]) for d in ("read", "write") if d in given}
+
+
 def device_number(area: ScratchArea) -> str:
     """'7:3', the scratch's loop device."""
     device = (area.facts.get("loop") or {}).get("device")
@@ -92,9 +110,12 @@ def device_number(area: ScratchArea) -> str:
 
 
 def read_rules(root: Path, device: str) -> dict[str, int]:
-    """The rules in force for one device: {"read_bps": N, "write_bps": N} (absent: unlimited)."""
+    """The rules in force for one device: {"read_bps": N, "write_bps": N, "read_iops": N, ...}
+    (absent: unlimited)."""
     out = {}
-    for name in RULES:
+    for name in RULES + IOPS_RULES:
+        if not (root / name).exists() and name in IOPS_RULES:
+            continue
         for line in (root / name).read_text().splitlines():
             if (m := re.fullmatch(r"(\d+:\d+)\s+(\d+)", line.strip())) and m.group(1) == device:
                 out[name.split(".")[-1].removesuffix("_device")] = int(m.group(2))
@@ -103,7 +124,7 @@ def read_rules(root: Path, device: str) -> dict[str, int]:
 
 class ThrottlePart(Part):
     name = "throttle"
-    keys = ("scratch.throttle",)
+    keys = ("scratch.throttle", "scratch.iops")
 
     def parse(self, table: Mapping[str, Any], where: str) -> dict[str, Any]:
         scratch = table["scratch"]
@@ -111,7 +132,12 @@ class ThrottlePart(Part):
         if "fs" not in scratch:
             raise UsageError(f"{where}: throttle needs a filesystem in a file (a loop device of this run's own)",
                              _HINT)
-        return {"bps": parse_rate(scratch["throttle"], where), "with_memory": "memory" in table}
+        if "throttle" not in scratch:
+            raise UsageError(f"{where}: iops needs a throttle (the link's bandwidth) beside it", _HINT)
+        spec = {"bps": parse_rate(scratch["throttle"], where), "with_memory": "memory" in table}
+        if "iops" in scratch:
+            spec["iops"] = parse_iops(scratch["iops"], where)
+        return spec
 
     def problem(self, spec: dict[str, Any]) -> str | None:
         if os.geteuid() != 0:
@@ -153,28 +179,32 @@ class _Session(PartSession):
             return
         area, bps = found
         device = device_number(area)
-        entry = self._limit_v2(device, bps, id(area)) if self.v2 else self._limit_v1(device, bps)
+        iops = (config.parts.get(ThrottlePart.name) or {}).get("iops") or {}
+        entry = self._limit_v2(device, bps, iops, id(area)) if self.v2 else self._limit_v1(device, bps, iops)
         area.entries.append(entry)  # lifted by the area's close, before its loop device goes
         self.entries[id(area)] = entry
 
-    def _limit_v1(self, device: str, bps: int) -> int:
+    def _limit_v1(self, device: str, bps: int, iops: Mapping[str, int]) -> int:
         assert self.root is not None
-        files = [str(self.root / name) for name in RULES]
+        values = {str(self.root / name): bps for name in RULES}
+        values |= {str(self.root / name): iops[d] for d, name in zip(("read", "write"), IOPS_RULES) if d in iops}
+        files = list(values)
         lift = {"argv": ["sh", "-c", 'd=$1; shift; for f; do echo "$d 0" > "$f"; done',
                          "shootout-throttle-lift", device, *files], "tolerate_failure": True}
 
         def limit() -> None:
-            for name in files:
-                Path(name).write_text(f"{device} {bps}")
+            for name, value in values.items():
+                Path(name).write_text(f"{device} {value}")
 
-        return self.journal.change(f"throttle the scratch device {device} to {bps} bytes/s", lift, limit)
+        said = f"{bps} bytes/s" + "".join(f", {n} {d}s/s" for d, n in iops.items())
+        return self.journal.change(f"throttle the scratch device {device} to {said}", lift, limit)
 
-    def _limit_v2(self, device: str, bps: int, key: int) -> int:
+    def _limit_v2(self, device: str, bps: int, iops: Mapping[str, int], key: int) -> int:
         """A cgroup for the area's trials with io.max on its device; removing the group lifts the limit."""
         unified = self.where.unified
         wanted = ["io"] + (["memory"] if unified is not None and "memory" in unified.controllers else [])
         group = cgroups.create(self.journal, self.where, cgroups.unique_name("shootout-throttle"), wanted)
-        group.write("io", "io.max", io_max_line(device, bps))
+        group.write("io", "io.max", io_max_line(device, bps, iops))
         self.groups[key] = group
         return group.entry
 
@@ -203,7 +233,9 @@ class _Session(PartSession):
         else:
             mechanism = (f"cgroup v1 {RULES[0]} and {RULES[1]} at {self.root} (device-wide: "
                          "direct I/O, fsync and background writeback alike)")
-        return {"device": device_number(found[0]), "bytes_per_s": found[1], "mechanism": mechanism}
+        iops = (config.parts.get(ThrottlePart.name) or {}).get("iops") or {}
+        return {"device": device_number(found[0]), "bytes_per_s": found[1], "mechanism": mechanism,
+                **({"iops": dict(iops)} if iops else {})}
 
     def close(self) -> list[str]:
         errors: list[str] = []

@@ -219,7 +219,7 @@ def music(minutes: float, seed: int = 1) -> Input:
 
 CHUNK = 1 << 20
 # A tar-like mix of kinds, cycled: mostly text and source, some binary, some incompressible.
-_KINDS = ("text", "code", "binary", "text", "code", "compressed", "binary", "text", "code", "binary")
+CORPUS_KINDS = ("text", "code", "binary", "text", "code", "compressed", "binary", "text", "code", "binary")
 _ONSETS = ("b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w",
            "st", "tr", "ch", "sh", "th", "pl", "gr", "")
 _VOWELS = ("a", "e", "i", "o", "u", "ea", "ou", "ai", "io")
@@ -327,7 +327,7 @@ def write_corpus(path: Path, size_mib: int, seed: int = 1) -> None:
     vocab = vocabulary(seed)
     with open(path, "wb") as out:
         for i in range(size_mib):
-            kind = _KINDS[i % len(_KINDS)]
+            kind = CORPUS_KINDS[i % len(CORPUS_KINDS)]
             rng = Rng(seed, (1 << 32) + i)
             if kind == "text":
                 out.write(_text(rng, vocab))
