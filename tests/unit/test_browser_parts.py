@@ -55,10 +55,13 @@ def test_todo_page_loads_the_bundle_then_the_harness():
 # -- metrics from driver output ------------------------------------------------------------------
 
 
-def _todo_lines(ms: dict[str, float]) -> str:
-    """Each of the six step parts takes ms[f] of wall clock; the app's CPU time is 4 ms[f]."""
+def _todo_lines(ms: dict[str, float], harness: float = 0.0) -> str:
+    """Each of the six step parts takes ms[f] of wall clock; the app's CPU time is 4 ms[f] an
+    iteration over 10 iterations in one call, plus `harness` ms for the call itself."""
     return "".join(f"todo_{f}_{s}_{p}_ms {ms[f]}\n" for f in ms for s in ("add", "complete", "delete")
-                   for p in ("sync", "async")) + "".join(f"todo_{f}_cpu_ms {4 * ms[f]}\n" for f in ms)
+                   for p in ("sync", "async")) + "".join(
+        f"todo_{f}_cpu_ms {4 * ms[f] + harness / 10}\ntodo_{f}_iterations 10\ntodo_{f}_harness_cpu_ms {harness}\n"
+        for f in ms)
 
 
 def test_todo_runs_per_minute_from_cpu_and_step_times():
@@ -68,6 +71,22 @@ def test_todo_runs_per_minute_from_cpu_and_step_times():
     assert got["todo_runs_per_min"] == pytest.approx(60_000 / 60)
     assert got["todo_wall_runs_per_min"] == pytest.approx(60_000 / 90)
     assert got["todo_add_ms"] == pytest.approx(30) and got["todo_sync_ms"] == pytest.approx(45)
+
+
+def test_the_measuring_paths_cpu_time_is_not_the_pages():
+    """The driver's call and clock readings (measured alone: the harness) are subtracted once per call."""
+    out = _todo_lines({"react": 10.0, "vanilla": 5.0}, harness=3.0)
+    got = todo_metrics(todo_values(out), ["react", "vanilla"], result(out))
+    assert got["todo_react"] == pytest.approx(60_000 / 40) and got["todo_runs_per_min"] == pytest.approx(60_000 / 60)
+    out = "engine_json_ms 90\nengine_json_cpu_ms 101\nengine_json_runs 10\nengine_json_check 9\nengine_json_harness_cpu_ms 1\n"
+    assert engine_metrics(todo_values(out), ["json"], {}, result(out))["engine_json"] == pytest.approx(100)
+
+
+def test_work_no_bigger_than_its_measuring_is_a_one_line_error():
+    out = _todo_lines({"react": 0.1}, harness=4.0)
+    with pytest.raises(WorkloadError, match="the react app took .* the measuring path alone") as err:
+        todo_metrics(todo_values(out), ["react"], result(out))
+    assert "\n" not in str(err.value)
 
 
 def todo_values(out: str) -> dict[str, float]:
@@ -85,7 +104,8 @@ def test_a_missing_step_is_a_one_line_error():
 
 def test_engine_rates_geomean_and_checks():
     out = ("engine_splay_ms 900\nengine_splay_cpu_ms 500\nengine_splay_runs 10\nengine_splay_check 7\n"
-           "engine_json_ms 2100\nengine_json_cpu_ms 2000\nengine_json_runs 10\nengine_json_check 9\n")
+           "engine_json_ms 2100\nengine_json_cpu_ms 2000\nengine_json_runs 10\nengine_json_check 9\n"
+           "engine_splay_harness_cpu_ms 0\nengine_json_harness_cpu_ms 0\n")
     got = engine_metrics(todo_values(out), ["splay", "json"], {"splay": 7, "json": 9}, result(out))
     assert got["engine_splay"] == pytest.approx(20) and got["engine_json"] == pytest.approx(5)
     assert got["engine_geomean"] == pytest.approx(10)

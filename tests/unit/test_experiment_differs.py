@@ -74,3 +74,26 @@ def test_an_xdp_rung_on_veth_says_why_it_cannot_undercut_tc() -> None:
     lines = EXPERIMENTS["drop-ladder"].explain(_run(DropRate.spec, configs, lambda name, r: {
         "rx_ns_per_packet": 800.0 + r}, MACHINE, parts))
     assert any("XDP on a veth fed by a packet socket" in line for line in lines)
+
+
+def test_browser_says_which_v8_ports_ran_and_that_64_bit_v8_compresses_its_pointers() -> None:
+    from shootout.workloads.browser import Browser
+    from shootout.workloads.browser.workload import CHROMIUM
+
+    def sides(bits64: str, bits32: str) -> dict[str, dict]:
+        return {"amd64": {"elf": {CHROMIUM: {"elf_class": 64, "machine": bits64}}},
+                "i386": {"elf": {CHROMIUM: {"elf_class": 32, "machine": bits32}}}}
+
+    def said(configs: dict[str, dict]) -> str:
+        return "\n".join(EXPERIMENTS["browser32"].explain(_run(
+            Browser.spec, configs, lambda name, r: {"todo_runs_per_min": 700.0 + r,
+                                                    "engine_json": (150.0 if name == "amd64" else 93.0) + r},
+            MACHINE)))
+
+    x86 = said(sides("x86-64", "x86"))
+    assert "the 32-bit Chromium here is i386, V8's ia32 port" in x86
+    assert "5 general registers to allocate on ia32" in x86 and "no Maglev" in x86
+    assert "the json kernel (0.6" in x86 and "a real 32-bit cost, not the harness's" in x86
+    assert "V8 compresses heap pointers to 32 bits on 64-bit builds" in x86
+    arm = said(sides("aarch64", "arm"))  # the write-up's own pair: no word on ia32
+    assert "ia32" not in arm and "json kernel" not in arm and "V8 compresses heap pointers" in arm

@@ -6,10 +6,13 @@
 // protocol over a pipe, through puppeteer-core), runs the plan's sets of pages and prints
 // `name value` lines. Sets:
 //   startup  launch time, first contentful paint of the heavy page, renderers' peak RSS
-//   todo     the to-do apps (todo-harness.js): per framework and step, sync and async ms,
-//            and the renderer main thread's CPU ms per iteration (medians over iterations)
+//   todo     the to-do apps (todo-harness.js): per framework and step, sync and async ms
+//            (medians over iterations), and the renderer main thread's CPU ms per iteration
+//            from one call that runs them all
 //   engine   the JavaScript kernels (engine.js): wall and CPU ms for a number of runs (the
 //            medians of several such samples), and their check
+//   todo and engine also print the CPU ms of their measuring path alone (`..._harness_cpu_ms`:
+//            the same call with no work in it), which results.py subtracts
 //   tabs     N tabs of the heavy page, then switches between them: each switch's latency
 // A crash, an out-of-memory kill, a page that throws or logs an error, or the time limit
 // ends the trial with one line `error: ...` on stderr and exit status 2. Chromium never
@@ -222,23 +225,37 @@ async function todo({ frameworks, items, iterations, warmup }) {
     current = `todo ${name}`;
     const page = await open(fileUrl(path.join(plan.site, `todo-${name}.html`)), `the ${name} to-do app`);
     const cpu = await cpuClock(page);
-    await page.evaluate((o) => window.runTodo(o), { items, iterations: 0, warmup });
-    const runs = [];
-    const cpuMs = [];
-    for (let i = 0; i < iterations; i++) {
-      const c0 = await cpu();
-      runs.push((await page.evaluate((o) => window.runTodo(o), { items, iterations: 1, warmup: 0 }))[0]);
-      cpuMs.push(await cpu() - c0);
-    }
+    const call = (n, w) => page.evaluate((o) => window.runTodo(o), { items, iterations: n, warmup: w });
+    await call(0, warmup);
+    // One call runs every timed iteration, the clock read before and after it: the DevTools
+    // round trips (the call, its result, two readings of the clock, all on the renderer's main
+    // thread) are paid once per app, not once per iteration.
+    const c0 = await cpu();
+    const runs = await call(iterations, 0);
+    const cpuMs = await cpu() - c0;
     check();
     for (const stepName of ["add", "complete", "delete"]) {
       for (const [k, part] of [[0, "sync"], [1, "async"]]) {
         out(`todo_${name}_${stepName}_${part}_ms`, median(runs.map((r) => r[stepName][k])));
       }
     }
-    out(`todo_${name}_cpu_ms`, median(cpuMs));
+    out(`todo_${name}_cpu_ms`, cpuMs / iterations);
+    out(`todo_${name}_iterations`, iterations);
+    out(`todo_${name}_harness_cpu_ms`, await harness(cpu, () => call(0, 0)));
     await page.close();
   }
+}
+
+// The CPU time of the measuring path alone: the same call and readings of the clock, with no
+// page work in the call (median of 5). It is subtracted, once per measured call, in results.py.
+async function harness(cpu, empty) {
+  const ms = [];
+  for (let i = 0; i < 5; i++) {
+    const c0 = await cpu();
+    await empty();
+    ms.push(await cpu() - c0);
+  }
+  return median(ms);
 }
 
 async function engine({ kernels, samples }) {
@@ -262,6 +279,7 @@ async function engine({ kernels, samples }) {
     out(`engine_${name}_cpu_ms`, median(cpuMs));
     out(`engine_${name}_runs`, runs);
     out(`engine_${name}_check`, result.check);
+    out(`engine_${name}_harness_cpu_ms`, await harness(cpu, () => page.evaluate((n, s) => window.runKernel(n, 0, s), name, size)));
   }
   await page.close();
 }
