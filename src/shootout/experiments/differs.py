@@ -131,8 +131,9 @@ def _browser(analysis: Analysis) -> list[str]:
                      "arm64: V8's compiled code has 5 general registers to allocate on ia32 (of its 8; stack, "
                      "frame and root take the others), 9-10 on 32-bit ARM and 11-12 on x64, so the x86 pair is "
                      "further apart in registers than the Pi's was; and V8 has no Maglev (its mid-tier "
-                     "optimising compiler) on ia32, where x64 and both ARM ports have one (--trace-opt here: "
-                     "Maglev and Turbofan on amd64, Turbofan alone on i386)")
+                     "optimising compiler) on ia32, where x64 and both ARM ports have one (--trace-opt with Debian's "
+                     "Chromium on an x86 VM, benchmarks/results-issue24-browser.txt: Maglev and Turbofan on amd64, "
+                     "Turbofan alone on i386)")
         json = next((c for c in analysis.comparisons if c.metric == "engine_json" and c.estimate), None)
         if json is not None:
             from shootout.report.text import fmt_estimate
