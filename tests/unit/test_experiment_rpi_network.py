@@ -184,3 +184,11 @@ def test_a_renamed_vpn_workload_still_gets_the_why_it_may_differ_lines() -> None
     assert "amd64: WireGuard in user space, wireguard-go 0.0.20250522" in said
     assert "i386: WireGuard in user space" in said
     assert "this CPU has AES instructions" in said and "virtual machine (kvm)" in said
+
+
+def test_shootout_experiments_says_an_experiments_own_threshold() -> None:
+    from shootout.experiments.limits import how_long
+
+    named = EXPERIMENTS["rpi-network"]
+    assert how_long(named, None)[-1] == f"threshold: ±{named.threshold * 100:g}% instead of 1% ({named.threshold_why})"  # type: ignore[operator]
+    assert not any(line.startswith("threshold") for line in how_long(EXPERIMENTS["rpi64"], None))
