@@ -60,16 +60,17 @@ ceiling_s = 0.5
 
 [params.vpn-wireguard]
 tunnel = "wireguard"
-seconds = 2
+seconds = 3
 
 [params.vpn-openvpn]
 tunnel = "openvpn"
-seconds = 2
+seconds = 3
 ''' + _config("$native") + _config("$companion"),
-    sizing=Sizing(round_s=40, prepare_s=90,
-                  measured="2-core x86-64 VM, 2026-11-26: rounds of 36-38 s while others used 1 CPU",
-                  note="2 s of traffic per iperf3 and VPN measurement (one stream: no parallel phase) and "
-                       "3 s of frames per drop count, instead of the workloads' 5 s and four streams"),
+    sizing=Sizing(round_s=30, prepare_s=90,
+                  measured="2-core x86-64 VM, 2026-11-26: a warm-up round of these four workloads (and a second "
+                           "tcp-veth) took 31 s",
+                  note="2 s of one iperf3 stream over veth (no parallel phase), 3 s through each tunnel and 3 s "
+                       "of frames per drop count, instead of the workloads' 5 s and four more streams"),
     threshold_why="on a shared 2-core VM iperf3 over veth and the tick-sampled softirq time of the drop "
                   "rule vary by several percent from trial to trial; ±1% would take hours of rounds",
     needs_root=NETWORK_NEEDS_ROOT,
