@@ -67,8 +67,8 @@ tunnel = "openvpn"
 seconds = 3
 ''' + _config("$native") + _config("$companion"),
     sizing=Sizing(round_s=30, prepare_s=90,
-                  measured="2-core x86-64 VM, 2026-11-26: a warm-up round of these four workloads (and a second "
-                           "tcp-veth) took 31 s",
+                  measured="2-core x86-64 VM, 2026-11-26 (load 1.1-1.5 from others): rounds of 30 s, 9 min 55 s "
+                           "from a fresh home to the last of 20 rounds",
                   note="2 s of one iperf3 stream over veth (no parallel phase), 3 s through each tunnel and 3 s "
                        "of frames per drop count, instead of the workloads' 5 s and four more streams"),
     threshold_why="on a shared 2-core VM iperf3 over veth and the tick-sampled softirq time of the drop "
