@@ -70,7 +70,9 @@ seconds = 3
                   measured="2-core x86-64 VM, 2026-11-26 (load 1.1-1.5 from others): rounds of 30 s, 9 min 55 s "
                            "from a fresh home to the last of 20 rounds",
                   note="2 s of one iperf3 stream over veth (no parallel phase), 3 s through each tunnel and 3 s "
-                       "of frames per drop count, instead of the workloads' 5 s and four more streams"),
+                       "of frames per drop count, instead of the workloads' 5 s and four more streams; OpenVPN's "
+                       "throughput varies about 10% from trial to trial here (TCP retransmits ~65,000 per GiB "
+                       "through the tunnel), so its ~8% 64-vs-32 difference was still undecided after 20 rounds"),
     threshold_why="on a shared 2-core VM iperf3 over veth and the tick-sampled softirq time of the drop "
                   "rule vary by several percent from trial to trial; ±1% would take hours of rounds",
     needs_root=NETWORK_NEEDS_ROOT,
