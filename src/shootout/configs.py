@@ -21,7 +21,7 @@ from shootout.kinds.host import x86_abi_problem
 from shootout.model import Config
 from shootout.parts import config_keys, parse_parts
 from shootout.targets.host import HostTarget
-from shootout.workloads.user import CommandWorkload
+from shootout.workloads.registry import user_workload
 
 _CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace", "options", "machines",
                 "mixed_architectures"}
@@ -140,7 +140,7 @@ def load_text(text: str, where: str) -> FileSettings:
     for i, table in enumerate(data.get("workload", []), 1):
         if not isinstance(table, dict) or "name" not in table:
             raise UsageError(f"{where}: [[workload]] #{i} needs a name", 'add name = "..."')
-        CommandWorkload(table, where)  # checked whole when the file is read (its unit too), before anything runs
+        user_workload(table, where)  # checked whole when the file is read (its unit too), before anything runs
         settings.workloads[table["name"]] = dict(table)
     for name, table in data.get("params", {}).items():
         if not isinstance(table, dict):

@@ -23,10 +23,10 @@ from shootout.stats import Design
 from shootout.targets.factory import runs_emulated
 from shootout.workloads.base import Workload
 from shootout.workloads.packages import packages_at_creation
-from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, suite_params, workload
-from shootout.workloads.user import CommandWorkload
+from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, suite_params, user_workload, workload
 
 Notify = Callable[[str], None]
+DEFAULT_THRESHOLD = 0.01  # δ of `shootout run` when neither --threshold nor a [run] table gives one
 
 
 @dataclass
@@ -47,7 +47,7 @@ class Wish:
 
 def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = "shootout.toml") -> Workload:
     if name in user_defs:
-        return CommandWorkload(user_defs[name], where)
+        return user_workload(user_defs[name], where)
     return workload(name)
 
 
@@ -71,6 +71,20 @@ def _file_settings(wish: Wish) -> FileSettings:
             raise UsageError("--file and --experiment both name what to run", "give one of them")
         return settings
     return load_file(wish.file) if wish.file else FileSettings()
+
+
+def run_threshold(experiment: str | None, file: Path | None) -> tuple[str | None, str]:
+    """The threshold the experiment's or the file's [run] table gives (threshold = "5%"), as
+    text, and where it was read; None when it gives none. The user's --threshold wins over it."""
+    if experiment:
+        from shootout.experiments import experiment as named
+
+        own, where = named(experiment).settings().run.get("threshold"), f"experiment {experiment}"
+    elif file:
+        own, where = load_file(file).run.get("threshold"), str(file)
+    else:
+        return None, ""
+    return (None if own is None else str(own)), where
 
 
 def _machines_named(wish: Wish, specs: list[str]) -> None:

@@ -36,6 +36,7 @@ from shootout.targets.host import HostTarget
 from shootout.kinds.chroot import named_userspace_config
 from shootout.workloads.base import Context, Prepared, Workload
 from shootout.workloads.net import DropRate, TcpVeth
+from shootout.workloads.registry import user_workload
 from shootout.workloads.vpn import Vpn
 
 pytestmark = pytest.mark.root
@@ -181,7 +182,8 @@ def test_the_userspaces_own_iperf3_a_current_wireguard_go_and_openvpn(userspace:
     targets = [chroot(userspace, name, **options) for name, options in cfgs.items()]
     try:
         with run_parts(*(t.config for t in targets)) as parts:
-            values, _, prepared = trial(parts, targets[0], TcpVeth(), {"seconds": 1, "parallel": 0})
+            values, _, prepared = trial(parts, targets[0], TcpVeth(), {"seconds": 1, "parallel": 0,
+                                                                       "affinity": "auto"})
             assert prepared.versions["iperf3"].startswith("iperf 3.")
             assert values["cpu_s_per_gib"] >= values["process_cpu_s_per_gib"] > 0
             for target in targets:
@@ -199,6 +201,12 @@ def test_the_userspaces_own_iperf3_a_current_wireguard_go_and_openvpn(userspace:
                     assert prepared.versions["openvpn"].startswith("OpenVPN 2.")
                     assert tunnel["data_channel_offload"]  # "N/A" here: the kernel has no ovpn-dco
                 assert values["cpu_s_per_gib"] >= values["process_cpu_s_per_gib"] > 0
+            # OpenVPN from the workload's tunnel parameter, under the configuration that sets WireGuard
+            ovpn = user_workload({"name": "vpn-openvpn", "builtin": "vpn"}, "test")
+            values, in_force, prepared = trial(parts, targets[0], ovpn, {"seconds": 1, "tunnel": "openvpn"})
+            assert prepared.facts["tunnel"]["kind"] == "openvpn" and values["mbit_s"] > 0
+            assert in_force["vpn"] == {"wireguard": {"implementation": "go", "release": wggo.RELEASE},
+                                       "openvpn": {"cipher": "AES-256-GCM"}}
     finally:
         for target in targets:
             target.close()

@@ -24,11 +24,9 @@ def test_rpi_network_compares_this_machines_pair(monkeypatch: pytest.MonkeyPatch
                                                  native: str, companion: str) -> None:
     on(monkeypatch, userspace, kernel)
     settings = EXPERIMENTS["rpi-network"].settings()
-    assert settings.run["configs"] == [f"{native}-wireguard", f"{companion}-wireguard",
-                                       f"{native}-openvpn", f"{companion}-openvpn"]
+    assert settings.run["configs"] == [native, companion]
     assert {name: c.userspace for name, c in settings.configs.items()} == {
-        f"{native}-wireguard": f"debian-bookworm-{native}", f"{companion}-wireguard": f"debian-bookworm-{companion}",
-        f"{native}-openvpn": f"debian-bookworm-{native}", f"{companion}-openvpn": f"debian-bookworm-{companion}"}
+        native: f"debian-bookworm-{native}", companion: f"debian-bookworm-{companion}"}
 
 
 def test_a_machine_without_a_32_bit_companion_is_told_so(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -33,7 +33,7 @@ def run(
     budget: Annotated[Optional[str], typer.Option(help="time budget of the measuring, e.g. 10m; checked after the warm-up round (default 4m; a named experiment's own: see shootout experiments)", show_default=False)] = None,
     partial: Annotated[bool, typer.Option("--partial", help="measure even when the budget cannot reach the first round that can give a verdict (no verdicts then)")] = False,
     precision: Annotated[Optional[str], typer.Option(help="stop a workload once its CI half-width is under this (default: half the threshold)")] = None,
-    threshold: Annotated[str, typer.Option(help="practical threshold δ for faster/slower/same (0.1% or more)")] = "1%",
+    threshold: Annotated[Optional[str], typer.Option(help=escape("practical threshold δ for faster/slower/same (0.1% or more; default 1%, or the experiment's or file's [run] threshold)"))] = None,
     confidence: Annotated[str, typer.Option(help="what every interval shown with a verdict promises, over all rounds and workloads")] = "95%",
     min_rounds: Annotated[int, typer.Option(help="minimum measured rounds (6 is the least for a 95% CI)")] = 6,
     max_rounds: Annotated[Optional[int], typer.Option(help="never more rounds than this (default 50; a named experiment's own: what its budget pays for)", show_default=False)] = None,

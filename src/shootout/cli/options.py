@@ -35,11 +35,11 @@ def _number(text: str, option: str) -> float:
         raise UsageError(f"{option}: {text!r} is not a percentage", "write e.g. 1% or 0.01") from None
 
 
-def threshold(text: str) -> float:
-    """δ of the verdicts: at least 0.1%, below 100%."""
-    value = _number(text, "--threshold")
+def threshold(text: str, option: str = "--threshold") -> float:
+    """δ of the verdicts: at least 0.1%, below 100%. option: where it was given."""
+    value = _number(text, option)
     if not MIN_THRESHOLD <= value < 1:
-        raise UsageError(f"--threshold {text}: a verdict needs a threshold from 0.1% to below 100%",
+        raise UsageError(f"{option} {text}: a verdict needs a threshold from 0.1% to below 100%",
                          "the default is 1%; the smallest difference this machine resolves: shootout run --aa")
     return value
 

@@ -25,7 +25,7 @@ from shootout.conditions.preflight import EarlyWindow, preflight
 from shootout.errors import UsageError
 from shootout.model import Run, RunSettings
 from shootout.preparation import prepare
-from shootout.request import Wish, build_request, check_settings, workloads_of
+from shootout.request import DEFAULT_THRESHOLD, Wish, build_request, check_settings, run_threshold, workloads_of
 from shootout.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.workloads.base import Workload
@@ -43,7 +43,7 @@ class RunOptions:
     budget: str | None
     partial: bool
     precision: str | None
-    threshold: str
+    threshold: str | None  # None: the [run] threshold of the experiment or --file, else 1%
     confidence: str
     min_rounds: int
     max_rounds: int | None
@@ -134,8 +134,16 @@ def _recover() -> None:
         err_console.print(f"[red]could not undo[/] a change left by a killed run: {escape(problem)}", soft_wrap=True)
 
 
+def _threshold(o: RunOptions) -> float:
+    """δ: the user's --threshold, else the [run] threshold of the experiment or --file, else 1%."""
+    if o.threshold is not None:
+        return options.threshold(o.threshold)
+    own, where = run_threshold(o.experiment, o.file)
+    return options.threshold(own, f"{where}: [run] threshold") if own is not None else DEFAULT_THRESHOLD
+
+
 def _settings(o: RunOptions, store: Store) -> RunSettings:
-    delta = options.threshold(o.threshold)
+    delta = _threshold(o)
     level = options.confidence(o.confidence)
     budget_s, rounds = _limits(store, o.experiment, o.budget, o.max_rounds, o.partial, level, o.min_rounds)
     return RunSettings(

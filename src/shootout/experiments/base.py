@@ -4,7 +4,9 @@ The write-ups (A-E) and their figures are restated in the repository's docs/writ
 
 from __future__ import annotations
 
+import math
 import re
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from string import Template
@@ -44,6 +46,17 @@ class Experiment:
     machines: bool = False
     # why it needs root, when every configuration does (said in one line before anything is made)
     needs_root: str = ""
+    # why its [run] table sets a threshold other than the default 1% (said beside its verdicts)
+    threshold_why: str = ""
+
+    @property
+    def threshold(self) -> float | None:
+        """Its own δ, from threshold = "5%" in its [run] table (None: the default); --threshold wins."""
+        text = tomllib.loads(self.toml).get("run", {}).get("threshold")  # $native needs no substitution here
+        if text is None:
+            return None
+        text = str(text).strip()
+        return float(text.removesuffix("%")) / 100 if text.endswith("%") else float(text)
 
     @property
     def cited(self) -> str:
@@ -74,7 +87,7 @@ class Experiment:
         from shootout.experiments.differs import differences
 
         if self.explainer is not None:
-            return self.explainer(analysis) + differences(analysis)
+            return self.explainer(analysis) + self._threshold_line(analysis) + differences(analysis)
         from shootout.report.text import fmt_estimate
 
         by_id = {c.name: c.display for c in analysis.configs}
@@ -87,7 +100,17 @@ class Experiment:
             measured = (reading(analysis, comp) if reading is not None else
                         f"{by_id[comp.config]} vs {by_id[comp.baseline]}: {fmt_estimate(comp.estimate)}, {comp.verdict}")
             lines.append(f"{comp.workload}: {measured}" + (f"; the write-up: {found}" if found else ""))
-        return lines + differences(analysis)
+        return lines + self._threshold_line(analysis) + differences(analysis)
+
+    def _threshold_line(self, analysis: Analysis) -> list[str]:
+        """Where the experiment sets its own threshold: which one the run used, and why."""
+        own = self.threshold
+        if own is None:
+            return []
+        why = f"the experiment's own threshold ±{own * 100:g}%: {self.threshold_why}"
+        if math.isclose(analysis.threshold, own):
+            return [f"threshold ±{own * 100:g}%: {why}"]
+        return [f"threshold ±{analysis.threshold * 100:g}% (--threshold); {why}"]
 
 
 def _sides(name: str) -> tuple[str, str]:

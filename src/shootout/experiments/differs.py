@@ -24,7 +24,8 @@ OLD_WIREGUARD_GO = "0.0.20220316"
 
 
 def _workloads(analysis: Analysis) -> set[str]:
-    return {w.name for w in analysis.workloads}
+    """The run's workloads by name, a VPN workload of another name (vpn-openvpn) also as "vpn"."""
+    return {w.name for w in analysis.workloads} | {"vpn" for w in analysis.workloads if w.category == "vpn"}
 
 
 def _workload_facts(analysis: Analysis, workload: str) -> dict[str, dict[str, Any]]:
@@ -49,7 +50,8 @@ def _hardware_crypto(analysis: Analysis, used: set[str]) -> list[str]:
 
 def _wireguard(analysis: Analysis) -> list[str]:
     lines = []
-    for config, facts in _workload_facts(analysis, "vpn").items():
+    vpns = [w.name for w in analysis.workloads if w.category == "vpn"]  # the vpn workload, or it renamed
+    for config, facts in ((c, f) for name in vpns for c, f in _workload_facts(analysis, name).items()):
         tunnel = facts.get("tunnel", {})
         if tunnel.get("kind") != "wireguard":
             continue
@@ -57,10 +59,12 @@ def _wireguard(analysis: Analysis) -> list[str]:
         if tunnel.get("implementation") == "kernel":
             continue
         old = OLD_WIREGUARD_GO in version
-        lines.append(f"{config}: WireGuard in user space, {version or 'wireguard-go'}, not the kernel's module "
-                     f"the write-up ran (this kernel's: {tunnel.get('kernel_module', 'none')}): each packet crosses "
-                     "a TUN device and a process" + ("; this release predates wireguard-go's 2023 vectorized I/O and "
-                                                "GSO/GRO work, which made it several times faster" if old else ""))
+        line = (f"{config}: WireGuard in user space, {version or 'wireguard-go'}, not the kernel's module "
+                f"the write-up ran (this kernel's: {tunnel.get('kernel_module', 'none')}): each packet crosses "
+                "a TUN device and a process" + ("; this release predates wireguard-go's 2023 vectorized I/O and "
+                                           "GSO/GRO work, which made it several times faster" if old else ""))
+        if line not in lines:
+            lines.append(line)
     return lines
 
 

@@ -127,4 +127,6 @@ def how_long(named: Experiment, last: LastRun | None) -> list[str]:
         took = (f"takes: about {fmt_duration(own.first_verdict_s, 'span')} to a first verdict, "
                 f"at most {fmt_duration(sizing.limit_s, 'span')} (estimate: rounds of {sizing.round_s:.0f} s "
                 f"and {fmt_duration(sizing.prepare_s, 'span')} of preparing, {sizing.measured})")
-    return [took, rounds] + ([f"size: {sizing.note}"] if sizing.note else [])
+    delta = ([f"threshold: ±{named.threshold * 100:g}% instead of 1% ({named.threshold_why})"]
+             if named.threshold is not None else [])
+    return [took, rounds] + ([f"size: {sizing.note}"] if sizing.note else []) + delta

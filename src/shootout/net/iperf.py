@@ -71,15 +71,17 @@ def whole_seconds(seconds: float) -> str:
     return str(max(1, int(seconds)))
 
 
-def exchange(server: str, client: str, addr: str, seconds: str, streams: int) -> str:
+def exchange(server: str, client: str, addr: str, seconds: str, streams: int, affinity: str = "") -> str:
     """Shell lines: a server on one side bound to addr, a client on the other; prints the client's JSON.
 
     server and client are the sides' enter prefixes (namespace.enter); seconds is a shell word
-    (whole_seconds(), or "$1" in a script that gets it as an argument)."""
+    (whole_seconds(), or "$1" in a script that gets it as an argument); affinity "N,M" pins the
+    client to CPU N and the server to CPU M for the test (iperf3 -A), "" leaves both unpinned."""
+    pin = f" -A {affinity}" if affinity else ""
     port_hex = f"{PORT:04X}"
     return "\n".join([
         f"{server} iperf3 -s -1 -B {addr} -p {PORT} >/dev/null 2>iperf3-server.err & srv=$!",
         wait_for(f"{server} grep -q ':{port_hex} 00000000:0000 0A' /proc/net/tcp", "the iperf3 server"),
-        f"{client} iperf3 -c {addr} -p {PORT} -t {seconds} -P {streams} -J || kill $srv 2>/dev/null",
+        f"{client} iperf3 -c {addr} -p {PORT} -t {seconds} -P {streams}{pin} -J || kill $srv 2>/dev/null",
         "wait $srv || cat iperf3-server.err >&2",
     ])

@@ -110,7 +110,7 @@ class NetworkPart(Part):
 class _Wire:
     topo: Topology
     rung: rungs.Rung | None
-    vpn: bool
+    vpn: dict[str, str] | None  # the tunnel its trials bring up (tunnel_setting), None without one
     offloads: dict[str, dict[str, str]] = field(default_factory=dict)  # side a/b -> features, as read back
 
 
@@ -119,13 +119,15 @@ class NetSession(PartSession):
         self.journal = journal
         self._wires: dict[tuple[str, str], _Wire] = {}  # (configuration, workload) -> its topology
 
-    def topology(self, config: Config, purpose: str, *, drop: bool = False, vpn: bool = False) -> Topology:
-        """The namespaces of one workload under one configuration, made on first use."""
+    def topology(self, config: Config, purpose: str, *, drop: bool = False,
+                 vpn: NetOptions | None = None) -> Topology:
+        """The namespaces of one workload under one configuration, made on first use; vpn: the
+        options of the tunnel its trials bring up (the configuration's, or the workload's kind)."""
         if (key := (config.name, purpose)) in self._wires:
             return self._wires[key].topo
         options = net_options(config)
         topo = Topology(purpose, self.journal).open(pin=f"{options.pin}-{purpose}" if options.pin else None)
-        wire = _Wire(topo, rungs.rung(options.drop) if drop else None, vpn)
+        wire = _Wire(topo, rungs.rung(options.drop) if drop else None, tunnel_setting(vpn) if vpn else None)
         try:
             if wire.rung is not None:
                 wire.rung.install(topo)
@@ -161,11 +163,16 @@ class NetSession(PartSession):
             "tcp_congestion_control": a.ns.run(["sysctl", "-n", "net.ipv4.tcp_congestion_control"],
                                                "reading the TCP congestion control").strip(),
         }
+        tunnels: dict[str, dict[str, str]] = {}
         for wire in wires:
             if wire.rung is not None:
                 found["drop"] = {"rung": wire.rung.name, "attached": wire.rung.readback(wire.topo)}
             if wire.vpn:
-                found["vpn"] = tunnel_setting(net_options(config))
+                tunnels[wire.vpn["kind"]] = wire.vpn
+        if len(tunnels) == 1:
+            found["vpn"] = next(iter(tunnels.values()))
+        elif tunnels:  # one VPN workload per kind (vpn's tunnel parameter): each kind's setting
+            found["vpn"] = {kind: {k: v for k, v in setting.items() if k != "kind"} for kind, setting in tunnels.items()}
         return found
 
     def close(self) -> list[str]:

@@ -20,7 +20,7 @@ from shootout.execution.versions import tool_version
 from shootout.kinds import kind_of
 from shootout.model import Metric, WorkloadSpec
 from shootout.net import counters, cpustat, iperf
-from shootout.net.options import PART, net_options
+from shootout.net.options import PART, NetOptions, net_options
 from shootout.net.rungs import DROP_PORT, rung
 from shootout.net.script import script, section, wait_for
 from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology
@@ -37,7 +37,7 @@ class NetWorkload(Workload):
 
     preinstalled: ClassVar[bool] = False  # their programs come into a userspace on first use
 
-    def topology(self, ctx: Context, *, drop: bool = False, vpn: bool = False) -> Topology:
+    def topology(self, ctx: Context, *, drop: bool = False, vpn: NetOptions | None = None) -> Topology:
         if not kind_of(ctx.config).this_kernel:  # the namespaces are this machine's: entered by /proc/PID
             raise TargetError(f"{self.spec.name} runs on this machine's kernel, not on a {ctx.config.target} target",
                               "use host or a userspace (debian:RELEASE:ARCH) configuration")
@@ -92,10 +92,12 @@ class TcpVeth(NetWorkload):
         reproduces="A: iperf3 between two containers over veth, fake offloads off",
     )
     tools = (IPERF3, NSENTER)
-    quick = {"seconds": 1, "parallel": 0}
+    quick = {"seconds": 1, "parallel": 0, "affinity": ""}
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
-        return {"seconds": 5, "parallel": 4}
+        # affinity "N,M": the sender on CPU N, the receiver on CPU M (iperf3 -A); "auto": 0,1 on two
+        # CPUs or more; "" leaves them to the scheduler
+        return {"seconds": 5, "parallel": 4, "affinity": ""}
 
     def prepare(self, ctx: Context) -> Prepared:
         a, b = self.topology(ctx).sides
@@ -108,13 +110,27 @@ class TcpVeth(NetWorkload):
         lines = [f"cd {q(f['dir'])} || exit 1", cpustat.snapshot("before")]
         for name, streams in phases:
             lines += [section(f"iperf3-{name}"),
-                      iperf.exchange(f["enter_b"], f["enter_a"], ADDR_B, iperf.whole_seconds(params["seconds"]), streams)]
+                      iperf.exchange(f["enter_b"], f["enter_a"], ADDR_B, iperf.whole_seconds(params["seconds"]), streams,
+                                     affinity(params.get("affinity", "")))]
         return script(*lines, cpustat.snapshot("after"))
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
         sections = result.sections()
         names = ["single"] + (["parallel"] if params.get("parallel") else [])
         return tcp_metrics(result, {n: iperf.parse_iperf3(sections.get(f"iperf3-{n}", "")) for n in names})
+
+
+def affinity(value: object) -> str:
+    """tcp-veth's affinity parameter, checked: "" or "N,M" (the sender's CPU, the receiver's);
+    "auto": CPUs 0 and 1 where there are two or more, else none."""
+    text = str(value).replace(" ", "")
+    if text == "auto":
+        return "0,1" if (os.cpu_count() or 1) >= 2 else ""
+    cpus = text.split(",")
+    if text and (len(cpus) != 2 or not all(c.isdigit() and int(c) < (os.cpu_count() or 1) for c in cpus)):
+        raise WorkloadError(f"tcp-veth: affinity = {value!r} is not two CPUs of this machine",
+                            f'use "N,M" with N and M below {os.cpu_count()} (the sender\'s CPU, the receiver\'s), "auto" or ""')
+    return text
 
 
 def trafgen_config(a: Side, b: Side) -> str:

@@ -7,6 +7,7 @@ userspaces' package lists need.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from shootout.errors import UsageError
@@ -15,6 +16,7 @@ from shootout.workloads import compile as build_workload
 from shootout.workloads import (compress, cpu, crypto, ddwrite, fio, iozone, js, mbw, media, memory, net, sevenzip,
                                 smallfiles, sourcebuild, swap, vpn)
 from shootout.workloads.base import Workload
+from shootout.workloads.user import CommandWorkload, workload_name
 
 MODULES = (cpu, memory, mbw, crypto, media, compress, sevenzip, build_workload, sourcebuild, js, browser, fio, iozone,
            ddwrite, smallfiles, swap, net, vpn)
@@ -42,6 +44,30 @@ def workload(name: str) -> Workload:
         return REGISTRY[name]()
     except KeyError:
         raise UsageError(f"unknown workload {name!r}", "list them with: shootout workloads") from None
+
+
+def renamed(definition: dict[str, Any], where: str) -> Workload:
+    """A [[workload]] table with builtin = NAME: that built-in workload under the table's name, so
+    that one run can hold it twice with parameters of its own each ([params.NAME]), e.g. the
+    vpn workload once per tunnel kind."""
+    name = workload_name(definition, where)
+    builtin = definition.get("builtin")
+    if unknown := sorted(set(definition) - {"name", "builtin"}):
+        raise UsageError(f"{where}: workload {name}: {', '.join(unknown)} beside builtin",
+                         f"a built-in workload takes only name and builtin here; its parameters go in [params.{name}]")
+    if not isinstance(builtin, str) or builtin not in REGISTRY:
+        raise UsageError(f"{where}: workload {name}: builtin = {builtin!r} is not a built-in workload",
+                         "list them with: shootout workloads")
+    if name in REGISTRY:
+        raise UsageError(f"{where}: workload {name} is a built-in workload's own name", "give it another name")
+    instance = REGISTRY[builtin]()
+    instance.spec = replace(instance.spec, name=name)  # type: ignore[misc]  # the class's spec, renamed
+    return instance
+
+
+def user_workload(definition: dict[str, Any], where: str) -> Workload:
+    """A [[workload]] table: a command, or a built-in workload renamed."""
+    return renamed(definition, where) if "builtin" in definition else CommandWorkload(definition, where)
 
 
 def suite(name: str) -> list[str]:

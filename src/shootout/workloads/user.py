@@ -8,6 +8,11 @@
     unit = "s"                          # a unit from shootout.units (see: shootout workloads)
     direction = "lower"                 # optional: checked against the unit's own direction
     scratch = "disk"                    # optional: $SHOOTOUT_SCRATCH is the configuration's scratch
+
+    [[workload]]
+    name = "vpn-openvpn"
+    builtin = "vpn"                     # a built-in workload under another name (registry.renamed),
+                                        # with parameters of its own: [params.vpn-openvpn]
 """
 
 from __future__ import annotations
@@ -36,14 +41,20 @@ def _check_unit(symbol: object, direction: object, where: str) -> str:
     return symbol
 
 
+def workload_name(definition: dict[str, Any], where: str) -> str:
+    """The name of a [[workload]] table, checked."""
+    name = definition.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise UsageError(f"{where}: a [[workload]] needs a name of letters, digits, '_', '.', '-'",
+                         'add name = "my-workload"')
+    return name
+
+
 class CommandWorkload(Workload):
     """A command given by the user; built from its TOML table (kept for --resume)."""
 
     def __init__(self, definition: dict[str, Any], where: str = "shootout.toml") -> None:
-        name = definition.get("name")
-        if not isinstance(name, str) or not _NAME.match(name):
-            raise UsageError(f"{where}: a [[workload]] needs a name of letters, digits, '_', '.', '-'",
-                             'add name = "my-workload"')
+        name = workload_name(definition, where)
         where = f"{where}: workload {name}"
         command = definition.get("command")
         if isinstance(command, str):

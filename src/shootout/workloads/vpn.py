@@ -2,26 +2,35 @@
 
 The tunnel is a configuration setting (vpn = { kind = ..., cipher = ... }), so "WireGuard vs
 OpenVPN" is one run with two configurations, and "OpenVPN on i386 vs amd64" is another; the
-tunnel each configuration brings up is recorded with its trials as what is compared.
+tunnel each configuration brings up is recorded with its trials as what is compared. The
+parameter `tunnel` fixes the kind for the workload instead (its other options, the cipher and
+WireGuard's implementation, stay the configuration's): a run of two userspaces can then ask
+"64 vs 32 bits" of WireGuard and of OpenVPN as two workloads ([[workload]] tables with
+builtin = "vpn", rpi-network), not as four configurations crossed with every other workload.
 Each trial brings the tunnel up with the configuration's own daemons, moves data through it
 and takes it down; its rusage covers the daemons, whose CPU time is most of a VPN's cost.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from shootout.errors import UsageError
 from shootout.execution.facts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
 from shootout.model import WorkloadSpec
 from shootout.net import cpustat, iperf
-from shootout.net.options import net_options
+from shootout.net.options import NetOptions, net_options
 from shootout.net.script import script_text, section
-from shootout.net.tunnels import INNER_B, check_tunnel, tunnel
+from shootout.net.tunnels import INNER_B, VPN_KINDS, check_tunnel, tunnel
 from shootout.workloads.base import Context, Prepared, Tool
 from shootout.workloads.net import IPERF3, NSENTER, TCP_METRICS, NetWorkload, tcp_metrics
 from shootout.workloads.shell import q
+
+
+CONFIGURED = "configuration"  # the `tunnel` parameter's default: the configuration's vpn setting
 
 
 class Vpn(NetWorkload):
@@ -37,14 +46,26 @@ class Vpn(NetWorkload):
     # both kinds' programs: a run may compare them, and every one of them is verified
     tools = (IPERF3, NSENTER, Tool("ip", "iproute2"), Tool("wireguard-go", "wireguard-go"),
              Tool("wg", "wireguard-tools"), Tool("openvpn", "openvpn"))
-    quick = {"seconds": 1}
+    quick = {"seconds": 1, "tunnel": CONFIGURED}
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
-        return {"seconds": 5}
+        return {"seconds": 5, "tunnel": CONFIGURED}
+
+    @staticmethod
+    def options(ctx: Context) -> NetOptions:
+        """The tunnel's options: the configuration's, its kind replaced by the `tunnel` parameter's."""
+        options, kind = net_options(ctx.config), ctx.params.get("tunnel", CONFIGURED)
+        if kind == CONFIGURED:
+            return options
+        if kind not in VPN_KINDS:
+            raise UsageError(f"{ctx.name}: tunnel = {kind!r} is not a choice",
+                             f"use one of: {CONFIGURED} (the configuration's vpn), {', '.join(VPN_KINDS)}")
+        return replace(options, vpn=kind)
 
     def prepare(self, ctx: Context) -> Prepared:
-        topo = self.topology(ctx, vpn=True)
-        tun = tunnel(net_options(ctx.config), topo)
+        options = self.options(ctx)
+        topo = self.topology(ctx, vpn=options)
+        tun = tunnel(options, topo)
         plan = tun.plan(ctx.target)
         for name, content in plan.files.items():
             ctx.put(name, content)
