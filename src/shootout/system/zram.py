@@ -10,6 +10,7 @@ unconfigured device (no memory in use) that `zramctl` shows and `shootout doctor
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,10 +99,27 @@ def add(journal: Journal, disksize: int, compressor: str | None, mem_limit: int 
                 break
             time.sleep(0.01)
         swaps.mkswap(device.dev)
+        _check(device, compressor, mem_limit, root)
     except BaseException:
         journal.undo_entry(entry)
         raise
     return device
+
+
+def page_aligned(size: int) -> int:
+    """The kernel keeps a mem_limit in whole pages, rounded up (and mm_stat shows it so)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    return -(-size // page) * page
+
+
+def _check(device: ZramDevice, compressor: str | None, mem_limit: int | None, root: Path) -> None:
+    """Read the device back: a setting it did not keep would measure another setup than asked."""
+    held = state(device, root)
+    wanted = {"comp_algorithm": compressor, "mem_limit": page_aligned(mem_limit) if mem_limit else None}
+    for name, value in wanted.items():
+        if value is not None and held.get(name) != value:
+            raise TargetError(f"zram{device.number} did not keep {name} = {value!r} (it holds {held.get(name)!r})",
+                              "see dmesg")
 
 
 def state(device: ZramDevice, root: Path = Path("/")) -> dict[str, object]:
