@@ -204,6 +204,8 @@ class SwapSetups:
         self.end_trial()
         area = self.areas.get(config)
         device = area.device if area else None
+        if device is not None:
+            zram.restart_peak(device)
 
         def read() -> observe.Reading:
             reading = {f"zswap.{k}": v for k, v in zswap.statistics().items()}
@@ -246,7 +248,8 @@ def _figures(s: observe.Samples, zswap_on: bool, zram_on: bool) -> dict[str, flo
         out.update(
             zram_orig_mib=observe.mib(s.peak.get("zram.orig_data_size")),
             zram_compr_mib=observe.mib(at.get("zram.compr_data_size")),
-            zram_mem_mib=observe.mib(s.peak.get("zram.mem_used_total")),
+            zram_mem_mib=observe.mib(s.peak.get("zram.mem_used_max")),  # restarted at begin_trial
+            zram_failed_writes=s.delta("zram.failed_writes"),
             zram_ratio=observe.ratio(at.get("zram.orig_data_size"), at.get("zram.compr_data_size")),
             zram_same_pages=s.peak.get("zram.same_pages"),
             zram_huge_pages=s.peak.get("zram.huge_pages"),

@@ -23,6 +23,7 @@ from shootout.system.journal import Journal
 CONTROL = "/sys/class/zram-control"
 MM_STAT = ("orig_data_size", "compr_data_size", "mem_used_total", "mem_limit", "mem_used_max",
            "same_pages", "pages_compacted", "huge_pages", "huge_pages_since")
+IO_STAT_FAILED_WRITES = 1  # io_stat: failed_reads failed_writes invalid_io notify_free
 
 # Reset and remove the device if it still exists (replayed after a kill it may be gone). The
 # kernel refuses both while the device is open (a swap area still on): its journal entry is
@@ -123,11 +124,20 @@ def _check(device: ZramDevice, compressor: str | None, mem_limit: int | None, ro
 
 
 def state(device: ZramDevice, root: Path = Path("/")) -> dict[str, object]:
-    """What is in force on the device: algorithm, sizes, and its memory use (mm_stat)."""
+    """What is in force on the device: algorithm, sizes, its memory use (mm_stat) and the
+    writes it refused (io_stat: a write that would pass mem_limit fails, and the page stays)."""
     base = device.sysfs(root)
     offered = read_text(root, base / "comp_algorithm") or ""
     in_force = next((n.strip("[]") for n in offered.split() if n.startswith("[")), "")
     fields = (read_text(root, base / "mm_stat") or "").split()
+    io = (read_text(root, base / "io_stat") or "").split()
     return {"device": device.dev, "comp_algorithm": in_force,
             "disksize": int(read_text(root, base / "disksize") or 0),
-            **{k: int(v) for k, v in zip(MM_STAT, fields, strict=False)}}
+            **{k: int(v) for k, v in zip(MM_STAT, fields, strict=False)},
+            **({"failed_writes": int(io[IO_STAT_FAILED_WRITES])} if len(io) > IO_STAT_FAILED_WRITES else {})}
+
+
+def restart_peak(device: ZramDevice, root: Path = Path("/")) -> None:
+    """mem_used_max from now on (the kernel sets it to the memory in use): one trial's exact
+    peak, which a sampler a few times a second could miss."""
+    _set(device, "mem_used_max", "0", root)

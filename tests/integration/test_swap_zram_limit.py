@@ -1,0 +1,115 @@
+"""A zram configuration's max_pool_percent on the real kernel (root, CI), through `shootout run`:
+the device's mem_limit is that share of the configuration's memory limit (the machine it
+emulates), read back from the device itself while the run goes; the tabs push the device
+against it; what happens there (the device refuses writes, the kernel cannot swap those pages
+out, the cgroup's OOM killer takes tabs) is what the run reports, without failing; and the
+device is gone afterwards. (Its removal after SIGKILL + `shootout doctor` is the same journal
+entry as any zram device's: test_swap_setups.test_sigkill_then_doctor_restores_everything and
+test_swap_kills cover it.)
+
+zram compares its memory with mem_limit only after zsmalloc has allocated for a write, so the
+device may pass the limit by a zspage chain (CONFIG_ZSMALLOC_CHAIN_SIZE pages) per writer at
+once: measured here, 64 KiB over a 4.8 MiB limit on 2 CPUs."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import platform
+import re
+import time
+from pathlib import Path
+
+from test_swap_setups import gone, run_facts, trials, write_toml
+
+MEMORY_MIB, PERCENT = 48, 10
+SETUP = f'{{ kind = "zram", size = "128M", compressor = "lzo", max_pool_percent = {PERCENT} }}'
+PAGE = os.sysconf("SC_PAGE_SIZE")
+# the device's mem_limit as the kernel holds it: the share, rounded up to whole pages
+LIMIT = -(-(MEMORY_MIB << 20) * PERCENT // 100 // PAGE) * PAGE
+
+
+def chain_pages() -> int:
+    """CONFIG_ZSMALLOC_CHAIN_SIZE of this kernel: the most pages zsmalloc allocates at once (default 8)."""
+    for path in (Path("/proc/config.gz"), Path(f"/boot/config-{platform.release()}")):
+        try:
+            text = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
+        except OSError:
+            continue
+        if m := re.search(r"^CONFIG_ZSMALLOC_CHAIN_SIZE=(\d+)", text, re.M):
+            return int(m[1])
+    return 8
+
+
+def watch(home: Path, child_running, deadline: float) -> tuple[str | None, list[list[int]]]:
+    """The zram device the run adds (from its journal) and its mm_stat and io_stat, read 20 times
+    a second until it is gone: the kernel's own figures, beside the run's sampler."""
+    device, readings = None, []
+    while time.time() < deadline:
+        if device is None:
+            for path in (home / "journal").glob("*.jsonl"):
+                if m := re.search(r"zram device (zram\d+)", path.read_text()):
+                    device = m[1]
+        if device is not None:
+            base = Path("/sys/block", device)
+            try:  # from its disksize on: the run sets mem_limit before it (hot_add gives a bare device)
+                if int((base / "disksize").read_text()):
+                    readings.append([int(x) for x in (base / "mm_stat").read_text().split()]
+                                    + [int((base / "io_stat").read_text().split()[1])])
+            except (OSError, IndexError, ValueError):
+                if readings:
+                    break  # removed at the run's end
+        if not child_running():
+            break
+        time.sleep(0.05)
+    return device, readings
+
+
+def test_zram_pool_share_is_the_devices_mem_limit_and_the_run_reports_the_limit_hit(require_root, shootout, tmp_path):
+    toml = write_toml(tmp_path / "zram.toml", memory=f"{MEMORY_MIB}M",
+                      tabs="switches = 60\nmax_seconds = 20\ntimeout_s = 240", zram=SETUP)
+    child = shootout.popen("run", "-f", str(toml), "-c", "zram", "-w", "tabs", "--max-rounds", "1",
+                           "--budget", "120s", "--partial", "--db", shootout.db)
+    try:
+        device, readings = watch(tmp_path, lambda: child.poll() is None, time.time() + 600)
+        out, err = child.communicate(timeout=600)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+            shootout("doctor")
+    assert child.returncode == 0, err
+    assert "Traceback" not in err
+    assert device is not None and readings, "the run added no zram device"
+    slack = (os.cpu_count() or 1) * chain_pages() * PAGE
+
+    # the share of the memory limit is the device's mem_limit: in the facts, each trial's read-back, the device
+    facts = run_facts(tmp_path / "results.db")["zram"]
+    assert facts["swap"]["zram_mem_limit"] == f"{LIMIT} bytes, {PERCENT}% of the configuration's memory limit " \
+                                              f"({MEMORY_MIB} MiB)", facts["swap"]
+    assert facts["swap"]["setup"] == f"128 MiB zram, lzo, pool <= {PERCENT}% of the {MEMORY_MIB} MiB memory limit"
+    mm = {k: [r[i] for r in readings] for i, k in enumerate(("orig", "compr", "used", "limit", "used_max"))}
+    assert set(mm["limit"]) == {LIMIT}, set(mm["limit"])
+    # the tabs pressed the device against its limit, and it held there (within the allocation it checks after)
+    assert LIMIT - slack <= max(mm["used"]) <= LIMIT + slack, (max(mm["used"]), LIMIT)
+    assert max(mm["used_max"]) <= LIMIT + slack, (max(mm["used_max"]), LIMIT)
+    assert readings[-1][-1] > 0, "the device refused no write: the tabs never reached its mem_limit"
+
+    found = trials(tmp_path / "results.db")
+    assert len(found) >= 2 and all(t["values"] for t in found), [t.get("values") for t in found]
+    for t in found:
+        assert t["in_force"]["swap"]["zram"]["mem_limit"] == LIMIT, t["in_force"]["swap"]
+        swap, memory = t["observed"]["swap"], t["observed"]["memory"]
+        assert (LIMIT - slack) / 2**20 <= swap["zram_mem_mib"] <= (LIMIT + slack) / 2**20, swap
+        # at the limit the device refuses writes: those pages stay, and the cgroup's OOM killer takes tabs
+        assert swap["zram_failed_writes"] > 0, swap
+        assert memory["oom_kills"] >= t["values"]["tabs_killed"] > 0, (memory, t["values"])
+
+    # the output says so: the refused writes and the tabs lost, in the recorded amounts
+    table = " ".join(out.split())
+    refused = re.search(r"swap\.zram_failed_writes \(pages\) ([\d,.]+)", table)
+    lost = re.search(r"tabs_killed \(tabs\) ([\d,.]+)", table)
+    assert refused and float(refused[1].replace(",", "")) > 0, out
+    assert lost and float(lost[1]) > 0, out
+    gone([f"/dev/{device}"], run_facts(tmp_path / "results.db")["zram"]["memory"]["cgroup"])
+    assert list((tmp_path / "journal").glob("*.jsonl")) == []
