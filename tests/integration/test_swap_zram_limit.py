@@ -33,10 +33,11 @@ def chain_pages() -> int:
     """CONFIG_ZSMALLOC_CHAIN_SIZE of this kernel: the most pages zsmalloc allocates at once (default 8)."""
     for path in (Path("/proc/config.gz"), Path(f"/boot/config-{platform.release()}")):
         try:
-            text = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
+            with gzip.open(path, "rt") if path.suffix == ".gz" else path.open() as fh:
+                text = fh.read()
         except OSError:
             continue
-        if m := re.search(r"^CONFIG_ZSMALLOC_CHAIN_SIZE=(\d+)", text, re.M):
+        if m := re.search(r"^CONFIG_ZSMALLOC_CHAIN_SIZE=(\d+)", text, re.MULTILINE):
             return int(m[1])
     return 8
 
