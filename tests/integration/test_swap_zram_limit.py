@@ -1,9 +1,12 @@
 """A zram configuration's max_pool_percent on the real kernel (root, CI), through `shootout run`:
 the device's mem_limit is that share of the configuration's memory limit (the machine it
 emulates), read back from the device itself while the run goes; the tabs push the device
-against it; what happens there (the device refuses writes, the kernel cannot swap those pages
-out, the cgroup's OOM killer takes tabs) is what the run reports, without failing; and the
-device is gone afterwards. (Its removal after SIGKILL + `shootout doctor` is the same journal
+against it; what happens there is what the run reports, in one line and without a traceback;
+and the device is gone afterwards. At the limit the device refuses writes and the kernel cannot
+swap those pages out; then either the cgroup's OOM killer takes tabs and the trial ends (its
+tabs lost and the refused writes in the recorded amounts), or the kernel retries the swap-out
+in vain and the trial times out (measured here both ways, in runs of the same configuration),
+and the run's error says the device refused writes. (Its removal after SIGKILL + `shootout doctor` is the same journal
 entry as any zram device's: test_swap_setups.test_sigkill_then_doctor_restores_everything and
 test_swap_kills cover it.)
 
@@ -68,7 +71,7 @@ def watch(home: Path, child_running, deadline: float) -> tuple[str | None, list[
 
 def test_zram_pool_share_is_the_devices_mem_limit_and_the_run_reports_the_limit_hit(require_root, shootout, tmp_path):
     toml = write_toml(tmp_path / "zram.toml", memory=f"{MEMORY_MIB}M",
-                      tabs="switches = 60\nmax_seconds = 20\ntimeout_s = 240", zram=SETUP)
+                      tabs="switches = 60\nmax_seconds = 20\ntimeout_s = 120", zram=SETUP)
     child = shootout.popen("run", "-f", str(toml), "-c", "zram", "-w", "tabs", "--max-rounds", "1",
                            "--budget", "120s", "--partial", "--db", shootout.db)
     try:
@@ -79,7 +82,6 @@ def test_zram_pool_share_is_the_devices_mem_limit_and_the_run_reports_the_limit_
             child.kill()
             child.communicate()
             shootout("doctor")
-    assert child.returncode == 0, err
     assert "Traceback" not in err
     assert device is not None and readings, "the run added no zram device"
     slack = (os.cpu_count() or 1) * chain_pages() * PAGE
@@ -97,20 +99,25 @@ def test_zram_pool_share_is_the_devices_mem_limit_and_the_run_reports_the_limit_
     assert readings[-1][-1] > 0, "the device refused no write: the tabs never reached its mem_limit"
 
     found = trials(tmp_path / "results.db")
-    assert len(found) >= 2 and all(t["values"] for t in found), [t.get("values") for t in found]
-    for t in found:
+    assert found
+    for t in found:  # also a trial that timed out keeps what the device held
         assert t["in_force"]["swap"]["zram"]["mem_limit"] == LIMIT, t["in_force"]["swap"]
-        swap, memory = t["observed"]["swap"], t["observed"]["memory"]
+        swap = t["observed"]["swap"]
         assert (LIMIT - slack) / 2**20 <= swap["zram_mem_mib"] <= (LIMIT + slack) / 2**20, swap
-        # at the limit the device refuses writes: those pages stay, and the cgroup's OOM killer takes tabs
-        assert swap["zram_failed_writes"] > 0, swap
-        assert memory["oom_kills"] >= t["values"]["tabs_killed"] > 0, (memory, t["values"])
-
-    # the output says so: the refused writes and the tabs lost, in the recorded amounts
-    table = " ".join(out.split())
-    refused = re.search(r"swap\.zram_failed_writes \(pages\) ([\d,.]+)", table)
-    lost = re.search(r"tabs_killed \(tabs\) ([\d,.]+)", table)
-    assert refused and float(refused[1].replace(",", "")) > 0, out
-    assert lost and float(lost[1]) > 0, out
+        assert swap["zram_failed_writes"] > 0, swap  # at the limit the device refuses writes
+    if child.returncode == 0:  # the OOM killer took tabs, every trial ended: the output says what was lost
+        assert len(found) >= 2 and all(t["values"] for t in found), [t["values"] for t in found]
+        for t in found:
+            assert t["observed"]["memory"]["oom_kills"] >= t["values"]["tabs_killed"] > 0, t
+        table = " ".join(out.split())
+        refused = re.search(r"swap\.zram_failed_writes \(pages\) ([\d,.]+)", table)
+        lost = re.search(r"tabs_killed \(tabs\) ([\d,.]+)", table)
+        assert refused and float(refused[1].replace(",", "")) > 0, out
+        assert lost and float(lost[1]) > 0, out
+    else:  # the kernel swapped out in vain: one line that says the trial timed out, and why
+        line = " ".join(err.split())
+        assert child.returncode == 5 and re.search(
+            r"error: tabs failed on zram: timed out after \d+ s; the zram device refused [\d,]+ writes at its "
+            r"mem_limit \(pages the kernel could not swap out\)", line), (child.returncode, err)
     gone([f"/dev/{device}"], run_facts(tmp_path / "results.db")["zram"]["memory"]["cgroup"])
     assert list((tmp_path / "journal").glob("*.jsonl")) == []

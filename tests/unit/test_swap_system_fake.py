@@ -210,3 +210,12 @@ def test_an_area_is_found_under_the_name_proc_swaps_gives_it_outside_the_run(tmp
     assert swaps.active("/dev/zram11") is None and swaps.active("/dev/zram2") is None
     assert swaps.active("/data/other-shootout-swap-1") is None  # a suffix only at a "/"
     assert [a.path for a in swaps.left_on()] == ["/zram1", "/shootout-swap-1 (deleted)"]
+
+
+def test_a_failed_trial_says_the_zram_device_refused_writes():
+    from shootout.parts.swap import _Session
+
+    session = _Session(None)  # the note reads only the trial's figures
+    assert session.failure_note({"zram_failed_writes": 1262845.0, "zram_mem_mib": 4.83}) == (
+        "the zram device refused 1,262,845 writes at its mem_limit (pages the kernel could not swap out)")
+    assert session.failure_note({"zram_failed_writes": 0.0}) is None and session.failure_note({}) is None

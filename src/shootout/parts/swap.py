@@ -88,5 +88,12 @@ class _Session(PartSession):
             out["zswap_pool_scaling"] = f["zswap_pool_scaling"]
         return out
 
+    def failure_note(self, seen: dict[str, Any]) -> str | None:
+        # at its mem_limit a zram device refuses writes; under a memory limit the kernel may then
+        # retry the swap-out in vain instead of killing (a trial that times out)
+        if refused := seen.get("zram_failed_writes"):
+            return f"the zram device refused {refused:,.0f} writes at its mem_limit (pages the kernel could not swap out)"
+        return None
+
     def close(self) -> list[str]:
         return self.setups.close()
