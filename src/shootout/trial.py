@@ -58,6 +58,8 @@ def run_trial(live: Live, spec: TrialSpec) -> Trial:
                 error, values = f"non-positive or non-finite value for {', '.join(bad)}", {}
         except ShootoutError as exc:
             error = str(exc)
+    if error and live.parts is not None:  # what the parts saw may say why (a full zram device)
+        error = "; ".join([error, *live.parts.failure_notes(observed)])
     if result.run_delay_s is not None:  # waited for a CPU: cpuclock tells computing from waiting by it
         observed = {**observed, cpuclock.SCHED: {"run_delay_s": result.run_delay_s}}
     return Trial(spec, values, result.wall_s, result.user_s, result.sys_s, result.max_rss_kb,

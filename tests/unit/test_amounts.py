@@ -137,3 +137,19 @@ def test_a_verdict_the_guard_decided_reads_the_same_everywhere(swap_run):
     assert rows[0][1] is None and rows[0][2] is Verdict.BETTER and "speed-up not judged" in rows[0][4]
     svg = summary_chart(swap_run, "svg", text_as_paths=False).decode()
     assert "better: tabs_killed 0 vs 400" in svg
+
+
+def test_the_paragraph_gives_the_zram_devices_memory_and_the_writes_it_refused():
+    limited = Config("capped", parts={"swap": {"kind": "zram", "max_pool_percent": 10}})
+    device = {"zram_mem_mib": 4.8, "zram_orig_mib": 10.5, "zram_ratio": 2.39}
+    trials = [t for r in range(1, 9) for t in (
+        trial(r, "zram", 250.0 + r, 0, 100.0, {**device, "zram_mem_mib": 300.0 + r, "zram_failed_writes": 0.0}),
+        trial(r, "capped", 900.0 + r, 5, 49_000.0, {**device, "zram_failed_writes": 1_200_000.0 + r}))]
+    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config("zram"), limited], [Tabs.spec], {"tabs": {}}, {})
+    _, *rest = experiment("pi3desk-swap").explain(analyze(run, trials))
+    free = next(line for line in rest if line.startswith("zram: device memory"))
+    assert free.startswith("zram: device memory at its peak 304 MiB [") and "holding 10 MiB, compression ratio 2.39" in free
+    assert "refused" not in free and "; no mem_limit: the write-up's 15% is zswap's pool" in free
+    capped = next(line for line in rest if line.startswith("capped: device memory"))
+    assert "1,200,004 writes refused at its mem_limit (pages the kernel could not swap out)" in capped
+    assert "no mem_limit" not in capped

@@ -58,13 +58,17 @@ def test_swap_setups_with_memory_outside_the_limit_are_named() -> None:
     head = spec.headline
     configs = {"disk": Config("disk", parts={"memory": {"limit": 2**30}, "swap": {"kind": "disk"}}),
                "zswap": Config("zswap", parts={"memory": {"limit": 2**30},
-                                               "swap": {"kind": "zswap", "max_pool_percent": 15}})}
+                                               "swap": {"kind": "zswap", "max_pool_percent": 15}}),
+               "zram": Config("zram", parts={"memory": {"limit": 2**29},
+                                             "swap": {"kind": "zram", "max_pool_percent": 15}})}
     trials = [Trial(TrialSpec(r, 0, spec.name, name), {head: 10.0 + r}, 5.0, 0.5, 0.1, 1, 1, 0, "", 0.0)
               for r in range(1, 9) for name in configs]
     run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), list(configs.values()), [spec], {},
               {"machine": {"memory_bytes": 24 * 2**30}})
     said = "\n".join(EXPERIMENTS["pi3desk-swap"].explain(analyze(run, trials)))
     assert "zswap: zswap's pool may take 15% of this machine's RAM (3.6 GiB), not of its 1 GiB memory limit" in said
+    assert "zram: the zram device is kernel memory, not charged to its 0.5 GiB memory limit (its mem_limit: at most " \
+           "15% of that limit besides it) the way a 1 GB Pi's RAM bounds everything: this setup had memory" in said
     assert "disk:" not in said
 
 

@@ -33,3 +33,11 @@ def test_zswap_says_why_its_pool_cannot_follow_the_limit() -> None:
     assert "cgroup v1" in mixed and "cannot be scaled" in mixed
     unified = zswap_scaling(layout((2, {"memory", "io"})))
     assert "memory.zswap.max could cap it" in unified and "v1" not in unified
+
+
+def test_a_zram_setup_says_what_its_pool_is_a_share_of() -> None:
+    spec = SwapSpec("zram", GIB, compressor="lzo", max_pool_percent=15)
+    assert spec.describe(512 << 20) == "1024 MiB zram, lzo, pool <= 15% of the 512 MiB memory limit"
+    assert spec.describe() == "1024 MiB zram, lzo, pool <= 15% of RAM"
+    zswap = SwapSpec("zswap", GIB, max_pool_percent=15, on="/var/tmp")
+    assert zswap.describe(512 << 20) == "zswap pool <= 15% of RAM, in front of 1024 MiB file in /var/tmp"

@@ -151,6 +151,18 @@ def test_zram_algorithm_listing():
     assert zram.algorithms("lzo [lzo-rle] lz4 zstd") == ["lzo", "lzo-rle", "lz4", "zstd"]
 
 
+def test_zram_state_reads_the_writes_the_device_refused(tmp_path):
+    base = _dir(_dir(_dir(tmp_path / "sys") / "block") / "zram7")
+    (base / "comp_algorithm").write_text("[lzo] lzo-rle lz4\n")
+    (base / "disksize").write_text("134217728\n")
+    (base / "mm_stat").write_text("12288 1254 65536 5033984 5099520 0 0 0 8504\n")
+    device = zram.ZramDevice(7, entry=0)
+    held = zram.state(device, tmp_path)
+    assert held["mem_limit"] == 5033984 and held["mem_used_max"] == 5099520 and "failed_writes" not in held
+    (base / "io_stat").write_text("       0  1262845 0       17\n")  # failed_reads failed_writes invalid_io notify_free
+    assert zram.state(device, tmp_path)["failed_writes"] == 1262845
+
+
 def test_one_process_at_a_time_switches_swap(tmp_path):
     from shootout.system.swaps import MachineLock
 
@@ -198,3 +210,12 @@ def test_an_area_is_found_under_the_name_proc_swaps_gives_it_outside_the_run(tmp
     assert swaps.active("/dev/zram11") is None and swaps.active("/dev/zram2") is None
     assert swaps.active("/data/other-shootout-swap-1") is None  # a suffix only at a "/"
     assert [a.path for a in swaps.left_on()] == ["/zram1", "/shootout-swap-1 (deleted)"]
+
+
+def test_a_failed_trial_says_the_zram_device_refused_writes():
+    from shootout.parts.swap import _Session
+
+    session = _Session(None)  # the note reads only the trial's figures
+    assert session.failure_note({"zram_failed_writes": 1262845.0, "zram_mem_mib": 4.83}) == (
+        "the zram device refused 1,262,845 writes at its mem_limit (pages the kernel could not swap out)")
+    assert session.failure_note({"zram_failed_writes": 0.0}) is None and session.failure_note({}) is None

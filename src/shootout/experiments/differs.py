@@ -109,15 +109,16 @@ def _swap_memory(analysis: Analysis) -> list[str]:
         swap, limit = c.parts.get("swap", {}), c.parts.get("memory", {}).get("limit")
         if swap.get("kind") not in ("zswap", "zram") or not limit:
             continue
+        share = swap.get("max_pool_percent")
         if swap["kind"] == "zswap":
-            share = swap.get("max_pool_percent")
             pool = f"zswap's pool may take {share}% of this machine's RAM" if share else "zswap's pool is sized by RAM"
             if share and ram:
                 pool += f" ({share / 100 * ram / 2**30:.1f} GiB)"
-        else:
-            pool = "the zram device is kernel memory"
-        lines.append(f"{c.name}: {pool}, not of its {limit / 2**30:g} GiB memory limit, and it is not charged to "
-                     "that limit the way a 1 GB Pi's RAM bounds everything: this setup had memory the setups "
+            pool += f", not of its {limit / 2**30:g} GiB memory limit, and it is not charged to that limit"
+        else:  # its mem_limit (max_pool_percent) bounds it to a share of the limit, still outside it
+            pool = (f"the zram device is kernel memory, not charged to its {limit / 2**30:g} GiB memory limit"
+                    + (f" (its mem_limit: at most {share}% of that limit besides it)" if share else ""))
+        lines.append(f"{c.name}: {pool} the way a 1 GB Pi's RAM bounds everything: this setup had memory the setups "
                      "without zswap or zram did not")
     return lines
 

@@ -8,11 +8,18 @@ in the same seeded order; p95 switch latency, tabs lost, stall time and zswap's 
 
 On cgroup v1 the kernel does not count zswap's pool or zram's memory in the limit (measured:
 memory.kmem.usage_in_bytes stays 0 while the pool grows), so the compressed setups hold more
-than the limit; their pool sizes are stored with every trial. zswap keeps the write-up's
-max_pool_percent = 15. zram gets no mem_limit: a zram device at its limit fails writes, and
-under a memory limit the kernel then reclaims in vain instead of killing (measured: a trial
-that never ended). The write-up's zpool z3fold no longer exists (6.15+: zsmalloc only); both
-compressed setups use lzo, zswap's default compressor.
+than the limit; their pool sizes are stored with every trial, and the paragraph says so
+(differs.py). zswap keeps the write-up's max_pool_percent = 15 (of this machine's RAM: it
+cannot follow the limit, see swap/setup.py). zram gets no max_pool_percent (its mem_limit,
+a share of the limit): the write-up's 15% is zswap's pool, which writes back to its disk when
+full; a zram device without a backing device refuses writes at its mem_limit, the kernel
+retries the swap-out in vain until the cgroup's OOM killer takes tabs, or for good (measured,
+10% of a 48 MiB limit: in one run tabs lost in every trial, ~50 s of full memory stall and 13
+million failed swap-outs per trial; in another a trial that timed out after 240 s;
+tests/integration/test_swap_zram_limit.py), and zswap's pool cannot be
+cut to 15% of the limit here (a whole percent of this machine's RAM), so capping zram alone
+would give the two compressed setups unequal pools. The write-up's zpool z3fold no longer
+exists (6.15+: zsmalloc only); both compressed setups use lzo, zswap's default compressor.
 
 A trial is short on purpose: 100 switches (at most 25 s) after the tabs are open. Every
 switch touches a fresh random tenth of its tab, so the load is near its steady state from the
@@ -145,7 +152,27 @@ def explain(analysis: Analysis) -> list[str]:
         ratio, pool = _amount(analysis, "swap.zswap_ratio", c), _amount(analysis, "swap.zswap_pool_mib", c)
         if ratio is not None and pool is not None:
             lines.append(f"{names[c]}: {_zswap(analysis, c, ratio, pool)}")
+        if (device := _amount(analysis, "swap.zram_mem_mib", c)) is not None:
+            lines.append(f"{names[c]}: {_zram(analysis, c, device)}")
     return lines
+
+
+def _zram(analysis: Analysis, config: str, device: Amount) -> str:
+    """The zram device's memory at its peak, what it held, the writes it refused, and why it has
+    no share of the limit when it has none (see the module's paragraph)."""
+    held, ratio = _amount(analysis, "swap.zram_orig_mib", config), _amount(analysis, "swap.zram_ratio", config)
+    refused = _amount(analysis, "swap.zram_failed_writes", config)
+    text = (f"device memory at its peak {_mid(device):,.0f} MiB{_spread(device.interval)}"
+            + (f" holding {_mid(held):,.0f} MiB" if held else "")
+            + (f", compression ratio {_mid(ratio):.2f}{_spread(ratio.interval, '.2f')}" if ratio else "")
+            + (f", {_mid(refused):,.0f} writes refused at its mem_limit (pages the kernel could not swap out)"
+               if refused and _mid(refused) else "") + " (medians per trial)")
+    swap = next((c.parts.get("swap", {}) for c in analysis.configs if c.name == config), {})
+    if not swap.get("max_pool_percent"):
+        text += ("; no mem_limit: the write-up's 15% is zswap's pool, which writes back to disk when full, where a "
+                 "zram device refuses writes and the kernel swaps out in vain, until the OOM killer takes tabs or "
+                 "the trial times out")
+    return text
 
 
 def _zswap(analysis: Analysis, config: str, ratio: Amount, pool: Amount) -> str:

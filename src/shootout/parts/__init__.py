@@ -121,6 +121,10 @@ class RunParts:
     def facts(self, config: Config) -> dict[str, Any]:
         return {name: found for name, s in self.sessions.items() if (found := s.facts(config))}
 
+    def failure_notes(self, observed: dict[str, Any]) -> list[str]:
+        """What the parts saw during a failed trial that may say why (e.g. a full zram device)."""
+        return [note for name, s in self.sessions.items() if (note := s.failure_note(observed.get(name) or {}))]
+
     def session(self, name: str) -> PartSession | None:
         """The session of one part (a workload that uses a part's state asks for it: the network
         workloads for their configuration's namespaces)."""

@@ -58,6 +58,10 @@ class PartSession(ABC):
     def facts(self, config: Config) -> dict[str, Any]:
         return {}
 
+    def failure_note(self, seen: dict[str, Any]) -> str | None:
+        """What this part saw during a trial that failed (after_trial's figures) that may say why."""
+        return None
+
     @abstractmethod
     def close(self) -> list[str]:
         """Undo; returns what could not be undone."""

@@ -36,7 +36,7 @@ class MemoryPart(Part):
         Metric("mem_peak_mib", "MiB", "the cgroup's peak memory use"),
         Metric("swap_peak_mib", "MiB", "the cgroup's peak swap use"),
         Metric("pswpin", "pages", "pages swapped in from a swap device, machine-wide"),
-        Metric("pswpout", "pages", "pages swapped out to a swap device, machine-wide"),
+        Metric("pswpout", "pages", "pages written out to a swap device, machine-wide (writes it refused included)"),
     )
 
     def parse(self, table: Mapping[str, Any], where: str) -> dict[str, Any]:

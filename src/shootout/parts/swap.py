@@ -38,7 +38,8 @@ class SwapPart(Part):
         Metric("zswpin", "pages", "pages loaded from zswap"),
         Metric("zram_orig_mib", "MiB", "data the zram device held at its peak"),
         Metric("zram_compr_mib", "MiB", "that data compressed"),
-        Metric("zram_mem_mib", "MiB", "memory the zram device used at its peak"),
+        Metric("zram_mem_mib", "MiB", "memory the zram device used at its peak (mm_stat mem_used_max)"),
+        Metric("zram_failed_writes", "pages", "writes the zram device refused (at its mem_limit): pages not swapped out"),
         Metric("zram_ratio", "x", "zram compression ratio at its peak (mm_stat orig / compr)"),
         Metric("zram_same_pages", "pages", "pages zram stored as one repeated value"),
         Metric("zram_huge_pages", "pages", "pages zram stored uncompressed"),
@@ -86,6 +87,13 @@ class _Session(PartSession):
         if spec is not None and spec.kind == "zswap" and "zswap_pool_scaling" in f:
             out["zswap_pool_scaling"] = f["zswap_pool_scaling"]
         return out
+
+    def failure_note(self, seen: dict[str, Any]) -> str | None:
+        # at its mem_limit a zram device refuses writes; under a memory limit the kernel may then
+        # retry the swap-out in vain instead of killing (a trial that times out)
+        if refused := seen.get("zram_failed_writes"):
+            return f"the zram device refused {refused:,.0f} writes at its mem_limit (pages the kernel could not swap out)"
+        return None
 
     def close(self) -> list[str]:
         return self.setups.close()

@@ -102,7 +102,8 @@ class SwapSetups:
                               f"{swaps.PRIORITY}); swap configurations would be measured with it",
                               "run `shootout doctor` to turn it off, then run again")
         self.facts = {"machine_swap": [a.as_fact() for a in swaps.areas()], "zswap_before": zswap.parameters(),
-                      "setups": {c: s.describe() if s else "the machine's own" for c, s in self.specs.items()}}
+                      "setups": {c: s.describe(self.limits.get(c)) if s else "the machine's own"
+                                 for c, s in self.specs.items()}}
         try:
             if zswap.present():
                 self.zswap = zswap.Zswap(self.journal)
@@ -122,10 +123,11 @@ class SwapSetups:
         if spec.backing == "zram":
             ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
             pool = zram_mem_limit(spec, self.limits.get(config), ram)
-            if pool is not None:
-                self.facts.setdefault("zram_mem_limit", {})[config] = pool[1]
             device = zram.add(self.journal, spec.size, spec.compressor if spec.kind == "zram" else None,
                               pool[0] if pool else None)
+            if pool is not None:  # as the device holds it (whole pages), and what it is a share of
+                held = zram.state(device).get("mem_limit")
+                self.facts.setdefault("zram_mem_limit", {})[config] = f"{held} bytes, {pool[1]}"
             return _Area(device.dev, [device.entry], device=device)
         where = swapfile.storage(Path(str(spec.on)))
         made = swapfile.create(self.journal, where, spec.size, cgroups.unique_name("shootout-swap"))
@@ -202,6 +204,8 @@ class SwapSetups:
         self.end_trial()
         area = self.areas.get(config)
         device = area.device if area else None
+        if device is not None:
+            zram.restart_peak(device)
 
         def read() -> observe.Reading:
             reading = {f"zswap.{k}": v for k, v in zswap.statistics().items()}
@@ -244,7 +248,8 @@ def _figures(s: observe.Samples, zswap_on: bool, zram_on: bool) -> dict[str, flo
         out.update(
             zram_orig_mib=observe.mib(s.peak.get("zram.orig_data_size")),
             zram_compr_mib=observe.mib(at.get("zram.compr_data_size")),
-            zram_mem_mib=observe.mib(s.peak.get("zram.mem_used_total")),
+            zram_mem_mib=observe.mib(s.peak.get("zram.mem_used_max")),  # restarted at begin_trial
+            zram_failed_writes=s.delta("zram.failed_writes"),
             zram_ratio=observe.ratio(at.get("zram.orig_data_size"), at.get("zram.compr_data_size")),
             zram_same_pages=s.peak.get("zram.same_pages"),
             zram_huge_pages=s.peak.get("zram.huge_pages"),

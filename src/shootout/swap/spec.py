@@ -78,11 +78,13 @@ class SwapSpec:
             wanted["zpool"] = self.zpool
         return wanted
 
-    def describe(self) -> str:
-        """One line for reports, e.g. 'zswap lzo, pool <= 15% of RAM, in front of 1024 MiB file in /var/tmp'."""
+    def describe(self, limit: int | None = None) -> str:
+        """One line for reports, e.g. 'zswap lzo, pool <= 15% of RAM, in front of 1024 MiB file in /var/tmp';
+        a zram pool is a share of the configuration's memory `limit` (bytes) where it has one."""
         if self.kind == "none":
             return "no swap"
-        settings = [x for x in (self.compressor, self.max_pool_percent and f"pool <= {self.max_pool_percent}% of RAM")
+        of = f"the {limit >> 20} MiB memory limit" if limit and self.kind == "zram" else "RAM"
+        settings = [x for x in (self.compressor, self.max_pool_percent and f"pool <= {self.max_pool_percent}% of {of}")
                     if x]
         area = "zram" if self.backing == "zram" else f"file in {self.on}"
         area = f"{self.size >> 20} MiB {area}"

@@ -10,6 +10,7 @@ unconfigured device (no memory in use) that `zramctl` shows and `shootout doctor
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from shootout.system.journal import Journal
 CONTROL = "/sys/class/zram-control"
 MM_STAT = ("orig_data_size", "compr_data_size", "mem_used_total", "mem_limit", "mem_used_max",
            "same_pages", "pages_compacted", "huge_pages", "huge_pages_since")
+IO_STAT_FAILED_WRITES = 1  # io_stat: failed_reads failed_writes invalid_io notify_free
 
 # Reset and remove the device if it still exists (replayed after a kill it may be gone). The
 # kernel refuses both while the device is open (a swap area still on): its journal entry is
@@ -98,18 +100,44 @@ def add(journal: Journal, disksize: int, compressor: str | None, mem_limit: int 
                 break
             time.sleep(0.01)
         swaps.mkswap(device.dev)
+        _check(device, compressor, mem_limit, root)
     except BaseException:
         journal.undo_entry(entry)
         raise
     return device
 
 
+def page_aligned(size: int) -> int:
+    """The kernel keeps a mem_limit in whole pages, rounded up (and mm_stat shows it so)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    return -(-size // page) * page
+
+
+def _check(device: ZramDevice, compressor: str | None, mem_limit: int | None, root: Path) -> None:
+    """Read the device back: a setting it did not keep would measure another setup than asked."""
+    held = state(device, root)
+    wanted = {"comp_algorithm": compressor, "mem_limit": page_aligned(mem_limit) if mem_limit else None}
+    for name, value in wanted.items():
+        if value is not None and held.get(name) != value:
+            raise TargetError(f"zram{device.number} did not keep {name} = {value!r} (it holds {held.get(name)!r})",
+                              "see dmesg")
+
+
 def state(device: ZramDevice, root: Path = Path("/")) -> dict[str, object]:
-    """What is in force on the device: algorithm, sizes, and its memory use (mm_stat)."""
+    """What is in force on the device: algorithm, sizes, its memory use (mm_stat) and the
+    writes it refused (io_stat: a write that would pass mem_limit fails, and the page stays)."""
     base = device.sysfs(root)
     offered = read_text(root, base / "comp_algorithm") or ""
     in_force = next((n.strip("[]") for n in offered.split() if n.startswith("[")), "")
     fields = (read_text(root, base / "mm_stat") or "").split()
+    io = (read_text(root, base / "io_stat") or "").split()
     return {"device": device.dev, "comp_algorithm": in_force,
             "disksize": int(read_text(root, base / "disksize") or 0),
-            **{k: int(v) for k, v in zip(MM_STAT, fields, strict=False)}}
+            **{k: int(v) for k, v in zip(MM_STAT, fields, strict=False)},
+            **({"failed_writes": int(io[IO_STAT_FAILED_WRITES])} if len(io) > IO_STAT_FAILED_WRITES else {})}
+
+
+def restart_peak(device: ZramDevice, root: Path = Path("/")) -> None:
+    """mem_used_max from now on (the kernel sets it to the memory in use): one trial's exact
+    peak, which a sampler a few times a second could miss."""
+    _set(device, "mem_used_max", "0", root)
