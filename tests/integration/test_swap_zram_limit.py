@@ -59,8 +59,12 @@ def watch(home: Path, child_running, deadline: float) -> tuple[str | None, list[
             base = Path("/sys/block", device)
             try:  # from its disksize on: the run sets mem_limit before it (hot_add gives a bare device)
                 if int((base / "disksize").read_text()):
-                    readings.append([int(x) for x in (base / "mm_stat").read_text().split()]
-                                    + [int((base / "io_stat").read_text().split()[1])])
+                    row = ([int(x) for x in (base / "mm_stat").read_text().split()]
+                           + [int((base / "io_stat").read_text().split()[1])])
+                    # disksize again: mm_stat waits out a reset in progress (the run's end), which
+                    # zeroes mem_limit before disksize; a row read across it is not the device's
+                    if int((base / "disksize").read_text()):
+                        readings.append(row)
             except (OSError, IndexError, ValueError):
                 if readings:
                     break  # removed at the run's end
