@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from shootout.experiments import pi3desk_why
 from shootout.experiments.base import Experiment
+from shootout.experiments.pi3desk_why import comparison_of, median_of
 from shootout.experiments.sizing import Sizing
 from shootout.stats import Estimate, paired_estimate
 from shootout.workloads.diskscratch import ALGORITHMS
@@ -40,26 +41,16 @@ def _ratio(comp: Comparison) -> str:
     return f"{est.ratio:.1f}× [{est.low:.2f}, {est.high:.2f}]"
 
 
-def _comparison(analysis: Analysis, config: str, workload: str, metric: str) -> Comparison | None:
-    return next((c for c in analysis.comparisons if c.workload == workload and c.metric == metric
-                 and c.config == config), None)
-
-
-def _median(analysis: Analysis, config: str, workload: str, metric: str) -> float | None:
-    comp = _comparison(analysis, config, workload, metric)
-    return comp.medians.get(config) if comp is not None else None
-
-
 def by_algorithm(analysis: Analysis, config: str, source: str) -> str:
     """compsize's rows of one dd-write file: 'zstd 62% of the data at 2.90×, none 38%' (medians)."""
-    raw = {a: _median(analysis, config, "dd-write", f"{source}_{a}_raw_mib") for a in ALGORITHMS}
+    raw = {a: median_of(analysis, config, "dd-write", f"{source}_{a}_raw_mib") for a in ALGORITHMS}
     total = sum(v for v in raw.values() if v)
     if not total:
         return ""
     rows = []
     for algo, mib in raw.items():
         if mib:
-            ratio = _median(analysis, config, "dd-write", f"{source}_{algo}_x")
+            ratio = median_of(analysis, config, "dd-write", f"{source}_{algo}_x")
             rows.append(f"{algo} {mib / total:.0%} of the data" + (f" at {ratio:.2f}×" if ratio else ""))
     return f"{source}: " + ", ".join(rows)
 
@@ -67,7 +58,7 @@ def by_algorithm(analysis: Analysis, config: str, source: str) -> str:
 def between(analysis: Analysis, config: str, other: str, workload: str, metric: str) -> Estimate | None:
     """config against other (neither the baseline): the paired estimate of their per-round ratio,
     from each one's log-ratio to the baseline in the same round (the baseline cancels)."""
-    a, b = _comparison(analysis, other, workload, metric), _comparison(analysis, config, workload, metric)
+    a, b = comparison_of(analysis, other, workload, metric), comparison_of(analysis, config, workload, metric)
     if a is None or b is None:
         return None
     rounds = sorted(a.log_ratios.keys() & b.log_ratios.keys())
@@ -100,7 +91,7 @@ def explain(analysis: Analysis) -> list[str]:
     for config in analysis.configs[1:]:
         parts = []
         for workload, metric, what in SHOWN:
-            if (comp := _comparison(analysis, config.name, workload, metric)) is not None:
+            if (comp := comparison_of(analysis, config.name, workload, metric)) is not None:
                 parts.append(f"{what} {_ratio(comp)} ({comp.medians.get(config.name, 0):,.1f} {comp.unit})")
         ratios = [c for c in analysis.comparisons if c.config == config.name and c.metric.endswith("_compress_x")]
         squeezed = ", ".join(f"{c.workload} {c.metric.removesuffix('_compress_x')} "

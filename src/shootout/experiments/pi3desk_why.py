@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from shootout.workloads.inputs import CORPUS_KINDS
 
 if TYPE_CHECKING:
-    from shootout.analysis import Analysis
+    from shootout.analysis import Analysis, Comparison
 
 E_ZEROS_MBPS = 123  # E: 1 GiB of zeros, dd conv=fsync, btrfs compress=zlib, Pi 3 on a 30 MB/s link
 E_ON_DISK = 0.63  # E's compsize: 8.8 GB of data in 5.6 GB on disk
@@ -28,9 +28,14 @@ KIND_NAMES = {"text": "text", "code": "C-like source", "binary": "binary records
               "compressed": "random bytes standing in for compressed files"}
 
 
-def _median(analysis: Analysis, config: str, metric: str, workload: str = "dd-write") -> float | None:
-    comp = next((c for c in analysis.comparisons if c.workload == workload and c.metric == metric
+def comparison_of(analysis: Analysis, config: str, workload: str, metric: str) -> Comparison | None:
+    """config's comparison with the baseline on one workload's metric (pi3desk's paragraph reads them too)."""
+    return next((c for c in analysis.comparisons if c.workload == workload and c.metric == metric
                  and c.config == config), None)
+
+
+def median_of(analysis: Analysis, config: str, workload: str, metric: str) -> float | None:
+    comp = comparison_of(analysis, config, workload, metric)
     return comp.medians.get(config) if comp is not None else None
 
 
@@ -45,8 +50,8 @@ def zeros(analysis: Analysis) -> list[str]:
     """Whether the zeros rates were the link's or the CPU's, and so why they are not E's 4.1×."""
     rows, allowed = [], []
     for config in analysis.configs[1:]:
-        rate = _median(analysis, config.name, "zeros_mbps")
-        ratio = _median(analysis, config.name, "zeros_compress_x")
+        rate = median_of(analysis, config.name, "dd-write", "zeros_mbps")
+        ratio = median_of(analysis, config.name, "dd-write", "zeros_compress_x")
         bps = (config.parts.get("throttle") or {}).get("bps")
         if not (rate and ratio and bps and ratio > 1):
             continue
@@ -79,7 +84,7 @@ def corpus(analysis: Analysis) -> list[str]:
     stored = []
     links = [t["bps"] / 1e6 for c in analysis.configs if (t := c.parts.get("throttle"))]
     for config in analysis.configs[1:]:
-        ratio = _median(analysis, config.name, "corpus_compress_x")
+        ratio = median_of(analysis, config.name, "dd-write", "corpus_compress_x")
         if ratio:
             stored.append(f"{config.display} {1 / ratio:.0%}")
     if not stored:
@@ -100,7 +105,7 @@ def fio_paths(analysis: Analysis) -> list[str]:
         return []
     direct = [n for n, d in modes.items() if d]
     buffered = [n for n, d in modes.items() if not d]
-    ratio = [r for c in analysis.configs[1:] if (r := _median(analysis, c.name, "compress_x", "fio"))]
+    ratio = [r for c in analysis.configs[1:] if (r := median_of(analysis, c.name, "fio", "compress_x"))]
     data = (f"; fio's data is incompressible (compsize {min(ratio):.2f}×), so its rows show no compression gain"
             if ratio and min(ratio) < 1.05 else "")
     return [f"fio: {', '.join(direct)} with O_DIRECT, {', '.join(buffered)} buffered with end_fsync (O_DIRECT on a "
