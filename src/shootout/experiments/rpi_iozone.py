@@ -50,6 +50,11 @@ class Device:
         reads = [v for c, v in self.e_4k.items() if c not in WRITES]
         return {"read": round(fmean(reads) / 4), "write": round(fmean(writes) / 4)}
 
+    @property
+    def link_kib(self) -> float:
+        """The link's bandwidth in iozone's unit, KiB/s."""
+        return self.link_mbps * 1e6 / 1024
+
     def scratch(self) -> str:
         iops = self.iops()
         return (f'{{ fs = "ext4", size = "256M", throttle = "{self.link_mbps}MB/s", '
@@ -70,7 +75,7 @@ def bound_kib(device: Device, metric: str) -> float | None:
     if column not in COLUMNS or record not in RECORDS:
         return None
     per_request = device.iops()["write" if column in WRITES else "read"] * RECORDS[record]
-    return min(device.link_mbps * 1e6 / 1024, per_request)
+    return min(device.link_kib, per_request)
 
 
 def reading(device: Device, metric: str, median: float) -> str:
@@ -115,9 +120,9 @@ def _limit(device: Device, metric: str) -> str:
     bound = bound_kib(device, metric)
     column, _, record = metric.rpartition("_")
     iops = device.iops()["write" if column in WRITES else "read"]
-    if bound is not None and bound < device.link_mbps * 1e6 / 1024:
+    if bound is not None and bound < device.link_kib:
         return f"{bound:,.0f} KiB/s ({iops:,} {'writes' if column in WRITES else 'reads'}/s × {record})"
-    return f"{device.link_mbps * 1e6 / 1024:,.0f} KiB/s ({device.link_mbps} MB/s)"
+    return f"{device.link_kib:,.0f} KiB/s ({device.link_mbps} MB/s)"
 
 
 def _row(comp: Comparison, device: Device, names: dict[str, str]) -> str:
