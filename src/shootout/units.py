@@ -97,6 +97,14 @@ def performance(value: float, symbol: str) -> float:
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B?)\s*$", re.IGNORECASE)
 
 
+def fraction(text: str, option: str) -> float:
+    """'1%' or '0.01' -> 0.01, unchecked; option: where it was given."""
+    try:
+        return float(text.strip().removesuffix("%")) / (100 if text.strip().endswith("%") else 1)
+    except ValueError:
+        raise UsageError(f"{option}: {text!r} is not a percentage", "write e.g. 1% or 0.01") from None
+
+
 def byte_size(text: str | int, where: str) -> int:
     """'4G' -> bytes. Like truncate(1) and mount(8), K/M/G/T and KiB/MiB/GiB/TiB are powers of
     1024; kB/MB/GB/TB are powers of 1000 (MB = 10^6 bytes, the rule above); a bare number is bytes."""

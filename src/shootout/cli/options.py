@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from shootout.errors import UsageError
+from shootout.units import fraction
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$")
 _SCALE = {None: 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
@@ -27,17 +28,9 @@ def budget(text: str) -> float:
     return seconds
 
 
-def _number(text: str, option: str) -> float:
-    """'1%' or '0.01' -> 0.01, unchecked."""
-    try:
-        return float(text.strip().removesuffix("%")) / (100 if text.strip().endswith("%") else 1)
-    except ValueError:
-        raise UsageError(f"{option}: {text!r} is not a percentage", "write e.g. 1% or 0.01") from None
-
-
 def threshold(text: str, option: str = "--threshold") -> float:
     """δ of the verdicts: at least 0.1%, below 100%. option: where it was given."""
-    value = _number(text, option)
+    value = fraction(text, option)
     if not MIN_THRESHOLD <= value < 1:
         raise UsageError(f"{option} {text}: a verdict needs a threshold from 0.1% to below 100%",
                          "the default is 1%; the smallest difference this machine resolves: shootout run --aa")
@@ -48,7 +41,7 @@ def precision(text: str | None, delta: float) -> float:
     """Stop a workload once its interval's half-width is below this; default half of δ."""
     if text is None:
         return delta / 2
-    value = _number(text, "--precision")
+    value = fraction(text, "--precision")
     if not 0 < value <= delta:
         raise UsageError(f"--precision {text} must be above 0 and at most the threshold ({delta:.2%})",
                          "leave it out (half the threshold, so that 'same' stays reachable) or lower it")
@@ -56,7 +49,7 @@ def precision(text: str | None, delta: float) -> float:
 
 
 def confidence(text: str) -> float:
-    value = _number(text, "--confidence")
+    value = fraction(text, "--confidence")
     if not 0.5 < value < 1:
         raise UsageError(f"--confidence {text} must be above 50% and below 100%", "e.g. --confidence 95% (the default)")
     return value

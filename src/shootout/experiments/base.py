@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from shootout.configs import FileSettings, load_text
 from shootout.errors import UsageError
 from shootout.experiments.sizing import Plan, Sizing, plan
+from shootout.units import fraction
 from shootout.userspace.arches import headline_arches, host_arch, kernel_arch
 
 # why an experiment whose every configuration has a network part needs root
@@ -55,8 +56,7 @@ class Experiment:
         text = tomllib.loads(self.toml).get("run", {}).get("threshold")  # $native needs no substitution here
         if text is None:
             return None
-        text = str(text).strip()
-        return float(text.removesuffix("%")) / 100 if text.endswith("%") else float(text)
+        return fraction(str(text), f"experiment {self.name}: [run] threshold")
 
     @property
     def cited(self) -> str:
