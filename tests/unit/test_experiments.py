@@ -102,5 +102,5 @@ def test_rpi64_hashes_the_write_up_s_2_gb_where_the_main_job_hashes_1_gb():
     from shootout.execution.facts import TargetFacts
 
     sha1 = REGISTRY["sha1-sparse"]()
-    assert sha1.default_params(TargetFacts()) == {"size": 1_000_000_000}  # a rate: the size only sets its length
+    assert sha1.default_params(TargetFacts()) == {"size": 500_000_000}  # a rate: the size only sets its length
     assert experiment("rpi64").settings().params["sha1-sparse"] == {"size": 2_000_000_000}
