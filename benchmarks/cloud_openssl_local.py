@@ -1,5 +1,5 @@
-"""`shootout run --experiment cloud-openssl` end to end, its whole matrix (md5, sha256,
-aes-128/192/256-cbc, blowfish at 16-16384 bytes, once on one CPU and once with -multi), on two
+"""`shootout run --experiment cloud-openssl` end to end on its defaults (md5, sha256,
+aes-128/192/256-cbc, blowfish at 16384-byte blocks, once on one CPU and once with -multi), on two
 local "machines" (an sshd each, see tests/integration/sshd.py) priced as the write-up's a1.4xlarge
 and m5.4xlarge. Both share this machine's CPUs, so the figures say that the command works, not
 how two instance types compare. Needs root. Run under the shared lock:

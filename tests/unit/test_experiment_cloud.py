@@ -77,7 +77,7 @@ def test_the_explanation_sets_kbs_beside_the_write_up_and_divides_by_the_price()
     text = "\n".join(lines)
     assert "docs/writeups.md, section C" in lines[0]
     assert "the write-up at 16384 bytes, sha256: a1.4xlarge 18,250,851, m5.4xlarge 3,480,366, c5.4xlarge 3,818,106" in text
-    assert any(line.startswith("  a1 (3 machines), md5: 16: ") for line in lines)
+    assert any(line.startswith("  a1 (3 machines), md5: 16384: ") for line in lines)
     (m5,) = [line for line in lines if line.startswith("  m5 (3 machines) (0.768 $/h")]
     # twice as fast at 1.88 times the price: about 1.06 per price, with an interval around it
     head = m5.split("geomean of the algorithms at 16384 bytes ")[1].split(";")[0]
