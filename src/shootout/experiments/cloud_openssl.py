@@ -110,8 +110,10 @@ EXPERIMENT = Experiment(
                 "per price",
     reproduces="C, ARM vs Intel cloud instances: openssl speed -multi, and performance per price",
     toml=TOML,
-    sizing=Sizing(round_s=20, prepare_s=30,
-                  measured="two local ssh machines in parallel on a 2-core x86-64 VM, 2026-11-26: MEASURED",
+    sizing=Sizing(round_s=15, prepare_s=30,
+                  measured="two local ssh machines in parallel on a 2-core x86-64 VM, 2026-11-26: rounds of 12 s, "
+                           "a verdict at round 11, 139 s in all (benchmarks/cloud_openssl_local.py); openssl "
+                           "speed -seconds sets the round, so 16-vCPU instances take as long",
                   note="16384-byte blocks only, where the write-up's figures, the headline and performance per "
                        "price are read (its sweep over 16-16384 bytes: shootout run -w openssl-speed on the same "
                        "machines, without --experiment), and 1 s per algorithm instead of openssl's 3 s: "
