@@ -65,6 +65,7 @@ seconds = 3
 [params.vpn-openvpn]
 tunnel = "openvpn"
 seconds = 3
+affinity = "auto"
 ''' + _config("$native") + _config("$companion"),
     sizing=Sizing(round_s=30, prepare_s=90,
                   measured="2-core x86-64 VM, 2026-11-26 (load 1.1-1.5 from others): rounds of 30 s, 9 min 55 s "
