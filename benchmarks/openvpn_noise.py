@@ -53,6 +53,7 @@ VARIANTS = {
     "txq2000": Variant(txqueuelen=2000),
     "txq100": Variant(txqueuelen=100),
     "pin": Variant(pin=("0", "0", "1", "1")),
+    "pin-buf1m": Variant(conf=("sndbuf 1048576", "rcvbuf 1048576"), pin=("0", "0", "1", "1")),
     "pin-w128k": Variant(iperf="-w 128K", pin=("0", "0", "1", "1")),
     "pin-w256k": Variant(iperf="-w 256K", pin=("0", "0", "1", "1")),
     "fq": Variant(iperf="--fq-rate 600M"),

@@ -13,12 +13,13 @@ and takes it down; its rusage covers the daemons, whose CPU time is most of a VP
 The parameter `affinity` ("N,M", "auto" or "", as tcp-veth's) pins each side to one CPU: side
 a's tunnel daemon and iperf3 client to N, side b's daemon and iperf3 server to M, so that each
 end of the tunnel has a core of its own, as the two ends of a real tunnel (two machines, or two
-containers on a Pi 4's four cores) do. Left to the scheduler on a 2-core machine, the four busy
-processes share two CPUs in a different way in every trial: measured with
-benchmarks/openvpn_noise.py, OpenVPN's throughput then varied 5.4% between back-to-back trials,
-pinned 3.1% (and 12% faster, with fewer drops at the tun queue). Unpinned by default, so the
-tunnel is measured as the system places it; rpi-network pins OpenVPN (single-threaded), not
-wireguard-go, whose goroutines would lose the second CPU.
+containers on a Pi 4's four cores) do; left to the scheduler on a 2-core machine, the four busy
+processes share two CPUs differently from trial to trial. Measured with
+benchmarks/openvpn_noise.py (OpenVPN, 3 s trials): pinned, 12-18% more throughput and almost no
+drops at the tun queue; the trial-to-trial spread, though, is the machine's (CPU seconds per GiB
+vary as much as Mbit/s, even with the retransmits gone), not the scheduler's. Unpinned by
+default, so the tunnel is measured as the system places it; rpi-network pins OpenVPN's
+(single-threaded), not wireguard-go's, whose goroutines would lose the second CPU.
 """
 
 from __future__ import annotations
