@@ -75,9 +75,10 @@ affinity = "auto"
                        "of frames per drop count, instead of the workloads' 5 s and four more streams. OpenVPN's "
                        "ends each on a CPU of their own (affinity), as two machines' are. Its 64-vs-32 "
                        "difference (~8%) stays undecided at ±5% within 20 rounds here: its throughput varies "
-                       "7-10% from trial to trial, and its CPU seconds per GiB as much, even with the retransmits "
-                       "gone (benchmarks/results-issue22-openvpn-noise.txt): the noise is this shared VM's, "
-                       "and ±5% would take ~450-550 rounds"),
+                       "5-10% from trial to trial on a quiet machine, ~30% with others' tests beside it, and its CPU "
+                       "seconds per GiB about as much even with the retransmits gone "
+                       "(benchmarks/results-issue22-openvpn-noise.txt): the noise is this shared VM's, not the "
+                       "tunnel's queues, and ±5% would take ~450-550 rounds"),
     threshold_why="on a shared 2-core VM iperf3 over veth and the tick-sampled softirq time of the drop "
                   "rule vary by several percent from trial to trial; ±1% would take hours of rounds",
     needs_root=NETWORK_NEEDS_ROOT,
