@@ -51,6 +51,8 @@ def test_its_headline_comparisons_are_64_vs_32_bits_for_each_test(on_a_pc: None)
     assert [type(w) for w in workloads[2:]] == [Vpn, Vpn]
     assert [settings.params[w.spec.name]["tunnel"] for w in workloads[2:]] == ["wireguard", "openvpn"]
     assert settings.params["tcp-veth"]["affinity"] and "threshold" in settings.run
+    # each end of the OpenVPN tunnel on a CPU of its own; wireguard-go's goroutines keep both
+    assert settings.params["vpn-openvpn"]["affinity"] == "auto" and "affinity" not in settings.params["vpn-wireguard"]
     assert named.plan().first_look <= named.plan().max_rounds
 
 
@@ -167,6 +169,19 @@ def test_tcp_veth_pins_sender_and_receiver_when_asked() -> None:
     assert " -A " not in " ".join(TcpVeth().argv(prepared, {"seconds": 2, "parallel": 0, "affinity": ""}))
     with pytest.raises(WorkloadError, match="tcp-veth: affinity = '0' is not two CPUs of this machine"):
         TcpVeth().argv(prepared, {"seconds": 2, "parallel": 0, "affinity": "0"})
+
+
+def test_a_tunnels_daemons_are_pinned_one_cpu_a_side_when_asked() -> None:
+    from shootout.net.tunnels import OpenVpn, WireGuard
+
+    sides = (SimpleNamespace(enter="A", addr="192.0.2.1"), SimpleNamespace(enter="B", addr="192.0.2.2"))
+    topo = SimpleNamespace(sides=sides, name=lambda suffix: f"sox{suffix}")
+    ovpn = OpenVpn(topo, "AES-256-GCM")  # type: ignore[arg-type]
+    lines = "\n".join(ovpn.up(*sides, ("0", "1")))  # type: ignore[arg-type]
+    assert "B taskset -c 1 openvpn --config server.conf" in lines and "A taskset -c 0 openvpn --config client.conf" in lines
+    assert "taskset" not in "\n".join(ovpn.up(*sides))  # type: ignore[arg-type]
+    go = WireGuard(topo, "go")  # type: ignore[arg-type]
+    assert "A taskset -c 0 ./wireguard-go -f soxta" in "\n".join(go.up(*sides, ("0", "1")))  # type: ignore[arg-type]
 
 
 def test_a_renamed_vpn_workload_still_gets_the_why_it_may_differ_lines() -> None:

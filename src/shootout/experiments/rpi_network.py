@@ -65,14 +65,20 @@ seconds = 3
 [params.vpn-openvpn]
 tunnel = "openvpn"
 seconds = 3
+affinity = "auto"
 ''' + _config("$native") + _config("$companion"),
     sizing=Sizing(round_s=30, prepare_s=90,
-                  measured="2-core x86-64 VM, 2026-11-26 (load 1.1-1.5 from others): rounds of 30 s, 9 min 55 s "
-                           "from a fresh home to the last of 20 rounds",
+                  measured="2-core x86-64 VM, 2026-11-26: rounds of 30 s, 10 min 2 s from a fresh home to the "
+                           "last of 20 rounds (load 1.3-2.4, others' tests beside it), 9 min 55 s before "
+                           "(load 1.1-1.5)",
                   note="2 s of one iperf3 stream over veth (no parallel phase), 3 s through each tunnel and 3 s "
-                       "of frames per drop count, instead of the workloads' 5 s and four more streams; OpenVPN's "
-                       "throughput varies about 10% from trial to trial here (TCP retransmits ~65,000 per GiB "
-                       "through the tunnel), so its ~8% 64-vs-32 difference was still undecided after 20 rounds"),
+                       "of frames per drop count, instead of the workloads' 5 s and four more streams. OpenVPN's "
+                       "ends each on a CPU of their own (affinity), as two machines' are. Its 64-vs-32 "
+                       "difference (~8%) stays undecided at ±5% within 20 rounds here: its throughput varies "
+                       "5-10% from trial to trial on a quiet machine, ~30% with others' tests beside it, and its CPU "
+                       "seconds per GiB about as much even with the retransmits gone "
+                       "(benchmarks/results-issue22-openvpn-noise.txt): the noise is this shared VM's, not the "
+                       "tunnel's queues, and ±5% would take ~450-550 rounds"),
     threshold_why="on a shared 2-core VM iperf3 over veth and the tick-sampled softirq time of the drop "
                   "rule vary by several percent from trial to trial; ±1% would take hours of rounds",
     needs_root=NETWORK_NEEDS_ROOT,

@@ -86,6 +86,11 @@ def tunnel_setting(options: NetOptions) -> dict[str, str]:
     return setting
 
 
+def pinned(cpu: str) -> str:
+    """A command prefix that pins the command to one CPU (util-linux taskset, Essential in Debian), or ""."""
+    return f"taskset -c {cpu} " if cpu else ""
+
+
 class Tunnel(ABC):
     kind: str
 
@@ -97,8 +102,9 @@ class Tunnel(ABC):
     def plan(self, target: Place) -> Plan: ...
 
     @abstractmethod
-    def up(self, a: Side, b: Side) -> list[str]:
-        """Shell lines that start the tunnel and wait until it carries traffic."""
+    def up(self, a: Side, b: Side, cpus: tuple[str, str] = ("", "")) -> list[str]:
+        """Shell lines that start the tunnel and wait until it carries traffic; cpus: the CPU each
+        side's daemon is pinned to ("" for the scheduler's choice)."""
 
     def down(self) -> list[str]:
         return ["kill -TERM $tun_a $tun_b 2>/dev/null; wait $tun_a; wait $tun_b"]
@@ -141,12 +147,13 @@ class WireGuard(Tunnel):
         return (f"[Interface]\nPrivateKey = {private}\nListenPort = {WG_PORT}\n\n"
                 f"[Peer]\nPublicKey = {peer}\nAllowedIPs = {allowed}/32\nEndpoint = {endpoint}:{WG_PORT}\n")
 
-    def up(self, a: Side, b: Side) -> list[str]:
+    def up(self, a: Side, b: Side, cpus: tuple[str, str] = ("", "")) -> list[str]:
+        # the kernel's WireGuard has no daemon to pin: it encrypts in kworkers
         lines = [f"chmod +x {GO_BINARY} || exit 1"] if self.implementation == "go" else []
         daemon = f"./{GO_BINARY}" if self.implementation == "go" else "wireguard-go"
-        for side, dev, var in ((a, self.if_a, "tun_a"), (b, self.if_b, "tun_b")):
+        for side, dev, var, cpu in ((a, self.if_a, "tun_a", cpus[0]), (b, self.if_b, "tun_b", cpus[1])):
             if self.implementation != "kernel":
-                lines += [f"{side.enter} {daemon} -f {dev} >wg-{dev}.log 2>&1 & {var}=$!",
+                lines += [f"{side.enter} {pinned(cpu)}{daemon} -f {dev} >wg-{dev}.log 2>&1 & {var}=$!",
                           wait_for(f"test -S /var/run/wireguard/{dev}.sock", f"wireguard-go {dev}")]
             else:
                 lines += [f"{side.enter} ip link add {dev} type wireguard; {var}="]
@@ -197,10 +204,10 @@ class OpenVpn(Tunnel):
             f"tun-mtu {MTU}", "verb 3", "",
         ])
 
-    def up(self, a: Side, b: Side) -> list[str]:
+    def up(self, a: Side, b: Side, cpus: tuple[str, str] = ("", "")) -> list[str]:
         return [
-            f"{b.enter} openvpn --config server.conf >ovpn-b.log 2>&1 & tun_b=$!",
-            f"{a.enter} openvpn --config client.conf >ovpn-a.log 2>&1 & tun_a=$!",
+            f"{b.enter} {pinned(cpus[1])}openvpn --config server.conf >ovpn-b.log 2>&1 & tun_b=$!",
+            f"{a.enter} {pinned(cpus[0])}openvpn --config client.conf >ovpn-a.log 2>&1 & tun_a=$!",
             wait_for("grep -q 'Initialization Sequence Completed' ovpn-a.log", "the OpenVPN client"),
             wait_for("grep -q 'Initialization Sequence Completed' ovpn-b.log", "the OpenVPN server"),
         ]

@@ -120,15 +120,15 @@ class TcpVeth(NetWorkload):
         return tcp_metrics(result, {n: iperf.parse_iperf3(sections.get(f"iperf3-{n}", "")) for n in names})
 
 
-def affinity(value: object) -> str:
-    """tcp-veth's affinity parameter, checked: "" or "N,M" (the sender's CPU, the receiver's);
-    "auto": CPUs 0 and 1 where there are two or more, else none."""
+def affinity(value: object, workload: str = "tcp-veth") -> str:
+    """A workload's affinity parameter (tcp-veth's, vpn's), checked: "" or "N,M" (the sender's CPU,
+    the receiver's); "auto": CPUs 0 and 1 where there are two or more, else none."""
     text = str(value).replace(" ", "")
     if text == "auto":
         return "0,1" if (os.cpu_count() or 1) >= 2 else ""
     cpus = text.split(",")
     if text and (len(cpus) != 2 or not all(c.isdigit() and int(c) < (os.cpu_count() or 1) for c in cpus)):
-        raise WorkloadError(f"tcp-veth: affinity = {value!r} is not two CPUs of this machine",
+        raise WorkloadError(f"{workload}: affinity = {value!r} is not two CPUs of this machine",
                             f'use "N,M" with N and M below {os.cpu_count()} (the sender\'s CPU, the receiver\'s), "auto" or ""')
     return text
 
