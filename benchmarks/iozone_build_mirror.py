@@ -131,15 +131,30 @@ def shootout(home: Path, args: list[str], log: list[str], mirror: bool = True) -
     return proc.returncode
 
 
+def stored_facts(home: Path) -> list[str]:
+    """What the last run stored about iozone-build on each side: the source it built, with what."""
+    import json
+    import sqlite3
+
+    with sqlite3.connect(home / "results.db") as db:
+        run_id, facts = db.execute("SELECT id, facts FROM runs ORDER BY id DESC LIMIT 1").fetchone()
+    lines = [f"stored facts of run {run_id} (results.db), iozone-build per configuration:"]
+    for config, per in json.loads(facts).items():
+        workload = per.get("workloads", {}).get("iozone-build") if isinstance(per, dict) else None
+        if workload:
+            lines.append(f"  {config}: source {workload['source']!r}, input_sha256 {workload['input_sha256']}, "
+                         f"make {' '.join(workload['make_args'])}, {workload['versions']['compiler']}")
+    return lines
+
+
 def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def flags_check(home: Path, log: list[str]) -> None:
     """make of the tree in each userspace with bookworm's dpkg-buildflags on make's command line."""
-    flags = dict(ln.split("=", 1) for ln in subprocess.run(
-        ["dpkg-buildflags", "--export=configure"], capture_output=True, text=True, check=True).stdout.split())
-    flags = {k: v.strip("\"'") for k, v in flags.items()}
+    flags = {name: subprocess.run(["dpkg-buildflags", "--get", name], capture_output=True, text=True,
+                                  check=True).stdout.strip() for name in ("CFLAGS", "CPPFLAGS", "LDFLAGS")}
     cflags, ldflags = f"{flags['CFLAGS']} {flags['CPPFLAGS']}", flags["LDFLAGS"]
     log.append(f"bookworm's dpkg-buildflags (host dpkg {subprocess.run(['dpkg-query', '-W', '-f=${Version}', 'dpkg'], capture_output=True, text=True).stdout}): "
                f"CFLAGS+CPPFLAGS={cflags!r} LDFLAGS={ldflags!r}")
@@ -186,14 +201,18 @@ def main() -> None:
         flags_check(home, log)
     elif opts.arm:
         if not (home / "userspaces" / "test-armhf").exists():
-            shutil.copytree(TEST_ARMHF, home / "userspaces" / "test-armhf", symlinks=True)
+            # cp -a: the root holds device nodes; the copy is this home's, /work/test-home stays untouched
+            (home / "userspaces").mkdir(parents=True, exist_ok=True)
+            subprocess.run(["cp", "-a", str(TEST_ARMHF), str(home / "userspaces" / "test-armhf")], check=True)
         shootout(home, ["run", "--emulate", "-c", "debian:bookworm:arm64", "-c", "userspace:test-armhf",
                         "-w", "iozone-build", "--budget", opts.budget], log)
         shootout(home, ["show", "last", "--all"], log, mirror=False)
+        log.extend(stored_facts(home))
     else:
         shootout(home, ["run", "-c", "debian:bookworm:amd64", "-c", "debian:bookworm:i386", "-w", "iozone-build",
                         "--budget", opts.budget], log)
         shootout(home, ["show", "last", "--all"], log, mirror=False)
+        log.extend(stored_facts(home))
     log.append(f"# end {time.strftime('%Y-%m-%d %H:%M:%S')} load: {uptime()}")
     if opts.out:
         with open(opts.out, "a" if (opts.arm or opts.flags) else "w") as out:
