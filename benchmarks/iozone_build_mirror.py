@@ -94,8 +94,8 @@ def provenance(tarball: Path) -> list[str]:
         + ("" if not upstream_later else f" AND upstream files {upstream_later}"),
         f"tarball: {TARBALL}, sha256 {sha256(tarball)}: git archive {IMPORT[:8]} docs src, prefix {TOP}/, gzip -n -9",
         "remaining differences from Debian's iozone3_489.orig.tar.gz (404 here, so not compared byte for byte):",
-        "  rpm/ (Mer's spec) is left out; docs/ were last changed by the import of 3.420"
-        f" ({docs_from}): the 3.478 and 3.489 imports brought src/current only;",
+        ("  rpm/ (Mer's spec) is left out; docs/ were last changed by the import of 3.420"
+         f" ({docs_from}): the 3.478 and 3.489 imports brought src/current only;"),
         "  file times are the commit's, modes git's (644/755); gzip stream and tar headers differ, so the sha256 does;",
         "  whether Debian's orig is upstream's iozone3_489.tar unchanged is not known here. make touches src/current only.",
     ]
@@ -125,7 +125,7 @@ def shootout(home: Path, args: list[str], log: list[str], mirror: bool = True) -
     cmd = [sys.executable, str(Path(__file__).resolve()), "--home", str(home), "--inner", "--", *args] if mirror \
         else [sys.executable, "-m", "shootout", *args]
     log.append(f"$ shootout {shlex.join(args)}" + ("   (iozone-build's source: the mirror tarball)" if mirror else ""))
-    proc = subprocess.run(cmd, env=env_for(home), capture_output=True, text=True)
+    proc = subprocess.run(cmd, env=env_for(home), capture_output=True, text=True, check=False)
     log.extend([proc.stdout.rstrip(), proc.stderr.rstrip(), f"(exit {proc.returncode})"])
     print("\n".join(log[-4:]), flush=True)
     return proc.returncode
@@ -148,7 +148,7 @@ def stored_facts(home: Path) -> list[str]:
 
 
 def uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
 
 
 def flags_check(home: Path, log: list[str]) -> None:
@@ -156,7 +156,7 @@ def flags_check(home: Path, log: list[str]) -> None:
     flags = {name: subprocess.run(["dpkg-buildflags", "--get", name], capture_output=True, text=True,
                                   check=True).stdout.strip() for name in ("CFLAGS", "CPPFLAGS", "LDFLAGS")}
     cflags, ldflags = f"{flags['CFLAGS']} {flags['CPPFLAGS']}", flags["LDFLAGS"]
-    log.append(f"bookworm's dpkg-buildflags (host dpkg {subprocess.run(['dpkg-query', '-W', '-f=${Version}', 'dpkg'], capture_output=True, text=True).stdout}): "
+    log.append(f"bookworm's dpkg-buildflags (host dpkg {subprocess.run(['dpkg-query', '-W', '-f=${Version}', 'dpkg'], capture_output=True, text=True, check=True).stdout}): "
                f"CFLAGS+CPPFLAGS={cflags!r} LDFLAGS={ldflags!r}")
     tarball = home / "cache" / "sources" / TARBALL
     for arch_name, target in (("amd64", "linux-AMD64"), ("i386", "linux")):
@@ -169,7 +169,7 @@ def flags_check(home: Path, log: list[str]) -> None:
                   f"LDFLAGS={shlex.quote(ldflags)} > ../../make.log 2>&1; echo make exit $?; "
                   "grep -c -i 'warning:' ../../make.log | sed 's/$/ warnings/'; ./iozone -v | grep -m1 Revision; "
                   "grep -m1 -- '-O2 .*iozone.c' ../../make.log | cut -c1-160")
-        ran = subprocess.run(["chroot", str(root), "sh", "-c", script], capture_output=True, text=True)
+        ran = subprocess.run(["chroot", str(root), "sh", "-c", script], capture_output=True, text=True, check=False)
         log.append(f"{arch_name} userspace, make {target} CFLAGS=... LDFLAGS=...: " +
                    " | ".join(ln.strip() for ln in (ran.stdout + ran.stderr).splitlines()))
         shutil.rmtree(work, ignore_errors=True)
@@ -193,7 +193,7 @@ def main() -> None:
     tarball = make_tarball(home)
     log = [f"# {ln}" for ln in provenance(tarball)]
     head = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True).stdout.strip()
+                          text=True, check=True).stdout.strip()
     log.append(f"# shootout commit {head}; SHOOTOUT_HOME={home}, XDG_CACHE_HOME={home / 'xdg-cache'}")
     log.append(f"# command: {shlex.join(sys.argv)}")
     log.append(f"# start {time.strftime('%Y-%m-%d %H:%M:%S')} load: {uptime()}")
