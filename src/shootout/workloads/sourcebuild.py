@@ -4,11 +4,15 @@ Each side compiles the same pinned upstream tarball of a Debian source package w
 compiler, inside its userspace (or with the configuration's -m32/-mx32 on the host). The tarball
 is fetched once into the cache like `build`'s Lua (compile.pinned_tarball: `apt-get source` where
 deb-src lines are configured, else the Debian archive's pool over HTTP), unpacked in prepare;
-each trial copies the tree to a fresh directory on tmpfs (untimed), times `make -jN` the way
-Debian's packaging runs it, and checks that the program it built runs.
+each trial copies the tree to a fresh directory on tmpfs (untimed), times `make -jN` with the
+makefile the package builds with, and checks that the program it built runs.
 
 - iozone-build: iozone3 489-1 (non-free, bookworm's), `make -C src/current TARGET` with the
-  makefile's target for the side's CPU (linux-AMD64, linux-arm, else linux).
+  makefile's target for the side's CPU (linux-AMD64, linux-arm, else linux), CC set and the
+  makefile's own flags (-O3), not dpkg-buildflags' CFLAGS/LDFLAGS: Debian's rules for 489-1 could
+  not be read here (benchmarks/results-issue24-iozone-build.txt builds the tree with those flags
+  once). Upstream's makefile under -j compiles libbif.c and libasync.c twice (make's implicit
+  rule beside the iozone_TARGET.o recipe), on both sides alike.
 - 7zip-build: 7-Zip 26.01 as bookworm's package 7zip ships it, built with the makefile Debian's
   rules use (CPP/7zip/cmpl_gcc.mak), but its lzma program (Bundles/LzmaCon: the LZMA codec, its
   match finders and the console, 51 C and C++ objects) instead of Debian's 7zz (Alone2, every
