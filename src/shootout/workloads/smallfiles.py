@@ -16,7 +16,12 @@ dirtied is written inside its own time, every trial alike: create and delete, an
 whose first reading of a freshly unpacked file updates its atime (relatime: ctime >= atime), a
 metadata write per file; left unsynced, those were written wherever a commit fell (btrfs every
 30 s, ext4's journal every 5 s, or delete's own sync). A trial starts from a synced scratch
-(untimed), so nothing an earlier trial left is written inside it. Before the read step every
+(untimed), so nothing an earlier trial left is written inside it, and then sends PRIME_MIB of
+random data through the link and deletes it (untimed too): the cgroup throttle that emulates a
+slow link lets a burst through after the device was idle. Unprimed, ext4's unpack of 1,000
+files took 149-268 ms when it was the first trial after the round's fstrim and ~310 ms
+otherwise; primed, 372-396 ms, the link's rate: the timed steps measured the throttle's credit,
+the main noise of ext4's cycle (cv 0.05-0.08 unprimed, 0.010 primed). Before the read step every
 file's cached pages are dropped (`dd iflag=nocache count=0`, coreutils' documented way for one
 file), so reading reaches the device instead of measuring RAM; stat may still find the inodes
 cached, as on a real machine after an unpack.
