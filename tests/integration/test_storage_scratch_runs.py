@@ -156,6 +156,9 @@ def test_iozone_and_small_files_in_a_userspace_on_ext4_and_compressing_btrfs(spa
             assert {"randwrite_512k", "geomean"} <= set(values)
         else:  # small-files: every step counted, and on btrfs what the tree takes on disk
             assert {"create_files_s", "read_files_s", "delete_files_s"} <= set(values)
+            # the headline is the cycle's rate: files over the four steps' summed time
+            steps = [values[f"{s}_files_s"] for s in ("create", "stat", "read", "delete")]
+            assert values["cycle_files_s"] == pytest.approx(1 / sum(1 / r for r in steps))
             assert ("tree_compress_x" in values) == (config == "btrfs-zstd")
     facts = run_facts(db)
     assert "-I" in facts["ext4"]["workloads"]["iozone"]["flags"]

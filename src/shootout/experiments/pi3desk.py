@@ -5,7 +5,8 @@ Here the link is emulated on this machine: three filesystems made in files, each
 30 MB/s throttle on its own loop device (scratch.throttle), ext4 as the baseline. dd-write
 writes zeros *and* a realistic corpus, so the report can say what the write-up could not:
 how much of the 123 MB/s was the compressor eating zeros, and what real data gains. fio's
-4 KiB random writes and small-files (unpack, stat, read, delete a source tree) show the
+4 KiB random writes and small-files (unpack, stat, read, delete a source tree: files per second
+of the whole cycle, the time a desktop's file work takes) show the
 other side: compression costs CPU per small write. A fourth configuration is the write-up's
 writeback tuning (vm.dirty_ratio=50, vm.dirty_background_ratio=1) on btrfs compress=zlib; the
 paragraph sets it beside btrfs compress=zlib without it.
@@ -31,7 +32,8 @@ DIRTY = {"vm.dirty_ratio": "50", "vm.dirty_background_ratio": "1"}
 TUNED, UNTUNED = "btrfs-zlib-dirty", "btrfs-zlib"
 # What each sentence reads: (workload, metric, what it is)
 SHOWN = (("dd-write", "zeros_mbps", "zeros"), ("dd-write", "corpus_mbps", "realistic data"),
-         ("fio", "randwrite_qd1_iops", "random 4 KiB writes"), ("small-files", "geomean", "small files"))
+         ("fio", "randwrite_qd1_iops", "random 4 KiB writes"),
+         ("small-files", "cycle_files_s", "small files (whole unpack-stat-read-delete cycle)"))
 
 
 def _ratio(comp: Comparison) -> str:
@@ -155,13 +157,18 @@ ramp_s = 0.25
 jobs = ["seq_write", "seq_read", "randwrite_qd1", "randread_qd1"]
 """,
     sizing=Sizing(round_s=45, prepare_s=30,
-                  measured="2-core x86-64 VM, 2026-11-26: with the fourth configuration (the writeback tuning), "
-                           "from a fresh home at load 1.2: rounds of 41 s, 8 min 45 s in all",
+                  measured="2-core x86-64 VM, 2026-11-26: four configurations (the fourth the writeback tuning), "
+                           "from a fresh home at load 2.9 falling to 1.4: rounds of 43 s, all 9 verdicts at round 11, "
+                           "8 min 39 s in all (benchmarks/results-issue24-storage.txt)",
                   note="32 MiB per dd file instead of the write-up's 1 GiB, 32 MiB fio files with 1 s per job "
                        "and no queue-depth-32 jobs, and 1,000 small files: at 64 MiB and 2,000 files a round of three "
                        "configurations took 49-56 s on a busy machine, and the 11 rounds a first verdict on 6 "
-                       "comparisons needs would not fit 12 minutes (with four, 9 comparisons, rounds take 41 s here); a rate through the 30 MB/s link does not depend on the size once it is "
-                       "past the caches (dd waits for the device: conv=fsync)"),
+                       "comparisons needs would not fit 12 minutes (with four, 9 comparisons, rounds take 41-43 s "
+                       "here); a rate through the 30 MB/s link does not depend on the size once it is past the caches "
+                       "(dd waits for the device: conv=fsync). small-files is judged on the whole cycle's files/s, "
+                       "each trial after 8 MiB sent through the link untimed: judged on the geometric mean of its "
+                       "four steps' rates, with the throttle's idle credit in the unpack, the dirty 50/1 configuration "
+                       "stayed inconclusive at 14 rounds (1.044x [0.999, 1.087])"),
     needs_root="it makes ext4 and btrfs filesystems in files, mounts them and throttles their loop devices",
     found={
         "dd-write": "1 GiB of zeros at 123 MB/s over a 30 MB/s link (btrfs compress=zlib)",
