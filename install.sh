@@ -78,23 +78,34 @@ export DEBIAN_FRONTEND=noninteractive
 # wait for another apt (unattended-upgrades on a fresh machine) instead of failing at once
 lock=(-o DPkg::Lock::Timeout=600)
 apt-get "${lock[@]}" update -qq
-apt-get "${lock[@]}" install -y -qq --no-install-recommends "${packages[@]}" "${extras[@]}" >/dev/null
+apt_install() { apt-get "${lock[@]}" install -y -qq --no-install-recommends "$@" >/dev/null; }
 
-if [ "$arch" = armhf ]; then
-  echo "armhf: numpy, scipy, matplotlib, psutil and cryptography come from Debian's packages (no PyPI wheels" \
-       "for 32-bit arm); the venv sees them (--system-site-packages)"
-  python3 -m venv --system-site-packages .venv
-else
-  python3 -m venv .venv
-fi
 # Debian's pip is recent enough; --no-compile: Python compiles the modules it imports on
 # first use instead of every file of numpy, scipy and matplotlib now (about a third of
 # the install's time).
 if [ -n "$test_mode" ] && [ "$arch" = armhf ]; then
-  .venv/bin/pip install -q --no-compile -e '.[test]'  # the PostgreSQL driver is Debian's python3-psycopg
+  pip_args=(-e '.[test]')  # the PostgreSQL driver is Debian's python3-psycopg
 elif [ -n "$test_mode" ]; then
-  .venv/bin/pip install -q --no-compile -e '.[test,postgres]'
+  pip_args=(-e '.[test,postgres]')
 else
-  .venv/bin/pip install -q --no-compile -e .
+  pip_args=(-e .)
+fi
+if [ "$arch" = armhf ]; then
+  apt_install "${packages[@]}" "${extras[@]}"
+  echo "armhf: numpy, scipy, matplotlib, psutil and cryptography come from Debian's packages (no PyPI wheels" \
+       "for 32-bit arm); the venv sees them (--system-site-packages)"
+  python3 -m venv --system-site-packages .venv
+  .venv/bin/pip install -q --no-compile "${pip_args[@]}"
+else
+  # The venv's PyPI wheels need only python3-venv: they download and unpack while apt installs
+  # the rest (on a fresh 2-core machine about 12 s of the install's 74).
+  apt_install python3 python3-venv python3-pip
+  python3 -m venv .venv
+  .venv/bin/pip install -q --no-compile "${pip_args[@]}" >.venv/pip.log 2>&1 &
+  pip=$!
+  trap 'kill "$pip" 2>/dev/null || true' EXIT  # apt failed: do not leave pip running
+  apt_install "${packages[@]}" "${extras[@]}"
+  wait "$pip" || { cat .venv/pip.log >&2; echo "error: pip install ${pip_args[*]} failed (above)" >&2; exit 1; }
+  trap - EXIT
 fi
 echo "installed: $(.venv/bin/shootout --help >/dev/null && echo .venv/bin/shootout)"
