@@ -194,6 +194,13 @@ def test_ptrtree_walks_the_tree_insertion_builds(binaries, nodes):
     assert out["64"]["checksum"] == out["32"]["checksum"] == str(_ptrtree_checksum(nodes, 4000))
 
 
+def test_ptrtree_refuses_a_tree_its_abi_cannot_index(binaries):
+    # 600M nodes: the build's 8-byte index entries wrap a 32-bit size_t (to 505 MB); unchecked,
+    # malloc could hand out blocks of the wrapped size for the build to overrun
+    result = run_kernel(binaries[("ptrtree", "32")], "600000000", "1", expect_rc=1)
+    assert "600000000 nodes do not fit this address space" in result.stderr
+
+
 def test_ptrtree_single_node(binaries):
     v = parse_output(run_kernel(binaries[("ptrtree", "64")], "1", "3").stdout)
     # lookups 0 and 2 find the root (depth 1), lookup 1 misses after 1 node

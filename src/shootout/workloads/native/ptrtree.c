@@ -121,13 +121,19 @@ static void sort_by_key(uint64_t *v, uint64_t *tmp, uint32_t n)
  */
 static struct node *build(uint32_t nodes)
 {
-    struct node **at = malloc((size_t)nodes * sizeof *at);
-    uint64_t *order = malloc((size_t)nodes * sizeof *order);
-    uint64_t *tmp = malloc((size_t)nodes * sizeof *tmp);
-    uint32_t *spine = malloc((size_t)nodes * sizeof *spine);
-    struct node *root = NULL;
-    uint32_t i, top = 0;
+    struct node **at = NULL, *root = NULL;
+    uint64_t *order = NULL, *tmp = NULL;
+    uint32_t *spine = NULL, i, top = 0;
 
+    /* on a 32-bit ABI nodes * 8 can wrap size_t: a small block that the loops would overrun */
+    if ((size_t)nodes * sizeof *order / sizeof *order != nodes) {
+        fprintf(stderr, "ptrtree: %" PRIu32 " nodes do not fit this address space\n", nodes);
+        goto out;
+    }
+    at = malloc((size_t)nodes * sizeof *at);
+    order = malloc((size_t)nodes * sizeof *order);
+    tmp = malloc((size_t)nodes * sizeof *tmp);
+    spine = malloc((size_t)nodes * sizeof *spine);
     if (at == NULL || order == NULL || tmp == NULL || spine == NULL) {
         fprintf(stderr, "ptrtree: malloc of the build's index arrays (%" PRIu32
                         " entries) failed\n", nodes);
