@@ -41,7 +41,8 @@ import sys
 import time
 from pathlib import Path
 
-MIRROR = Path("/work/.mirror/mer-tools+iozone/repo")
+# a bare clone of github.com/mer-tools/iozone (git clone --bare); IOZONE_MIRROR names another
+MIRROR = Path(os.environ.get("IOZONE_MIRROR", "/work/.mirror/mer-tools+iozone/repo"))
 REPO = "github.com/mer-tools/iozone"
 IMPORT = "cc84d454ba8d52f6f46e95ddedbb7615c85cbbb0"  # "[iozone] Update to upstream version 3.489"
 TOP = "iozone3_489"  # the orig tarball's top directory
