@@ -41,10 +41,10 @@ from common import shootout
 from shootout.parts.throttle import _Session as ThrottleSession
 from shootout.parts.throttle import parse_rate
 from shootout.stats import unpaired_estimate
-from shootout.system.blockdev import mount_of
+from shootout.storage.blockdev import mount_of
 from shootout.system.journal import journal
-from shootout.system.scratch import _file_fs
-from shootout.units import byte_size
+from shootout.storage.scratch import _file_fs
+from shootout.base.units import byte_size
 from shootout.workloads import fio, iozone
 
 ROUNDS = 6

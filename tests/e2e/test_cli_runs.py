@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shootout.model import Config, Metric, Run, RunSettings, WorkloadSpec
+from shootout.base.model import Config, Metric, Run, RunSettings, WorkloadSpec
 from shootout.store import Store
 
 CONFIGS = ["btrfs-zstd-throttled-30MBps-on-the-usb-ssd", "ext4-plain-throttled-30MBps-on-the-usb-ssd",

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import WorkloadError
-from shootout.model import Config, RunSettings
-from shootout.runner import Runner, RunRequest
+from shootout.base.errors import WorkloadError
+from shootout.base.model import Config, RunSettings
+from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.targets.fake import SCRIPTS
+from shootout.places.faketarget import SCRIPTS
 from shootout.workloads.user import CommandWorkload
 
 

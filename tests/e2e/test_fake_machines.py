@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import UsageError
-from shootout.lanes import LOCAL, lanes_of, split
-from shootout.model import Config, RunSettings
-from shootout.plan import round_order
-from shootout.runner import Runner, RunRequest
+from shootout.base.errors import UsageError
+from shootout.measure.lanes import LOCAL, lanes_of, split
+from shootout.base.model import Config, RunSettings
+from shootout.measure.plan import round_order
+from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.targets.fake import SCRIPTS
+from shootout.places.faketarget import SCRIPTS
 from shootout.workloads.user import CommandWorkload
 
 SLEEP_S = 0.15
@@ -91,12 +91,12 @@ def test_four_machines_measure_at_once_and_this_machine_alone(tmp_path: Path) ->
 CHILD = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
-    from shootout.model import Config, RunSettings
-    from shootout.request import workloads_of
-    from shootout.runner import Runner, RunRequest
+    from shootout.base.model import Config, RunSettings
+    from shootout.request.request import workloads_of
+    from shootout.measure.runner import Runner, RunRequest
     from shootout.store import Store
     from shootout.system.journal import Journal
-    from shootout.targets.fake import SCRIPTS
+    from shootout.places.faketarget import SCRIPTS
     from shootout.workloads.user import CommandWorkload
 
     def script(argv, config, n):

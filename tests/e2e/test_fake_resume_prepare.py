@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import shootout
-from shootout.model import Config, RunSettings
-from shootout.runner import CALIBRATED, Runner, RunRequest
+from shootout.base.model import Config, RunSettings
+from shootout.measure.runner import CALIBRATED, Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal
 
@@ -21,8 +21,8 @@ from shootout.system.journal import Journal
 WORKLOADS = r'''
 import time
 from pathlib import Path
-from shootout.model import Metric, WorkloadSpec
-from shootout.targets.fake import SCRIPTS
+from shootout.base.model import Metric, WorkloadSpec
+from shootout.places.faketarget import SCRIPTS
 from shootout.workloads.base import Prepared, Workload
 
 SCRIPTS["resume"] = lambda argv, config, n: f"value: {int(argv[1]) + n % 3}\n"
@@ -62,8 +62,8 @@ import sys
 from pathlib import Path
 MARK = sys.argv[2]
 exec(open(sys.argv[3]).read())
-from shootout.model import Config, RunSettings
-from shootout.runner import Runner, RunRequest
+from shootout.base.model import Config, RunSettings
+from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal
 configs = [Config(name=n, target="fake", options=(("script", "resume"),)) for n in ("A", "B")]

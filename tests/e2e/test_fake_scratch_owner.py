@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import shootout.runner
-from shootout.model import Config, RunSettings, aa_copy
+import shootout.measure.runner
+from shootout.base.model import Config, RunSettings, aa_copy
 from shootout.parts import RunParts
-from shootout.runner import Runner, RunRequest
+from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.targets.fake import SCRIPTS, FakeTarget
+from shootout.places.faketarget import SCRIPTS, FakeTarget
 from shootout.workloads.user import CommandWorkload
 
 attached: list[tuple[Any, Path]] = []  # (the target's scratch owner, the area's host path)
@@ -36,7 +36,7 @@ class SpyParts(RunParts):
 def test_the_run_hands_one_owner_to_the_target_and_the_parts(tmp_path, monkeypatch) -> None:
     attached.clear()
     handed.clear()
-    monkeypatch.setattr(shootout.runner, "RunParts", SpyParts)
+    monkeypatch.setattr(shootout.measure.runner, "RunParts", SpyParts)
     SCRIPTS["disk"] = lambda argv, config, n: "value: 1\n"
     original = Config(name="A", target="fake", options=(("script", "disk"),))
     configs = [original, aa_copy(original)]

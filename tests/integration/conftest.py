@@ -14,8 +14,8 @@ import pytest
 
 if TYPE_CHECKING:
     from shootout.execution.process import ProcResult
-    from shootout.targets.base import Target
-    from shootout.targets.host import HostTarget
+    from shootout.places.target import Target
+    from shootout.places.hosttarget import HostTarget
     from shootout.workloads.base import Context, Prepared, Workload
 
 from shared_spaces import Spaces, make_spaces
@@ -74,8 +74,8 @@ def cached_home(request: pytest.FixtureRequest) -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def host(cached_home: Path) -> Iterator[HostTarget]:
     """The plain host configuration (native ABI), shared by a module's tests."""
-    from shootout.model import Config
-    from shootout.targets.host import HostTarget
+    from shootout.base.model import Config
+    from shootout.places.hosttarget import HostTarget
 
     target = HostTarget(Config(name="host"))
     yield target

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from shootout.model import Config
+from shootout.base.model import Config
 from shootout.vm.qemu import free_port
 
 SSHD = "/usr/sbin/sshd"

@@ -16,12 +16,12 @@ from collections.abc import Iterator
 import pytest
 from shared_spaces import AMD64, I386, Spaces
 
-from shootout.analysis import confounders
-from shootout.errors import TargetError
-from shootout.runner import provide_alike, verify_binaries
+from shootout.judge.analysis import confounders
+from shootout.base.errors import TargetError
+from shootout.measure.runner import provide_alike, verify_binaries
 from shootout.system.journal import journal
-from shootout.targets.chroot import ChrootTarget
-from shootout.kinds.chroot import named_userspace_config
+from shootout.places.chroottarget import ChrootTarget
+from shootout.places.chroot import named_userspace_config
 from shootout.userspace.registry import META, get_ready, userspaces_dir
 from shootout.workloads.base import Context
 from shootout.workloads.browser import Browser, BrowserTabs

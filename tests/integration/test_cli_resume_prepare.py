@@ -9,7 +9,7 @@ import signal
 import sqlite3
 import time
 
-from shootout.runner import CALIBRATED
+from shootout.measure.runner import CALIBRATED
 
 
 def _state(db) -> tuple[list[str] | None, int] | None:

@@ -18,10 +18,10 @@ from shootout.conditions import clock, governor
 from shootout.conditions.monitor import Monitor
 from shootout.conditions.preflight import _window, preflight
 from shootout.conditions.throttling import read_kernel_log
-from shootout.facts import machine_facts
-from shootout.model import Config
+from shootout.conditions.machinefacts import machine_facts
+from shootout.base.model import Config
 from shootout.system.journal import Journal
-from shootout.targets.host import HostTarget
+from shootout.places.hosttarget import HostTarget
 
 
 @pytest.fixture(autouse=True)

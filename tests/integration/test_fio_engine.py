@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import WorkloadError
-from shootout.model import Config
-from shootout.targets.host import HostTarget
+from shootout.base.errors import WorkloadError
+from shootout.base.model import Config
+from shootout.places.hosttarget import HostTarget
 from shootout.workloads.base import Context
 from shootout.workloads.fio import Fio, check_engine
 

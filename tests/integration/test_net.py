@@ -24,16 +24,16 @@ import psutil
 import pytest
 from shared_spaces import AMD64, I386, Spaces
 
-from shootout.errors import TargetError, ToolMissing, UsageError
-from shootout.model import Config
+from shootout.base.errors import TargetError, ToolMissing, UsageError
+from shootout.base.model import Config
 from shootout.net import rungs, wggo
 from shootout.parts import RunParts
 from shootout.parts.network import NetSession, NetworkPart
 from shootout.system.journal import journal
-from shootout.targets.base import Target
-from shootout.targets.chroot import ChrootTarget
-from shootout.targets.host import HostTarget
-from shootout.kinds.chroot import named_userspace_config
+from shootout.places.target import Target
+from shootout.places.chroottarget import ChrootTarget
+from shootout.places.hosttarget import HostTarget
+from shootout.places.chroot import named_userspace_config
 from shootout.workloads.base import Context, Prepared, Workload
 from shootout.workloads.net import DropRate, TcpVeth
 from shootout.workloads.registry import user_workload
@@ -453,7 +453,7 @@ def test_a_host_without_the_tools_is_told_the_package(monkeypatch: pytest.Monkey
 
 def test_not_root_is_one_line() -> None:
     code = ("from shootout.net.topology import Topology\n"
-            "from shootout.errors import ShootoutError\n"
+            "from shootout.base.errors import ShootoutError\n"
             "from shootout.system.journal import Journal\n"
             "try:\n    Topology('t', Journal()).open()\nexcept ShootoutError as exc:\n    print(exc)\n")
     with tempfile.TemporaryDirectory(prefix="shootout-nobody-") as home:  # under /tmp: nobody can enter it

@@ -76,7 +76,7 @@ def _timed(events: list[tuple[str, str, str, float]], what: str, name: str, call
 
 def _spanned(events: list[tuple[str, str, str, float]]):
     """A target factory whose targets record (what, config, "start"/"end", time) around open() and facts()."""
-    from shootout.targets.factory import make_target
+    from shootout.places.factory import make_target
 
     def factory(config, journal):
         target = make_target(config, journal)
@@ -96,8 +96,8 @@ def _shm(server: LocalSshd) -> list[str]:
 
 
 def _start(machines: list[LocalSshd], tmp_path: Path, events: list, journal, parallel: bool = True) -> int:
-    from shootout.model import RunSettings
-    from shootout.runner import Runner, RunRequest
+    from shootout.base.model import RunSettings
+    from shootout.measure.runner import Runner, RunRequest
     from shootout.store import Store
     from shootout.workloads.user import CommandWorkload
 
@@ -126,7 +126,7 @@ def test_four_machines_are_opened_and_described_at_once(machines, tmp_path) -> N
 def test_a_machine_failing_to_open_beside_others_leaves_nothing_open(machines, tmp_path) -> None:
     """machine3's host key is unknown: it fails at once, while the others are still opening;
     they finish, and everything they opened is closed again before the one-line error."""
-    from shootout.errors import TargetError
+    from shootout.base.errors import TargetError
     from shootout.system.journal import Journal
 
     events: list[tuple[str, str, str, float]] = []
@@ -152,9 +152,9 @@ def test_machines_measured_side_by_side_repeat_the_trials_their_own_load_interru
     and measured again (these local machines share one kernel: the spinner is on both)."""
     import subprocess
 
-    from shootout import events as ev
-    from shootout.model import RunSettings
-    from shootout.runner import Runner, RunRequest
+    from shootout.measure import events as ev
+    from shootout.base.model import RunSettings
+    from shootout.measure.runner import Runner, RunRequest
     from shootout.store import Store
     from shootout.system.journal import Journal
     from shootout.workloads.user import CommandWorkload
@@ -253,9 +253,9 @@ def test_a_run_of_machines_killed_mid_way_resumes_measuring_nothing_twice(shooto
 def test_cloud_openssl_over_two_groups_of_machines(shootout, machines, tmp_path) -> None:
     """The experiment as one command, its matrix cut to two algorithms at one size (the
     command line has no parameter option; the experiment itself runs the write-up's)."""
-    from shootout.preparation import prepare
-    from shootout.request import Wish, build_request
-    from shootout.runner import Runner
+    from shootout.request.preparation import prepare
+    from shootout.request.request import Wish, build_request
+    from shootout.measure.runner import Runner
     from shootout.store import Store
     from shootout.system.journal import Journal
 

@@ -19,13 +19,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-from shootout.errors import TargetError
-from shootout.model import Config, RunSettings
+from shootout.base.errors import TargetError
+from shootout.base.model import Config, RunSettings
 from shootout.remote.probe import RemoteMonitor
-from shootout.runner import Runner, RunRequest
+from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal, journal, leftovers, recover
-from shootout.targets.ssh import SshTarget
+from shootout.places.sshtarget import SshTarget
 from shootout.workloads.registry import suite, workload
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -260,9 +260,9 @@ def test_sigkill_leaves_nothing_after_doctor(sshd: LocalSshd, tmp_path: Path) ->
         import sys, time
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from sshd import LocalSshd
-        from shootout.model import Config
+        from shootout.base.model import Config
         from shootout.system.journal import Journal
-        from shootout.targets.ssh import SshTarget
+        from shootout.places.sshtarget import SshTarget
         config = Config(name="s", target="ssh", options={sshd.config().options!r})
         t = SshTarget(config, Journal())
         t.open()

@@ -30,7 +30,8 @@ import psutil
 import pytest
 from kill_sweep import Watched
 
-from shootout.system import swaps, zswap
+from shootout.swap import swaps
+from shootout.swap import zswap
 from shootout.system.namespace import in_host_mounts
 
 OTHER = {  # the second configuration of each run (a zswap one: see above)

@@ -21,10 +21,12 @@ from typing import Any
 
 import pytest
 
-from shootout.errors import TargetError
+from shootout.base.errors import TargetError
 from shootout.swap import setup
 from shootout.swap.spec import SwapSpec
-from shootout.system import swapfile, swaps, zswap
+from shootout.swap import swapfile
+from shootout.swap import swaps
+from shootout.swap import zswap
 from shootout.system.journal import journal
 from shootout.system.namespace import in_host_mounts
 

@@ -32,16 +32,16 @@ from shared_spaces import (
     mounts_anywhere,
 )
 
-from shootout.elf import HEAD_BYTES, elf_identity, elf_identity_of
-from shootout.errors import ShootoutError, TargetError, UsageError
-from shootout.kinds.chroot import named_userspace_config
-from shootout.model import Config
+from shootout.execution.elf import HEAD_BYTES, elf_identity, elf_identity_of
+from shootout.base.errors import ShootoutError, TargetError, UsageError
+from shootout.places.chroot import named_userspace_config
+from shootout.base.model import Config
 from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import journal, recover
-from shootout.targets.chroot import ChrootTarget
+from shootout.places.chroottarget import ChrootTarget
 from shootout.userspace.abi import verify_abi
 from shootout.userspace.arches import arch as arch_of
-from shootout.userspace.configs import userspace_config
+from shootout.configs.userspaces import userspace_config
 from shootout.userspace.create import create_userspace
 from shootout.userspace.registry import (
     INCOMPLETE,
@@ -181,8 +181,8 @@ def test_update_rerecords_versions_and_unmounts(spaces: Spaces) -> None:
 _CHILD_TRIAL = """
 import sys
 from shootout.system.journal import Journal
-from shootout.targets.chroot import ChrootTarget
-from shootout.kinds.chroot import named_userspace_config
+from shootout.places.chroottarget import ChrootTarget
+from shootout.places.chroot import named_userspace_config
 t = ChrootTarget(named_userspace_config(sys.argv[1]), Journal())
 t.open()
 print("open", flush=True)
@@ -446,7 +446,7 @@ def test_every_workload_runs_at_quick_size_in_the_i386_userspace(spaces: Spaces)
     """Each workload prepares, calibrates and runs one real trial inside i386 (armhf on arm64), with its
     binaries verified 32-bit; a missing tool would fail here, naming its package. (Those
     installed on first use, the browser's, have their own test: test_browser_userspace.py.)"""
-    from shootout.runner import verify_binaries
+    from shootout.measure.runner import verify_binaries
     from shootout.workloads.registry import REGISTRY
 
     spaces.need(COMPANION)

@@ -20,14 +20,14 @@ import pytest
 from reaper import subreaper
 from shared_spaces import I386, Spaces
 
-from shootout.analysis import is_emulated
-from shootout.errors import TargetError
-from shootout.model import RunSettings
-from shootout.runner import Runner, RunRequest
+from shootout.judge.analysis import is_emulated
+from shootout.base.errors import TargetError
+from shootout.base.model import RunSettings
+from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal, journal, recover
-from shootout.targets.vm import VmTarget, emulated
-from shootout.kinds.vm import vm_config
+from shootout.places.vmtarget import VmTarget, emulated
+from shootout.places.vm import vm_config
 from shootout.userspace import registry
 from shootout.vm.image import VmImage, build_image
 from shootout.vm.kvm import kvm_problem
@@ -103,8 +103,8 @@ def test_a_killed_run_leaves_no_qemu_after_doctor(image: VmImage, tmp_path: Path
     home = Path(os.environ.get("SHOOTOUT_HOME", tmp_path))
     script = textwrap.dedent(f"""
         from shootout.system.journal import Journal
-        from shootout.targets.vm import VmTarget, emulated
-        from shootout.kinds.vm import vm_config
+        from shootout.places.vmtarget import VmTarget, emulated
+        from shootout.places.vm import vm_config
         from shootout.vm import qemu
         boot = qemu.boot
         def announce(*args, **kwargs):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shootout.model import Config
-from shootout.targets.host import HostTarget
+from shootout.base.model import Config
+from shootout.places.hosttarget import HostTarget
 from shootout.workloads.compile import TARBALL_SHA256, Build
 
 

@@ -6,8 +6,8 @@ import platform
 
 import pytest
 
-from shootout.model import Config
-from shootout.targets.host import HostTarget
+from shootout.base.model import Config
+from shootout.places.hosttarget import HostTarget
 from shootout.workloads.memory import MaxAlloc, MemBandwidth, MemLatency
 
 
@@ -55,7 +55,7 @@ def test_membw_probe_tells_which_strategy_glibcs_memcpy_took(cached_home, contex
     """glibc copies with non-temporal stores above x86_non_temporal_threshold: lowering it below
     the buffer (as i386's build effectively does at 256 MiB on the development machine) must turn
     the probe's verdict, and with it a code-path confounder of copy_mbps alone."""
-    from shootout.analysis import confounders
+    from shootout.judge.analysis import confounders
 
     w = MemBandwidth()
     facts, sizes = {}, set()

@@ -1,7 +1,7 @@
-"""A trivial target kind, to show that a new kind is one module plus one line in shootout.kinds.
+"""A trivial target kind, to show that a new kind is one module plus one line in shootout.places.
 
 echo:DIR runs commands on this machine, in the existing directory DIR (its work directory).
-The tests register it with the line that shootout/kinds/__init__.py would hold:
+The tests register it with the line that shootout/places/__init__.py would hold:
     KINDS["echo"] = EchoKind()
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shootout.errors import UsageError
-from shootout.kinds.base import Kind
-from shootout.model import Config
-from shootout.targets.host import HostTarget
+from shootout.base.errors import UsageError
+from shootout.places.kind import Kind
+from shootout.base.model import Config
+from shootout.places.hosttarget import HostTarget
 
 
 class EchoKind(Kind):

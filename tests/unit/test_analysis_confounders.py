@@ -1,4 +1,4 @@
-from shootout.analysis import confounders
+from shootout.judge.analysis import confounders
 
 
 def facts(openssl: str, elf_class: int, sha: str = "abc") -> dict:

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from shootout import facts
+from shootout.conditions import machinefacts as facts
 from shootout.arm import aarch32 as a32
-from shootout.arm import board, socs
+from shootout.arm import board
+from shootout.base import socs
 from shootout.conditions.governor import governor_summary, tune_problem
 from shootout.system.emulator import here as emulator_here
 
@@ -176,7 +177,7 @@ def test_tune_refused_without_a_governor_to_set(tmp_path: Path) -> None:
 
 
 def test_sizing_uses_the_socs_known_caches_where_sysfs_lists_none() -> None:
-    from shootout.execution.facts import sizing_from
+    from shootout.execution.placefacts import sizing_from
 
     assert socs.known_caches_kib("BCM2711") == {"l1": 32, "l2": 1024}
     assert sizing_from(4, "", "", 32, "brcm,bcm2711").caches_kib == {"l1": 32, "l2": 1024}

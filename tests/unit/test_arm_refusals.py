@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from shootout.arm import aarch32 as a32
-from shootout.configs import abi_problem, parse_spec
-from shootout.errors import UsageError
-from shootout.model import Config
-from shootout.preparation import prepare
-from shootout.request import Wish, build_request
+from shootout.configs.parse import abi_problem, parse_spec
+from shootout.base.errors import UsageError
+from shootout.base.model import Config
+from shootout.request.preparation import prepare
+from shootout.request.request import Wish, build_request
 from shootout.system import emulator
 from shootout.userspace import arches, registry
-from shootout.userspace import configs as uconfigs
+from shootout.configs import userspaces as uconfigs
 from ready_spaces import arm_pair_ready
 
 

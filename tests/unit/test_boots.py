@@ -8,7 +8,7 @@ import pytest
 
 from shootout.boots.identity import BootIdentity, KernelWant, arm_64bit, kernel_config, kernel_want, read_boot
 from shootout.boots.schedule import Block, block_schedule, check_boot, matching_config, next_block, next_step
-from shootout.errors import TargetError, UsageError
+from shootout.base.errors import TargetError, UsageError
 
 
 def test_abba_and_balanced_orders() -> None:
@@ -146,7 +146,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_after_a_block_the_opt_in_steps_say_their_undo(tmp_path: Path) -> None:
-    from shootout.boots.campaign import BlockOutcome, Campaign, after_block
+    from shootout.measure.bootcampaign import BlockOutcome, Campaign, after_block
 
     configs = {"k64": kernel_config("kernel:6.1.0-28-amd64"), "k32": kernel_config("kernel:6.1.0-*-686-pae")}
     campaign = Campaign("c", ["k64", "k32", "k32", "k64"], configs)
@@ -203,7 +203,7 @@ def grub_machine(root: Path) -> Path:
 
 def test_grub_boots_the_next_kernel_once_journalled_and_undone_by_doctor(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from shootout.boots.campaign import BlockOutcome, Campaign, after_block
+    from shootout.measure.bootcampaign import BlockOutcome, Campaign, after_block
 
     env = fake_tools(tmp_path, monkeypatch)
     root = grub_machine(tmp_path / "root")
@@ -233,8 +233,8 @@ def pi_machine(root: Path, model: str = PI4, config: str = CONFIG, images: tuple
 
 
 def pi_block():
-    from shootout.boots.campaign import BlockOutcome, Campaign
-    from shootout.model import Config
+    from shootout.measure.bootcampaign import BlockOutcome, Campaign
+    from shootout.base.model import Config
 
     configs = {name: Config(name=name, options=(("kernel", release), ("arm_64bit", bit)))
                for name, release, bit in (("pi32", "6.6.51+rpt-rpi-v7l", "0"), ("pi64", "6.6.51+rpt-rpi-v8", "1"))}
@@ -242,7 +242,7 @@ def pi_block():
 
 
 def test_a_pi_boots_the_next_kernel_through_tryboot_undone_by_doctor(tmp_path: Path) -> None:
-    from shootout.boots.campaign import after_block
+    from shootout.measure.bootcampaign import after_block
 
     root = pi_machine(tmp_path / "pi")
     (line,) = after_block(pi_block(), next_kernel=True, resume_at_boot=False, command=["x"], root=root)
@@ -265,7 +265,7 @@ def test_a_pi_boots_the_next_kernel_through_tryboot_undone_by_doctor(tmp_path: P
     (dict(images=()), "there is no /boot/firmware/kernel8.img"),
 ])
 def test_tryboot_refusals_leave_nothing(tmp_path: Path, machine: dict, message: str) -> None:
-    from shootout.boots.campaign import after_block
+    from shootout.measure.bootcampaign import after_block
 
     root = pi_machine(tmp_path / "pi", **machine)
     with pytest.raises(TargetError, match=message):

@@ -8,12 +8,12 @@ import re
 
 import pytest
 
-from shootout.errors import ToolMissing, WorkloadError
-from shootout.execution.facts import TargetFacts
+from shootout.base.errors import ToolMissing, WorkloadError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
-from shootout.model import Config
-from shootout.targets.host import HostTarget
-from shootout.units import UNITS, Direction
+from shootout.base.model import Config
+from shootout.places.hosttarget import HostTarget
+from shootout.base.units import UNITS, Direction
 from shootout.workloads.browser import Browser, BrowserTabs
 from shootout.workloads.browser.pages import FRAMEWORKS, heavy_page, todo_page
 from shootout.workloads.browser.results import (

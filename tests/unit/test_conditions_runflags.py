@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from shootout.conditions.runflags import RunConditions
-from shootout.model import Trial, TrialSpec
+from shootout.base.model import Trial, TrialSpec
 
 WORKLOADS = ("a", "b", "c", "d")
 BEST_MHZ = 1500.0

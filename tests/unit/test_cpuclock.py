@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 
-from shootout import cpuclock
-from shootout.analysis import analyze
+from shootout.workloads import cpuclock
+from shootout.judge.analysis import analyze
 from shootout.execution.process import ProcResult
-from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.stats import Verdict
 from shootout.workloads.user import CommandWorkload
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shootout.units import fmt_duration
+from shootout.base.units import fmt_duration
 
 
 @pytest.mark.parametrize("seconds, style, text", [

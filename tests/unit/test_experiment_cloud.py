@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shootout.errors import UsageError
+from shootout.base.errors import UsageError
 from shootout.experiments import experiment
 from shootout.experiments.cloud_openssl import ALGORITHMS, SIZES
-from shootout.groups_compare import analyze_groups
-from shootout.model import Config, Run, RunSettings, Trial, TrialSpec
-from shootout.request import Wish, build_request
+from shootout.judge.groupscompare import analyze_groups
+from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.request.request import Wish, build_request
 from shootout.workloads.registry import workload
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from shootout.errors import UsageError
+from shootout.base.errors import UsageError
 from shootout.experiments import EXPERIMENTS
 from shootout.experiments import base as experiments_base
 

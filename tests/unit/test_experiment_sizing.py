@@ -11,11 +11,11 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from shootout.errors import UsageError
+from shootout.base.errors import UsageError
 from shootout.experiments import EXPERIMENTS, experiment
 from shootout.experiments.limits import LastRun, how_long, last_run, own_budget, run_limits
 from shootout.experiments.sizing import DEFAULT_BUDGET_S, DoesNotFit, Sizing, budget_seconds, plan
-from shootout.model import Run, RunSettings, Trial, TrialSpec
+from shootout.base.model import Run, RunSettings, Trial, TrialSpec
 from shootout.stats import Design
 
 
@@ -132,8 +132,8 @@ def test_run_refuses_a_small_budget_before_anything_is_made(tmp_path, monkeypatc
 
 @pytest.mark.parametrize("name", sorted(n for n, e in EXPERIMENTS.items() if e.needs_root))
 def test_an_experiment_that_needs_root_says_so_in_one_line(name, monkeypatch):
-    from shootout.preparation import prepare
-    from shootout.request import Wish, build_request
+    from shootout.request.preparation import prepare
+    from shootout.request.request import Wish, build_request
 
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     told: list[str] = []
@@ -144,9 +144,9 @@ def test_an_experiment_that_needs_root_says_so_in_one_line(name, monkeypatch):
 
 
 def test_pi3desk_without_btrfs_is_one_line_naming_it_before_anything(monkeypatch):
-    from shootout.preparation import prepare
-    from shootout.request import Wish, build_request
-    from shootout.system import scratch
+    from shootout.request.preparation import prepare
+    from shootout.request.request import Wish, build_request
+    from shootout.storage import scratch
 
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     monkeypatch.setattr(scratch, "kernel_has", lambda fs: fs != "btrfs")

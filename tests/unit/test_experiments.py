@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from shootout.configs import load_text
-from shootout.errors import UsageError
+from shootout.configs.parse import load_text
+from shootout.base.errors import UsageError
 from shootout.experiments import EXPERIMENTS, experiment
-from shootout.model import RunSettings
-from shootout.preparation import prepare
-from shootout.request import Wish, build_request
+from shootout.base.model import RunSettings
+from shootout.request.preparation import prepare
+from shootout.request.request import Wish, build_request
 from shootout.workloads.registry import REGISTRY
 
 
@@ -99,7 +99,7 @@ def test_kernel_modes_are_three_vms_refused_in_one_line_without_hardware_kvm(mon
 
 
 def test_rpi64_hashes_the_write_up_s_2_gb_where_the_main_job_hashes_1_gb():
-    from shootout.execution.facts import TargetFacts
+    from shootout.execution.placefacts import TargetFacts
 
     sha1 = REGISTRY["sha1-sparse"]()
     assert sha1.default_params(TargetFacts()) == {"size": 500_000_000}  # a rate: the size only sets its length

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shootout import facts
+from shootout.conditions import machinefacts as facts
 
 
 def write(root: Path, path: str, text: str) -> None:

@@ -20,23 +20,23 @@ SRC = Path(shootout.__file__).parent
 # Lowest first; a module belongs to the layer of its longest matching prefix. Unlisted: "top"
 # (configs, request, runner, plan, report, store, experiments, cli), which may import anything.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("shootout.errors", "shootout.model", "shootout.units", "shootout.paths", "shootout.elf",
-              "shootout.stats", "shootout.conditions.fsread", "shootout.arm.socs", "shootout.execution.tools")),
+    ("base", ("shootout.base.errors", "shootout.base.model", "shootout.base.units", "shootout.base.paths", "shootout.execution.elf",
+              "shootout.stats", "shootout.execution.fsread", "shootout.base.socs", "shootout.execution.tools")),
     ("system", ("shootout.system",)),
     ("execution", ("shootout.execution",)),
-    ("machinery", ("shootout.build", "shootout.net", "shootout.swap", "shootout.userspace", "shootout.vm",
-                   "shootout.remote", "shootout.conditions", "shootout.boots", "shootout.arm", "shootout.facts",
-                   "shootout.cpuclock", "shootout.kinds")),
-    ("targets", ("shootout.targets",)),
+    ("machinery", ("shootout.execution.build", "shootout.net", "shootout.swap", "shootout.userspace", "shootout.vm",
+                   "shootout.remote", "shootout.conditions", "shootout.boots", "shootout.arm", "shootout.conditions.machinefacts",
+                   "shootout.workloads.cpuclock", "shootout.places")),
+    ("targets", ("shootout.places",)),
     ("parts", ("shootout.parts",)),
     ("workloads", ("shootout.workloads",)),
     # Machinery that orchestrates runs or judges with the analysis: above everything it uses.
-    ("top", ("shootout.boots.campaign", "shootout.conditions.noise", "shootout.conditions.overhead")),
+    ("top", ("shootout.measure.bootcampaign", "shootout.judge.noisefloor", "shootout.conditions.overhead")),
 ]
 TOP = len(LAYERS) - 1
 
 UPWARD: dict[tuple[str, str], str] = {
-    ("shootout.conditions.clock", "shootout.targets.host"):
+    ("shootout.conditions.clock", "shootout.places.hosttarget"):
         "the clock loop is compiled on this machine the way every native kernel is (build.compile_c on the host "
         "target); nothing under the targets imports conditions.clock",
 }
@@ -151,10 +151,10 @@ def test_no_module_imports_a_layer_above_its_own_but_the_listed_exceptions() -> 
 
 def test_the_graph_sees_imports_in_functions_and_under_type_checking(tmp_path: Path) -> None:
     source = tmp_path / "mod.py"
-    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from shootout.targets import base\n"
-                      "def f():\n    import shootout.runner\n    from shootout.parts.base import Part\n")
-    known = {"shootout.targets.base": source, "shootout.runner": source, "shootout.parts.base": source, "x.mod": source}
-    assert imports_of("x.mod", source, known) == {"shootout.targets.base", "shootout.runner", "shootout.parts.base"}
+    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from shootout.places import base\n"
+                      "def f():\n    import shootout.measure.runner\n    from shootout.parts.base import Part\n")
+    known = {"shootout.places.target": source, "shootout.measure.runner": source, "shootout.parts.base": source, "x.mod": source}
+    assert imports_of("x.mod", source, known) == {"shootout.places.target", "shootout.measure.runner", "shootout.parts.base"}
 
 
 @pytest.mark.parametrize(("edges", "circles"), [
@@ -167,9 +167,9 @@ def test_the_circle_finder_finds_circles_and_nothing_else(edges: dict[str, set[s
 
 
 def test_an_upward_import_is_caught() -> None:
-    assert upward({"shootout.userspace.apt": {"shootout.targets.chroot"}}) == [
-        "shootout.userspace.apt (machinery) imports shootout.targets.chroot (targets)"]
-    assert upward({"shootout.targets.chroot": {"shootout.userspace.apt"}}) == []
+    assert upward({"shootout.userspace.apt": {"shootout.places.chroottarget"}}) == [
+        "shootout.userspace.apt (machinery) imports shootout.places.chroottarget (targets)"]
+    assert upward({"shootout.places.chroottarget": {"shootout.userspace.apt"}}) == []
 
 
 

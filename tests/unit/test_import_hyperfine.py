@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from shootout.analysis import WITHIN_RUN, analyze
-from shootout.errors import UsageError
+from shootout.judge.analysis import WITHIN_RUN, analyze
+from shootout.base.errors import UsageError
 from shootout.importers import detect, import_foreign
 from shootout.importers.hyperfine import import_hyperfine
 from shootout.stats import unpaired_estimate

@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from shootout.analysis import analyze
-from shootout.crossrun import compare_members, members_by_run
-from shootout.errors import UsageError
-from shootout.machines import MACHINES_NOTE, machines_note
-from shootout.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
+from shootout.judge.analysis import analyze
+from shootout.judge.crossrun import compare_members, members_by_run
+from shootout.base.errors import UsageError
+from shootout.judge.machines import MACHINES_NOTE, machines_note
+from shootout.base.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
 from shootout.report.html import render_html
 from shootout.report.markdown import render_markdown
 from shootout.report.perdollar import per_dollar
 from shootout.report.terminal import show
-from shootout.request import Wish, priced
+from shootout.request.request import Wish, priced
 from shootout.store.serialize import run_from_dict, run_to_dict
 
 SPEC = WorkloadSpec("bench", "user", "a benchmark", (Metric("rate", "ops/s"),), "rate")

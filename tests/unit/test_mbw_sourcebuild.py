@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from shootout.errors import WorkloadError
+from shootout.base.errors import WorkloadError
 from shootout.execution.process import ProcResult
-from shootout.model import Config
+from shootout.base.model import Config
 from shootout.workloads.mbw import Mbw, parse_mbw
 from shootout.workloads.sourcebuild import IozoneBuild, SevenZipBuild
 

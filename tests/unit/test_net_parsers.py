@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import WorkloadError
+from shootout.base.errors import WorkloadError
 from shootout.execution.process import ProcResult
 from shootout.net import counters, cpustat, iperf, offloads, rungs
 from shootout.net.tunnels import check_tunnel

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import TargetError
+from shootout.base.errors import TargetError
 from shootout.net import wggo
 from shootout.net.options import NetOptions
 from shootout.net.tunnels import tunnel_setting

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from shootout import configs as configs_module
-from shootout.model import RunSettings
-from shootout.preparation import prepare
-from shootout.request import Wish, build_request
-from shootout.userspace import configs as userspace_configs
+from shootout.configs import parse as configs_module
+from shootout.base.model import RunSettings
+from shootout.request.preparation import prepare
+from shootout.request.request import Wish, build_request
+from shootout.configs import userspaces as userspace_configs
 
 
 @pytest.fixture
@@ -64,12 +64,12 @@ def test_building_a_request_touches_nothing(untouchable: list[str], tmp_path: Pa
 
 def test_an_abi_problem_comes_out_of_the_preparation_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same one-line refusal as before, from the preparation step instead of the parsing."""
-    from shootout.errors import UsageError
+    from shootout.base.errors import UsageError
 
     monkeypatch.setattr(configs_module, "abi_problem", lambda config: None)  # parsing does not probe
     parsed = build_request(Wish(configs=["host", "host+mx32"], workloads=["intmix"]), print)
     monkeypatch.undo()
-    monkeypatch.setattr("shootout.preparation.abi_problem",
+    monkeypatch.setattr("shootout.request.preparation.abi_problem",
                         lambda config: "this kernel cannot run mx32 programs (exit 1)" if config.abi else None)
     with pytest.raises(UsageError) as refused:
         prepare(parsed, print)

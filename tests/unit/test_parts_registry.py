@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from shootout import parts
-from shootout.configs import load_file
-from shootout.errors import UsageError
-from shootout.inforce import compared_notes
-from shootout.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
+from shootout.configs.parse import load_file
+from shootout.base.errors import UsageError
+from shootout.judge.inforce import compared_notes
+from shootout.base.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
 from shootout.parts.base import Part
 from shootout.store import Store
 

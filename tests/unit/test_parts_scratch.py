@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import UsageError
+from shootout.base.errors import UsageError
 from shootout.parts.scratch import ScratchPart
-from shootout.system import trim
-from shootout.system.blockdev import discard_max_bytes, disk_facts, disk_of, storage_facts
-from shootout.system.scratch import scratch_problem
-from shootout.system.scratchspec import ScratchSpec
-from shootout.system.trim import ScratchTrim, parse_fstrim
+from shootout.storage import trim
+from shootout.storage.blockdev import discard_max_bytes, disk_facts, disk_of, storage_facts
+from shootout.storage.scratch import scratch_problem
+from shootout.storage.scratchspec import ScratchSpec
+from shootout.storage.trim import ScratchTrim, parse_fstrim
 
 part = ScratchPart()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import UsageError
+from shootout.base.errors import UsageError
 from shootout.parts.settings import SettingsPart, files
 from shootout.system.journal import Journal, recover
 from shootout.system.sysfiles import SettingSwitch, same, sysctl_file, sysfs_file, write_problem

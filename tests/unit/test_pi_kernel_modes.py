@@ -17,16 +17,16 @@ from bootparts import pi_root, snapshot, system
 
 import shootout
 from shootout.arm import aarch32 as a32
-from shootout.boots import campaign
-from shootout.boots.campaign import BlockOutcome, after_block
+from shootout.measure import bootcampaign as campaign
+from shootout.measure.bootcampaign import BlockOutcome, after_block
 from shootout.boots.identity import read_boot
 from shootout.boots.images import board_of, kernel_image
 from shootout.boots.partition import boot_partition, default_image
 from shootout.boots.tryboot import switch_lines
-from shootout.configs import resolve
-from shootout.errors import TargetError, UsageError
+from shootout.configs.parse import resolve
+from shootout.base.errors import TargetError, UsageError
 from shootout.experiments.kernelmodes import EXPERIMENT
-from shootout.model import Config, RunSettings
+from shootout.base.model import Config, RunSettings
 from shootout.system import emulator
 from shootout.userspace import arches
 
@@ -91,7 +91,7 @@ def test_the_plan_of_boots_on_a_pi5(tmp_path: Path) -> None:
 
 def test_a_pi_runs_kernel_modes_across_boots_elsewhere_vms(tmp_path: Path) -> None:
     from shootout.cli.boots import across_boots
-    from shootout.runstate import RunRequest
+    from shootout.measure.runstate import RunRequest
 
     pi = sides(pi_root(tmp_path / "pi4", "pi4-armhf"), "armhf")
     assert campaign.kernels(pi) == 2 and all(c.target == "chroot" for c in pi)
@@ -136,7 +136,7 @@ def test_refused_in_one_line_where_it_cannot_work(tmp_path: Path, board: str, kw
 
 def test_armhf_sides_keep_the_16k_page_refusal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a Pi 5's default kernel (16K pages) the armhf sides are refused with the fix, before anything is made."""
-    from shootout.preparation import refuse_emulated
+    from shootout.request.preparation import refuse_emulated
 
     monkeypatch.setattr(arches, "kernel_arch", lambda: "arm64")
     monkeypatch.setattr(arches, "host_arch", lambda: "arm64")
@@ -247,7 +247,7 @@ def test_tryboot_refused_where_it_switches_partitions(tmp_path: Path, autoboot: 
 
 
 def test_a_kernel_configuration_names_the_userspace_its_trials_run_in() -> None:
-    from shootout.configs import parse_spec
+    from shootout.configs.parse import parse_spec
 
     config = parse_spec("kernel:kernel7l.img/debian:bookworm:armhf")
     assert (config.name, config.target, config.userspace) == ("kernel:kernel7l.img/debian:bookworm:armhf", "chroot",

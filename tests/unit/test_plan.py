@@ -3,7 +3,7 @@ from itertools import groupby, pairwise
 
 import pytest
 
-from shootout.plan import config_order, round_order, warmup_order, williams_rows
+from shootout.measure.plan import config_order, round_order, warmup_order, williams_rows
 
 
 def test_same_seed_same_order_and_every_pair_once():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import TargetError
+from shootout.base.errors import TargetError
 from shootout.remote.helper import source
 from shootout.remote.session import HelperSession, netstring, request
 

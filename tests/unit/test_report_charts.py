@@ -9,7 +9,7 @@ import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
-from shootout.errors import UsageError
+from shootout.base.errors import UsageError
 from shootout.report import charts
 from shootout.report.html import inline_svg
 

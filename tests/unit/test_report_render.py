@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 from rich.console import Console
 
-from shootout.errors import UsageError
+from shootout.base.errors import UsageError
 from shootout.report.files import write_report
 from shootout.report.perdollar import per_dollar
 from shootout.report.terminal import show_table

@@ -106,7 +106,7 @@ def test_names_too_long_for_80_columns_break_rather_than_lose_their_end(analysis
 
 def two_comparisons(analysis):
     """The fixture with a third configuration whose comparisons carry flags of their own."""
-    from shootout.model import Config
+    from shootout.base.model import Config
 
     third = Config("x32", label="x32 userspace")
     extra = [dataclasses.replace(c, config=third.name, flags=("steal",), confounders=())

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from shootout.preparation import prepare
-from shootout.request import Wish, build_request
+from shootout.request.preparation import prepare
+from shootout.request.request import Wish, build_request
 from shootout.workloads.packages import workload_packages
 
 
@@ -88,8 +88,8 @@ def test_a_file_that_defines_configurations_and_selects_none_compares_them(tmp_p
 
 def _created_with(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...] | None]:
     """The packages every userspace the request would create is asked for."""
-    from shootout.model import Config
-    from shootout.userspace import configs
+    from shootout.base.model import Config
+    from shootout.configs import userspaces as configs
 
     asked: list[tuple[str, ...] | None] = []
 
@@ -120,7 +120,7 @@ def test_a_run_with_a_user_s_command_creates_userspaces_with_the_whole_catalogue
 
 def test_userspaces_named_with_c_are_made_together_with_the_run_s_packages(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from shootout.userspace import configs
+    from shootout.configs import userspaces as configs
 
     monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path))  # the journal of the creates
     made: list[tuple[str, str, str, tuple[str, ...]]] = []

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import UsageError
-from shootout.preparation import prepare
-from shootout.request import Wish, build_request
+from shootout.base.errors import UsageError
+from shootout.request.preparation import prepare
+from shootout.request.request import Wish, build_request
 
 
 def quiet(line: str) -> None:
@@ -56,7 +56,7 @@ def test_one_configuration_asked_for_runs_alone(tmp_path: Path) -> None:
 
 
 def test_aa_measures_the_first_and_refuses_when_it_is_lost(tmp_path: Path) -> None:
-    from shootout.model import RunSettings
+    from shootout.base.model import RunSettings
 
     path = write(tmp_path, ("plain", ""), ("nosuch", MISSING))
     aa = RunSettings(aa=True)
@@ -67,7 +67,7 @@ def test_aa_measures_the_first_and_refuses_when_it_is_lost(tmp_path: Path) -> No
 
 
 def test_a_lost_side_is_found_before_any_userspace_is_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from shootout.userspace import configs
+    from shootout.configs import userspaces as configs
 
     made: list[str] = []
     monkeypatch.setattr(configs, "create_userspace", lambda name, *a, **kw: made.append(name))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shootout import errors
-from shootout.errors import TargetError, require_root
+from shootout.base import errors
+from shootout.base.errors import TargetError, require_root
 
 
 def test_a_non_root_user_gets_what_and_the_hint_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-RUN_PATH = ["shootout.cli.main", "shootout.cli.run", "shootout.request", "shootout.preparation", "shootout.runner", "shootout.analysis",
-            "shootout.report.terminal", "shootout.conditions.preflight", "shootout.conditions.noise",
+RUN_PATH = ["shootout.cli.main", "shootout.cli.run", "shootout.request.request", "shootout.request.preparation", "shootout.measure.runner", "shootout.judge.analysis",
+            "shootout.report.terminal", "shootout.conditions.preflight", "shootout.judge.noisefloor",
             "shootout.conditions.monitor", "shootout.conditions.clock", "shootout.cli.progress"]
 HEAVY = ["scipy.stats", "scipy.optimize", "scipy.signal", "cryptography"]
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 import weakref
 from pathlib import Path
 
-from shootout.model import Config, aa_copy
+from shootout.base.model import Config, aa_copy
 from shootout.parts import RunParts, throttle
 from shootout.parts import scratch as scratch_part
-from shootout.system import scratch
+from shootout.storage import scratch
 from shootout.system.journal import Journal
-from shootout.system.scratch import Scratch, Scratches
-from shootout.system.scratchspec import DEFAULT, ScratchSpec, scratch_spec
-from shootout.targets import base
-from shootout.targets.host import HostTarget
+from shootout.storage.scratch import Scratch, Scratches
+from shootout.storage.scratchspec import DEFAULT, ScratchSpec, scratch_spec
+from shootout.places import target as base
+from shootout.places.hosttarget import HostTarget
 
 
 def _journal(tmp_path: Path) -> Journal:

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from test_targets_probe import ScriptedTarget
 
-from shootout.execution.facts import TargetFacts, sizing_from
+from shootout.execution.placefacts import TargetFacts, sizing_from
 from shootout.workloads import memory, swap
 from shootout.workloads.diskscratch import free_bytes
 from shootout.workloads.sizes import ADDRESS_SPACE_32_MIB, limited_by, process_budget_mib, smallest_side

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from shootout.conditions.repeats import Repeats, record, uneven
-from shootout.model import Trial, TrialSpec
+from shootout.base.model import Trial, TrialSpec
 from shootout.stats import Design, Estimate, Verdict, between_runs, decided, geomean, verdict
 
 DELTA = 0.01

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from shootout.model import Trial, TrialSpec
-from shootout.stopping import round_seconds
+from shootout.base.model import Trial, TrialSpec
+from shootout.measure.stopping import round_seconds
 
 
 def _trial(config: str, started: float, wall: float) -> Trial:
@@ -27,9 +27,9 @@ def test_a_sequential_round_takes_its_span_and_a_paused_one_its_trials_time() ->
 def test_the_eta_of_four_machines_in_parallel_is_a_quarter_of_their_trials_time() -> None:
     import time
 
-    from shootout.model import Config, Run, RunSettings, WorkloadSpec
-    from shootout.runstate import Live
-    from shootout.stopping import eta
+    from shootout.base.model import Config, Run, RunSettings, WorkloadSpec
+    from shootout.measure.runstate import Live
+    from shootout.measure.stopping import eta
 
     configs = [Config(name=f"m{i}", target="fake") for i in range(4)]
     settings = RunSettings(seed=1, budget_s=36000)

@@ -15,8 +15,8 @@ import sqlite3
 
 import pytest
 
-from shootout.errors import StoreError
-from shootout.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
+from shootout.base.errors import StoreError
+from shootout.base.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
 from shootout.store import (
     RESULTS_FORMAT_VERSION,
     Store,

@@ -23,7 +23,7 @@ from shootout.store import Store, migrations, schema
 
 CHILD = """
 import sys
-from shootout.errors import ShootoutError
+from shootout.base.errors import ShootoutError
 from shootout.store import Store
 
 print("ready", flush=True)
@@ -102,7 +102,7 @@ def test_schema_is_made_once_when_processes_start_together(new_url: str, tmp_pat
 
 def test_schema_held_too_long_is_named(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A process that holds the schema lock (stopped mid-migration, say) is named, not waited for forever."""
-    from shootout.errors import StoreError
+    from shootout.base.errors import StoreError
     from shootout.store import engine as eng
 
     monkeypatch.setattr(eng, "BUSY_TIMEOUT_S", 0.5)

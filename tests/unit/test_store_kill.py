@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 
 import shootout
-from shootout.model import Config, Metric, Run, RunSettings, WorkloadSpec
+from shootout.base.model import Config, Metric, Run, RunSettings, WorkloadSpec
 from shootout.store import Store
 
 CHILD = """
 import sys
-from shootout.model import Trial, TrialSpec
+from shootout.base.model import Trial, TrialSpec
 from shootout.store import Store
 
 store = Store(sys.argv[1])

@@ -10,8 +10,8 @@ from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.schema import CreateTable
 
-from shootout.errors import StoreError
-from shootout.model import Config
+from shootout.base.errors import StoreError
+from shootout.base.model import Config
 from shootout.store import Store, migrations, schema
 
 # Written by hand, as shootout 0.1 (schema version 1) made it, to catch drift in migrations.py.

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from shootout.errors import UsageError
+from shootout.base.errors import UsageError
 from shootout.parts import parse_parts
 from shootout.swap.spec import SwapSpec, parse_memory
 
 
 def parse_swap(value, where, **table) -> SwapSpec:  # noqa: ANN001 - as a [[config]] table writes it
     return SwapSpec.of(parse_parts({"swap": value, **table}, where)["swap"])
-from shootout.units import byte_size
+from shootout.base.units import byte_size
 
 
 @pytest.mark.parametrize(("text", "expected"), [

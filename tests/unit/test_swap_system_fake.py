@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import TargetError
+from shootout.base.errors import TargetError
 from shootout.swap import memory
-from shootout.system import cgroups, zram, zswap
+from shootout.system import cgroups
+from shootout.swap import zram
+from shootout.swap import zswap
 from shootout.system.journal import Journal, recover
 
 HYBRID = """\
@@ -164,7 +166,7 @@ def test_zram_state_reads_the_writes_the_device_refused(tmp_path):
 
 
 def test_one_process_at_a_time_switches_swap(tmp_path):
-    from shootout.system.swaps import MachineLock
+    from shootout.swap.swaps import MachineLock
 
     first, second = MachineLock(tmp_path / "lock"), MachineLock(tmp_path / "lock")
     first.acquire()
@@ -196,7 +198,7 @@ def test_the_sampler_keeps_both_ends_and_each_peak_with_its_reading():
 def test_an_area_is_found_under_the_name_proc_swaps_gives_it_outside_the_run(tmp_path, monkeypatch):
     """A zram swap turned on in a run's private mount namespace is /zram1 in /proc/swaps once
     that namespace is gone (a file on a filesystem mounted at /data: /shootout-swap-1)."""
-    from shootout.system import swaps
+    from shootout.swap import swaps
 
     proc = tmp_path / "swaps"
     proc.write_text("Filename\tType\tSize\tUsed\tPriority\n"

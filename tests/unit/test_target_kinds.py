@@ -1,4 +1,4 @@
-"""Target kinds are plug-ins: one module plus one line in shootout.kinds, and everything that
+"""Target kinds are plug-ins: one module plus one line in shootout.places, and everything that
 knows the kinds (parse_spec, make_target, the hints, the --config help) is derived from it."""
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from typer.testing import CliRunner
 
 import shootout
 from echokind import EchoKind, EchoTarget
-from shootout import kinds
+from shootout import places as kinds
 from shootout.cli.main import app
-from shootout.configs import parse_spec
-from shootout.errors import UsageError
-from shootout.lanes import LOCAL, machine_key
-from shootout.model import Config
+from shootout.configs.parse import parse_spec
+from shootout.base.errors import UsageError
+from shootout.measure.lanes import LOCAL, machine_key
+from shootout.base.model import Config
 from shootout.parts import parts_problem
 from shootout.system.journal import Journal
-from shootout.targets.factory import make_target
+from shootout.places.factory import make_target
 
 SRC = Path(shootout.__file__).parent
 
@@ -122,7 +122,7 @@ def _target_compared_with_names(tree: ast.AST) -> Iterator[int]:
 def test_no_module_compares_a_target_with_a_name() -> None:
     found = [f"{path.relative_to(SRC)}:{line}" for path in sorted(SRC.rglob("*.py"))
              for line in _target_compared_with_names(ast.parse(path.read_text(), str(path)))]
-    assert found == [], "ask the configuration's kind (shootout.kinds.kind_of) instead"
+    assert found == [], "ask the configuration's kind (shootout.places.kind_of) instead"
 
 
 @pytest.mark.parametrize("spec, kind", [("host+m64", "host"), ("debian:bookworm", "chroot"), ("ssh:a:port", "ssh"),

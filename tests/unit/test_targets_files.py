@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import TargetError, UsageError
+from shootout.base.errors import TargetError, UsageError
 from shootout.execution.process import Background, ProcResult, Stdin, run_process
-from shootout.model import Config
-from shootout.targets.base import Target
-from shootout.targets.host import HostTarget
+from shootout.base.model import Config
+from shootout.places.target import Target
+from shootout.places.hosttarget import HostTarget
 
 
 class CommandsOnly(Target):
@@ -113,7 +113,7 @@ def test_generic_operations_really_go_through_run() -> None:
 def test_a_failed_command_is_one_line_with_its_last_stderr_line() -> None:
     """Run-or-raise, one way (ProcResult.check): a file operation's TargetError and a workload's
     preparation WorkloadError both quote the command's last line of stderr, else its exit status."""
-    from shootout.errors import WorkloadError
+    from shootout.base.errors import WorkloadError
     from shootout.workloads.shell import run_checked
 
     t = CommandsOnly()
@@ -175,9 +175,9 @@ def test_spawn_runs_in_the_background_and_stop_ends_its_group(target: Target) ->
 _KILLED = """
 import sys, time
 from pathlib import Path
-from shootout.model import Config
-from shootout.targets.base import Target
-from shootout.targets.host import HostTarget
+from shootout.base.model import Config
+from shootout.places.target import Target
+from shootout.places.hosttarget import HostTarget
 
 class UploadBlocks(HostTarget):
     put_tree = Target.put_tree  # the generic one (through a command), as a VM or ssh target has it

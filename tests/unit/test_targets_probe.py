@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from shootout.errors import ToolMissing
-from shootout.execution import facts as probe
+from shootout.base.errors import ToolMissing
+from shootout.execution import placefacts as probe
 from shootout.execution.process import Background, ProcResult, Stdin
-from shootout.model import Config
-from shootout.targets.base import Target
+from shootout.base.model import Config
+from shootout.places.target import Target
 
 
 class ScriptedTarget(Target):

@@ -81,7 +81,7 @@ def test_doctor_ends_what_the_commands_of_a_killed_run_left_running(tmp_path):
         import sys, time
         from pathlib import Path
         from shootout.system.journal import Journal
-        from shootout.system.tree import run_prefix
+        from shootout.execution.tree import run_prefix
         from shootout.execution.process import Background
         Journal(Path({str(tmp_path)!r})).record("the run's commands", {{"end_marked": run_prefix()}})
         bg = Background(["sh", "-c", {ESCAPE + "; sleep 300"!r}], env={ENV!r})

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from shootout.errors import TargetError
+from shootout.base.errors import TargetError
 from shootout.execution.process import ProcResult
 from shootout.userspace import apt
 from shootout.userspace.apt import (

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import TargetError, ToolMissing, UsageError
-from shootout.model import Config
+from shootout.base.errors import TargetError, ToolMissing, UsageError
+from shootout.base.model import Config
 from shootout.system import mounts
-from shootout.userspace import abi, binfmt, configs, create, registry
-from shootout.kinds.chroot import named_userspace_config
+from shootout.userspace import abi, binfmt, create, registry
+from shootout.configs import userspaces as configs
+from shootout.places.chroot import named_userspace_config
 from shootout.userspace.arches import arch
 from shootout.userspace.rootfs import resolve_in_root, which_in_root
 
@@ -189,7 +190,7 @@ def test_symlinks_resolve_against_the_root(tmp_path: Path) -> None:
 
 
 def test_mountinfo_unescape() -> None:
-    from shootout.conditions.fsread import unescape
+    from shootout.execution.fsread import unescape
 
     assert unescape(r"/a\040b\011c\134d") == "/a b\tc\\d"
 

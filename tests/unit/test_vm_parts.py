@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import TargetError, ToolMissing, UsageError
-from shootout.targets.vm import emulated
-from shootout.kinds.vm import vm_config
+from shootout.base.errors import TargetError, ToolMissing, UsageError
+from shootout.places.vmtarget import emulated
+from shootout.places.vm import vm_config
 from shootout.vm.image import VmImage, _check_space, kernel_package
 from shootout.vm.kvm import choose_accel, kvm_problem
 from shootout.vm.qemu import VmShape, pinned_cores, qemu_argv

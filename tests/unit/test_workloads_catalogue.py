@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from shootout.errors import ToolMissing
-from shootout.execution.facts import TargetFacts
-from shootout.model import Config, Metric, WorkloadSpec
-from shootout.targets.host import HostTarget
-from shootout.units import UNITS
+from shootout.base.errors import ToolMissing
+from shootout.execution.placefacts import TargetFacts
+from shootout.base.model import Config, Metric, WorkloadSpec
+from shootout.places.hosttarget import HostTarget
+from shootout.base.units import UNITS
 from shootout.workloads import compile, compress, crypto, js, media, memory, registry, sevenzip
 from shootout.workloads.base import Tool
 from shootout.workloads.packages import workload_packages

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import WorkloadError
-from shootout.execution.facts import TargetFacts
+from shootout.base.errors import WorkloadError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.workloads.base import Prepared
 from shootout.workloads.crypto import OpensslSpeed, Sha1Sparse, zeros_sha1

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shootout.model import Config
-from shootout.targets.host import HostTarget
+from shootout.base.model import Config
+from shootout.places.hosttarget import HostTarget
 from shootout.workloads import inputs
 from shootout.workloads.inputs import Rng, write_corpus, write_wav
 from shootout.workloads.jssource import module_source

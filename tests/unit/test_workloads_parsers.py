@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import WorkloadError
+from shootout.base.errors import WorkloadError
 from shootout.execution.process import ProcResult
 from shootout.workloads import compile, compress, js, media, memory, sevenzip
 from shootout.workloads.shell import Step, parse_steps, script

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from shootout.errors import UsageError, WorkloadError
+from shootout.base.errors import UsageError, WorkloadError
 from shootout.execution.process import ProcResult
-from shootout.model import Config
+from shootout.base.model import Config
 from shootout.parts import parse_parts, throttle
 from shootout.parts.throttle import parse_rate, read_io_max, read_rules
 from shootout.system import cgroups
 from shootout.system.journal import Journal, recover
-from shootout.system.scratch import ScratchArea, Scratches
+from shootout.storage.scratch import ScratchArea, Scratches
 from shootout.workloads import fio, iozone
 from shootout.workloads.ddwrite import DdWrite
 from shootout.workloads.diskscratch import DiskScratch, compsize_metrics, compsize_values, parse_compsize
@@ -189,7 +189,7 @@ def test_small_files_tree_and_rates(tmp_path: Path, monkeypatch):
 
 
 def test_a_missing_non_free_tool_says_how_to_get_it():
-    from shootout.errors import ToolMissing
+    from shootout.base.errors import ToolMissing
 
     hint = ToolMissing("iozone", "iozone3", components=iozone.Iozone.components).hint
     assert "non-free" in hint and "apt-get install iozone3" in hint and "userspace" in hint

@@ -9,11 +9,11 @@ import re
 
 import pytest
 
-from shootout.errors import UsageError
-from shootout.execution.facts import TargetFacts
+from shootout.base.errors import UsageError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.experiments import experiment
-from shootout.units import UNITS
+from shootout.base.units import UNITS
 from shootout.workloads.registry import REGISTRY, suites
 from shootout.workloads.swap import RECORDED, WORKLOADS, KbuildPressure, Tabs, check_limit, mix_for
 
@@ -67,7 +67,7 @@ def test_tabs_parses_metrics_and_recorded_amounts():
 
 
 def test_tabs_without_its_numbers_is_a_workload_error():
-    from shootout.errors import WorkloadError
+    from shootout.base.errors import WorkloadError
 
     with pytest.raises(WorkloadError, match="no 'p95_ms'"):
         Tabs().parse(_result(OUTPUT.replace("p95_ms", "p96_ms")), {})

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shootout.analysis import Analysis
+from shootout.judge.analysis import Analysis
 from shootout.experiments import EXPERIMENTS, rpi_iozone
 from shootout.experiments.base import WRITEUPS
 from shootout.workloads.registry import REGISTRY

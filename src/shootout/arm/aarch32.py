@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from shootout.conditions.fsread import read_text, under
+from shootout.execution.fsread import read_text, under
 from shootout.execution.tools import find_tool
 from shootout.system.emulator import here as emulator_here
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shootout.arm.socs import KNOWN_CACHES
-from shootout.conditions.fsread import read_text, under
+from shootout.base.socs import KNOWN_CACHES
+from shootout.execution.fsread import read_text, under
 from shootout.conditions.throttling import decode_throttled, parse_throttled
 from shootout.conditions.throttling import vcgencmd as _vcgencmd
 

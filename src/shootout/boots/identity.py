@@ -16,9 +16,9 @@ from typing import Any
 
 from shootout.arm.board import arm_64bit
 from shootout.boots.images import IMAGES, kernel_image
-from shootout.conditions.fsread import read_text, under
-from shootout.facts import arch
-from shootout.model import Config
+from shootout.execution.fsread import read_text, under
+from shootout.conditions.machinefacts import arch
+from shootout.base.model import Config
 
 # Where Raspberry Pi OS (bookworm: /boot/firmware) and older images keep the firmware's config.
 CONFIG_TXT = ("/boot/firmware/config.txt", "/boot/config.txt")
@@ -114,7 +114,7 @@ def kernel_config(spec: str, userspace: Config | None = None) -> Config:
     """`kernel:RELEASE[:MACHINE]` -> a host configuration that requires that running kernel; RELEASE
     may be a Raspberry Pi's kernel image (kernel8.img: its flavour's releases and its uname -m; the
     switch writes arm_64bit to match). With `userspace` (the configuration after a "/"), the trials run in that userspace."""
-    from shootout.errors import UsageError
+    from shootout.base.errors import UsageError
 
     parts = spec.partition("/")[0].split(":")
     if len(parts) not in (2, 3) or not parts[1]:

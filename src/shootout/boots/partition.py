@@ -14,7 +14,7 @@ from pathlib import Path
 from shootout.arm.board import config_value
 from shootout.boots.identity import CONFIG_TXT
 from shootout.boots.images import Board
-from shootout.conditions.fsread import read_text, under
+from shootout.execution.fsread import read_text, under
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shootout.boots.identity import BootIdentity, KernelWant
-from shootout.errors import TargetError, UsageError
+from shootout.base.errors import TargetError, UsageError
 
 
 def block_schedule(configs: Sequence[str], blocks: int) -> list[str]:

@@ -20,10 +20,10 @@ from pathlib import Path
 from shootout.boots.identity import KernelWant
 from shootout.boots.images import is_pattern
 from shootout.boots.tryboot import write_tryboot
-from shootout.conditions.fsread import read_text, under
-from shootout.errors import TargetError, ToolMissing, UsageError
+from shootout.execution.fsread import read_text, under
+from shootout.base.errors import TargetError, ToolMissing, UsageError
 from shootout.execution.tools import find_tool
-from shootout.facts import board
+from shootout.conditions.machinefacts import board
 from shootout.system.journal import Journal, journal_dir, recover
 
 UNIT = "shootout-resume.service"

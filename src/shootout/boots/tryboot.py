@@ -25,8 +25,8 @@ from shootout.boots.partition import (
     default_image,
     tryboot_switches_partitions,
 )
-from shootout.conditions.fsread import under
-from shootout.errors import TargetError, UsageError
+from shootout.execution.fsread import under
+from shootout.base.errors import TargetError, UsageError
 from shootout.system.journal import Journal
 
 REBOOT = "sudo reboot '0 tryboot'"

@@ -15,7 +15,7 @@ def across_boots(store, stored, request, boots: int, wanted: bool = True):
     campaign, or the resumption after a reboot; None for any other run. Without --across-boots
     (wanted), a request whose configurations want two or more kernels is one all the same
     (kernel-modes on a Raspberry Pi): no boot runs two kernels."""
-    from shootout.boots import campaign
+    from shootout.measure import bootcampaign as campaign
     from shootout.boots.switch import undo_next_boot
 
     if stored is not None:
@@ -37,8 +37,8 @@ def across_boots(store, stored, request, boots: int, wanted: bool = True):
 
 
 def run_block(runner, step, request, machine: dict):
-    from shootout.boots import campaign
-    from shootout.request import workloads_of
+    from shootout.measure import bootcampaign as campaign
+    from shootout.request.request import workloads_of
 
     if isinstance(step, campaign.Resumption):
         return campaign.resume(runner, step, lambda r: workloads_of([w.name for w in r.workloads], r.user_workloads),
@@ -50,7 +50,7 @@ def prepare_next_boot(block, next_kernel: bool, resume_at_boot: bool, db: str | 
     """--next-kernel and --resume-at-boot: opt-in, said in one line each with their undo."""
     import os
 
-    from shootout.boots.campaign import after_block
+    from shootout.measure.bootcampaign import after_block
 
     command = [sys.executable, "-m", "shootout", "run", "--resume", "last", *(["--db", db] if db else []),
                *(["--next-kernel"] if next_kernel else []), *(["--resume-at-boot"] if resume_at_boot else [])]

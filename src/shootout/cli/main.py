@@ -15,9 +15,9 @@ from shootout.cli import stored
 from shootout.cli.consoles import console, err_console
 from shootout.cli.stored import DbOption, open_store
 from shootout.cli.userspace import app as userspace_app
-from shootout.errors import ShootoutError
-from shootout.kinds import config_help
-from shootout.model import RunSettings
+from shootout.base.errors import ShootoutError
+from shootout.places import config_help
+from shootout.base.model import RunSettings
 
 app = typer.Typer(help="Compare machine configurations honestly: paired, interleaved rounds with confidence intervals.",
                   no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
@@ -74,7 +74,7 @@ def workloads() -> None:
     """The catalogue: name, category, metrics with unit and direction, what it measures, suites."""
     from rich.table import Table
 
-    from shootout.units import unit
+    from shootout.base.units import unit
     from shootout.workloads.registry import REGISTRY, suites
 
     table = Table("name", "category", "metrics (unit, better)", "measures", "reproduces")
@@ -94,7 +94,7 @@ def experiments(db: DbOption = None) -> None:
     """The named experiments: each reproduces a published comparison with one command."""
     from shootout.experiments import EXPERIMENTS
     from shootout.experiments.limits import how_long, last_run
-    from shootout.facts import machine_id
+    from shootout.conditions.machinefacts import machine_id
 
     store = open_store(db)
     runs, machine = store.list_runs(), machine_id()
@@ -122,11 +122,11 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
     """Facts of this machine and of each configuration."""
     from shootout.cli.conditions import print_preflight
     from shootout.conditions.preflight import preflight
-    from shootout.configs import abi_problem, parse_spec
-    from shootout.facts import machine_facts
+    from shootout.configs.parse import abi_problem, parse_spec
+    from shootout.conditions.machinefacts import machine_facts
     from shootout.system.journal import journal
-    from shootout.targets.factory import make_target
-    from shootout.userspace.configs import made_now
+    from shootout.places.factory import make_target
+    from shootout.configs.userspaces import made_now
     from shootout.workloads.packages import workload_packages
 
     print_preflight(preflight(tune=False, journal=None, load_wait_s=0))
@@ -156,7 +156,7 @@ app.command()(stored.report)
 def doctor() -> None:
     """Tools present or missing (with the package to install); undo changes left by a killed run."""
     from shootout.boots.switch import undo_next_boot
-    from shootout.doctor import tool_report
+    from shootout.cli.doctor import tool_report
     from shootout.system.journal import recover
 
     undone, errors = recover()

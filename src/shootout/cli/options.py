@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from shootout.errors import UsageError
-from shootout.units import fraction
+from shootout.base.errors import UsageError
+from shootout.base.units import fraction
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$")
 _SCALE = {None: 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}

@@ -9,8 +9,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.status import Status
 
-from shootout import events as ev
-from shootout.units import fmt_duration
+from shootout.measure import events as ev
+from shootout.base.units import fmt_duration
 
 
 def _workloads(n: int) -> str:

@@ -22,11 +22,11 @@ from shootout.cli.consoles import console, err_console
 from shootout.cli.progress import PREPARING, ProgressView, prepared_lines, preparing
 from shootout.cli.stored import open_store, show_analysis
 from shootout.conditions.preflight import EarlyWindow, preflight
-from shootout.errors import UsageError
-from shootout.model import Run, RunSettings
-from shootout.preparation import prepare
-from shootout.request import DEFAULT_THRESHOLD, Wish, build_request, check_settings, run_threshold, workloads_of
-from shootout.runner import Runner, RunRequest
+from shootout.base.errors import UsageError
+from shootout.base.model import Run, RunSettings
+from shootout.request.preparation import prepare
+from shootout.request.request import DEFAULT_THRESHOLD, Wish, build_request, check_settings, run_threshold, workloads_of
+from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.workloads.base import Workload
 
@@ -80,7 +80,7 @@ class _Job:
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    from shootout.runner import Interrupted
+    from shootout.measure.runner import Interrupted
 
     raise Interrupted(signal.Signals(signum).name)
 
@@ -158,8 +158,8 @@ def _settings(o: RunOptions, store: Store) -> RunSettings:
 
 def _request(o: RunOptions, store: Store) -> RunRequest:
     """Parse what was asked, then prepare it: one step, named on the display while it works."""
-    from shootout.conditions.noise import load_noise_floor
-    from shootout.facts import hostname, machine_id
+    from shootout.judge.noisefloor import load_noise_floor
+    from shootout.conditions.machinefacts import hostname, machine_id
 
     def notify(text: str) -> None:
         err_console.print(escape(text), soft_wrap=True)
@@ -204,7 +204,7 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
 
 def _save_floor(store: Store, analysis: Any, run_id: int) -> None:
     """An A/A run's noise floor, stored for later verdicts and threshold checks."""
-    from shootout.conditions.noise import aa_floor, save_noise_floor
+    from shootout.judge.noisefloor import aa_floor, save_noise_floor
 
     floor = aa_floor(analysis)
     if floor is not None:
@@ -217,7 +217,7 @@ def _limits(store: Store, experiment: str | None, budget: str | None, max_rounds
             level: float, min_rounds: int) -> tuple[float, int]:
     """--budget (s) and --max-rounds: the user's, else a named experiment's own (experiments/limits.py)."""
     from shootout.experiments.limits import last_run, run_limits
-    from shootout.facts import machine_id
+    from shootout.conditions.machinefacts import machine_id
 
     given = options.budget(budget) if budget is not None else None
     last = None

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from shootout.cli.consoles import console
-from shootout.errors import ShootoutError, UsageError
+from shootout.base.errors import ShootoutError, UsageError
 
 DbOption = Annotated[Optional[str], typer.Option("--db", help="database URL (default: SQLite in the data directory)")]
 RunArg = Annotated[str, typer.Argument(help="run id, or 'last' for the newest run")]
@@ -24,10 +24,10 @@ def open_store(db: str | None):
 
 
 def analysis_of(store, stored):
-    from shootout.analysis import analyze
-    from shootout.conditions.noise import load_noise_floor
-    from shootout.groups import grouped
-    from shootout.groups_compare import analyze_groups
+    from shootout.judge.analysis import analyze
+    from shootout.judge.noisefloor import load_noise_floor
+    from shootout.configs.groups import grouped
+    from shootout.judge.groupscompare import analyze_groups
 
     floor = None
     if not stored.settings.aa and stored.facts.get("machine", {}).get("machine_id"):
@@ -123,7 +123,7 @@ def import_run(path: Annotated[Path, typer.Argument(help="shootout JSON, Phoroni
 
 def compared(store, refs: list[str], by_label: bool):
     """The analysis of `compare` and of a multi-run `report`: REFS, or SIDE vs SIDE."""
-    from shootout.crossrun import compare_members, members_by_label, members_by_run, members_by_side
+    from shootout.judge.crossrun import compare_members, members_by_label, members_by_run, members_by_side
 
     if "vs" in refs:
         cut = refs.index("vs")

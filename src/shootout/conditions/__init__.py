@@ -1,6 +1,6 @@
 """Honest conditions: load gate, governor, measured clock, throttling and a run monitor.
 
-Import from the submodules (this package imports nothing, so shootout.facts can use them):
+Import from the submodules (this package imports nothing, so shootout.conditions.machinefacts can use them):
   preflight.preflight / Preflight   what the machine looks like before a run
   governor.tune                     --tune: performance governor through the change journal
   clock.measure_mhz                 the effective clock from a dependent-add loop

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from shootout.build import compile_c
-from shootout.errors import ShootoutError, ToolMissing
-from shootout.model import Config
-from shootout.targets.host import HostTarget
+from shootout.execution.build import compile_c
+from shootout.base.errors import ShootoutError, ToolMissing
+from shootout.base.model import Config
+from shootout.places.hosttarget import HostTarget
 
 log = logging.getLogger(__name__)
 

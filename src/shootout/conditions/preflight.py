@@ -31,7 +31,7 @@ from shootout.conditions.throttling import (
     read_kernel_log,
 )
 from shootout.arm.board import preflight_lines
-from shootout.facts import machine_facts
+from shootout.conditions.machinefacts import machine_facts
 from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import Journal
 

@@ -40,7 +40,7 @@ from typing import Any
 
 from scipy.special import bdtr
 
-from shootout.model import Trial
+from shootout.base.model import Trial
 
 LIMIT_CPUS = 0.25  # others' CPU per second of the trial above this: interrupted
 MIN_CPU_S = 0.03  # ... and at least this much, three ticks of /proc/stat

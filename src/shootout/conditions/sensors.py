@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from shootout.conditions.fsread import read_int, read_key_values, read_text, under
+from shootout.execution.fsread import read_int, read_key_values, read_text, under
 
 # Temperatures outside this range are sensor faults (disconnected probes read -273 or 255).
 _TEMP_RANGE_C = (-40.0, 200.0)

@@ -1,6 +1,6 @@
 """What running somewhere means: the part of a target that build, net, userspace and vm use.
 
-Paths are as seen inside the place. Targets (shootout.targets) implement this protocol;
+Paths are as seen inside the place. Targets (shootout.places) implement this protocol;
 modules below them type against it, so they never import a target.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from shootout.execution.process import Background, ProcResult, Stdin
-from shootout.model import Config
+from shootout.base.model import Config
 
 
 @runtime_checkable

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from shootout.errors import ShootoutError, ToolMissing
-from shootout.system.tree import MARKER, Tree, new_mark
+from shootout.base.errors import ShootoutError, ToolMissing
+from shootout.execution.tree import MARKER, Tree, new_mark
 
 _SECTION = re.compile(r"^section (\S+)$")
 

@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shootout.errors import ToolMissing
+from shootout.base.errors import ToolMissing
 
 # Every command a target runs gets this PATH (nothing of the caller's leaks into a trial), and
 # shootout's own machine tools (mkfs, swapon, ip, mmdebstrap) are looked up on it.

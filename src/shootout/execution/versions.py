@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from shootout.errors import ShootoutError
+from shootout.base.errors import ShootoutError
 from shootout.execution.place import Place
 
 

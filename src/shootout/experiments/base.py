@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from string import Template
 from typing import TYPE_CHECKING
 
-from shootout.configs import FileSettings, load_text
-from shootout.errors import UsageError
+from shootout.configs.parse import FileSettings, load_text
+from shootout.base.errors import UsageError
 from shootout.experiments.sizing import Plan, Sizing, plan
-from shootout.units import fraction
+from shootout.base.units import fraction
 from shootout.userspace.arches import headline_arches, host_arch, kernel_arch
 
 # why an experiment whose every configuration has a network part needs root
@@ -24,7 +24,7 @@ WRITEUPS = "docs/writeups.md"  # in shootout's repository: each write-up's setup
 _SECTION = re.compile(r"(?:^|; )([A-E])(?:'s\b|,)")  # "A, ...", "A's ...", "...; E, ..."
 
 if TYPE_CHECKING:
-    from shootout.analysis import Analysis, Comparison
+    from shootout.judge.analysis import Analysis, Comparison
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from shootout.experiments.base import Experiment
 from shootout.experiments.sizing import Sizing
 
 if TYPE_CHECKING:
-    from shootout.analysis import Analysis
+    from shootout.judge.analysis import Analysis
 
 ALGORITHMS = ("md5", "sha256", "aes-128-cbc", "aes-192-cbc", "aes-256-cbc", "bf-cbc")
 # The write-up swept 16-16384-byte blocks; its figures, the headline and the per-price line are at

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from shootout.analysis import Analysis
+    from shootout.judge.analysis import Analysis
 
 # workloads whose figures depend on hardware AES / SHA (the write-ups' Pi 4 had neither)
 AES_WORKLOADS = ("vpn", "openssl-speed")

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shootout.configs import FileSettings, load_text
+from shootout.configs.parse import FileSettings, load_text
 from shootout.experiments.base import Experiment
 from shootout.experiments.sizing import Sizing
 
 if TYPE_CHECKING:
-    from shootout.analysis import Analysis
+    from shootout.judge.analysis import Analysis
 
 WORKLOADS = ["ptrtree", "memlat", "membw", "7zip", "flac"]
 

@@ -24,7 +24,7 @@ from shootout.stats import Estimate, paired_estimate
 from shootout.workloads.diskscratch import ALGORITHMS
 
 if TYPE_CHECKING:
-    from shootout.analysis import Analysis, Comparison
+    from shootout.judge.analysis import Analysis, Comparison
 
 LINK_MBPS = 30
 # E's writeback tuning, as a configuration of its own: btrfs compress=zlib with these sysctls

@@ -40,8 +40,8 @@ from shootout.experiments.sizing import Sizing
 from shootout.stats.recorded import Interval, median_interval
 
 if TYPE_CHECKING:
-    from shootout.amounts import Amount
-    from shootout.analysis import Analysis, Comparison
+    from shootout.judge.amounts import Amount
+    from shootout.judge.analysis import Analysis, Comparison
 
 WORKLOAD = "tabs"
 LIMIT = "512 MiB"  # every setup's memory limit, said in the paragraph

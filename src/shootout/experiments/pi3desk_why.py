@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from shootout.workloads.inputs import CORPUS_KINDS
 
 if TYPE_CHECKING:
-    from shootout.analysis import Analysis, Comparison
+    from shootout.judge.analysis import Analysis, Comparison
 
 E_ZEROS_MBPS = 123  # E: 1 GiB of zeros, dd conv=fsync, btrfs compress=zlib, Pi 3 on a 30 MB/s link
 E_ON_DISK = 0.63  # E's compsize: 8.8 GB of data in 5.6 GB on disk

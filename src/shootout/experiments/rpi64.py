@@ -15,7 +15,7 @@ from shootout.experiments.base import Experiment
 from shootout.experiments.sizing import Sizing
 
 if TYPE_CHECKING:
-    from shootout.analysis import Analysis, Comparison
+    from shootout.judge.analysis import Analysis, Comparison
 
 # The write-up's 3 GB buffer (2,861 MiB), rounded up to maxalloc's 64 MiB step: the whole of it
 # is asked for, so a side either gets it (refused 0) or not, and the verdict says which.

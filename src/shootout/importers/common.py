@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from shootout.errors import UsageError
-from shootout.model import Trial, TrialSpec
+from shootout.base.errors import UsageError
+from shootout.base.model import Trial, TrialSpec
 
 IMPORTED_CATEGORY = "imported"
 PLACEHOLDER_RUN_ID = 0  # the store assigns the real id when it saves the run

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from shootout.errors import UsageError
+from shootout.base.errors import UsageError
 from shootout.importers.common import (
     IMPORTED_CATEGORY,
     PLACEHOLDER_RUN_ID,
@@ -25,7 +25,7 @@ from shootout.importers.common import (
     read_bytes,
     unique,
 )
-from shootout.model import Config, Metric, Run, RunSettings, Trial, WorkloadSpec
+from shootout.base.model import Config, Metric, Run, RunSettings, Trial, WorkloadSpec
 
 WHAT = "hyperfine JSON file (hyperfine --export-json FILE)"
 WORKLOAD = "hyperfine"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shootout.errors import UsageError
+from shootout.base.errors import UsageError
 from shootout.importers.common import (
     IMPORTED_CATEGORY,
     PLACEHOLDER_RUN_ID,
@@ -30,8 +30,8 @@ from shootout.importers.common import (
     read_bytes,
     unique,
 )
-from shootout.model import Config, Metric, Run, RunSettings, Trial, WorkloadSpec
-from shootout.units import UNITS, Direction
+from shootout.base.model import Config, Metric, Run, RunSettings, Trial, WorkloadSpec
+from shootout.base.units import UNITS, Direction
 
 WHAT = "Phoronix Test Suite result file (composite.xml)"
 METRIC = "result"

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from shootout.errors import WorkloadError
+from shootout.base.errors import WorkloadError
 
 # Tolerated leak past the drop point, as a fraction of the counted packets.
 LEAK_TOLERANCE = 0.01

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from shootout.errors import WorkloadError
+from shootout.base.errors import WorkloadError
 
 # /proc/stat columns after the name: user nice system idle iowait irq softirq steal guest guest_nice
 _IDLE, _IOWAIT, _IRQ, _SOFTIRQ, _STEAL = 3, 4, 5, 6, 7

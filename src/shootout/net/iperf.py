@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from shootout.errors import WorkloadError
+from shootout.base.errors import WorkloadError
 from shootout.net.script import wait_for
 
 PORT = 5201

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from shootout.errors import TargetError, UsageError, require_root
+from shootout.base.errors import TargetError, UsageError, require_root
 from shootout.execution.tools import host_tool
 from shootout.system.journal import Journal
 from shootout.system.namespace import in_host_mounts

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from shootout.errors import TargetError
+from shootout.base.errors import TargetError
 from shootout.execution.tools import host_tool
 from shootout.net.namespace import NetNamespace
 

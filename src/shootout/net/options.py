@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shootout.model import Config
+from shootout.base.model import Config
 
 PART = "network"  # the part's name: key in Config.parts and Trial.in_force
 

@@ -27,10 +27,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from shootout.errors import ShootoutError, TargetError, UsageError
+from shootout.base.errors import ShootoutError, TargetError, UsageError
 from shootout.execution.tools import host_tool
 from shootout.net.topology import Topology
-from shootout.paths import cache_dir
+from shootout.base.paths import cache_dir
 from shootout.system.journal import journal
 
 DROP_PORT = 9

@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import cache
 
-from shootout.errors import TargetError, WorkloadError
+from shootout.base.errors import TargetError, WorkloadError
 from shootout.execution.place import Place
 from shootout.execution.versions import tool_version
 from shootout.net import wggo

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shootout.execution.facts import TargetFacts
-from shootout.kinds import kind_of
-from shootout.model import Config
+from shootout.execution.placefacts import TargetFacts
+from shootout.places import kind_of
+from shootout.base.model import Config
 from shootout.parts.base import Part, PartSession
 from shootout.parts.memory import MemoryPart
 from shootout.parts.network import NetworkPart
@@ -23,7 +23,7 @@ from shootout.parts.settings import SettingsPart
 from shootout.parts.swap import SwapPart
 from shootout.parts.throttle import ThrottlePart
 from shootout.system.journal import Journal
-from shootout.system.scratch import Scratches
+from shootout.storage.scratch import Scratches
 
 PARTS: dict[str, Part] = {p.name: p for p in (
     SettingsPart(),

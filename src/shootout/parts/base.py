@@ -33,10 +33,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from shootout.execution.facts import TargetFacts
-from shootout.model import Config, Metric
+from shootout.execution.placefacts import TargetFacts
+from shootout.base.model import Config, Metric
 from shootout.system.journal import Journal
-from shootout.system.scratch import Scratches
+from shootout.storage.scratch import Scratches
 
 
 class PartSession(ABC):

@@ -31,8 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shootout.errors import UsageError
-from shootout.model import Config
+from shootout.base.errors import UsageError
+from shootout.base.model import Config
 from shootout.net import offloads, rungs
 from shootout.net.namespace import PIN_DIR
 from shootout.net.options import PART, NetOptions, net_options
@@ -40,7 +40,7 @@ from shootout.net.topology import Topology
 from shootout.net.tunnels import CIPHERS, VPN_KINDS, WIREGUARD_IMPLEMENTATIONS, kernel_wireguard_problem, tunnel_setting
 from shootout.parts.base import Part, PartSession
 from shootout.system.journal import Journal
-from shootout.system.scratch import Scratches
+from shootout.storage.scratch import Scratches
 
 # key -> (its field when given as a bare string, {sub-key: (field, choices or None for free text)})
 _KEYS: dict[str, tuple[str, dict[str, tuple[str, tuple[str, ...] | None]]]] = {

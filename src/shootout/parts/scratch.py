@@ -18,15 +18,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from shootout.errors import UsageError
-from shootout.model import Config
+from shootout.base.errors import UsageError
+from shootout.base.model import Config
 from shootout.parts.base import Part, PartSession
-from shootout.system.blockdev import mount_of
+from shootout.storage.blockdev import mount_of
 from shootout.system.journal import Journal
-from shootout.system.scratch import MKFS, Scratch, Scratches, scratch_problem
-from shootout.system.scratchspec import DEFAULT_BASE, PART, ScratchSpec
-from shootout.system.trim import ScratchTrim
-from shootout.units import byte_size
+from shootout.storage.scratch import MKFS, Scratch, Scratches, scratch_problem
+from shootout.storage.scratchspec import DEFAULT_BASE, PART, ScratchSpec
+from shootout.storage.trim import ScratchTrim
+from shootout.base.units import byte_size
 
 DEFAULT_SIZE = "2G"
 _FILE_KEYS = {"fs", "mount", "size", "in"}

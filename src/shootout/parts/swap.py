@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shootout.model import Config, Metric
+from shootout.base.model import Config, Metric
 from shootout.parts.base import Part, PartSession
 from shootout.swap import setup
 from shootout.swap.spec import SwapSpec, parse_swap
 from shootout.system.journal import Journal
-from shootout.system.scratch import Scratches
+from shootout.storage.scratch import Scratches
 
 
 class SwapPart(Part):

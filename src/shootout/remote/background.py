@@ -14,13 +14,13 @@ import threading
 import time
 from collections.abc import Sequence
 
-from shootout.errors import TargetError
+from shootout.base.errors import TargetError
 from shootout.execution.process import Background, ProcResult
 from shootout.execution.process import (
     _drain as drain,  # the one pipe reader, shared with local runs
 )
 from shootout.remote import helper
-from shootout.remote.ssh import SshChannel
+from shootout.remote.channel import SshChannel
 
 
 class RemoteBackground(Background):

@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from shootout.errors import TargetError, ToolMissing
-from shootout.remote.ssh import SshChannel
+from shootout.base.errors import TargetError, ToolMissing
+from shootout.remote.channel import SshChannel
 
 _FIELDS = re.compile(
     r"status=(?P<status>-?\d+) wall=(?P<wall>[0-9.]+) user=(?P<user>[0-9.]+) sys=(?P<sys>[0-9.]+) "

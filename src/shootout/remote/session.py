@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from shootout.errors import TargetError
+from shootout.base.errors import TargetError
 from shootout.execution.process import ProcResult, Stdin
 from shootout.remote.helper import RemoteUsage, parse_fields
 

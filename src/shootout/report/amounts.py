@@ -1,4 +1,4 @@
-"""The recorded-amounts table (shootout.amounts), built once and rendered by every format.
+"""The recorded-amounts table (shootout.judge.amounts), built once and rendered by every format.
 
 One row per workload and amount (tabs lost, stall time, pool sizes...), one column per
 configuration; a cell holds the median over rounds and its distribution-free interval, or
@@ -12,7 +12,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from shootout.analysis import Analysis
+from shootout.judge.analysis import Analysis
 
 TITLE = "Recorded amounts"
 INTRO = ("What the trials counted that may be zero: per configuration the median over rounds and its "

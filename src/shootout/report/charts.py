@@ -29,9 +29,9 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 from scipy.stats import binom
 
-from shootout.analysis import WITHIN_RUN, Analysis, Comparison
-from shootout.errors import UsageError
-from shootout.model import Config
+from shootout.judge.analysis import WITHIN_RUN, Analysis, Comparison
+from shootout.base.errors import UsageError
+from shootout.base.model import Config
 from shootout.report.text import (
     TIMES,
     MetricRow,

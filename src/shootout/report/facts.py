@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shootout.analysis import BUDGET_REFUSED, Analysis
+from shootout.judge.analysis import BUDGET_REFUSED, Analysis
 
 # said elsewhere: drawn in the report's timeline (report/timeline.py), or said at the top
 _NOT_LISTED = {"monitor_samples", BUDGET_REFUSED}

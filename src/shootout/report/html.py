@@ -11,12 +11,12 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 import shootout
-from shootout.analysis import Analysis, Comparison
-from shootout.lost import lost_lines
+from shootout.judge.analysis import Analysis, Comparison
+from shootout.measure.lostconfigs import lost_lines
 from shootout.report import amounts, charts
 from shootout.report.amounts import amount_table
 from shootout.report.facts import config_facts, machine_facts
-from shootout.report.lost import lost_notices
+from shootout.report.lostworkloads import lost_notices
 from shootout.report.perdollar import per_dollar
 from shootout.report.timeline import timeline_chart
 from shootout.report.text import (

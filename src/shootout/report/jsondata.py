@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from shootout.analysis import Analysis, Comparison
+from shootout.judge.analysis import Analysis, Comparison
 from shootout.report.text import baseline, iter_summaries, metric_rows
 from shootout.stats import Estimate, Resolution, verdict
 

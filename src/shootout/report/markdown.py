@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from shootout.analysis import Analysis
-from shootout.lost import lost_lines
+from shootout.judge.analysis import Analysis
+from shootout.measure.lostconfigs import lost_lines
 from shootout.report import amounts, charts
 from shootout.report.amounts import amount_table
 from shootout.report.facts import config_facts, machine_facts
 from shootout.report.html import method_items, subtitle
-from shootout.report.lost import lost_notices
+from shootout.report.lostworkloads import lost_notices
 from shootout.report.perdollar import per_dollar
 from shootout.report.timeline import TIMELINE_KEY
 from shootout.report.text import (

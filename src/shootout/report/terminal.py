@@ -25,12 +25,12 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from shootout.analysis import WITHIN_RUN, Analysis
-from shootout.lost import lost_lines, lost_sentence
-from shootout.model import Config
+from shootout.judge.analysis import WITHIN_RUN, Analysis
+from shootout.measure.lostconfigs import lost_lines, lost_sentence
+from shootout.base.model import Config
 from shootout.report import amounts
 from shootout.report.amounts import AmountTable, amount_table
-from shootout.report.lost import lost_notices
+from shootout.report.lostworkloads import lost_notices
 from shootout.report.perdollar import price_lines, stored_prices
 from shootout.report.text import (
     MetricRow,

@@ -23,8 +23,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from shootout.analysis import Analysis
-from shootout.machines import machine_of
+from shootout.judge.analysis import Analysis
+from shootout.judge.machines import machine_of
 from shootout.report.charts import BELOW, CONFIG_COLORS, literal_text, render
 
 PANELS = (

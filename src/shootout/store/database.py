@@ -11,9 +11,9 @@ from sqlalchemy import Connection, Row, delete, func, insert, select, update
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from shootout.errors import ShootoutError, StoreError
-from shootout.model import Run, Trial
-from shootout.paths import default_db_url
+from shootout.base.errors import ShootoutError, StoreError
+from shootout.base.model import Run, Trial
+from shootout.base.paths import default_db_url
 from shootout.store import engine as eng
 from shootout.store import migrations, results
 from shootout.store.schema import runs, settings, trials

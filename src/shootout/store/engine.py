@@ -12,7 +12,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
-from shootout.errors import StoreError
+from shootout.base.errors import StoreError
 
 WRITABLE_HINT = "pass --db with a writable path"
 URL_HINT = "give a file path or a URL such as sqlite:////var/lib/results.db or postgresql://user@host/db"

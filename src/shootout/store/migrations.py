@@ -33,7 +33,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import SQLAlchemyError
 
-from shootout.errors import StoreError
+from shootout.base.errors import StoreError
 from shootout.store import schema
 from shootout.store.engine import one_line
 

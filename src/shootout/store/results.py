@@ -6,8 +6,8 @@ import csv
 import io
 from typing import Any
 
-from shootout.errors import StoreError
-from shootout.model import Run, Trial
+from shootout.base.errors import StoreError
+from shootout.base.model import Run, Trial
 from shootout.store.serialize import run_from_dict, run_to_dict, trial_from_dict, trial_to_dict
 
 RESULTS_FORMAT = "shootout-results"

@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shootout.errors import UsageError
-from shootout.units import byte_size
+from shootout.base.errors import UsageError
+from shootout.base.units import byte_size
 
 KINDS = ("none", "disk", "zswap", "zram")
 KEYS = {"kind", "size", "compressor", "max_pool_percent", "on", "zpool"}

@@ -13,7 +13,7 @@ import os
 from functools import cache
 from pathlib import Path
 
-from shootout.conditions.fsread import read_text
+from shootout.execution.fsread import read_text
 
 _FAMILIES = {"x86_64": "x86", "i386": "x86", "i486": "x86", "i586": "x86", "i686": "x86",
              "aarch64": "arm", "aarch64_be": "arm", "armv7l": "arm", "armv8l": "arm", "armv6l": "arm"}

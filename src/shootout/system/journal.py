@@ -35,9 +35,9 @@ from typing import Any
 
 import psutil
 
-from shootout.paths import data_subdir
+from shootout.base.paths import data_subdir
 from shootout.system.namespace import in_host_mounts
-from shootout.system.tree import end_marked
+from shootout.execution.tree import end_marked
 
 Undo = dict[str, Any]
 

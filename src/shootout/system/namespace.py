@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from shootout.errors import TargetError
+from shootout.base.errors import TargetError
 
 CLONE_FS = 0x00000200
 CLONE_NEWNS = 0x00020000

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from shootout.errors import TargetError, UsageError
+from shootout.base.errors import TargetError, UsageError
 from shootout.system.journal import Journal
 
 _SYSCTL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+/-]*$")

@@ -1,7 +1,7 @@
 """Check that what ran is what the configuration's label says: ELF class and machine.
 
 A comparison labelled 32-bit vs 64-bit is only meaningful if the binaries that ran really
-are 32-bit and 64-bit; this reads their ELF headers (shootout.elf) and compares.
+are 32-bit and 64-bit; this reads their ELF headers (shootout.execution.elf) and compares.
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shootout.elf import HEAD_BYTES, elf_identity_of
-from shootout.errors import TargetError
+from shootout.execution.elf import HEAD_BYTES, elf_identity_of
+from shootout.base.errors import TargetError
 from shootout.execution.place import Place
-from shootout.kinds import kind_of
-from shootout.model import Config
+from shootout.places import kind_of
+from shootout.base.model import Config
 from shootout.userspace import registry
 from shootout.userspace.arches import ARCHES, Arch, host_arch
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from shootout.errors import TargetError
+from shootout.base.errors import TargetError
 from shootout.execution.place import Place
 from shootout.execution.process import ProcResult
 from shootout.userspace import registry

@@ -7,7 +7,7 @@ import subprocess
 from dataclasses import dataclass
 from functools import cache
 
-from shootout.errors import UsageError
+from shootout.base.errors import UsageError
 from shootout.execution.tools import find_tool
 
 
@@ -15,7 +15,7 @@ from shootout.execution.tools import find_tool
 class Arch:
     name: str  # Debian architecture name
     bits: int  # ELF class of its binaries
-    machine: str  # ELF machine as shootout.elf names it
+    machine: str  # ELF machine as shootout.execution.elf names it
     qemu: str  # qemu-user binary suffix (qemu-<qemu>-static) that emulates it
 
 

@@ -12,7 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from shootout.errors import TargetError, ToolMissing
+from shootout.base.errors import TargetError, ToolMissing
 from shootout.system.journal import Journal
 from shootout.system.mounts import umount_undo
 from shootout.system.namespace import private_mounts

@@ -6,7 +6,7 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from shootout.errors import TargetError
+from shootout.base.errors import TargetError
 
 
 def installed_versions(root: Path) -> dict[str, str]:

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from shootout.errors import TargetError, UsageError
-from shootout.paths import data_subdir
+from shootout.base.errors import TargetError, UsageError
+from shootout.base.paths import data_subdir
 
 META = "userspace.json"
 INCOMPLETE = ".incomplete-"

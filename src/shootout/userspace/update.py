@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from shootout.errors import TargetError, require_root
-from shootout.model import Config
+from shootout.base.errors import TargetError, require_root
+from shootout.base.model import Config
 from shootout.system.journal import Journal
 from shootout.userspace import registry
 from shootout.userspace.apt import APT_ENV, UserspacePlace, apt_get, refresh

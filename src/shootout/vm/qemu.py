@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 
-from shootout.errors import TargetError, ToolMissing
+from shootout.base.errors import TargetError, ToolMissing
 from shootout.execution.tools import find_tool
 from shootout.system.children import die_with_parent
 from shootout.system.journal import Journal

@@ -22,15 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shootout.build import ABI_FLAGS, require_compiler
-from shootout.errors import UsageError, WorkloadError
-from shootout.execution.facts import TargetFacts
+from shootout.execution.build import ABI_FLAGS, require_compiler
+from shootout.base.errors import UsageError, WorkloadError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.tools import find_tool
 from shootout.execution.versions import tool_version
-from shootout.model import Metric, WorkloadSpec
-from shootout.paths import cache_dir
-from shootout.targets.base import Target
+from shootout.base.model import Metric, WorkloadSpec
+from shootout.base.paths import cache_dir
+from shootout.places.target import Target
 from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import Step, q, run_checked, step_seconds, timed_argv
 

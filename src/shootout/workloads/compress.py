@@ -12,11 +12,11 @@ from __future__ import annotations
 from statistics import geometric_mean
 from typing import Any
 
-from shootout.errors import WorkloadError
-from shootout.execution.facts import TargetFacts
+from shootout.base.errors import WorkloadError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.model import Metric, WorkloadSpec
+from shootout.base.model import Metric, WorkloadSpec
 from shootout.workloads import inputs
 from shootout.workloads.base import Context, Prepared, Tool, Workload, repeats_for
 from shootout.workloads.shell import Step, parse_steps, q, step_seconds, timed_argv

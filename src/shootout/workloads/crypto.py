@@ -8,12 +8,12 @@ from functools import lru_cache
 from statistics import geometric_mean
 from typing import Any
 
-from shootout.errors import WorkloadError
-from shootout.execution.facts import TargetFacts
+from shootout.base.errors import WorkloadError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.model import Metric, WorkloadSpec
-from shootout.targets.base import Target
+from shootout.base.model import Metric, WorkloadSpec
+from shootout.places.target import Target
 from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.openssl_output import ALL_SIZES, hw_paths, parse_speed
 from shootout.workloads.shell import q, run_checked

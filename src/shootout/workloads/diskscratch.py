@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from shootout.errors import ShootoutError, ToolMissing, WorkloadError
-from shootout.model import Config, Metric
-from shootout.system.scratchspec import scratch_spec
-from shootout.targets.base import Target
+from shootout.base.errors import ShootoutError, ToolMissing, WorkloadError
+from shootout.base.model import Config, Metric
+from shootout.storage.scratchspec import scratch_spec
+from shootout.places.target import Target
 from shootout.workloads.base import Context, Workload
 from shootout.workloads.shell import q
 

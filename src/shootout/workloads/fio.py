@@ -17,12 +17,12 @@ import json
 from statistics import geometric_mean
 from typing import Any
 
-from shootout.errors import WorkloadError
-from shootout.execution.facts import TargetFacts
+from shootout.base.errors import WorkloadError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.model import Metric, WorkloadSpec
-from shootout.targets.base import Target
+from shootout.base.model import Metric, WorkloadSpec
+from shootout.places.target import Target
 from shootout.workloads.base import Context, Prepared, Tool
 from shootout.workloads.diskscratch import (
     ScratchWorkload,

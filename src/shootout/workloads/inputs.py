@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from shootout.paths import cache_dir
-from shootout.targets.base import Target
+from shootout.base.paths import cache_dir
+from shootout.places.target import Target
 
 _M64 = (1 << 64) - 1
 _GAMMA = 0x9E3779B97F4A7C15

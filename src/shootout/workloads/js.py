@@ -18,12 +18,12 @@ from pathlib import Path
 from statistics import geometric_mean
 from typing import Any
 
-from shootout.errors import WorkloadError
-from shootout.execution.facts import TargetFacts
+from shootout.base.errors import WorkloadError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.model import Metric, WorkloadSpec
-from shootout.paths import cache_dir
+from shootout.base.model import Metric, WorkloadSpec
+from shootout.base.paths import cache_dir
 from shootout.workloads.base import Context, Prepared, Tool, Workload, parse_key_values, repeats_for, require
 from shootout.workloads.jssource import module_source
 from shootout.workloads.npm import check_versions, npm_install

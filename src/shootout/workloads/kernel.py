@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from shootout.build import build_native, require_compiler
-from shootout.errors import WorkloadError
+from shootout.execution.build import build_native, require_compiler
+from shootout.base.errors import WorkloadError
 from shootout.execution.process import ProcResult
-from shootout.targets.base import Target
+from shootout.places.target import Target
 from shootout.workloads.base import (
     MIN_TRIAL_S,
     Context,

@@ -15,11 +15,11 @@ import re
 from statistics import geometric_mean
 from typing import Any
 
-from shootout.errors import WorkloadError
-from shootout.execution.facts import TargetFacts
+from shootout.base.errors import WorkloadError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.model import Metric, WorkloadSpec
+from shootout.base.model import Metric, WorkloadSpec
 from shootout.workloads.base import Context, Prepared, Tool, Workload
 
 METHODS = {"MEMCPY": "memcpy", "DUMB": "dumb", "MCBLOCK": "mcblock"}

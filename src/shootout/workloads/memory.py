@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from shootout.errors import WorkloadError
-from shootout.execution.facts import LEVELS, TargetFacts
+from shootout.base.errors import WorkloadError
+from shootout.execution.placefacts import LEVELS, TargetFacts
 from shootout.execution.process import ProcResult
-from shootout.model import Metric, WorkloadSpec
+from shootout.base.model import Metric, WorkloadSpec
 from shootout.workloads.base import Context, Prepared, parse_key_values, repeats_for, require
 from shootout.workloads.kernel import CompiledWorkload
 from shootout.workloads.shell import q

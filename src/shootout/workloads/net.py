@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar
 
-from shootout.build import build_native
-from shootout.errors import TargetError, WorkloadError
-from shootout.execution.facts import TargetFacts
+from shootout.execution.build import build_native
+from shootout.base.errors import TargetError, WorkloadError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.kinds import kind_of
-from shootout.model import Metric, WorkloadSpec
+from shootout.places import kind_of
+from shootout.base.model import Metric, WorkloadSpec
 from shootout.net import counters, cpustat, iperf
 from shootout.net.options import PART, NetOptions, net_options
 from shootout.net.rungs import DROP_PORT, rung

@@ -15,9 +15,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from shootout.errors import ToolMissing, WorkloadError
+from shootout.base.errors import ToolMissing, WorkloadError
 from shootout.execution.tools import find_tool
-from shootout.paths import cache_dir
+from shootout.base.paths import cache_dir
 
 
 def npm_install(root: Path, command: str, what: str) -> None:

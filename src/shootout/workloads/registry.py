@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from shootout.errors import UsageError
+from shootout.base.errors import UsageError
 from shootout.workloads import browser
 from shootout.workloads import compile as build_workload
 from shootout.workloads import (compress, cpu, crypto, ddwrite, fio, iozone, js, mbw, media, memory, net, sevenzip,

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shootout.errors import ToolMissing, WorkloadError
-from shootout.execution.facts import TargetFacts
+from shootout.base.errors import ToolMissing, WorkloadError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.model import Metric, WorkloadSpec
-from shootout.targets.base import Target
+from shootout.base.model import Metric, WorkloadSpec
+from shootout.places.target import Target
 from shootout.workloads.base import Context, Prepared, Workload
 from shootout.workloads.shell import q
 

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from shootout.errors import WorkloadError
+from shootout.base.errors import WorkloadError
 from shootout.execution.process import ProcResult
-from shootout.targets.base import Target
+from shootout.places.target import Target
 
 _STEP = re.compile(r"^step ([a-z0-9_]+) (\d+\.\d+) (\d+\.\d+)$")
 

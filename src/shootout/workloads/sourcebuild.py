@@ -25,12 +25,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from shootout.build import ABI_FLAGS, require_compiler
-from shootout.errors import WorkloadError
-from shootout.execution.facts import TargetFacts
+from shootout.execution.build import ABI_FLAGS, require_compiler
+from shootout.base.errors import WorkloadError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
-from shootout.model import Config, Metric, WorkloadSpec
-from shootout.targets.base import Target
+from shootout.base.model import Config, Metric, WorkloadSpec
+from shootout.places.target import Target
 from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.compile import Source, build_versions, make_step, pinned_tarball, unpack
 from shootout.workloads.shell import q, run_checked, step_seconds, timed_argv

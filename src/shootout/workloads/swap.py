@@ -5,7 +5,7 @@ parts/swap.py): the limit makes them swap, the setup decides how fast the pages 
 Without a limit they still run, in RAM. Besides their metrics (strictly positive, compared as
 speed-ups) tabs reports *recorded* amounts that may be zero (RECORDED: tabs the OOM killer
 took, major faults); the parts add stall time, swap traffic and pool sizes. Those are
-summarised per configuration (shootout.amounts), and a configuration that lost more tabs is
+summarised per configuration (shootout.judge.amounts), and a configuration that lost more tabs is
 never called faster (the spec's guard).
 """
 
@@ -15,10 +15,10 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from shootout.errors import UsageError
-from shootout.execution.facts import TargetFacts
+from shootout.base.errors import UsageError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
-from shootout.model import Metric, WorkloadSpec
+from shootout.base.model import Metric, WorkloadSpec
 from shootout.workloads.base import Context, Prepared, parse_key_values, require
 from shootout.workloads.compile import Build
 from shootout.workloads.kernel import CompiledWorkload
@@ -35,7 +35,7 @@ TAB_OVERHEAD_MIB = 8
 
 _MS = "switch latency from request to the tab's answer"
 # What the program counts that may be zero: stored with the trial's values, summarised per
-# configuration (shootout.amounts), never compared as speed-ups.
+# configuration (shootout.judge.amounts), never compared as speed-ups.
 RECORDED = (
     Metric("tabs_killed", "tabs", "tabs the OOM killer killed (each reloaded when next switched to)"),
     Metric("major_faults", "faults", "major page faults of the tabs and the driver"),

@@ -5,7 +5,7 @@
     command = "make -C /src -j2"        # a string runs under sh -c; a list runs as is
     metric = "wall"                     # or: regex = 'throughput: ([0-9.]+)'; a wall-timed command
                                         # that is CPU-bound in the warm-up is judged by its CPU time
-    unit = "s"                          # a unit from shootout.units (see: shootout workloads)
+    unit = "s"                          # a unit from shootout.base.units (see: shootout workloads)
     direction = "lower"                 # optional: checked against the unit's own direction
     scratch = "disk"                    # optional: $SHOOTOUT_SCRATCH is the configuration's scratch
 
@@ -20,11 +20,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shootout.cpuclock import CPU, WALL
-from shootout.errors import UsageError, WorkloadError
+from shootout.workloads.cpuclock import CPU, WALL
+from shootout.base.errors import UsageError, WorkloadError
 from shootout.execution.process import ProcResult
-from shootout.model import Metric, WorkloadSpec
-from shootout.units import UNITS
+from shootout.base.model import Metric, WorkloadSpec
+from shootout.base.units import UNITS
 from shootout.workloads.base import Context, Prepared, Workload
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

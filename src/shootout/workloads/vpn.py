@@ -27,11 +27,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from shootout.errors import UsageError
-from shootout.execution.facts import TargetFacts
+from shootout.base.errors import UsageError
+from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.model import WorkloadSpec
+from shootout.base.model import WorkloadSpec
 from shootout.net import cpustat, iperf
 from shootout.net.options import NetOptions, net_options
 from shootout.net.script import script_text, section

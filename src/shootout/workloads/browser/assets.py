@@ -17,9 +17,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from shootout.errors import ToolMissing, WorkloadError
+from shootout.base.errors import ToolMissing, WorkloadError
 from shootout.execution.tools import find_tool
-from shootout.paths import cache_dir
+from shootout.base.paths import cache_dir
 from shootout.workloads import inputs
 from shootout.workloads.browser.pages import (
     FRAMEWORKS,

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from shootout.errors import WorkloadError
+from shootout.base.errors import WorkloadError
 from shootout.execution.process import ProcResult
 from shootout.workloads.base import require
 

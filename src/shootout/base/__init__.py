@@ -1,0 +1,1 @@
+"""Lowest layer: frozen records, units, errors and paths that everything else uses. No I/O."""

@@ -1,0 +1,1 @@
+"""Judging: from stored trials to comparisons, verdicts carried from stats, and what explains them."""

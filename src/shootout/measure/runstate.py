@@ -1,0 +1,58 @@
+"""What a run holds while it executes: the request it was started with, and its live state."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from shootout.conditions.repeats import Repeats
+from shootout.base.errors import ShootoutError
+from shootout.base.model import Config, Run, RunSettings, Trial
+from shootout.parts import RunParts
+from shootout.storage.scratch import Scratches
+from shootout.places.target import Target
+from shootout.workloads.base import Context, Prepared, Workload
+
+
+@dataclass
+class RunRequest:
+    configs: list[Config]
+    workloads: list[Workload]
+    settings: RunSettings
+    user_workloads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # overrides of default params
+    lost: dict[str, str] = field(default_factory=dict)  # configurations asked for that cannot run here: why
+    prepared: list[str] = field(default_factory=list)  # what the preparation step did (preparation.py), said once
+
+
+@dataclass
+class Live:
+    run: Run
+    workloads: dict[str, Workload]
+    targets: dict[str, Target]
+    prepared: dict[tuple[str, str], Prepared]
+    done: set[tuple[int, str, str]]
+    trials: list[Trial]
+    failed: set[str] = field(default_factory=set)
+    errors: dict[str, ShootoutError] = field(default_factory=dict)  # why each failed workload failed
+    fresh: bool = False  # started by this session (not resumed): dropped if it fails before measuring
+    contexts: dict[tuple[str, str], Context] = field(default_factory=dict)  # (workload, config)
+    parts: RunParts | None = None  # settings, scratch, ...: applied before every trial
+    scratches: Scratches | None = None  # the scratch areas' owners, handed to targets and parts
+    session_start: float = field(default_factory=time.monotonic)
+    elapsed_before: float = 0.0
+    trial_seconds: list[float] = field(default_factory=list)
+    repeats: dict[str, Repeats] = field(default_factory=dict)  # each machine's count of interrupted attempts
+    # machines measured in parallel (lanes.py): one lane records at a time; after a lane's
+    # failure or an interrupt nothing more is recorded
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    abort: threading.Event = field(default_factory=threading.Event)
+
+    def repeats_on(self, machine: str) -> Repeats:
+        """The count of interrupted attempts on one machine (lanes.machine_key)."""
+        return self.repeats.setdefault(machine, Repeats(self.run.settings.repeats))
+
+    def elapsed(self) -> float:
+        return self.elapsed_before + time.monotonic() - self.session_start

@@ -1,0 +1,124 @@
+"""When the rounds stop: the budget's check after the warm-up, the time left to the first
+round that can decide, and the workloads still undecided after the minimum rounds."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from shootout.workloads import cpuclock
+from shootout.measure import events as ev
+from shootout.judge.analysis import BUDGET_REFUSED, is_emulated, metric_log_ratios, run_design
+from shootout.base.errors import UsageError
+from shootout.configs.groups import grouped
+from shootout.base.model import Trial
+from shootout.measure.runstate import Live
+from shootout.stats import decided
+
+_ROUND_OVERHEAD = 1.1  # a round's time beyond its trials' wall time (clock check, commits)
+_PAUSED = 2.0  # a warm-up spanning more than twice its trials' time was interrupted and resumed
+
+
+def round_seconds(trials: list[Trial]) -> float:
+    """How long a round of these trials takes: the span they ran in (trials plus what the
+    runner does between them; shorter than their summed time when machines measured in
+    parallel, lanes.py), or their summed wall time when the span holds a pause."""
+    work = sum(t.wall_s for t in trials)
+    span = max(t.started_at + t.wall_s for t in trials) - min(t.started_at for t in trials)
+    return span if max(t.wall_s for t in trials) <= span <= _PAUSED * work else work * _ROUND_OVERHEAD
+
+
+def _at_once(live: Live) -> float:
+    """How many trials ran at once in the latest round (machines in parallel), at least 1."""
+    latest = max((t.spec.round for t in live.trials), default=None)
+    trials = [t for t in live.trials if t.spec.round == latest]
+    if not trials:
+        return 1.0
+    return max(1.0, sum(t.wall_s for t in trials) / max(round_seconds(trials), 1e-9))
+
+
+def own_budget(name: str) -> str:
+    """A named experiment's own budget, for the refusal's hint ('' for any other run)."""
+    if not name:
+        return ""
+    from shootout.experiments.limits import own_budget  # the experiments import the workloads, not the runner
+
+    return own_budget(name)
+
+
+def emulated(live: Live) -> list[str]:
+    """The run's configurations that ran emulated (TCG VMs): function only, no verdicts."""
+    return [c.name for c in live.run.configs if is_emulated(live.run.facts.get(c.name, {}))]
+
+
+def undecided(live: Live, names: list[str]) -> list[str]:
+    """Workloads whose headline metric is not decided yet against some configuration.
+
+    Decided: a verdict under the run's sequential rule, or an interval already narrower
+    than the precision (see stats.design for why stopping on either keeps its promise).
+    Sub-metrics do not keep a workload running: they get no verdict.
+    """
+    s = live.run.settings
+    if len(live.run.configs) < 2 or grouped(live.run):
+        return []  # nothing to compare, or machines as the units: the minimum rounds (groups.py)
+    design = run_design(live.run, headline=True)
+    base = live.run.configs[0].name
+    out = []
+    for name in names:
+        spec = live.workloads[name].spec
+        for config in live.run.configs[1:]:
+            metric = cpuclock.headline(live.run, spec)
+            ratios = metric_log_ratios(live.trials, spec, metric, base, config.name)
+            if not ratios and not any(metric in t.values for t in live.trials if t.spec.workload == name):
+                continue  # a headline these parameters do not produce
+            if not decided(design.estimate(list(ratios.values())), s.threshold, s.precision):
+                out.append(name)
+                break
+    return out
+
+
+def check_budget(live: Live, active: list[str], emit: Callable[[ev.Event], None]) -> None:
+    """After the warm-up: can the budget pay for the rounds up to the first that can give a
+    verdict? Say what they need, and stop before measuring when it cannot (unless the user
+    asked for a partial run)."""
+    s = live.run.settings
+    warmup = [t for t in live.trials if t.spec.round == 0 and t.spec.workload in active]
+    measured = {t.spec.round for t in live.trials if t.spec.round > 0}
+    first = first_deciding_round(live)
+    rounds = max(0, first - len(measured))
+    if not warmup or not rounds or len(live.run.configs) < 2:
+        return  # one configuration has no verdicts to lose
+    if emulated_here := emulated(live):
+        # function only, no verdicts by design: nothing to pay for, the run measures its budget
+        emit(ev.Notice(f"{', '.join(emulated_here)} emulated: no verdicts; one round whatever the budget, "
+                            f"more while the budget of {s.budget_s / 60:g} min lasts"))
+        return
+    round_s = round_seconds(warmup)
+    estimate = ev.BudgetEstimate(rounds, round_s, rounds * round_s, max(0.0, s.budget_s - live.elapsed()))
+    emit(estimate)
+    if not estimate.enough and not s.partial:
+        wanted = math.ceil((live.elapsed() + estimate.needed_s * 1.2) / 60)
+        # kept with the run (saved as it ends), so show and report say why it has no verdicts
+        live.run.facts.setdefault("machine", {})[BUDGET_REFUSED] = {
+            "budget_s": s.budget_s, "rounds": first, "wanted_min": wanted}
+        raise UsageError(
+            f"the budget of {s.budget_s / 60:g} min cannot pay for the {first} rounds a first verdict needs "
+            "under the sequential rule, so no workload would get a verdict; nothing was measured beyond the warm-up",
+            f"run again with --budget {wanted}m, or fewer workloads (-w), or --partial to measure anyway"
+            + own_budget(s.experiment))
+
+def first_deciding_round(live: Live) -> int:
+    """The first round at which the run's sequential rule can give a verdict (stats/design.py)."""
+    s = live.run.settings
+    return max(s.min_rounds, run_design(live.run, headline=True).first_look() or s.max_rounds)
+
+def eta(live: Live, round_index: int, in_round: int, active: int) -> float | None:
+    """Seconds left until the first round that can decide (more rounds may follow if undecided);
+    active: the workloads still measured."""
+    if not live.trial_seconds:
+        return None
+    per_trial = sum(live.trial_seconds[-50:]) / len(live.trial_seconds[-50:])
+    pairs = active * len(live.run.configs)
+    rounds_left = max(0, first_deciding_round(live) - round_index)
+    left = (rounds_left * pairs + in_round) * per_trial / _at_once(live)
+    return min(left, max(0.0, live.run.settings.budget_s - live.elapsed()))

@@ -1,0 +1,67 @@
+"""One trial: run a workload's command on a configuration's target and read its values."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from shootout.workloads import cpuclock
+from shootout.base.errors import ShootoutError, WorkloadError
+from shootout.base.model import Trial, TrialSpec
+from shootout.measure.runstate import Live
+from shootout.places.target import layout_padding
+
+
+def failed(trial: Trial) -> WorkloadError:
+    return WorkloadError(f"{trial.spec.workload} failed on {trial.spec.config}: {trial.error}")
+
+
+def run_trial(live: Live, spec: TrialSpec) -> Trial:
+    """One trial: the parts set up around it, the command run on its target, its output parsed."""
+    workload = live.workloads[spec.workload]
+    prepared = live.prepared[(spec.workload, spec.config)]
+    params = live.run.params[spec.workload]
+    target = live.targets[spec.config]
+    argv = workload.argv(prepared, params)
+    recorded = {m.name for m in workload.spec.recorded}
+    t0 = time.time()
+    config = next(c for c in live.run.configs if c.name == spec.config)
+    in_force: dict[str, Any] = {}
+    observed: dict[str, Any] = {}
+    try:
+        wrap: list[str] = []
+        if live.parts is not None:
+            with live.lock:  # the parts write the journal: one lane at a time
+                in_force = live.parts.before_trial(config)
+                wrap = live.parts.wrap(config)
+        try:
+            result = target.run(argv, env=layout_padding(), timeout=float(params.get("timeout_s", 1800)), wrap=wrap)
+        finally:  # also after a failed start: a part may have made something for this trial
+            if live.parts is not None:
+                with live.lock:
+                    observed = live.parts.after_trial(config)
+    except ShootoutError as exc:
+        return Trial(spec, {}, 0, 0, 0, 0, 0, -1, "", t0, error=str(exc), in_force=in_force, observed=observed)
+    error = None
+    values: dict[str, float] = {}
+    if result.timed_out:
+        error = f"timed out after {result.wall_s:.0f} s"
+    elif result.exit_status != 0:
+        error = f"exit status {result.exit_status}: {result.stderr_tail(1) or 'no message'}"
+    else:
+        try:
+            values = workload.parse(result, params)
+            # metrics are compared as ratios; recorded amounts (tabs lost) may be zero
+            bad = [k for k, v in values.items() if not (math.isfinite(v) and (v > 0 or (k in recorded and v >= 0)))]
+            if bad:
+                error, values = f"non-positive or non-finite value for {', '.join(bad)}", {}
+        except ShootoutError as exc:
+            error = str(exc)
+    if error and live.parts is not None:  # what the parts saw may say why (a full zram device)
+        error = "; ".join([error, *live.parts.failure_notes(observed)])
+    if result.run_delay_s is not None:  # waited for a CPU: cpuclock tells computing from waiting by it
+        observed = {**observed, cpuclock.SCHED: {"run_delay_s": result.run_delay_s}}
+    return Trial(spec, values, result.wall_s, result.user_s, result.sys_s, result.max_rss_kb,
+                 result.ctx_switches, result.exit_status, result.stderr_tail(), result.started_at,
+                 error=error, in_force=in_force, observed=observed)

@@ -1,0 +1,36 @@
+"""Workloads a run lost: said in the summary sentence and above every table, since a geometric
+mean over fewer workloads than asked for reads like a complete answer otherwise."""
+
+from __future__ import annotations
+
+from shootout.judge.analysis import Analysis
+
+
+def lost_workloads(analysis: Analysis) -> dict[str, tuple[str | None, str]]:
+    """Workload -> (the configuration it failed on, the reason), over the analysis's runs."""
+    out: dict[str, tuple[str | None, str]] = {}
+    for run in analysis.runs:
+        for name, lost in (run.facts.get("lost") or {}).items():
+            out.setdefault(name, (lost.get("config"), str(lost.get("reason", ""))))
+    return out
+
+
+def _where(analysis: Analysis, config: str | None) -> str:
+    shown = next((c.display for c in analysis.configs if c.name == config), config)
+    return f" on {shown}" if shown else ""
+
+
+def lost_phrase(analysis: Analysis) -> str | None:
+    """For the summary sentence: 'without membw, which failed on i386'."""
+    lost = lost_workloads(analysis)
+    if not lost:
+        return None
+    parts = [f"{name}, which failed{_where(analysis, config)}" for name, (config, _) in lost.items()]
+    return "without " + "; ".join(parts)
+
+
+def lost_notices(analysis: Analysis) -> list[str]:
+    """One line per lost workload, with its reason: for the top of a report."""
+    return [f"{name} was not measured: it failed{_where(analysis, config)} ({reason[:200]}); "
+            "the geometric mean leaves it out"
+            for name, (config, reason) in lost_workloads(analysis).items()]

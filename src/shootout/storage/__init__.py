@@ -1,0 +1,1 @@
+"""Storage under test: where disk workloads write (scratch areas, block devices, trim)."""

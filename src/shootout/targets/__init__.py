@@ -1,1 +1,0 @@
-"""Targets: where a command runs (host, chroot userspace, fake for tests)."""
