@@ -26,9 +26,8 @@ import json
 import sys
 from pathlib import Path
 
-from shootout.places.chroot import named_userspace_config
+from shootout.places.chroot import ChrootTarget, named_userspace_config
 from shootout.system.journal import journal
-from shootout.places.chroottarget import ChrootTarget
 from shootout.workloads.base import Context
 from shootout.workloads.browser import Browser
 from shootout.workloads.browser.pages import FRAMEWORKS

@@ -41,7 +41,6 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
-
 from common import HERE, build_work, on_off_load, scratch, shootout_toml
 from verdicts import welch_run as hyperfine_welch
 

@@ -26,11 +26,11 @@ import statistics
 from pathlib import Path
 from unittest import mock
 
-from shootout.execution import build
 from shootout.base.model import Config
-from shootout.stats import cv
+from shootout.execution import build
+from shootout.places.host import HostTarget
 from shootout.places.target import layout_padding
-from shootout.places.hosttarget import HostTarget
+from shootout.stats import cv
 from shootout.workloads.registry import workload
 
 KERNELS = ("intmix", "ptrtree", "membw", "memlat")

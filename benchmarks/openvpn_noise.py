@@ -28,8 +28,8 @@ import time
 from dataclasses import dataclass, field
 
 from shootout.net import iperf, offloads
-from shootout.net.tunnels import INNER_B, OpenVpn
 from shootout.net.topology import Topology
+from shootout.net.tunnels import INNER_B, OpenVpn
 from shootout.system.journal import journal
 
 

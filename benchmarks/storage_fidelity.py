@@ -38,13 +38,13 @@ from pathlib import Path
 
 from common import shootout
 
+from shootout.base.units import byte_size
 from shootout.parts.throttle import _Session as ThrottleSession
 from shootout.parts.throttle import parse_rate
 from shootout.stats import unpaired_estimate
 from shootout.storage.blockdev import mount_of
-from shootout.system.journal import journal
 from shootout.storage.scratch import _file_fs
-from shootout.base.units import byte_size
+from shootout.system.journal import journal
 from shootout.workloads import fio, iozone
 
 ROUNDS = 6

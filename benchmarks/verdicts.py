@@ -31,9 +31,16 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
+from common import (
+    build_work,
+    calibrate,
+    hyperfine,
+    on_off_load,
+    scratch,
+    shootout,
+    shootout_toml,
+)
 from scipy import stats
-
-from common import build_work, calibrate, hyperfine, on_off_load, scratch, shootout, shootout_toml
 
 INJECTIONS = (0.0, 2.0, 5.0)
 

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from shootout.measure import bootcampaign as campaign
-from shootout.judge.crossrun import compare_members, members_by_side
 from shootout.base.errors import TargetError, UsageError
 from shootout.base.model import Config, Run, RunSettings
-from shootout.request.request import workloads_of
+from shootout.judge.crossrun import compare_members, members_by_side
+from shootout.measure import bootcampaign as campaign
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places.fake import SCRIPTS
+from shootout.request.request import workloads_of
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.faketarget import SCRIPTS
 from shootout.workloads.user import CommandWorkload
 
 K64, K32 = "6.1.0-28-amd64", "6.1.0-28-686-pae"

@@ -7,15 +7,15 @@ from collections import Counter
 
 import pytest
 
-from shootout.measure import events as ev
-from shootout.judge.analysis import analyze, run_design
 from shootout.base.errors import ShootoutError, UsageError
 from shootout.base.model import Config, RunSettings
-from shootout.stats.verdict import Verdict
+from shootout.judge.analysis import analyze, run_design
+from shootout.measure import events as ev
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places.fake import SCRIPTS
+from shootout.stats.verdict import Verdict
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.faketarget import SCRIPTS
 from shootout.workloads.user import CommandWorkload
 
 TRIAL_S = 0.05  # 3 workloads x 2 configurations: a round takes about 0.3 s, the first deciding one 3 s

@@ -13,9 +13,9 @@ import pytest
 from shootout.base.errors import WorkloadError
 from shootout.base.model import Config, RunSettings
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places.fake import SCRIPTS
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.faketarget import SCRIPTS
 from shootout.workloads.user import CommandWorkload
 
 

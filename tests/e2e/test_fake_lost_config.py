@@ -11,14 +11,14 @@ from pathlib import Path
 
 from rich.console import Console
 
-from shootout.judge.analysis import analyze
 from shootout.base.model import Config, RunSettings
+from shootout.judge.analysis import analyze
+from shootout.measure.runner import Runner, RunRequest
+from shootout.places.fake import SCRIPTS
 from shootout.report.markdown import render_markdown
 from shootout.report.terminal import show
-from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.faketarget import SCRIPTS
 from shootout.workloads.user import CommandWorkload
 
 WHY = "no sysctl vm.no_such_setting on this kernel"

@@ -10,16 +10,16 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from shootout.judge.analysis import analyze
 from shootout.base.model import Config, RunSettings
+from shootout.judge.analysis import analyze
+from shootout.measure.runner import Runner, RunRequest
+from shootout.places.fake import SCRIPTS
 from shootout.report.html import render_html
 from shootout.report.markdown import render_markdown
 from shootout.report.terminal import show
 from shootout.report.text import iter_summaries, summary_sentence
-from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.faketarget import SCRIPTS
 from shootout.workloads.user import CommandWorkload
 
 

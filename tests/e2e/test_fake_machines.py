@@ -19,13 +19,14 @@ from pathlib import Path
 import pytest
 
 from shootout.base.errors import UsageError
-from shootout.measure.lanes import LOCAL, lanes_of, split
 from shootout.base.model import Config, RunSettings
+from shootout.measure.lanes import lanes_of, split
 from shootout.measure.plan import round_order
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places import LOCAL
+from shootout.places.fake import SCRIPTS
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.faketarget import SCRIPTS
 from shootout.workloads.user import CommandWorkload
 
 SLEEP_S = 0.15
@@ -96,7 +97,7 @@ CHILD = textwrap.dedent("""
     from shootout.measure.runner import Runner, RunRequest
     from shootout.store import Store
     from shootout.system.journal import Journal
-    from shootout.places.faketarget import SCRIPTS
+    from shootout.places.fake import SCRIPTS
     from shootout.workloads.user import CommandWorkload
 
     def script(argv, config, n):

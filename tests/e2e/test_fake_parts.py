@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from shootout import parts
-from shootout.judge.analysis import analyze
 from shootout.base.model import Config, RunSettings
-from shootout.parts.settings import SettingsPart
+from shootout.judge.analysis import analyze
 from shootout.measure.runner import Runner, RunRequest
+from shootout.parts.settings import SettingsPart
+from shootout.places.fake import SCRIPTS
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.faketarget import SCRIPTS
 from shootout.workloads.user import CommandWorkload
 
 

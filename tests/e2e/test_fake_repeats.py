@@ -7,14 +7,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from shootout.measure import events as ev
-from shootout.judge.analysis import analyze
-from shootout.conditions.monitor import Monitor
 from shootout.base.model import Config, RunSettings
+from shootout.conditions.monitor import Monitor
+from shootout.judge.analysis import analyze
+from shootout.measure import events as ev
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places.fake import SCRIPTS
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.faketarget import SCRIPTS
 from shootout.workloads.user import CommandWorkload
 
 STAT = "cpu  {user} 0 0 100000 0 0 0 0 0 0\nprocs_running 1\n"

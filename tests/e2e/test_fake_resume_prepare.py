@@ -22,7 +22,7 @@ WORKLOADS = r'''
 import time
 from pathlib import Path
 from shootout.base.model import Metric, WorkloadSpec
-from shootout.places.faketarget import SCRIPTS
+from shootout.places.fake import SCRIPTS
 from shootout.workloads.base import Prepared, Workload
 
 SCRIPTS["resume"] = lambda argv, config, n: f"value: {int(argv[1]) + n % 3}\n"

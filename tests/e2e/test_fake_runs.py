@@ -8,13 +8,13 @@ from collections.abc import Sequence
 
 import pytest
 
-from shootout.judge.analysis import analyze, run_design
 from shootout.base.model import Config, RunSettings
+from shootout.judge.analysis import analyze, run_design
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places.fake import SCRIPTS
 from shootout.stats import Verdict
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.faketarget import SCRIPTS
 from shootout.workloads.user import CommandWorkload
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import shootout.measure.runner
 from shootout.base.model import Config, RunSettings, aa_copy
-from shootout.parts import RunParts
 from shootout.measure.runner import Runner, RunRequest
+from shootout.parts import RunParts
+from shootout.places.fake import SCRIPTS, FakeTarget
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.faketarget import SCRIPTS, FakeTarget
 from shootout.workloads.user import CommandWorkload
 
 attached: list[tuple[Any, Path]] = []  # (the target's scratch owner, the area's host path)

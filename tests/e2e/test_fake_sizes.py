@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from shootout.execution.placefacts import TargetFacts
 from shootout.base.model import Config, RunSettings
+from shootout.execution.placefacts import TargetFacts
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places.fake import FACTS, SCRIPTS, FakeTarget
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.faketarget import FACTS, SCRIPTS, FakeTarget
 from shootout.workloads.user import CommandWorkload
 
 SIDES = {"A": replace(FACTS, available_bytes=16 << 30, address_bits=64),

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from shootout.judge.analysis import analyze
 from shootout.base.model import Config, RunSettings
+from shootout.judge.analysis import analyze
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places.fake import SCRIPTS, FakeTarget
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.faketarget import SCRIPTS, FakeTarget
 from shootout.workloads.media import Flac
 
 FLAC = {"A": "flac 1.4.2", "B": "flac 1.4.3"}

@@ -16,16 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from shootout.measure import bootcampaign as campaign
-from shootout.boots.identity import kernel_config
-from shootout.judge.crossrun import compare_members, members_by_label
 from shootout.base.errors import TargetError, UsageError
 from shootout.base.model import Config, Run, RunSettings
-from shootout.request.request import workloads_of
+from shootout.boots.identity import kernel_config
+from shootout.judge.crossrun import compare_members, members_by_label
+from shootout.measure import bootcampaign as campaign
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places.fake import SCRIPTS
+from shootout.request.request import workloads_of
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.faketarget import SCRIPTS
 from shootout.workloads.user import CommandWorkload
 
 V7L, V8 = "6.6.51+rpt-rpi-v7l", "6.6.51+rpt-rpi-v8"

@@ -26,11 +26,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from sshd import start_sshd  # noqa: E402
 
 from shootout.base.model import Config  # noqa: E402
+from shootout.places.host import HostTarget  # noqa: E402
+from shootout.places.ssh import SshTarget  # noqa: E402
+from shootout.places.target import Target  # noqa: E402
 from shootout.stats import paired_estimate  # noqa: E402
 from shootout.system.journal import journal  # noqa: E402
-from shootout.places.target import Target  # noqa: E402
-from shootout.places.hosttarget import HostTarget  # noqa: E402
-from shootout.places.sshtarget import SshTarget  # noqa: E402
 from shootout.workloads.base import Context  # noqa: E402
 from shootout.workloads.registry import workload  # noqa: E402
 

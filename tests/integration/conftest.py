@@ -14,8 +14,8 @@ import pytest
 
 if TYPE_CHECKING:
     from shootout.execution.process import ProcResult
+    from shootout.places.host import HostTarget
     from shootout.places.target import Target
-    from shootout.places.hosttarget import HostTarget
     from shootout.workloads.base import Context, Prepared, Workload
 
 from shared_spaces import Spaces, make_spaces
@@ -75,7 +75,7 @@ def cached_home(request: pytest.FixtureRequest) -> Iterator[Path]:
 def host(cached_home: Path) -> Iterator[HostTarget]:
     """The plain host configuration (native ABI), shared by a module's tests."""
     from shootout.base.model import Config
-    from shootout.places.hosttarget import HostTarget
+    from shootout.places.host import HostTarget
 
     target = HostTarget(Config(name="host"))
     yield target

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from shootout.configs.parse import parse_spec
 from shootout.base.errors import TargetError
+from shootout.configs.parse import parse_spec
 from shootout.measure.runner import verify_binaries
-from shootout.places.hosttarget import HostTarget
+from shootout.places.host import HostTarget
 from shootout.workloads.base import Context, Prepared
 from shootout.workloads.registry import workload
 

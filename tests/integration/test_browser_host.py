@@ -19,13 +19,13 @@ import psutil
 import pytest
 from reaper import subreaper
 
-from shootout.judge.analysis import analyze
-from shootout.execution.process import ProcResult
 from shootout.base.model import Config, RunSettings, aa_copy
+from shootout.execution.process import ProcResult
+from shootout.judge.analysis import analyze
 from shootout.measure.runner import Runner, RunRequest, verify_binaries
+from shootout.places.host import HostTarget
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.hosttarget import HostTarget
 from shootout.workloads.base import Context
 from shootout.workloads.browser import Browser, BrowserTabs, assets
 from shootout.workloads.browser.workload import CHROMIUM

@@ -21,7 +21,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import Shootout  # at import: inside a test, `conftest` may be another directory's
+from conftest import (
+    Shootout,  # at import: inside a test, `conftest` may be another directory's
+)
 from reaper import subreaper
 
 from shootout.workloads.browser.workload import CHROMIUM

@@ -16,12 +16,11 @@ from collections.abc import Iterator
 import pytest
 from shared_spaces import AMD64, I386, Spaces
 
-from shootout.judge.analysis import confounders
 from shootout.base.errors import TargetError
+from shootout.judge.analysis import confounders
 from shootout.measure.runner import provide_alike, verify_binaries
+from shootout.places.chroot import ChrootTarget, named_userspace_config
 from shootout.system.journal import journal
-from shootout.places.chroottarget import ChrootTarget
-from shootout.places.chroot import named_userspace_config
 from shootout.userspace.registry import META, get_ready, userspaces_dir
 from shootout.workloads.base import Context
 from shootout.workloads.browser import Browser, BrowserTabs

@@ -18,10 +18,9 @@ from shared_spaces import AMD64, I386, Spaces, mounts_anywhere
 
 from shootout.base.model import RunSettings
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places.chroot import ChrootTarget, named_userspace_config
 from shootout.store import Store
 from shootout.system.journal import Journal, journal
-from shootout.places.chroottarget import ChrootTarget
-from shootout.places.chroot import named_userspace_config
 from shootout.userspace.packages import installed_versions
 from shootout.userspace.registry import get_ready
 from shootout.workloads.base import Tool

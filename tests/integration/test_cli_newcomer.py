@@ -12,7 +12,6 @@ import subprocess
 import termios
 
 import pytest
-
 from conftest import Shootout
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from shootout.conditions import clock, governor
+from shootout.base.model import Config
+from shootout.conditions import governor
+from shootout.conditions.machinefacts import machine_facts
 from shootout.conditions.monitor import Monitor
 from shootout.conditions.preflight import _window, preflight
 from shootout.conditions.throttling import read_kernel_log
-from shootout.conditions.machinefacts import machine_facts
-from shootout.base.model import Config
+from shootout.measure import clock
+from shootout.places.host import HostTarget
 from shootout.system.journal import Journal
-from shootout.places.hosttarget import HostTarget
 
 
 @pytest.fixture(autouse=True)
@@ -159,7 +160,7 @@ def test_monitor_on_this_machine() -> None:
 
 
 def test_preflight_here(tmp_path: Path) -> None:
-    pf = preflight(tune=False, journal=None, load_wait_s=0)
+    pf = preflight(tune=False, journal=None, load_wait_s=0, clock=clock.measure_mhz)
     text = "\n".join(pf.lines)
     assert "load:" in text and "governor:" in text and "virtualization:" in text
     assert "measured clock:" in text and "MHz" in text
@@ -184,7 +185,7 @@ def test_tune_here_changes_nothing_or_restores(tmp_path: Path) -> None:
 
 
 def test_overhead_benchmark_runs() -> None:
-    from shootout.conditions.overhead import measure
+    from shootout.measure.overhead import measure
 
     r = measure(runs=6, interval_s=0.02, seconds=0.05)
     assert r["median_with_s"] > 0 and r["median_without_s"] > 0

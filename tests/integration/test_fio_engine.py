@@ -14,7 +14,7 @@ import pytest
 
 from shootout.base.errors import WorkloadError
 from shootout.base.model import Config
-from shootout.places.hosttarget import HostTarget
+from shootout.places.host import HostTarget
 from shootout.workloads.base import Context
 from shootout.workloads.fio import Fio, check_engine
 

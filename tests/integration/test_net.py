@@ -29,11 +29,10 @@ from shootout.base.model import Config
 from shootout.net import rungs, wggo
 from shootout.parts import RunParts
 from shootout.parts.network import NetSession, NetworkPart
-from shootout.system.journal import journal
+from shootout.places.chroot import ChrootTarget, named_userspace_config
+from shootout.places.host import HostTarget
 from shootout.places.target import Target
-from shootout.places.chroottarget import ChrootTarget
-from shootout.places.hosttarget import HostTarget
-from shootout.places.chroot import named_userspace_config
+from shootout.system.journal import journal
 from shootout.workloads.base import Context, Prepared, Workload
 from shootout.workloads.net import DropRate, TcpVeth
 from shootout.workloads.registry import user_workload

@@ -16,10 +16,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import Shootout
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
-
-from conftest import Shootout
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 ROUNDS = 12  # measured rounds of each run, after its warm-up round

@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 from shared_spaces import I386, Spaces, mounts_anywhere
 
+from shootout.base.model import Config, RunSettings
 from shootout.execution.process import Background, ProcResult, Stdin, run_process
 from shootout.execution.tools import CLEAN_PATH
-from shootout.base.model import Config, RunSettings
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places.target import Target
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.places.target import Target
 from shootout.workloads.registry import suite, workload
 
 MOUNT = "/mnt/root"  # where the root is inside the namespace; /mnt itself is a private tmpfs there

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from shootout.measure import events as ev
+from shootout.base.model import Config, RunSettings
 from shootout.conditions.monitor import Monitor
 from shootout.conditions.repeats import interrupted
-from shootout.base.model import Config, RunSettings
+from shootout.measure import events as ev
 from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal
@@ -88,8 +88,8 @@ def test_a_computing_command_is_judged_by_its_cpu_time_and_a_parallel_one_by_wal
     """cpuclock on this machine: one shell counting (one CPU, no waits) is judged by its CPU
     time even when outside load meets its warm-up (its wait for a CPU counts); two of them in
     parallel keep wall time (on a machine without other load, like the tests above)."""
-    from shootout.workloads import cpuclock
     from shootout.judge.analysis import analyze
+    from shootout.workloads import cpuclock
 
     count = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done"
     configs = [Config(name=n, target="host") for n in ("A", "B")]

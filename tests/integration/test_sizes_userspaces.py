@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from shared_spaces import AMD64, I386, Spaces
 
-from shootout.execution import placefacts as probe
 from shootout.base.model import RunSettings
+from shootout.execution import placefacts as probe
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places.chroot import named_userspace_config
 from shootout.store import Store
 from shootout.system.journal import journal
-from shootout.places.chroot import named_userspace_config
 from shootout.workloads.memory import MemBandwidth
 from shootout.workloads.sizes import ADDRESS_SPACE_32_MIB
 

@@ -76,7 +76,7 @@ def _timed(events: list[tuple[str, str, str, float]], what: str, name: str, call
 
 def _spanned(events: list[tuple[str, str, str, float]]):
     """A target factory whose targets record (what, config, "start"/"end", time) around open() and facts()."""
-    from shootout.places.factory import make_target
+    from shootout.places import make_target
 
     def factory(config, journal):
         target = make_target(config, journal)
@@ -152,8 +152,8 @@ def test_machines_measured_side_by_side_repeat_the_trials_their_own_load_interru
     and measured again (these local machines share one kernel: the spinner is on both)."""
     import subprocess
 
-    from shootout.measure import events as ev
     from shootout.base.model import RunSettings
+    from shootout.measure import events as ev
     from shootout.measure.runner import Runner, RunRequest
     from shootout.store import Store
     from shootout.system.journal import Journal
@@ -253,9 +253,9 @@ def test_a_run_of_machines_killed_mid_way_resumes_measuring_nothing_twice(shooto
 def test_cloud_openssl_over_two_groups_of_machines(shootout, machines, tmp_path) -> None:
     """The experiment as one command, its matrix cut to two algorithms at one size (the
     command line has no parameter option; the experiment itself runs the write-up's)."""
+    from shootout.measure.runner import Runner
     from shootout.request.preparation import prepare
     from shootout.request.request import Wish, build_request
-    from shootout.measure.runner import Runner
     from shootout.store import Store
     from shootout.system.journal import Journal
 

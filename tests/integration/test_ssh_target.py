@@ -21,11 +21,11 @@ import pytest
 
 from shootout.base.errors import TargetError
 from shootout.base.model import Config, RunSettings
-from shootout.remote.probe import RemoteMonitor
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places.ssh import SshTarget
+from shootout.remote.probe import RemoteMonitor
 from shootout.store import Store
 from shootout.system.journal import Journal, journal, leftovers, recover
-from shootout.places.sshtarget import SshTarget
 from shootout.workloads.registry import suite, workload
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -262,7 +262,7 @@ def test_sigkill_leaves_nothing_after_doctor(sshd: LocalSshd, tmp_path: Path) ->
         from sshd import LocalSshd
         from shootout.base.model import Config
         from shootout.system.journal import Journal
-        from shootout.places.sshtarget import SshTarget
+        from shootout.places.ssh import SshTarget
         config = Config(name="s", target="ssh", options={sshd.config().options!r})
         t = SshTarget(config, Journal())
         t.open()

@@ -30,8 +30,7 @@ import psutil
 import pytest
 from kill_sweep import Watched
 
-from shootout.swap import swaps
-from shootout.swap import zswap
+from shootout.swap import swaps, zswap
 from shootout.system.namespace import in_host_mounts
 
 OTHER = {  # the second configuration of each run (a zswap one: see above)

@@ -22,11 +22,8 @@ from typing import Any
 import pytest
 
 from shootout.base.errors import TargetError
-from shootout.swap import setup
+from shootout.swap import setup, swapfile, swaps, zswap
 from shootout.swap.spec import SwapSpec
-from shootout.swap import swapfile
-from shootout.swap import swaps
-from shootout.swap import zswap
 from shootout.system.journal import journal
 from shootout.system.namespace import in_host_mounts
 

@@ -32,16 +32,15 @@ from shared_spaces import (
     mounts_anywhere,
 )
 
-from shootout.execution.elf import HEAD_BYTES, elf_identity, elf_identity_of
 from shootout.base.errors import ShootoutError, TargetError, UsageError
-from shootout.places.chroot import named_userspace_config
 from shootout.base.model import Config
+from shootout.configs.abi import verify_abi
+from shootout.configs.userspaces import userspace_config
+from shootout.execution.elf import HEAD_BYTES, elf_identity, elf_identity_of
+from shootout.places.chroot import ChrootTarget, named_userspace_config
 from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import journal, recover
-from shootout.places.chroottarget import ChrootTarget
-from shootout.userspace.abi import verify_abi
 from shootout.userspace.arches import arch as arch_of
-from shootout.configs.userspaces import userspace_config
 from shootout.userspace.create import create_userspace
 from shootout.userspace.registry import (
     INCOMPLETE,
@@ -181,7 +180,7 @@ def test_update_rerecords_versions_and_unmounts(spaces: Spaces) -> None:
 _CHILD_TRIAL = """
 import sys
 from shootout.system.journal import Journal
-from shootout.places.chroottarget import ChrootTarget
+from shootout.places.chroot import ChrootTarget
 from shootout.places.chroot import named_userspace_config
 t = ChrootTarget(named_userspace_config(sys.argv[1]), Journal())
 t.open()

@@ -20,14 +20,13 @@ import pytest
 from reaper import subreaper
 from shared_spaces import I386, Spaces
 
-from shootout.judge.analysis import is_emulated
 from shootout.base.errors import TargetError
 from shootout.base.model import RunSettings
+from shootout.judge.analysis import is_emulated
 from shootout.measure.runner import Runner, RunRequest
+from shootout.places.vm import VmTarget, emulated, vm_config
 from shootout.store import Store
 from shootout.system.journal import Journal, journal, recover
-from shootout.places.vmtarget import VmTarget, emulated
-from shootout.places.vm import vm_config
 from shootout.userspace import registry
 from shootout.vm.image import VmImage, build_image
 from shootout.vm.kvm import kvm_problem
@@ -103,7 +102,7 @@ def test_a_killed_run_leaves_no_qemu_after_doctor(image: VmImage, tmp_path: Path
     home = Path(os.environ.get("SHOOTOUT_HOME", tmp_path))
     script = textwrap.dedent(f"""
         from shootout.system.journal import Journal
-        from shootout.places.vmtarget import VmTarget, emulated
+        from shootout.places.vm import VmTarget, emulated
         from shootout.places.vm import vm_config
         from shootout.vm import qemu
         boot = qemu.boot

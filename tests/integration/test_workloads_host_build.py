@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shootout.base.model import Config
-from shootout.places.hosttarget import HostTarget
+from shootout.places.host import HostTarget
 from shootout.workloads.compile import TARBALL_SHA256, Build
 
 

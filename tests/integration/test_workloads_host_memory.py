@@ -7,7 +7,7 @@ import platform
 import pytest
 
 from shootout.base.model import Config
-from shootout.places.hosttarget import HostTarget
+from shootout.places.host import HostTarget
 from shootout.workloads.memory import MaxAlloc, MemBandwidth, MemLatency
 
 

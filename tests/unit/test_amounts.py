@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from shootout.judge.analysis import Analysis, analyze
-from shootout.experiments import experiment
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.experiments import experiment
+from shootout.judge.analysis import Analysis, analyze
 from shootout.report.html import render_html
 from shootout.report.markdown import render_markdown
 from shootout.report.terminal import show

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from shootout.base.model import (
+    Config,
+    Metric,
+    Run,
+    RunSettings,
+    Trial,
+    TrialSpec,
+    WorkloadSpec,
+)
 from shootout.judge.analysis import analyze
-from shootout.base.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
 from shootout.stats import Verdict
 
 TWO = WorkloadSpec("two", "cpu", "two metrics", (Metric("rate", "ops/s"), Metric("sub", "ops/s")), "rate")

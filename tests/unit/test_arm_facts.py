@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from shootout.conditions import machinefacts as facts
 from shootout.arm import aarch32 as a32
 from shootout.arm import board
 from shootout.base import socs
+from shootout.conditions import machinefacts as facts
 from shootout.conditions.governor import governor_summary, tune_problem
 from shootout.system.emulator import here as emulator_here
 

@@ -6,17 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ready_spaces import arm_pair_ready
 
 from shootout.arm import aarch32 as a32
-from shootout.configs.parse import abi_problem, parse_spec
 from shootout.base.errors import UsageError
 from shootout.base.model import Config
+from shootout.configs import userspaces as uconfigs
+from shootout.configs.parse import abi_problem, parse_spec
 from shootout.request.preparation import prepare
 from shootout.request.request import Wish, build_request
 from shootout.system import emulator
 from shootout.userspace import arches, registry
-from shootout.configs import userspaces as uconfigs
-from ready_spaces import arm_pair_ready
 
 
 def quiet(line: str) -> None:

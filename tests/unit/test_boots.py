@@ -6,9 +6,23 @@ from pathlib import Path
 
 import pytest
 
-from shootout.boots.identity import BootIdentity, KernelWant, arm_64bit, kernel_config, kernel_want, read_boot
-from shootout.boots.schedule import Block, block_schedule, check_boot, matching_config, next_block, next_step
 from shootout.base.errors import TargetError, UsageError
+from shootout.boots.identity import (
+    BootIdentity,
+    KernelWant,
+    arm_64bit,
+    kernel_config,
+    kernel_want,
+    read_boot,
+)
+from shootout.boots.schedule import (
+    Block,
+    block_schedule,
+    check_boot,
+    matching_config,
+    next_block,
+    next_step,
+)
 
 
 def test_abba_and_balanced_orders() -> None:
@@ -233,8 +247,8 @@ def pi_machine(root: Path, model: str = PI4, config: str = CONFIG, images: tuple
 
 
 def pi_block():
-    from shootout.measure.bootcampaign import BlockOutcome, Campaign
     from shootout.base.model import Config
+    from shootout.measure.bootcampaign import BlockOutcome, Campaign
 
     configs = {name: Config(name=name, options=(("kernel", release), ("arm_64bit", bit)))
                for name, release, bit in (("pi32", "6.6.51+rpt-rpi-v7l", "0"), ("pi64", "6.6.51+rpt-rpi-v8", "1"))}

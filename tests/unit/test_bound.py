@@ -3,9 +3,9 @@ figure, not the drop point's; the headline (receive-side cost per packet) is jud
 
 from __future__ import annotations
 
+from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.judge.analysis import analyze
 from shootout.judge.bound import GEN_BOUND, generator_flags
-from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.workloads.net import DropRate
 
 

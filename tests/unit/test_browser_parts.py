@@ -9,11 +9,11 @@ import re
 import pytest
 
 from shootout.base.errors import ToolMissing, WorkloadError
+from shootout.base.model import Config
+from shootout.base.units import UNITS, Direction
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
-from shootout.base.model import Config
-from shootout.places.hosttarget import HostTarget
-from shootout.base.units import UNITS, Direction
+from shootout.places.host import HostTarget
 from shootout.workloads.browser import Browser, BrowserTabs
 from shootout.workloads.browser.pages import FRAMEWORKS, heavy_page, todo_page
 from shootout.workloads.browser.results import (

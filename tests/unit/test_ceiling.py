@@ -3,9 +3,9 @@ flagged through the analysis for the baseline's and the configuration's trials."
 
 from __future__ import annotations
 
+from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.judge.analysis import analyze
 from shootout.judge.ceiling import MARGIN, ceiling_flags
-from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.workloads.ddwrite import DdWrite
 
 LINK = 30_000_000

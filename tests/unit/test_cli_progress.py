@@ -6,9 +6,9 @@ import io
 
 from rich.console import Console
 
-from shootout.measure import events as ev
-from shootout.cli.progress import ProgressView
 from shootout.base.model import Trial, TrialSpec
+from shootout.cli.progress import ProgressView
+from shootout.measure import events as ev
 
 
 def view(terminal: bool) -> tuple[ProgressView, io.StringIO]:

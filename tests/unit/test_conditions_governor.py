@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from shootout.conditions import governor
 from shootout.base.errors import ShootoutError
+from shootout.conditions import governor
 from shootout.system.journal import Journal, leftovers, recover
 
 SRC = Path(__file__).resolve().parents[2] / "src"

@@ -8,8 +8,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shootout.judge.noisefloor import aa_floor, load_noise_floor, noise_floor_key, resolvable_threshold, save_noise_floor
 from shootout.base.errors import UsageError
+from shootout.judge.noisefloor import (
+    aa_floor,
+    load_noise_floor,
+    noise_floor_key,
+    resolvable_threshold,
+    save_noise_floor,
+)
 from shootout.request.request import check_settings
 from shootout.stats import Design, smallest_resolvable
 
@@ -42,8 +48,16 @@ def test_stored_floor_is_found_on_the_same_machine_only() -> None:
 
 def aa_run(sd: float, rounds: int = 30, max_rounds: int = 50):
     """An A/A run of one workload with per-round noise sd, analysed."""
+    from shootout.base.model import (
+        Config,
+        Metric,
+        Run,
+        RunSettings,
+        Trial,
+        TrialSpec,
+        WorkloadSpec,
+    )
     from shootout.judge.analysis import analyze
-    from shootout.base.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
 
     rng = np.random.default_rng(11)
     spec = WorkloadSpec("w", "user", "w", (Metric("rate", "ops/s"),), "rate")
@@ -98,8 +112,7 @@ def test_an_emulated_vm_run_is_not_held_to_the_floor() -> None:
     """VMs under TCG (--emulate, no hardware KVM here) give no verdicts: no threshold to refuse."""
     from dataclasses import replace
 
-    from shootout.places.vmtarget import emulated
-    from shootout.places.vm import vm_config
+    from shootout.places.vm import emulated, vm_config
     from shootout.vm.kvm import kvm_problem
 
     if kvm_problem(guest="amd64") is None:

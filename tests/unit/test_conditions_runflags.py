@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from shootout.conditions.runflags import RunConditions
 from shootout.base.model import Trial, TrialSpec
+from shootout.conditions.runflags import RunConditions
 
 WORKLOADS = ("a", "b", "c", "d")
 BEST_MHZ = 1500.0

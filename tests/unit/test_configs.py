@@ -1,8 +1,8 @@
 import pytest
 
-from shootout.configs.parse import abi_problem, load_file, parse_spec, resolve
 from shootout.base.errors import UsageError
 from shootout.base.model import Config, aa_copy
+from shootout.configs.parse import abi_problem, load_file, parse_spec, resolve
 
 
 def test_host_specs():

@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 
-from shootout.workloads import cpuclock
-from shootout.judge.analysis import analyze
-from shootout.execution.process import ProcResult
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.execution.process import ProcResult
+from shootout.judge.analysis import analyze
 from shootout.stats import Verdict
+from shootout.workloads import cpuclock
 from shootout.workloads.user import CommandWorkload
 
 WORK = CommandWorkload({"name": "work", "command": ["./work", "1000"]})

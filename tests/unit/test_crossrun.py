@@ -5,10 +5,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shootout.judge.analysis import WITHIN_RUN
-from shootout.judge.crossrun import compare_members, members_by_label, members_by_run, members_by_side
 from shootout.base.errors import UsageError
-from shootout.base.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
+from shootout.base.model import (
+    Config,
+    Metric,
+    Run,
+    RunSettings,
+    Trial,
+    TrialSpec,
+    WorkloadSpec,
+)
+from shootout.judge.analysis import WITHIN_RUN
+from shootout.judge.crossrun import (
+    compare_members,
+    members_by_label,
+    members_by_run,
+    members_by_side,
+)
 from shootout.stats import Verdict
 
 SPEC = WorkloadSpec("bench", "user", "a benchmark", (Metric("rate", "ops/s"), Metric("extra", "ops/s")), "rate")

@@ -8,17 +8,17 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from ready_spaces import arm_pair_ready
 
 from shootout.arm import aarch32 as a32
 from shootout.base.errors import UsageError
 from shootout.base.model import Config
+from shootout.configs import userspaces as uconfigs
+from shootout.places import host as host_target
 from shootout.request.preparation import prepare
 from shootout.request.request import Wish, build_request
 from shootout.system import emulator
-from shootout.places import hosttarget as host_target
 from shootout.userspace import arches, registry
-from shootout.configs import userspaces as uconfigs
-from ready_spaces import arm_pair_ready
 
 
 def quiet(line: str) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 def test_every_target_kind_is_a_place() -> None:
     """What build, net, userspace and vm type against, every target offers."""
-    from shootout.execution.place import Place
     from shootout.base.model import Config
-    from shootout.places.faketarget import FakeTarget
-    from shootout.places.hosttarget import HostTarget
+    from shootout.execution.place import Place
+    from shootout.places.fake import FakeTarget
+    from shootout.places.host import HostTarget
 
     for target in (HostTarget(Config(name="host")), FakeTarget(Config(name="fake", target="fake"))):
         try:

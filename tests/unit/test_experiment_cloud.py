@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from shootout.base.errors import UsageError
+from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.experiments import experiment
 from shootout.experiments.cloud_openssl import ALGORITHMS, SIZES
 from shootout.judge.groupscompare import analyze_groups
-from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.request.request import Wish, build_request
 from shootout.workloads.registry import workload
 

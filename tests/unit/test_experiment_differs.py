@@ -4,9 +4,9 @@ emulated link, a virtual machine; and says nothing of a fact the run does not ha
 
 from __future__ import annotations
 
-from shootout.judge.analysis import analyze
-from shootout.experiments import EXPERIMENTS
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.experiments import EXPERIMENTS
+from shootout.judge.analysis import analyze
 from shootout.workloads.net import DropRate
 from shootout.workloads.swap import Tabs
 from shootout.workloads.vpn import Vpn

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from shootout.judge.analysis import analyze
-from shootout.experiments.pi3desk import explain
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.experiments.pi3desk import explain
+from shootout.judge.analysis import analyze
 from shootout.workloads.ddwrite import DdWrite
 
 

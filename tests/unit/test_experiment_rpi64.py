@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from shootout.judge.analysis import analyze
+from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.execution.process import ProcResult
 from shootout.experiments import EXPERIMENTS
 from shootout.experiments.rpi64 import BUFFER_MIB
-from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.judge.analysis import analyze
 from shootout.stats import Verdict
 from shootout.workloads.memory import MaxAlloc
 

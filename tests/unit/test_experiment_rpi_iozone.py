@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from shootout.judge.analysis import analyze
+from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.experiments import EXPERIMENTS
 from shootout.experiments.rpi_iozone import DEVICES, bound_kib, explain, reading
-from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.judge.analysis import analyze
 from shootout.workloads.iozone import COLUMNS, RECORDS, Iozone
 
 SSD = DEVICES[0]

@@ -12,10 +12,22 @@ import pytest
 from typer.testing import CliRunner
 
 from shootout.base.errors import UsageError
-from shootout.experiments import EXPERIMENTS, experiment
-from shootout.experiments.limits import LastRun, how_long, last_run, own_budget, run_limits
-from shootout.experiments.sizing import DEFAULT_BUDGET_S, DoesNotFit, Sizing, budget_seconds, plan
 from shootout.base.model import Run, RunSettings, Trial, TrialSpec
+from shootout.experiments import EXPERIMENTS, experiment
+from shootout.experiments.limits import (
+    LastRun,
+    how_long,
+    last_run,
+    own_budget,
+    run_limits,
+)
+from shootout.experiments.sizing import (
+    DEFAULT_BUDGET_S,
+    DoesNotFit,
+    Sizing,
+    budget_seconds,
+    plan,
+)
 from shootout.stats import Design
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from shootout.configs.parse import load_text
 from shootout.base.errors import UsageError
-from shootout.experiments import EXPERIMENTS, experiment
 from shootout.base.model import RunSettings
+from shootout.configs.parse import load_text
+from shootout.experiments import EXPERIMENTS, experiment
 from shootout.request.preparation import prepare
 from shootout.request.request import Wish, build_request
 from shootout.workloads.registry import REGISTRY

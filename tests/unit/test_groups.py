@@ -7,11 +7,24 @@ import math
 import numpy as np
 import pytest
 
-from shootout.configs.parse import load_text, resolve
 from shootout.base.errors import UsageError
-from shootout.configs.groups import MACHINES_NOTE, ONE_MACHINE, check_architectures, side_names
+from shootout.base.model import (
+    Config,
+    Metric,
+    Run,
+    RunSettings,
+    Trial,
+    TrialSpec,
+    WorkloadSpec,
+)
+from shootout.configs.groups import (
+    MACHINES_NOTE,
+    ONE_MACHINE,
+    check_architectures,
+    side_names,
+)
+from shootout.configs.parse import load_text, resolve
 from shootout.judge.groupscompare import analyze_groups
-from shootout.base.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
 from shootout.stats import unpaired_estimate
 
 SPEC = WorkloadSpec("bench", "user", "a benchmark", (Metric("rate", "ops/s"),), "rate")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from shootout.judge.analysis import WITHIN_RUN, analyze
 from shootout.base.errors import UsageError
 from shootout.importers import detect, import_foreign
 from shootout.importers.hyperfine import import_hyperfine
+from shootout.judge.analysis import WITHIN_RUN, analyze
 from shootout.stats import unpaired_estimate
 
 IMPORTS = Path(__file__).parents[1] / "fixtures" / "report" / "imports"

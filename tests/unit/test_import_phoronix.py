@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from shootout.base.errors import UsageError
-from shootout.importers import detect, import_foreign
-from shootout.importers.phoronix import import_phoronix, scale_unit
 from shootout.base.model import Run
 from shootout.base.units import UNITS
+from shootout.importers import detect, import_foreign
+from shootout.importers.phoronix import import_phoronix, scale_unit
 
 COMPOSITE = Path(__file__).parents[1] / "fixtures" / "report" / "imports" / "composite.xml"
 

@@ -8,11 +8,19 @@ import numpy as np
 import pytest
 from rich.console import Console
 
+from shootout.base.errors import UsageError
+from shootout.base.model import (
+    Config,
+    Metric,
+    Run,
+    RunSettings,
+    Trial,
+    TrialSpec,
+    WorkloadSpec,
+)
 from shootout.judge.analysis import analyze
 from shootout.judge.crossrun import compare_members, members_by_run
-from shootout.base.errors import UsageError
 from shootout.judge.machines import MACHINES_NOTE, machines_note
-from shootout.base.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
 from shootout.report.html import render_html
 from shootout.report.markdown import render_markdown
 from shootout.report.perdollar import per_dollar

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from shootout.base.errors import WorkloadError
-from shootout.execution.process import ProcResult
 from shootout.base.model import Config
+from shootout.execution.process import ProcResult
 from shootout.workloads.mbw import Mbw, parse_mbw
 from shootout.workloads.sourcebuild import IozoneBuild, SevenZipBuild
 

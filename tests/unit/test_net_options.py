@@ -12,21 +12,21 @@ from cryptography.hazmat.primitives.asymmetric import ec, x25519
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from shootout.configs.parse import load_file
 from shootout.base.errors import TargetError, ToolMissing, UsageError, WorkloadError
+from shootout.base.model import Config
+from shootout.base.units import UNITS
+from shootout.configs import userspaces as userspace_configs
+from shootout.configs.parse import load_file
 from shootout.experiments import EXPERIMENTS
 from shootout.experiments import base as experiments_base
-from shootout.base.model import Config
 from shootout.net import keys, offloads, rungs
 from shootout.net.options import NetOptions, net_options
 from shootout.net.topology import Topology
 from shootout.parts import parse_parts
 from shootout.parts.network import NetworkPart
-from shootout.system.journal import Journal
+from shootout.places.host import HostTarget
 from shootout.storage.scratch import Scratches
-from shootout.places.hosttarget import HostTarget
-from shootout.base.units import UNITS
-from shootout.configs import userspaces as userspace_configs
+from shootout.system.journal import Journal
 from shootout.workloads.base import Context
 from shootout.workloads.net import DropRate, TcpVeth
 from shootout.workloads.vpn import Vpn

@@ -1,7 +1,7 @@
 import pytest
 
-from shootout.cli.options import confidence, duration, precision, threshold
 from shootout.base.errors import UsageError
+from shootout.cli.options import confidence, duration, precision, threshold
 
 
 @pytest.mark.parametrize("text, seconds", [("90", 90), ("90s", 90), ("10m", 600), ("1.5h", 5400)])

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from shootout.configs import parse as configs_module
 from shootout.base.model import RunSettings
+from shootout.configs import parse as configs_module
+from shootout.configs import userspaces as userspace_configs
 from shootout.request.preparation import prepare
 from shootout.request.request import Wish, build_request
-from shootout.configs import userspaces as userspace_configs
 
 
 @pytest.fixture

@@ -7,10 +7,18 @@ from typing import Any
 import pytest
 
 from shootout import parts
-from shootout.configs.parse import load_file
 from shootout.base.errors import UsageError
+from shootout.base.model import (
+    Config,
+    Metric,
+    Run,
+    RunSettings,
+    Trial,
+    TrialSpec,
+    WorkloadSpec,
+)
+from shootout.configs.parse import load_file
 from shootout.judge.inforce import compared_notes
-from shootout.base.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
 from shootout.parts.base import Part
 from shootout.store import Store
 

@@ -12,7 +12,12 @@ import pytest
 from shootout.base.errors import UsageError
 from shootout.parts.scratch import ScratchPart
 from shootout.storage import trim
-from shootout.storage.blockdev import discard_max_bytes, disk_facts, disk_of, storage_facts
+from shootout.storage.blockdev import (
+    discard_max_bytes,
+    disk_facts,
+    disk_of,
+    storage_facts,
+)
 from shootout.storage.scratch import scratch_problem
 from shootout.storage.scratchspec import ScratchSpec
 from shootout.storage.trim import ScratchTrim, parse_fstrim

@@ -10,7 +10,13 @@ import pytest
 from shootout.base.errors import UsageError
 from shootout.parts.settings import SettingsPart, files
 from shootout.system.journal import Journal, recover
-from shootout.system.sysfiles import SettingSwitch, same, sysctl_file, sysfs_file, write_problem
+from shootout.system.sysfiles import (
+    SettingSwitch,
+    same,
+    sysctl_file,
+    sysfs_file,
+    write_problem,
+)
 
 
 @pytest.fixture

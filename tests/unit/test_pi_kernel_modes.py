@@ -17,16 +17,16 @@ from bootparts import pi_root, snapshot, system
 
 import shootout
 from shootout.arm import aarch32 as a32
-from shootout.measure import bootcampaign as campaign
-from shootout.measure.bootcampaign import BlockOutcome, after_block
+from shootout.base.errors import TargetError, UsageError
+from shootout.base.model import Config, RunSettings
 from shootout.boots.identity import read_boot
 from shootout.boots.images import board_of, kernel_image
 from shootout.boots.partition import boot_partition, default_image
 from shootout.boots.tryboot import switch_lines
 from shootout.configs.parse import resolve
-from shootout.base.errors import TargetError, UsageError
 from shootout.experiments.kernelmodes import EXPERIMENT
-from shootout.base.model import Config, RunSettings
+from shootout.measure import bootcampaign as campaign
+from shootout.measure.bootcampaign import BlockOutcome, after_block
 from shootout.system import emulator
 from shootout.userspace import arches
 

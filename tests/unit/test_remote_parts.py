@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from shootout.base.errors import TargetError, UsageError
+from shootout.places.ssh import address_of, ssh_config
+from shootout.remote.channel import SshAddress, ssh_failure
 from shootout.remote.helper import new_token, parse_snapshot, parse_usage, run_command
 from shootout.remote.probe import read_stream, write_tree
-from shootout.remote.channel import SshAddress, ssh_failure
-from shootout.places.sshtarget import address_of
-from shootout.places.ssh import ssh_config
 
 CHANGED = """@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
 @    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @

@@ -3,8 +3,15 @@ Its error rates under load are simulated in test_stats_simulation.py."""
 
 from __future__ import annotations
 
-from shootout.conditions.repeats import QUIET_WAIT_S, STEADY_AFTER, STEADY_WAITS, Repeats, interrupted, others_share
 from shootout.base.model import RunSettings, Trial, TrialSpec
+from shootout.conditions.repeats import (
+    QUIET_WAIT_S,
+    STEADY_AFTER,
+    STEADY_WAITS,
+    Repeats,
+    interrupted,
+    others_share,
+)
 
 REPEATS = RunSettings.repeats
 

@@ -11,7 +11,6 @@ import os
 from html.parser import HTMLParser
 from pathlib import Path
 
-
 from shootout.report.charts import SUMMARY_KEY, chart_names
 from shootout.report.html import render_html
 from shootout.report.jsondata import show_rows

@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 from rich.console import Console
 
+from shootout.base.model import Config
 from shootout.judge.analysis import Summary
 from shootout.judge.crossrun import ACROSS_RUNS_RULE
-from shootout.base.model import Config
 from shootout.report import charts
 from shootout.report.html import render_html
 from shootout.report.jsondata import show_rows

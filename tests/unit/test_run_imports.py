@@ -13,7 +13,7 @@ import sys
 
 RUN_PATH = ["shootout.cli.main", "shootout.cli.run", "shootout.request.request", "shootout.request.preparation", "shootout.measure.runner", "shootout.judge.analysis",
             "shootout.report.terminal", "shootout.conditions.preflight", "shootout.judge.noisefloor",
-            "shootout.conditions.monitor", "shootout.conditions.clock", "shootout.cli.progress"]
+            "shootout.conditions.monitor", "shootout.measure.clock", "shootout.cli.progress"]
 HEAVY = ["scipy.stats", "scipy.optimize", "scipy.signal", "cryptography"]
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 from shootout.base.model import Config, aa_copy
 from shootout.parts import RunParts, throttle
 from shootout.parts import scratch as scratch_part
+from shootout.places import target as base
+from shootout.places.host import HostTarget
 from shootout.storage import scratch
-from shootout.system.journal import Journal
 from shootout.storage.scratch import Scratch, Scratches
 from shootout.storage.scratchspec import DEFAULT, ScratchSpec, scratch_spec
-from shootout.places import target as base
-from shootout.places.hosttarget import HostTarget
+from shootout.system.journal import Journal
 
 
 def _journal(tmp_path: Path) -> Journal:

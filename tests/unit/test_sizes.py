@@ -10,7 +10,12 @@ from test_targets_probe import ScriptedTarget
 from shootout.execution.placefacts import TargetFacts, sizing_from
 from shootout.workloads import memory, swap
 from shootout.workloads.diskscratch import free_bytes
-from shootout.workloads.sizes import ADDRESS_SPACE_32_MIB, limited_by, process_budget_mib, smallest_side
+from shootout.workloads.sizes import (
+    ADDRESS_SPACE_32_MIB,
+    limited_by,
+    process_budget_mib,
+    smallest_side,
+)
 
 GIB = 1 << 30
 CACHES = {"l1": 32, "l2": 512, "l3": 480 << 10}  # the L3 the machine reads: 480 MiB

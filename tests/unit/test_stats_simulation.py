@@ -17,9 +17,17 @@ import math
 import numpy as np
 import pytest
 
-from shootout.conditions.repeats import Repeats, record, uneven
 from shootout.base.model import Trial, TrialSpec
-from shootout.stats import Design, Estimate, Verdict, between_runs, decided, geomean, verdict
+from shootout.conditions.repeats import Repeats, record, uneven
+from shootout.stats import (
+    Design,
+    Estimate,
+    Verdict,
+    between_runs,
+    decided,
+    geomean,
+    verdict,
+)
 
 DELTA = 0.01
 PRECISION = DELTA / 2  # the default: half the threshold

@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shootout.stats import geomean, geomean_by_category, too_few_rounds, unpaired_geomean
+from shootout.stats import (
+    geomean,
+    geomean_by_category,
+    too_few_rounds,
+    unpaired_geomean,
+)
 
 
 def series(values: list[float] | np.ndarray, start: int = 0) -> dict[int, float]:

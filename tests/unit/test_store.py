@@ -16,7 +16,15 @@ import sqlite3
 import pytest
 
 from shootout.base.errors import StoreError
-from shootout.base.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
+from shootout.base.model import (
+    Config,
+    Metric,
+    Run,
+    RunSettings,
+    Trial,
+    TrialSpec,
+    WorkloadSpec,
+)
 from shootout.store import (
     RESULTS_FORMAT_VERSION,
     Store,
@@ -26,6 +34,7 @@ from shootout.store import (
     trial_to_dict,
 )
 from shootout.store import results as results_mod
+
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def url(request: pytest.FixtureRequest, tmp_path) -> str:

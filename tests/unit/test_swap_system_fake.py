@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 
 from shootout.base.errors import TargetError
-from shootout.swap import memory
+from shootout.swap import memory, zram, zswap
 from shootout.system import cgroups
-from shootout.swap import zram
-from shootout.swap import zswap
 from shootout.system.journal import Journal, recover
 
 HYBRID = """\

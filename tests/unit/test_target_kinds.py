@@ -11,19 +11,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from echokind import EchoKind, EchoTarget
 from typer.testing import CliRunner
 
 import shootout
-from echokind import EchoKind, EchoTarget
 from shootout import places as kinds
+from shootout.base.errors import UsageError
+from shootout.base.model import Config
 from shootout.cli.main import app
 from shootout.configs.parse import parse_spec
-from shootout.base.errors import UsageError
-from shootout.measure.lanes import LOCAL, machine_key
-from shootout.base.model import Config
 from shootout.parts import parts_problem
+from shootout.places import LOCAL, machine_key, make_target
 from shootout.system.journal import Journal
-from shootout.places.factory import make_target
 
 SRC = Path(shootout.__file__).parent
 
@@ -91,7 +90,7 @@ def test_the_config_help_shows_every_form_the_parser_takes() -> None:
 
 def test_the_config_help_shows_a_new_kind() -> None:
     # The help is written when the CLI is imported: a fresh interpreter registers the kind first.
-    code = ("import echokind\nfrom shootout import kinds\nkinds.KINDS['echo'] = echokind.EchoKind()\n"
+    code = ("import echokind\nfrom shootout import places as kinds\nkinds.KINDS['echo'] = echokind.EchoKind()\n"
             "from shootout.cli.main import app\napp(['run', '--help'])\n")
     path = os.pathsep.join([str(SRC.parent), str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from shootout.base.errors import TargetError, UsageError
-from shootout.execution.process import Background, ProcResult, Stdin, run_process
 from shootout.base.model import Config
+from shootout.execution.process import Background, ProcResult, Stdin, run_process
+from shootout.places.host import HostTarget
 from shootout.places.target import Target
-from shootout.places.hosttarget import HostTarget
 
 
 class CommandsOnly(Target):
@@ -177,7 +177,7 @@ import sys, time
 from pathlib import Path
 from shootout.base.model import Config
 from shootout.places.target import Target
-from shootout.places.hosttarget import HostTarget
+from shootout.places.host import HostTarget
 
 class UploadBlocks(HostTarget):
     put_tree = Target.put_tree  # the generic one (through a command), as a VM or ssh target has it

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from shootout.base.errors import ToolMissing
+from shootout.base.model import Config
 from shootout.execution import placefacts as probe
 from shootout.execution.process import Background, ProcResult, Stdin
-from shootout.base.model import Config
 from shootout.places.target import Target
 
 

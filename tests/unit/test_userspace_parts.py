@@ -13,10 +13,11 @@ import pytest
 
 from shootout.base.errors import TargetError, ToolMissing, UsageError
 from shootout.base.model import Config
-from shootout.system import mounts
-from shootout.userspace import abi, binfmt, create, registry
+from shootout.configs import abi
 from shootout.configs import userspaces as configs
 from shootout.places.chroot import named_userspace_config
+from shootout.system import mounts
+from shootout.userspace import binfmt, create, registry
 from shootout.userspace.arches import arch
 from shootout.userspace.rootfs import resolve_in_root, which_in_root
 

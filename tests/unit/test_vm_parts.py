@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from shootout.base.errors import TargetError, ToolMissing, UsageError
-from shootout.places.vmtarget import emulated
-from shootout.places.vm import vm_config
+from shootout.places.vm import emulated, vm_config
 from shootout.vm.image import VmImage, _check_space, kernel_package
 from shootout.vm.kvm import choose_accel, kvm_problem
 from shootout.vm.qemu import VmShape, pinned_cores, qemu_argv

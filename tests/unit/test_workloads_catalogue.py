@@ -9,11 +9,20 @@ import re
 import pytest
 
 from shootout.base.errors import ToolMissing
-from shootout.execution.placefacts import TargetFacts
 from shootout.base.model import Config, Metric, WorkloadSpec
-from shootout.places.hosttarget import HostTarget
 from shootout.base.units import UNITS
-from shootout.workloads import compile, compress, crypto, js, media, memory, registry, sevenzip
+from shootout.execution.placefacts import TargetFacts
+from shootout.places.host import HostTarget
+from shootout.workloads import (
+    compile,
+    compress,
+    crypto,
+    js,
+    media,
+    memory,
+    registry,
+    sevenzip,
+)
 from shootout.workloads.base import Tool
 from shootout.workloads.packages import workload_packages
 from shootout.workloads.registry import MODULES, REGISTRY, suites

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from shootout.base.model import Config
-from shootout.places.hosttarget import HostTarget
+from shootout.places.host import HostTarget
 from shootout.workloads import inputs
 from shootout.workloads.inputs import Rng, write_corpus, write_wav
 from shootout.workloads.jssource import module_source

@@ -8,16 +8,21 @@ from pathlib import Path
 import pytest
 
 from shootout.base.errors import UsageError, WorkloadError
-from shootout.execution.process import ProcResult
 from shootout.base.model import Config
+from shootout.execution.process import ProcResult
 from shootout.parts import parse_parts, throttle
 from shootout.parts.throttle import parse_rate, read_io_max, read_rules
+from shootout.storage.scratch import ScratchArea, Scratches
 from shootout.system import cgroups
 from shootout.system.journal import Journal, recover
-from shootout.storage.scratch import ScratchArea, Scratches
 from shootout.workloads import fio, iozone
 from shootout.workloads.ddwrite import DdWrite
-from shootout.workloads.diskscratch import DiskScratch, compsize_metrics, compsize_values, parse_compsize
+from shootout.workloads.diskscratch import (
+    DiskScratch,
+    compsize_metrics,
+    compsize_values,
+    parse_compsize,
+)
 
 OUT = Path(__file__).parent.parent / "fixtures" / "outputs" / "storage"
 ALL_JOBS = {"jobs": list(fio.JOBS)}

@@ -10,12 +10,19 @@ import re
 import pytest
 
 from shootout.base.errors import UsageError
+from shootout.base.units import UNITS
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.experiments import experiment
-from shootout.base.units import UNITS
 from shootout.workloads.registry import REGISTRY, suites
-from shootout.workloads.swap import RECORDED, WORKLOADS, KbuildPressure, Tabs, check_limit, mix_for
+from shootout.workloads.swap import (
+    RECORDED,
+    WORKLOADS,
+    KbuildPressure,
+    Tabs,
+    check_limit,
+    mix_for,
+)
 
 OUTPUT = """tabs 12
 tab_mib 170

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from shootout.judge.analysis import Analysis
 from shootout.experiments import EXPERIMENTS, rpi_iozone
 from shootout.experiments.base import WRITEUPS
+from shootout.judge.analysis import Analysis
 from shootout.workloads.registry import REGISTRY
 
 ROOT = Path(__file__).parents[2]

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from shootout.base.socs import KNOWN_CACHES
-from shootout.execution.fsread import read_text, under
 from shootout.conditions.throttling import decode_throttled, parse_throttled
 from shootout.conditions.throttling import vcgencmd as _vcgencmd
+from shootout.execution.fsread import read_text, under
 
 _TYPES = {0x04: "2B", 0x08: "3B", 0x09: "Zero", 0x0A: "CM3", 0x0C: "Zero W", 0x0D: "3B+", 0x0E: "3A+",
           0x10: "CM3+", 0x11: "4B", 0x12: "Zero 2 W", 0x13: "400", 0x14: "CM4", 0x15: "CM4S", 0x17: "5",

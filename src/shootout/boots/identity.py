@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from shootout.arm.board import arm_64bit
-from shootout.boots.images import IMAGES, kernel_image
-from shootout.execution.fsread import read_text, under
-from shootout.conditions.machinefacts import arch
 from shootout.base.model import Config
+from shootout.boots.images import IMAGES, kernel_image
+from shootout.conditions.machinefacts import arch
+from shootout.execution.fsread import read_text, under
 
 # Where Raspberry Pi OS (bookworm: /boot/firmware) and older images keep the firmware's config.
 CONFIG_TXT = ("/boot/firmware/config.txt", "/boot/config.txt")

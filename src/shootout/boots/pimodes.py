@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shootout.base.errors import TargetError
 from shootout.boots.images import board_of, install_hint
 from shootout.boots.partition import BootPartition
-from shootout.base.errors import TargetError
 
 RELEASE = "bookworm"
 K32, K64_16K = "k32-u32", "k64-16k-u64"  # the sides only some boards have

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shootout.boots.identity import BootIdentity, KernelWant
 from shootout.base.errors import TargetError, UsageError
+from shootout.boots.identity import BootIdentity, KernelWant
 
 
 def block_schedule(configs: Sequence[str], blocks: int) -> list[str]:

@@ -17,13 +17,13 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from shootout.base.errors import TargetError, ToolMissing, UsageError
 from shootout.boots.identity import KernelWant
 from shootout.boots.images import is_pattern
 from shootout.boots.tryboot import write_tryboot
-from shootout.execution.fsread import read_text, under
-from shootout.base.errors import TargetError, ToolMissing, UsageError
-from shootout.execution.tools import find_tool
 from shootout.conditions.machinefacts import board
+from shootout.execution.fsread import read_text, under
+from shootout.execution.tools import find_tool
 from shootout.system.journal import Journal, journal_dir, recover
 
 UNIT = "shootout-resume.service"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from shootout.base.errors import TargetError, UsageError
 from shootout.boots.identity import KernelWant
 from shootout.boots.images import IMAGES, board_of, install_hint, kernel_image
 from shootout.boots.partition import (
@@ -26,7 +27,6 @@ from shootout.boots.partition import (
     tryboot_switches_partitions,
 )
 from shootout.execution.fsread import under
-from shootout.base.errors import TargetError, UsageError
 from shootout.system.journal import Journal
 
 REBOOT = "sudo reboot '0 tryboot'"

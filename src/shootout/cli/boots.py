@@ -15,8 +15,8 @@ def across_boots(store, stored, request, boots: int, wanted: bool = True):
     campaign, or the resumption after a reboot; None for any other run. Without --across-boots
     (wanted), a request whose configurations want two or more kernels is one all the same
     (kernel-modes on a Raspberry Pi): no boot runs two kernels."""
-    from shootout.measure import bootcampaign as campaign
     from shootout.boots.switch import undo_next_boot
+    from shootout.measure import bootcampaign as campaign
 
     if stored is not None:
         if not campaign.campaign_of(stored):

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from shootout.conditions.preflight import Preflight, preflight
+from shootout.measure.clock import measure_mhz
 
 
 def preflight_lines(pf: Preflight) -> list[str]:
@@ -36,7 +37,7 @@ def conditions_command(
 
     Changes nothing (tuning happens only during `shootout run --tune`).
     """
-    pf = preflight(tune=False, journal=None, load_wait_s=wait)
+    pf = preflight(tune=False, journal=None, load_wait_s=wait, clock=measure_mhz)
     if as_json:
         typer.echo(json.dumps({"lines": pf.lines, "flags": pf.flags, "facts": pf.facts}, indent=2, default=str))
     else:

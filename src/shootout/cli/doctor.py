@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from shootout.configs.parse import abi_problem, parse_spec
 from shootout.base.errors import UsageError
+from shootout.configs.parse import abi_problem, parse_spec
 from shootout.execution.tools import Tool, find_tool
 from shootout.net import HOST_TOOLS as NET_HOST_TOOLS
 from shootout.net.rungs import RUNGS

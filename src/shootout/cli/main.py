@@ -11,13 +11,13 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
+from shootout.base.errors import ShootoutError
+from shootout.base.model import RunSettings
 from shootout.cli import stored
 from shootout.cli.consoles import console, err_console
 from shootout.cli.stored import DbOption, open_store
 from shootout.cli.userspace import app as userspace_app
-from shootout.base.errors import ShootoutError
 from shootout.places import config_help
-from shootout.base.model import RunSettings
 
 app = typer.Typer(help="Compare machine configurations honestly: paired, interleaved rounds with confidence intervals.",
                   no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
@@ -92,9 +92,9 @@ def workloads() -> None:
 @app.command()
 def experiments(db: DbOption = None) -> None:
     """The named experiments: each reproduces a published comparison with one command."""
+    from shootout.conditions.machinefacts import machine_id
     from shootout.experiments import EXPERIMENTS
     from shootout.experiments.limits import how_long, last_run
-    from shootout.conditions.machinefacts import machine_id
 
     store = open_store(db)
     runs, machine = store.list_runs(), machine_id()
@@ -121,15 +121,16 @@ def conditions(
 def info(config: Annotated[list[str], typer.Option("--config", "-c", help="configuration to describe")] = []) -> None:
     """Facts of this machine and of each configuration."""
     from shootout.cli.conditions import print_preflight
+    from shootout.conditions.machinefacts import machine_facts
     from shootout.conditions.preflight import preflight
     from shootout.configs.parse import abi_problem, parse_spec
-    from shootout.conditions.machinefacts import machine_facts
-    from shootout.system.journal import journal
-    from shootout.places.factory import make_target
     from shootout.configs.userspaces import made_now
+    from shootout.measure.clock import measure_mhz
+    from shootout.places import make_target
+    from shootout.system.journal import journal
     from shootout.workloads.packages import workload_packages
 
-    print_preflight(preflight(tune=False, journal=None, load_wait_s=0))
+    print_preflight(preflight(tune=False, journal=None, load_wait_s=0, clock=measure_mhz))
     console.print_json(json.dumps({"machine": machine_facts()}, default=str))
     with journal() as j:
         for spec in config or ["host", "host+m32"]:

@@ -6,11 +6,17 @@ from collections.abc import Callable, Sequence
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.status import Status
 
-from shootout.measure import events as ev
 from shootout.base.units import fmt_duration
+from shootout.measure import events as ev
 
 
 def _workloads(n: int) -> str:

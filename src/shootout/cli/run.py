@@ -15,6 +15,8 @@ from typing import Any
 
 from rich.markup import escape
 
+from shootout.base.errors import UsageError
+from shootout.base.model import Run, RunSettings
 from shootout.cli import options
 from shootout.cli.boots import across_boots, prepare_next_boot, run_block
 from shootout.cli.conditions import preflight_lines
@@ -22,11 +24,16 @@ from shootout.cli.consoles import console, err_console
 from shootout.cli.progress import PREPARING, ProgressView, prepared_lines, preparing
 from shootout.cli.stored import open_store, show_analysis
 from shootout.conditions.preflight import EarlyWindow, preflight
-from shootout.base.errors import UsageError
-from shootout.base.model import Run, RunSettings
-from shootout.request.preparation import prepare
-from shootout.request.request import DEFAULT_THRESHOLD, Wish, build_request, check_settings, run_threshold, workloads_of
 from shootout.measure.runner import Runner, RunRequest
+from shootout.request.preparation import prepare
+from shootout.request.request import (
+    DEFAULT_THRESHOLD,
+    Wish,
+    build_request,
+    check_settings,
+    run_threshold,
+    workloads_of,
+)
 from shootout.store import Store
 from shootout.workloads.base import Workload
 
@@ -158,8 +165,8 @@ def _settings(o: RunOptions, store: Store) -> RunSettings:
 
 def _request(o: RunOptions, store: Store) -> RunRequest:
     """Parse what was asked, then prepare it: one step, named on the display while it works."""
-    from shootout.judge.noisefloor import load_noise_floor
     from shootout.conditions.machinefacts import hostname, machine_id
+    from shootout.judge.noisefloor import load_noise_floor
 
     def notify(text: str) -> None:
         err_console.print(escape(text), soft_wrap=True)
@@ -176,9 +183,10 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
              wait_s: float) -> tuple[int, Any]:
     """Pass the load gate, then measure (a block of a run across boots, a resumption, or a new
     run) under the change journal; the run's id and its block (None but across boots)."""
-    from shootout.conditions.clock import round_clock
     from shootout.conditions.governor import tune as set_governor
     from shootout.conditions.monitor import Monitor
+    from shootout.experiments.limits import own_budget
+    from shootout.measure.clock import round_clock
     from shootout.system.journal import journal
 
     def undo_failed(problem: str) -> None:
@@ -192,7 +200,7 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
         if o.tune and o.no_boost:
             head += [f"  {escape(line)}" for line in set_governor(j, disable_boost=True)]
         runner = Runner(store, j, ProgressView(console, err_console, job.min_rounds, head), monitor=sampler,
-                        clock=clock)
+                        clock=clock, own_budget=own_budget)
         with runner.emit:
             block = run_block(runner, across, job.request, pf.facts) if across else None
             if block:
@@ -216,8 +224,8 @@ def _save_floor(store: Store, analysis: Any, run_id: int) -> None:
 def _limits(store: Store, experiment: str | None, budget: str | None, max_rounds: int | None, partial: bool,
             level: float, min_rounds: int) -> tuple[float, int]:
     """--budget (s) and --max-rounds: the user's, else a named experiment's own (experiments/limits.py)."""
-    from shootout.experiments.limits import last_run, run_limits
     from shootout.conditions.machinefacts import machine_id
+    from shootout.experiments.limits import last_run, run_limits
 
     given = options.budget(budget) if budget is not None else None
     last = None

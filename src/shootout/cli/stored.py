@@ -10,8 +10,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from shootout.cli.consoles import console
 from shootout.base.errors import ShootoutError, UsageError
+from shootout.cli.consoles import console
 
 DbOption = Annotated[Optional[str], typer.Option("--db", help="database URL (default: SQLite in the data directory)")]
 RunArg = Annotated[str, typer.Argument(help="run id, or 'last' for the newest run")]
@@ -24,10 +24,10 @@ def open_store(db: str | None):
 
 
 def analysis_of(store, stored):
-    from shootout.judge.analysis import analyze
-    from shootout.judge.noisefloor import load_noise_floor
     from shootout.configs.groups import grouped
+    from shootout.judge.analysis import analyze
     from shootout.judge.groupscompare import analyze_groups
+    from shootout.judge.noisefloor import load_noise_floor
 
     floor = None
     if not stored.settings.aa and stored.facts.get("machine", {}).get("machine_id"):
@@ -123,7 +123,12 @@ def import_run(path: Annotated[Path, typer.Argument(help="shootout JSON, Phoroni
 
 def compared(store, refs: list[str], by_label: bool):
     """The analysis of `compare` and of a multi-run `report`: REFS, or SIDE vs SIDE."""
-    from shootout.judge.crossrun import compare_members, members_by_label, members_by_run, members_by_side
+    from shootout.judge.crossrun import (
+        compare_members,
+        members_by_label,
+        members_by_run,
+        members_by_side,
+    )
 
     if "vs" in refs:
         cut = refs.index("vs")

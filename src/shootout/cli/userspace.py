@@ -94,7 +94,7 @@ def remove(name: Annotated[str, typer.Argument(help="userspace to delete (ready 
 @app.command()
 def update(name: Annotated[str, typer.Argument(help="userspace to upgrade")]) -> None:
     """apt-get update and upgrade inside the userspace, then record the new package versions."""
-    from shootout.places.chroottarget import ChrootTarget
+    from shootout.places.chroot import ChrootTarget
     from shootout.userspace.update import update_userspace
 
     with _progress(f"updating {name}") as progress:

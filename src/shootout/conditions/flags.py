@@ -1,7 +1,7 @@
 """Judging what the monitor and the clock loop saw: pure functions of stored readings.
 
 Kept apart from the monitor thread (conditions.monitor) and the clock loop's runner
-(conditions.clock) so that analysis, which only reads stored trials, imports neither.
+(measure.clock) so that analysis, which only reads stored trials, imports neither.
 """
 
 from __future__ import annotations

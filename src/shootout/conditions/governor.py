@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from shootout.execution.fsread import read_text, under
-from shootout.conditions.sensors import cpu_dirs
 from shootout.base.errors import ShootoutError
+from shootout.conditions.sensors import cpu_dirs
+from shootout.execution.fsread import read_text, under
 from shootout.system.journal import Journal
 
 PERFORMANCE = "performance"

@@ -18,8 +18,8 @@ from typing import Any
 from shootout.arm.aarch32 import here as aarch32_here
 from shootout.arm.aarch32 import page_size
 from shootout.arm.board import caches, firmware_config, firmware_state, pi_board
-from shootout.execution.fsread import read_key_values, read_text, under
 from shootout.conditions.governor import boost_state, governor_summary
+from shootout.execution.fsread import read_key_values, read_text, under
 from shootout.execution.placefacts import os_release_name
 from shootout.execution.tools import find_tool
 from shootout.system.emulator import here as emulator_here

@@ -5,7 +5,7 @@ under a millisecond of CPU), and the runner's main thread spends trials blocked 
 with the GIL released, so a thread competes with nothing; a child process would cost a
 second interpreter and a pipe for the same readings. The thread lowers its own priority
 to nice 19 (Linux applies setpriority to a single thread id), so on a saturated machine
-the benchmark wins the CPU. Overhead is measured by `python -m shootout.conditions.overhead`.
+the benchmark wins the CPU. Overhead is measured by `python -m shootout.measure.overhead`.
 """
 
 from __future__ import annotations

@@ -17,12 +17,13 @@ from typing import Any
 
 import psutil
 
+from shootout.arm.board import preflight_lines
 from shootout.conditions import sensors
-from shootout.conditions.clock import measure_mhz
-from shootout.conditions.kernellog import describe, sort_events
+from shootout.conditions.flags import HOT_C, STEAL_LIMIT_PCT
 from shootout.conditions.governor import PERFORMANCE, boost_state, governor_summary
 from shootout.conditions.governor import tune as tune_governor
-from shootout.conditions.flags import HOT_C, STEAL_LIMIT_PCT
+from shootout.conditions.kernellog import describe, sort_events
+from shootout.conditions.machinefacts import machine_facts
 from shootout.conditions.throttling import (
     NOW_MASK,
     arm_clock_mhz,
@@ -30,8 +31,6 @@ from shootout.conditions.throttling import (
     get_throttled,
     read_kernel_log,
 )
-from shootout.arm.board import preflight_lines
-from shootout.conditions.machinefacts import machine_facts
 from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import Journal
 
@@ -146,10 +145,11 @@ def _fmt(value: float | None, spec: str, unit: str = "") -> str:
 
 def preflight(
     *, tune: bool, journal: Journal | None, load_wait_s: float = 60.0, root: Path = Path("/"),
-    early: EarlyWindow | None = None, clock: Callable[[], float | None] = measure_mhz,
+    early: EarlyWindow | None = None, clock: Callable[[], float | None] | None = None,
 ) -> Preflight:
     """Wait for idle (up to load_wait_s), optionally tune, and describe the machine's state;
-    `clock` reads this machine's clock (the run's round_clock, whose loop is built already)."""
+    `clock` reads this machine's clock (the run's round_clock, whose loop is built already;
+    measure.clock.measure_mhz for a one-off look); without one the clock is not measured."""
     if tune and journal is None:
         raise ValueError("tune=True needs a change journal")
     real = Path(root) == Path("/")  # clock loop, firmware and kernel log describe this machine only
@@ -177,7 +177,7 @@ def preflight(
 
     if real:
         _firmware(lines, flags, cond)
-        cond["measured_mhz"] = clock()
+        cond["measured_mhz"] = clock() if clock is not None else None
         how = "dependent-add loop" + (", under qemu-user: the emulator's pace, not a CPU clock" if emulator_here() else "")
         lines.append(f"measured clock: {_fmt(cond['measured_mhz'], '.0f', ' MHz')} ({how})")
         _kernel_log(lines, cond)

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from shootout.base.errors import UsageError
-from shootout.measure.lanes import LOCAL, machine_key
 from shootout.base.model import Config, Run
+from shootout.places import LOCAL, machine_key
 
 
 class Runs(Protocol):

@@ -13,14 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shootout.execution.build import ABI_FLAGS, ABI_PACKAGES, compile_c
 from shootout.base.errors import TargetError, ToolMissing, UsageError
-from shootout.configs.groups import expand, group_table
-from shootout.places import kind_of, parse_kind_spec
-from shootout.places.host import x86_abi_problem
 from shootout.base.model import Config
+from shootout.configs.groups import expand, group_table
+from shootout.execution.build import ABI_FLAGS, ABI_PACKAGES, compile_c
 from shootout.parts import config_keys, parse_parts
-from shootout.places.hosttarget import HostTarget
+from shootout.places import kind_of, parse_kind_spec
+from shootout.places.host import HostTarget, x86_abi_problem
 from shootout.workloads.registry import user_workload
 
 _CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace", "options", "machines",

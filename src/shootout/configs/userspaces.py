@@ -8,14 +8,19 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from shootout.base.errors import ShootoutError
-from shootout.places import kind_of
-from shootout.places.chroot import debian_config, userspace_config_of
-from shootout.places.chroot import ready as _ready
 from shootout.base.model import Config
+from shootout.places import kind_of
+from shootout.places.chroot import ready as _ready
+from shootout.places.chroot import userspace_config, userspace_config_of
 from shootout.system.journal import journal
 from shootout.system.namespace import private_mounts
 from shootout.userspace import registry
-from shootout.userspace.arches import arch_problem, headline_arches, host_arch, kernel_arch
+from shootout.userspace.arches import (
+    arch_problem,
+    headline_arches,
+    host_arch,
+    kernel_arch,
+)
 from shootout.userspace.create import (
     DEFAULT_MIRROR,
     Progress,
@@ -25,17 +30,6 @@ from shootout.userspace.create import (
     preflight,
     require_builder,
 )
-
-
-def userspace_config(release: str, arch_name: str, *, progress: Progress | None = None,
-                     packages: Sequence[str] = ()) -> Config:
-    """debian:RELEASE:ARCH: the userspace debian-RELEASE-ARCH, created now when missing, with
-    `packages` besides minbase."""
-    config = debian_config(release, arch_name)
-    if config.userspace and not _ready(config.userspace):
-        create_userspace(config.userspace, arch_name, release, progress=progress, packages=packages)
-        return debian_config(release, arch_name)
-    return config
 
 
 def _missing(config: Config) -> tuple[str, str] | None:

@@ -16,11 +16,15 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from shootout.execution.elf import HEAD_BYTES, elf_identity_of
 from shootout.base.errors import TargetError, ToolMissing
-from shootout.execution.place import Place
-from shootout.places.host import ABI_FLAGS, ABI_PACKAGES  # the host kind's ABIs (host+m32, host+mx32)
 from shootout.base.model import Config
+from shootout.execution.elf import HEAD_BYTES, elf_identity_of
+from shootout.execution.place import Place
+
+# The compiler ABIs of the host kind (host+m32, host+mx32): the flags, and the package that makes them work
+ABI_FLAGS: dict[str | None, tuple[str, ...]] = {None: (), "m32": ("-m32",), "mx32": ("-mx32",)}
+ABI_PACKAGES = {"m32": "gcc-multilib", "mx32": "gcc-multilib (and libc6-dev-x32)"}
+
 
 BASE_FLAGS = ("-O2", "-std=gnu11")
 # Helpers every kernel #includes; it is put next to the .c so the quoted include finds it

@@ -9,6 +9,9 @@ from typing import Any, BinaryIO
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
+from shootout.base.errors import TargetError
+from shootout.execution.place import Place
+
 # e_machine names from pyelftools -> the short names users know
 _MACHINES = {"EM_386": "x86", "EM_X86_64": "x86-64", "EM_ARM": "arm", "EM_AARCH64": "aarch64"}
 # Enough of a binary to hold its ELF header, program headers and interpreter path.
@@ -50,3 +53,32 @@ def elf_identity(path: Path) -> dict[str, Any]:
             return elf_identity_of(fh.read(HEAD_BYTES))
     except OSError:
         return {}
+
+
+def _identity_in(target: Place, path: str) -> dict[str, Any]:
+    try:
+        return elf_identity_of(target.read(path, HEAD_BYTES))
+    except TargetError:
+        return {}
+
+
+def tool_elf(target: Place, tool: str) -> dict[str, Any]:
+    """ELF identity of `tool` as the target resolves it (read through the target); a script
+    reports its interpreter's."""
+    inside = target.which(tool)
+    if inside is None:
+        return {}
+    identity = _identity_in(target, inside)
+    if identity:
+        return {**identity, "path": inside}
+    try:
+        first = target.read(inside, 256).split(b"\n", 1)[0]
+    except TargetError:
+        return {}
+    if not first.startswith(b"#!"):
+        return {}
+    interpreter = first[2:].decode(errors="replace").split()
+    if not interpreter:
+        return {}
+    identity = _identity_in(target, interpreter[0])
+    return {**identity, "path": interpreter[0], "script": inside} if identity else {}

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from shootout.execution.process import Background, ProcResult, Stdin
 from shootout.base.model import Config
+from shootout.execution.process import Background, ProcResult, Stdin
 
 
 @runtime_checkable

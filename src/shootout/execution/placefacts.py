@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from shootout.base.socs import known_caches_kib
 from shootout.base.errors import ShootoutError
+from shootout.base.socs import known_caches_kib
 from shootout.execution.place import Place
 from shootout.execution.versions import first_line, output
 

@@ -8,8 +8,20 @@ report can put each measured result beside it. Register a new one with one line 
 from __future__ import annotations
 
 from shootout.base.errors import UsageError
-from shootout.experiments import (browser32, cloud_openssl, drop_ladder, kernelmodes, pi3desk, pi3desk_swap, rpi64, rpi_iozone,
-                                  rpi_mbw_build, rpi_network, veth_offloads, vpn)
+from shootout.experiments import (
+    browser32,
+    cloud_openssl,
+    drop_ladder,
+    kernelmodes,
+    pi3desk,
+    pi3desk_swap,
+    rpi64,
+    rpi_iozone,
+    rpi_mbw_build,
+    rpi_network,
+    veth_offloads,
+    vpn,
+)
 from shootout.experiments.base import Experiment
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from string import Template
 from typing import TYPE_CHECKING
 
-from shootout.configs.parse import FileSettings, load_text
 from shootout.base.errors import UsageError
-from shootout.experiments.sizing import Plan, Sizing, plan
 from shootout.base.units import fraction
+from shootout.configs.parse import FileSettings, load_text
+from shootout.experiments.sizing import Plan, Sizing, plan
 from shootout.userspace.arches import headline_arches, host_arch, kernel_arch
 
 # why an experiment whose every configuration has a network part needs root

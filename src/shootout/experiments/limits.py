@@ -14,12 +14,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from shootout.base.errors import UsageError
-from shootout.experiments import experiment
-from shootout.experiments.base import Experiment
-from shootout.experiments.sizing import (DEFAULT_BUDGET_S, MARGIN, MAX_ROUNDS, DoesNotFit, Plan, first_verdict_seconds,
-                                         minutes)
 from shootout.base.model import Run, Trial
 from shootout.base.units import fmt_duration
+from shootout.experiments import experiment
+from shootout.experiments.base import Experiment
+from shootout.experiments.sizing import (
+    DEFAULT_BUDGET_S,
+    MARGIN,
+    MAX_ROUNDS,
+    DoesNotFit,
+    Plan,
+    first_verdict_seconds,
+    minutes,
+)
 
 TrialsOf = Callable[[int], Sequence[Trial]]  # run id -> its trials, warm-up included (Store.trials)
 

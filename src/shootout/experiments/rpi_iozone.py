@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from statistics import fmean, geometric_mean
 from typing import TYPE_CHECKING
 
-from shootout.judge.ceiling import MARGIN
 from shootout.experiments.base import Experiment
 from shootout.experiments.sizing import Sizing
+from shootout.judge.ceiling import MARGIN
 from shootout.workloads.iozone import COLUMNS, RECORDS
 
 if TYPE_CHECKING:
-    from shootout.judge.analysis import Analysis, Comparison
     from shootout.base.model import Config
+    from shootout.judge.analysis import Analysis, Comparison
 
 WRITES = ("write", "rewrite", "randwrite")  # iozone's columns that send write requests
 AT_LINK = 0.90  # a row at 90% or more of what the link allows is bound by it

@@ -14,7 +14,7 @@ Four headline comparisons, each of them a question the write-up asks; WireGuard 
 OpenVPN on one userspace is the `vpn` experiment's.
 """
 
-from shootout.experiments.base import Experiment, NETWORK_NEEDS_ROOT
+from shootout.experiments.base import NETWORK_NEEDS_ROOT, Experiment
 from shootout.experiments.sizing import Sizing
 
 

@@ -1,7 +1,7 @@
 """TCP between two namespaces over veth with the fake offloads off (the write-up's setting:
 `ethtool -K veth0 tx off rx off tso off gro off gso off`) against on (the kernel's default)."""
 
-from shootout.experiments.base import Experiment, NETWORK_NEEDS_ROOT, host_ladder
+from shootout.experiments.base import NETWORK_NEEDS_ROOT, Experiment, host_ladder
 from shootout.experiments.sizing import Sizing
 
 EXPERIMENT = Experiment(

@@ -2,7 +2,7 @@
 (WireGuard is the kernel's when it has the module, else a current wireguard-go built from the Go
 module proxy; the trial records which, and the paragraph says why the answer may differ)."""
 
-from shootout.experiments.base import Experiment, NETWORK_NEEDS_ROOT, host_ladder
+from shootout.experiments.base import NETWORK_NEEDS_ROOT, Experiment, host_ladder
 from shootout.experiments.sizing import Sizing
 
 EXPERIMENT = Experiment(

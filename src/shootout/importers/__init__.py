@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from shootout.base.errors import UsageError
+from shootout.base.model import Run, Trial
 from shootout.importers.common import read_bytes
 from shootout.importers.hyperfine import import_hyperfine
 from shootout.importers.phoronix import import_phoronix
-from shootout.base.model import Run, Trial
 
 __all__ = ["detect", "import_foreign", "import_hyperfine", "import_phoronix", "load_results"]
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from shootout.base.errors import UsageError
+from shootout.base.model import Config, Metric, Run, RunSettings, Trial, WorkloadSpec
 from shootout.importers.common import (
     IMPORTED_CATEGORY,
     PLACEHOLDER_RUN_ID,
@@ -25,7 +26,6 @@ from shootout.importers.common import (
     read_bytes,
     unique,
 )
-from shootout.base.model import Config, Metric, Run, RunSettings, Trial, WorkloadSpec
 
 WHAT = "hyperfine JSON file (hyperfine --export-json FILE)"
 WORKLOAD = "hyperfine"

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from shootout.base.errors import UsageError
+from shootout.base.model import Config, Metric, Run, RunSettings, Trial, WorkloadSpec
+from shootout.base.units import UNITS, Direction
 from shootout.importers.common import (
     IMPORTED_CATEGORY,
     PLACEHOLDER_RUN_ID,
@@ -30,8 +32,6 @@ from shootout.importers.common import (
     read_bytes,
     unique,
 )
-from shootout.base.model import Config, Metric, Run, RunSettings, Trial, WorkloadSpec
-from shootout.base.units import UNITS, Direction
 
 WHAT = "Phoronix Test Suite result file (composite.xml)"
 METRIC = "result"

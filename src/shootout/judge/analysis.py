@@ -12,15 +12,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shootout.workloads import cpuclock
+from shootout.base.model import Config, Metric, Run, Trial, WorkloadSpec
+from shootout.base.units import performance, unit
+from shootout.conditions.runflags import RunConditions
 from shootout.judge.amounts import Amount, Decided, amounts, guard
 from shootout.judge.bound import generator_flags
 from shootout.judge.ceiling import ceiling_flags
-from shootout.conditions.runflags import RunConditions
 from shootout.judge.confounders import confounders, is_emulated
 from shootout.judge.inforce import compared_notes
 from shootout.judge.machines import machines_note
-from shootout.base.model import Config, Metric, Run, Trial, WorkloadSpec
 from shootout.stats import (
     Design,
     Estimate,
@@ -36,7 +36,7 @@ from shootout.stats import (
     verdict,
 )
 from shootout.stats.design import percent
-from shootout.base.units import performance, unit
+from shootout.workloads import cpuclock
 
 # Key in Run.facts["machine"] of a run the runner refused after the warm-up because its budget
 # could not pay for the rounds a first verdict needs: {"budget_s", "rounds", "wanted_min"}.

@@ -25,7 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shootout.workloads import cpuclock
+from shootout.base.errors import UsageError
+from shootout.base.model import Config, Run, Trial, WorkloadSpec
+from shootout.base.units import unit
 from shootout.judge.analysis import (
     WITHIN_RUN,
     Analysis,
@@ -40,11 +42,17 @@ from shootout.judge.analysis import (
     settle,
     summarize,
 )
-from shootout.base.errors import UsageError
 from shootout.judge.machines import machines_note
-from shootout.base.model import Config, Run, Trial, WorkloadSpec
-from shootout.stats import Design, Estimate, Verdict, across_runs, between_runs, unpaired_estimate, unpaired_geomean
-from shootout.base.units import unit
+from shootout.stats import (
+    Design,
+    Estimate,
+    Verdict,
+    across_runs,
+    between_runs,
+    unpaired_estimate,
+    unpaired_geomean,
+)
+from shootout.workloads import cpuclock
 
 UNPAIRED_NOTE = "unpaired comparison across runs: the differences include any drift between the runs"
 ACROSS_BOOTS_NOTE = ("across boots: each run is one boot of a run across boots (shootout run --across-boots), "

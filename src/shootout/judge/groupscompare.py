@@ -5,10 +5,23 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from shootout.judge.analysis import WITHIN_RUN, Analysis
-from shootout.judge.crossrun import ACROSS_RUNS_RULE, UNPAIRED_NOTE, Member, Part, compare_members
-from shootout.configs.groups import MACHINES_NOTE, MACHINES_RULE, ONE_MACHINE, ONE_MACHINE_NOTE, group_of, sides
 from shootout.base.model import Run, Trial
+from shootout.configs.groups import (
+    MACHINES_NOTE,
+    MACHINES_RULE,
+    ONE_MACHINE,
+    ONE_MACHINE_NOTE,
+    group_of,
+    sides,
+)
+from shootout.judge.analysis import WITHIN_RUN, Analysis
+from shootout.judge.crossrun import (
+    ACROSS_RUNS_RULE,
+    UNPAIRED_NOTE,
+    Member,
+    Part,
+    compare_members,
+)
 
 
 def members_of(run: Run, trials: Sequence[Trial]) -> list[Member]:

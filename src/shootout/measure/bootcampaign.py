@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from shootout.base.errors import UsageError
+from shootout.base.model import Config, Run
 from shootout.boots.identity import BootIdentity, KernelWant, kernel_want, read_boot
 from shootout.boots.schedule import (
     Block,
@@ -35,8 +37,6 @@ from shootout.boots.switch import (
     next_boot_journal,
     switch_next_boot,
 )
-from shootout.base.errors import UsageError
-from shootout.base.model import Config, Run
 from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.store.serialize import config_from_dict, config_to_dict

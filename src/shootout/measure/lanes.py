@@ -22,15 +22,8 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 
-from shootout.places import kind_of
 from shootout.base.model import Config, TrialSpec
-
-LOCAL = "this machine"
-
-
-def machine_key(config: Config) -> str:
-    """The machine a configuration's trials run on: LOCAL, or the remote's address."""
-    return kind_of(config).machine(config) or LOCAL
+from shootout.places import LOCAL, machine_key
 
 
 def lanes_of(configs: Sequence[Config]) -> dict[str, list[str]]:

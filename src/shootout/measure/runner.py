@@ -14,29 +14,29 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from shootout.workloads import cpuclock
-from shootout.measure import events as ev
 from shootout.arm import board
-from shootout.workloads.binaries import provide_alike, verify_binaries
+from shootout.base.errors import ShootoutError, UsageError, WorkloadError
+from shootout.base.model import Config, Run, Trial, TrialSpec, aa_original
 from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, record
 from shootout.conditions.throttling import kernel_events_since
-from shootout.base.errors import ShootoutError, UsageError, WorkloadError
 from shootout.configs.groups import check_architectures, machine_arch
-from shootout.measure.lanes import LOCAL, each_machine, lanes_of, machine_key, run_round
+from shootout.execution.tree import run_prefix
+from shootout.measure import events as ev
+from shootout.measure.binaries import provide_alike, verify_binaries
+from shootout.measure.lanes import each_machine, lanes_of, run_round
 from shootout.measure.lostconfigs import LOST
-from shootout.base.model import Config, Run, Trial, TrialSpec, aa_original
-from shootout.parts import RunParts, sized
 from shootout.measure.plan import round_order
 from shootout.measure.runstate import Live, RunRequest
 from shootout.measure.stopping import check_budget, emulated, eta, undecided
+from shootout.measure.trial import failed, run_trial
+from shootout.parts import RunParts, sized
+from shootout.places import LOCAL, machine_key, make_target
+from shootout.places.target import Target
+from shootout.storage.scratch import Scratches
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.storage.scratch import Scratches
-from shootout.execution.tree import run_prefix
-from shootout.places.target import Target
-from shootout.places.factory import make_target
-from shootout.measure.trial import failed, run_trial
+from shootout.workloads import cpuclock
 from shootout.workloads.base import Context, Workload
 from shootout.workloads.packages import workload_packages
 from shootout.workloads.sizes import smallest_side
@@ -63,6 +63,7 @@ class Runner:
         target_factory: TargetFactory = make_target,
         monitor: Monitor | None = None,
         clock: Callable[[], float | None] | None = None,
+        own_budget: Callable[[str], str] = lambda experiment: "",
     ) -> None:
         self.store = store
         self.journal = journal
@@ -70,6 +71,7 @@ class Runner:
         self.target_factory = target_factory
         self.monitor = monitor  # tags every trial with what it saw (clock, temperature, steal)
         self.clock = clock  # measures the effective MHz at the start of every round
+        self.own_budget = own_budget  # a named experiment's own budget, for the hint of a budget refusal
 
     # -- entry points --------------------------------------------------------------
     def start(self, request: RunRequest, facts: dict[str, Any] | None = None) -> int:
@@ -324,7 +326,7 @@ class Runner:
             if r == 1:
                 for line in cpuclock.record(run, (live.workloads[w].spec for w in active), live.trials):
                     self.emit(ev.Notice(line))
-                check_budget(live, active, self.emit)
+                check_budget(live, active, self.emit, self.own_budget)
             order = round_order(s.seed, r, active, configs)
             if any((spec.round, spec.workload, spec.config) not in live.done for spec in order):
                 if live.parts is not None:

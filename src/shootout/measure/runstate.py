@@ -7,12 +7,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from shootout.conditions.repeats import Repeats
 from shootout.base.errors import ShootoutError
 from shootout.base.model import Config, Run, RunSettings, Trial
+from shootout.conditions.repeats import Repeats
 from shootout.parts import RunParts
-from shootout.storage.scratch import Scratches
 from shootout.places.target import Target
+from shootout.storage.scratch import Scratches
 from shootout.workloads.base import Context, Prepared, Workload
 
 

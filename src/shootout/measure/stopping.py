@@ -6,14 +6,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from shootout.workloads import cpuclock
-from shootout.measure import events as ev
-from shootout.judge.analysis import BUDGET_REFUSED, is_emulated, metric_log_ratios, run_design
 from shootout.base.errors import UsageError
-from shootout.configs.groups import grouped
 from shootout.base.model import Trial
+from shootout.configs.groups import grouped
+from shootout.judge.analysis import (
+    BUDGET_REFUSED,
+    is_emulated,
+    metric_log_ratios,
+    run_design,
+)
+from shootout.measure import events as ev
 from shootout.measure.runstate import Live
 from shootout.stats import decided
+from shootout.workloads import cpuclock
 
 _ROUND_OVERHEAD = 1.1  # a round's time beyond its trials' wall time (clock check, commits)
 _PAUSED = 2.0  # a warm-up spanning more than twice its trials' time was interrupted and resumed
@@ -35,15 +40,6 @@ def _at_once(live: Live) -> float:
     if not trials:
         return 1.0
     return max(1.0, sum(t.wall_s for t in trials) / max(round_seconds(trials), 1e-9))
-
-
-def own_budget(name: str) -> str:
-    """A named experiment's own budget, for the refusal's hint ('' for any other run)."""
-    if not name:
-        return ""
-    from shootout.experiments.limits import own_budget  # the experiments import the workloads, not the runner
-
-    return own_budget(name)
 
 
 def emulated(live: Live) -> list[str]:
@@ -77,7 +73,8 @@ def undecided(live: Live, names: list[str]) -> list[str]:
     return out
 
 
-def check_budget(live: Live, active: list[str], emit: Callable[[ev.Event], None]) -> None:
+def check_budget(live: Live, active: list[str], emit: Callable[[ev.Event], None],
+                 own_budget: Callable[[str], str] = lambda name: "") -> None:
     """After the warm-up: can the budget pay for the rounds up to the first that can give a
     verdict? Say what they need, and stop before measuring when it cannot (unless the user
     asked for a partial run)."""

@@ -6,11 +6,11 @@ import math
 import time
 from typing import Any
 
-from shootout.workloads import cpuclock
 from shootout.base.errors import ShootoutError, WorkloadError
 from shootout.base.model import Trial, TrialSpec
 from shootout.measure.runstate import Live
 from shootout.places.target import layout_padding
+from shootout.workloads import cpuclock
 
 
 def failed(trial: Trial) -> WorkloadError:

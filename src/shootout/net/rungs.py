@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from shootout.base.errors import ShootoutError, TargetError, UsageError
+from shootout.base.paths import cache_dir
 from shootout.execution.tools import host_tool
 from shootout.net.topology import Topology
-from shootout.base.paths import cache_dir
 from shootout.system.journal import journal
 
 DROP_PORT = 9

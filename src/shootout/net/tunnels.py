@@ -133,7 +133,9 @@ class WireGuard(Tunnel):
         else:
             versions["wireguard (kernel)"] = target.run(["cat", "/sys/module/wireguard/version"]).stdout.strip() or "?"
         problem = kernel_wireguard_problem()
-        from shootout.net import keys  # cryptography: 0.1 s that only tunnels need, not every run
+        from shootout.net import (
+            keys,  # cryptography: 0.1 s that only tunnels need, not every run
+        )
 
         ka, kb = keys.wireguard_key(), keys.wireguard_key()
         return Plan(files={**files, "wg-a.conf": self._conf(ka.private, kb.public, ADDR_B, INNER_B).encode(),

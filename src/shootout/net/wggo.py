@@ -20,8 +20,8 @@ import tempfile
 from pathlib import Path
 
 from shootout.base.errors import TargetError, ToolMissing
-from shootout.execution.tools import find_tool
 from shootout.base.paths import cache_dir
+from shootout.execution.tools import find_tool
 
 MODULE = "golang.zx2c4.com/wireguard"
 VERSION = "v0.0.0-20260522210424-ecfc5a8d5446"  # the proxy's latest on 2026-11-26

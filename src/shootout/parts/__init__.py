@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shootout.execution.placefacts import TargetFacts
-from shootout.places import kind_of
 from shootout.base.model import Config
+from shootout.execution.placefacts import TargetFacts
 from shootout.parts.base import Part, PartSession
 from shootout.parts.memory import MemoryPart
 from shootout.parts.network import NetworkPart
@@ -22,8 +21,9 @@ from shootout.parts.scratch import ScratchPart
 from shootout.parts.settings import SettingsPart
 from shootout.parts.swap import SwapPart
 from shootout.parts.throttle import ThrottlePart
-from shootout.system.journal import Journal
+from shootout.places import kind_of
 from shootout.storage.scratch import Scratches
+from shootout.system.journal import Journal
 
 PARTS: dict[str, Part] = {p.name: p for p in (
     SettingsPart(),

@@ -33,10 +33,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from shootout.execution.placefacts import TargetFacts
 from shootout.base.model import Config, Metric
-from shootout.system.journal import Journal
+from shootout.execution.placefacts import TargetFacts
 from shootout.storage.scratch import Scratches
+from shootout.system.journal import Journal
 
 
 class PartSession(ABC):

@@ -17,13 +17,13 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shootout.execution.placefacts import TargetFacts
 from shootout.base.model import Config, Metric
+from shootout.execution.placefacts import TargetFacts
 from shootout.parts.base import Part, PartSession
+from shootout.storage.scratch import Scratches
 from shootout.swap import memory
 from shootout.swap.spec import parse_memory, parse_swap
 from shootout.system.journal import Journal
-from shootout.storage.scratch import Scratches
 
 
 class MemoryPart(Part):

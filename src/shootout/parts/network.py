@@ -37,10 +37,16 @@ from shootout.net import offloads, rungs
 from shootout.net.namespace import PIN_DIR
 from shootout.net.options import PART, NetOptions, net_options
 from shootout.net.topology import Topology
-from shootout.net.tunnels import CIPHERS, VPN_KINDS, WIREGUARD_IMPLEMENTATIONS, kernel_wireguard_problem, tunnel_setting
+from shootout.net.tunnels import (
+    CIPHERS,
+    VPN_KINDS,
+    WIREGUARD_IMPLEMENTATIONS,
+    kernel_wireguard_problem,
+    tunnel_setting,
+)
 from shootout.parts.base import Part, PartSession
-from shootout.system.journal import Journal
 from shootout.storage.scratch import Scratches
+from shootout.system.journal import Journal
 
 # key -> (its field when given as a bare string, {sub-key: (field, choices or None for free text)})
 _KEYS: dict[str, tuple[str, dict[str, tuple[str, tuple[str, ...] | None]]]] = {

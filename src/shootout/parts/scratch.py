@@ -20,13 +20,13 @@ from typing import Any
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Config
+from shootout.base.units import byte_size
 from shootout.parts.base import Part, PartSession
 from shootout.storage.blockdev import mount_of
-from shootout.system.journal import Journal
 from shootout.storage.scratch import MKFS, Scratch, Scratches, scratch_problem
 from shootout.storage.scratchspec import DEFAULT_BASE, PART, ScratchSpec
 from shootout.storage.trim import ScratchTrim
-from shootout.base.units import byte_size
+from shootout.system.journal import Journal
 
 DEFAULT_SIZE = "2G"
 _FILE_KEYS = {"fs", "mount", "size", "in"}

@@ -18,9 +18,16 @@ from typing import Any
 from shootout.base.errors import UsageError
 from shootout.base.model import Config
 from shootout.parts.base import Part, PartSession
-from shootout.system.journal import Journal, journal
 from shootout.storage.scratch import Scratches
-from shootout.system.sysfiles import SettingSwitch, SysFile, exclusive, sysctl_file, sysfs_file, write_problem
+from shootout.system.journal import Journal, journal
+from shootout.system.sysfiles import (
+    SettingSwitch,
+    SysFile,
+    exclusive,
+    sysctl_file,
+    sysfs_file,
+    write_problem,
+)
 
 _MAKERS = {"sysctl": sysctl_file, "sysfs": sysfs_file}
 

@@ -17,10 +17,10 @@ from typing import Any
 
 from shootout.base.model import Config, Metric
 from shootout.parts.base import Part, PartSession
+from shootout.storage.scratch import Scratches
 from shootout.swap import setup
 from shootout.swap.spec import SwapSpec, parse_swap
 from shootout.system.journal import Journal
-from shootout.storage.scratch import Scratches
 
 
 class SwapPart(Part):

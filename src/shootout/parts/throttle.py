@@ -40,11 +40,11 @@ from typing import Any
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Config
+from shootout.base.units import byte_size
 from shootout.parts.base import Part, PartSession
+from shootout.storage.scratch import ScratchArea, Scratches
 from shootout.system import cgroups
 from shootout.system.journal import Journal
-from shootout.storage.scratch import ScratchArea, Scratches
-from shootout.base.units import byte_size
 
 RULES = ("blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device")
 IOPS_RULES = ("blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device")

@@ -1,64 +1,53 @@
-"""Target kinds: where a configuration's commands run (see base.py for what a kind is).
+"""Places to run: where a configuration's commands run (kind.py says what a kind is).
 
-Each kind is one module with one class and one line in KINDS below; the order of KINDS is
-the order in which specs are tried and shown. The spec forms in the --config help and in
-the hints, parse_spec (shootout.configs.parse) and make_target (shootout.places.factory) are
-derived from it; the rest of shootout asks a configuration's kind (kind_of) for its
-capabilities instead of comparing Config.target with names.
+Each place is one module holding its Kind (spec forms, parser, hint, capability flags) and its
+Target class, and one line below; the order of the lines is the order in which specs are tried
+and shown. The spec forms in the --config help and in the hints, parse_spec
+(shootout.configs.parse) and make_target are derived from the registry (shootout.places.kind);
+the rest of shootout asks a configuration's kind (kind_of) for its capabilities instead of
+comparing Config.target with names.
 """
 
 from __future__ import annotations
 
-from shootout.base.errors import UsageError
-from shootout.places.kind import Kind
-from shootout.places.chroot import ChrootKind
-from shootout.places.fake import FakeKind
-from shootout.places.host import HostKind
-from shootout.places.ssh import SshKind
-from shootout.places.vm import VmKind
 from shootout.base.model import Config
+from shootout.places import chroot, fake, host, ssh, vm
+from shootout.places.kind import (
+    KINDS,
+    LOCAL,
+    config_help,
+    kind_of,
+    machine_key,
+    parse_kind_spec,
+    register,
+    scratch_holders,
+    spec_forms,
+    target_hint,
+)
+from shootout.places.target import Target
+from shootout.system.journal import Journal
 
-KINDS: dict[str, Kind] = {k.name: k for k in (
-    HostKind(),
-    ChrootKind(),
-    SshKind(),
-    VmKind(),
-    FakeKind(),
-)}
+register(host.HostKind())
+register(chroot.ChrootKind())
+register(ssh.SshKind())
+register(vm.VmKind())
+register(fake.FakeKind())
 
-
-def kind_of(config: Config) -> Kind:
-    """The kind of the configuration's target; UsageError for a target no kind is."""
-    kind = KINDS.get(config.target)
-    if kind is None:
-        raise UsageError(f"unknown target {config.target!r} in configuration {config.name}", target_hint())
-    return kind
-
-
-def target_hint() -> str:
-    """How to name a target (the kinds written as specs)."""
-    names = [k.name for k in KINDS.values() if k.forms]
-    return f"use {', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else f"use {names[0]}"
-
-
-def scratch_holders() -> str:
-    """The kinds that can hold a disk scratch, for a hint."""
-    return ", ".join(k.name for k in KINDS.values() if k.disk_scratch and k.forms)
+__all__ = ["KINDS", "LOCAL", "config_help", "kind_of", "machine_key", "make_target", "parse_kind_spec", "runs_emulated", "scratch_holders",
+           "spec_forms", "target_hint", "target_problem"]
 
 
-def spec_forms() -> list[str]:
-    return [form for kind in KINDS.values() for form in kind.forms]
+def target_problem(config: Config) -> str | None:
+    """Why the configuration's target cannot be used here, in one line, before anything starts."""
+    return kind_of(config).problem(config)
 
 
-def config_help() -> str:
-    """The --config help: every spec form, then the names a shootout.toml adds."""
-    return f"configuration: {', '.join(spec_forms())}, or a [[config]] name"
+def runs_emulated(config: Config) -> bool:
+    """A configuration that --emulate puts under an emulator here (a VM without hardware KVM): no verdicts."""
+    return kind_of(config).emulated_here(config)
 
 
-def parse_kind_spec(spec: str) -> Config:
-    """The configuration a spec string names; UsageError naming every form for any other."""
-    for kind in KINDS.values():
-        if (config := kind.parse(spec)) is not None:
-            return config
-    raise UsageError(f"unknown configuration {spec!r}",
-                     f"use {', '.join(spec_forms())} or a [[config]] name from shootout.toml")
+def make_target(config: Config, journal: Journal) -> Target:
+    target = kind_of(config).target(config, journal)
+    assert isinstance(target, Target), f"{kind_of(config).target} is not a Target"
+    return target

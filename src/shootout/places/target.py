@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shootout.base.errors import TargetError, UsageError
+from shootout.base.model import Config
 from shootout.execution import placefacts as probe
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import Background, ProcResult, Stdin
 from shootout.execution.tools import CLEAN_PATH
-from shootout.places import scratch_holders
-from shootout.base.model import Config
-from shootout.system.journal import Journal
+from shootout.places.kind import scratch_holders
 from shootout.storage.scratch import Scratch, ScratchArea
+from shootout.system.journal import Journal
 
 if TYPE_CHECKING:
     from shootout.conditions.monitor import Monitor

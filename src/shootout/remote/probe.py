@@ -17,14 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from shootout.execution.fsread import read_text
+from shootout.base.errors import TargetError
+from shootout.conditions.machinefacts import cores
 from shootout.conditions.monitor import Mark, Monitor
 from shootout.conditions.sensors import CpuTimes, parse_stat
-from shootout.base.errors import TargetError
+from shootout.execution.fsread import read_text
 from shootout.execution.placefacts import TargetFacts, sizing_from
-from shootout.conditions.machinefacts import cores
-from shootout.remote.helper import parse_snapshot
 from shootout.remote.channel import SshChannel
+from shootout.remote.helper import parse_snapshot
 from shootout.system.journal import Journal
 
 Snap = Callable[[list[str]], bytes]  # `helper snap PATTERN...`'s output (through the target's session)

@@ -29,9 +29,9 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 from scipy.stats import binom
 
-from shootout.judge.analysis import WITHIN_RUN, Analysis, Comparison
 from shootout.base.errors import UsageError
 from shootout.base.model import Config
+from shootout.judge.analysis import WITHIN_RUN, Analysis, Comparison
 from shootout.report.text import (
     TIMES,
     MetricRow,
@@ -40,9 +40,9 @@ from shootout.report.text import (
     display,
     fmt_gap,
     fmt_value,
-    no_geomean,
     headline_comparisons,
     metric_rows,
+    no_geomean,
     others,
     rows_by_workload,
     workload_description,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shootout.judge.analysis import Analysis
 from shootout.base.errors import UsageError
+from shootout.judge.analysis import Analysis
 from shootout.report import charts
 from shootout.report.html import render_html
 from shootout.report.markdown import render_markdown

@@ -18,7 +18,6 @@ from shootout.report.amounts import amount_table
 from shootout.report.facts import config_facts, machine_facts
 from shootout.report.lostworkloads import lost_notices
 from shootout.report.perdollar import per_dollar
-from shootout.report.timeline import timeline_chart
 from shootout.report.text import (
     all_notes,
     baseline,
@@ -28,16 +27,17 @@ from shootout.report.text import (
     fmt_comparison,
     fmt_ratio,
     fmt_value,
-    no_geomean,
     geomean_workload_count,
     iter_summaries,
     metric_rows,
+    no_geomean,
     others,
     rows_by_workload,
     summary_sentence,
     workload_description,
     workloads,
 )
+from shootout.report.timeline import timeline_chart
 from shootout.stats import Estimate, verdict
 
 _ENV = Environment(

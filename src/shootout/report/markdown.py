@@ -10,7 +10,6 @@ from shootout.report.facts import config_facts, machine_facts
 from shootout.report.html import method_items, subtitle
 from shootout.report.lostworkloads import lost_notices
 from shootout.report.perdollar import per_dollar
-from shootout.report.timeline import TIMELINE_KEY
 from shootout.report.text import (
     all_notes,
     baseline,
@@ -28,13 +27,15 @@ from shootout.report.text import (
     notes_by_comparison,
     notes_of,
     others,
-    rows_by_workload,
     row_medians,
+    rows_by_workload,
     summary_sentence,
     workload_description,
     workloads,
 )
+from shootout.report.timeline import TIMELINE_KEY
 from shootout.stats import verdict
+
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")

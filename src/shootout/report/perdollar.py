@@ -17,8 +17,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from shootout.judge.analysis import Analysis
 from shootout.base.errors import UsageError
+from shootout.judge.analysis import Analysis
 from shootout.report.text import baseline, headline_comparisons, iter_summaries, others
 from shootout.stats import Estimate, verdict
 

@@ -25,9 +25,9 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from shootout.base.model import Config
 from shootout.judge.analysis import WITHIN_RUN, Analysis
 from shootout.measure.lostconfigs import lost_lines, lost_sentence
-from shootout.base.model import Config
 from shootout.report import amounts
 from shootout.report.amounts import AmountTable, amount_table
 from shootout.report.lostworkloads import lost_notices

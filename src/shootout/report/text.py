@@ -7,11 +7,11 @@ import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from shootout.judge.analysis import Analysis, Comparison, Summary
 from shootout.base.model import Config, WorkloadSpec
+from shootout.base.units import UNITS, fmt_duration
+from shootout.judge.analysis import Analysis, Comparison, Summary
 from shootout.report.lostworkloads import lost_phrase
 from shootout.stats import Estimate, Resolution, Verdict, verdict
-from shootout.base.units import UNITS, fmt_duration
 
 TIMES = "\u00d7"  # the multiplication sign of "1.070×"
 MINUS = "\u2212"

@@ -16,15 +16,14 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from shootout.configs.parse import abi_problem, parse_spec, x86_abi_problem
 from shootout.base.errors import UsageError
-from shootout.configs.groups import side_names
-from shootout.places import kind_of
 from shootout.base.model import Config, aa_copy
-from shootout.parts import parts_problem
-from shootout.request.request import Notify, Parsed, priced
+from shootout.configs.groups import side_names
+from shootout.configs.parse import abi_problem, parse_spec, x86_abi_problem
 from shootout.measure.runstate import RunRequest
-from shootout.places.factory import target_problem
+from shootout.parts import parts_problem
+from shootout.places import kind_of, target_problem
+from shootout.request.request import Notify, Parsed, priced
 
 
 def default_configs(notify: Notify, progress: Notify, packages: tuple[str, ...] = (),
@@ -45,7 +44,7 @@ def default_configs(notify: Notify, progress: Notify, packages: tuple[str, ...] 
 def refuse_emulated(configs: list[Config]) -> None:
     """UsageError for a userspace this ARM machine would run only under qemu (without --emulate),
     before any userspace is made."""
-    from shootout.userspace.abi import config_arch
+    from shootout.configs.abi import config_arch
     from shootout.userspace.arches import arch_problem
 
     for config in configs:

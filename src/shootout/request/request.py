@@ -13,17 +13,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from shootout.judge.noisefloor import resolvable_threshold
-from shootout.configs.parse import FileSettings, load_file, resolve
 from shootout.base.errors import ShootoutError, UsageError
-from shootout.configs.groups import side_names
 from shootout.base.model import Config, RunSettings
+from shootout.configs.groups import side_names
+from shootout.configs.parse import FileSettings, load_file, resolve
+from shootout.judge.noisefloor import resolvable_threshold
 from shootout.measure.runstate import RunRequest
+from shootout.places import runs_emulated
 from shootout.stats import Design
-from shootout.places.factory import runs_emulated
 from shootout.workloads.base import Workload
 from shootout.workloads.packages import packages_at_creation
-from shootout.workloads.registry import DEFAULT_SUITE, REGISTRY, suite, suite_params, user_workload, workload
+from shootout.workloads.registry import (
+    DEFAULT_SUITE,
+    REGISTRY,
+    suite,
+    suite_params,
+    user_workload,
+    workload,
+)
 
 Notify = Callable[[str], None]
 DEFAULT_THRESHOLD = 0.01  # δ of `shootout run` when neither --threshold nor a [run] table gives one
@@ -197,7 +204,7 @@ def build_request(wish: Wish, notify: Notify) -> Parsed:
     if configs is not None:
         settings = priced(wish, side_names(configs))
         if wish.emulate:
-            from shootout.places.vmtarget import emulated
+            from shootout.places.vm import emulated
 
             configs = [emulated(c) for c in configs]
     return Parsed(wish, configs, workloads, settings, user_defs, params, packages)

@@ -6,7 +6,12 @@ from shootout.stats.flags import cv, has_trend, outlier_fraction, trial_flags
 from shootout.stats.paired import paired_estimate
 from shootout.stats.resolution import Resolution, resolution, smallest_resolvable
 from shootout.stats.runs import across_runs, between_runs
-from shootout.stats.summary import geomean, geomean_by_category, too_few_rounds, unpaired_geomean
+from shootout.stats.summary import (
+    geomean,
+    geomean_by_category,
+    too_few_rounds,
+    unpaired_geomean,
+)
 from shootout.stats.unpaired import unpaired_estimate
 from shootout.stats.verdict import Verdict, decided, verdict
 

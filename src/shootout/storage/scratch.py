@@ -33,12 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from shootout.base.errors import TargetError, ToolMissing
-from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.base.model import Config, aa_original
+from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.storage.blockdev import RAM_FILESYSTEMS, mount_of, storage_facts
+from shootout.storage.scratchspec import DEFAULT, ScratchSpec, scratch_spec
 from shootout.system.journal import Journal
 from shootout.system.mounts import make_dir, mount
-from shootout.storage.scratchspec import DEFAULT, ScratchSpec, scratch_spec
 
 # Filesystem -> (mkfs command with its quiet/force flags, Debian package).
 MKFS: dict[str, tuple[tuple[str, ...], str]] = {

@@ -17,7 +17,12 @@ from shootout.base.paths import default_db_url
 from shootout.store import engine as eng
 from shootout.store import migrations, results
 from shootout.store.schema import runs, settings, trials
-from shootout.store.serialize import jsonable, run_from_dict, run_to_dict, trial_from_dict
+from shootout.store.serialize import (
+    jsonable,
+    run_from_dict,
+    run_to_dict,
+    trial_from_dict,
+)
 
 _RUNS_HINT = "list runs with: shootout runs"
 

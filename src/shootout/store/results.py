@@ -8,7 +8,12 @@ from typing import Any
 
 from shootout.base.errors import StoreError
 from shootout.base.model import Run, Trial
-from shootout.store.serialize import run_from_dict, run_to_dict, trial_from_dict, trial_to_dict
+from shootout.store.serialize import (
+    run_from_dict,
+    run_to_dict,
+    trial_from_dict,
+    trial_to_dict,
+)
 
 RESULTS_FORMAT = "shootout-results"
 RESULTS_FORMAT_VERSION = 1

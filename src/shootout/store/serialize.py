@@ -12,7 +12,15 @@ import dataclasses
 from typing import Any, cast
 
 from shootout.base.errors import StoreError
-from shootout.base.model import Config, Metric, Run, RunSettings, Trial, TrialSpec, WorkloadSpec
+from shootout.base.model import (
+    Config,
+    Metric,
+    Run,
+    RunSettings,
+    Trial,
+    TrialSpec,
+    WorkloadSpec,
+)
 
 _HINT = "the data is not a shootout results record, or it is damaged"
 

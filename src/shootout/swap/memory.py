@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from shootout.execution.fsread import read_key_values, read_text
 from shootout.base.errors import TargetError
+from shootout.execution.fsread import read_key_values, read_text
 from shootout.swap import observe
 from shootout.system import cgroups
 from shootout.system.journal import Journal

@@ -22,13 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from shootout.base.errors import TargetError
-from shootout.swap import observe
+from shootout.swap import observe, swapfile, swaps, zram, zswap
 from shootout.swap.spec import SwapSpec
 from shootout.system import cgroups
-from shootout.swap import swapfile
-from shootout.swap import swaps
-from shootout.swap import zram
-from shootout.swap import zswap
 from shootout.system.journal import Journal
 
 

@@ -19,8 +19,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from shootout.execution.fsread import unescape
 from shootout.base.errors import TargetError, ToolMissing, UsageError
+from shootout.execution.fsread import unescape
 from shootout.execution.tools import find_tool
 from shootout.swap import swaps
 from shootout.system.journal import Journal

@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
-from shootout.execution.fsread import unescape
 from shootout.base.errors import TargetError
+from shootout.execution.fsread import unescape
 from shootout.execution.tools import find_tool
 from shootout.system.journal import Journal
 

@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from shootout.execution.fsread import read_text, under
 from shootout.base.errors import TargetError
+from shootout.execution.fsread import read_text, under
 from shootout.swap import swaps
 from shootout.system.journal import Journal
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from shootout.execution.fsread import read_key_values, read_text, under
 from shootout.base.errors import TargetError
+from shootout.execution.fsread import read_key_values, read_text, under
 from shootout.system.journal import Journal
 from shootout.system.mounts import mount
 

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from shootout.execution.fsread import unescape
 from shootout.base.errors import TargetError
+from shootout.execution.fsread import unescape
 from shootout.system.journal import Journal, Undo
 
 V1_NAMES = {"io": "blkio"}  # cgroup2 controller name -> its cgroup v1 name

@@ -36,8 +36,8 @@ from typing import Any
 import psutil
 
 from shootout.base.paths import data_subdir
-from shootout.system.namespace import in_host_mounts
 from shootout.execution.tree import end_marked
+from shootout.system.namespace import in_host_mounts
 
 Undo = dict[str, Any]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from shootout.execution.fsread import unescape
 from shootout.base.errors import TargetError
+from shootout.execution.fsread import unescape
 from shootout.system.journal import Journal, Undo
 from shootout.system.namespace import private_mounts
 

@@ -2,5 +2,5 @@
 
 Import from the submodules: registry (what is on disk), create, update, apt (packages
 installed on first use), configs (debian:RELEASE:ARCH, userspace:NAME), abi (ELF checks).
-The chroot target that runs commands inside one is shootout.places.chroottarget.ChrootTarget.
+The chroot target that runs commands inside one is shootout.places.chroot.ChrootTarget.
 """

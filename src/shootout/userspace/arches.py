@@ -82,7 +82,9 @@ def headline_arches(userspace: str, kernel: str) -> tuple[str, str] | None:
 
 
 def _runs_armhf() -> bool:
-    from shootout.arm.aarch32 import here  # probes once: personality, binfmt_misc, a tiny program
+    from shootout.arm.aarch32 import (
+        here,  # probes once: personality, binfmt_misc, a tiny program
+    )
 
     found = here()
     return found is None or (found.native and not found.binfmt)

@@ -30,9 +30,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from shootout.base.errors import ShootoutError, TargetError, ToolMissing, UsageError, require_root
-from shootout.execution.tools import CLEAN_PATH, find_tool
+from shootout.base.errors import (
+    ShootoutError,
+    TargetError,
+    ToolMissing,
+    UsageError,
+    require_root,
+)
 from shootout.base.paths import cache_dir, data_dir, shared_cache_dir
+from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.system.journal import Journal, journal, recover
 from shootout.system.mounts import bind_private, mounts_under, safe_rmtree
 from shootout.userspace import registry

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from shootout.base.errors import TargetError, ToolMissing
+from shootout.base.paths import cache_dir
 from shootout.execution.process import ProcResult
 from shootout.execution.tools import find_tool
-from shootout.base.paths import cache_dir
 from shootout.system.journal import Journal
 from shootout.system.mounts import mount, safe_rmtree
 from shootout.userspace.apt import update_warnings

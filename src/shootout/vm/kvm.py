@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from shootout.execution.fsread import read_text, under
 from shootout.base.errors import TargetError
+from shootout.execution.fsread import read_text, under
 
 EMULATE_HINT = ("run on a machine with hardware virtualization (vmx/svm), or pass --emulate to check that the "
                 "VM works (TCG: results are marked emulated and get no verdicts)")

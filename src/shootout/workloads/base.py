@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from shootout.base.errors import ToolMissing, WorkloadError
+from shootout.base.model import Config, WorkloadSpec
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.tools import Tool
-from shootout.base.model import Config, WorkloadSpec
 from shootout.parts import RunParts, sized
 from shootout.parts.base import PartSession
-from shootout.system.journal import Journal
 from shootout.places.target import Target
+from shootout.system.journal import Journal
 
 # A trial should last at least this long so timer resolution and start-up do not dominate.
 MIN_TRIAL_S = 0.3

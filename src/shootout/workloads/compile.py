@@ -22,18 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shootout.execution.build import ABI_FLAGS, require_compiler
 from shootout.base.errors import UsageError, WorkloadError
+from shootout.base.model import Metric, WorkloadSpec
+from shootout.base.paths import cache_dir
+from shootout.execution.build import ABI_FLAGS, require_compiler
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.tools import find_tool
 from shootout.execution.versions import tool_version
-from shootout.base.model import Metric, WorkloadSpec
-from shootout.base.paths import cache_dir
 from shootout.places.target import Target
 from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import Step, q, run_checked, step_seconds, timed_argv
-
 
 
 @dataclass(frozen=True)

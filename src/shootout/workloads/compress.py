@@ -13,10 +13,10 @@ from statistics import geometric_mean
 from typing import Any
 
 from shootout.base.errors import WorkloadError
+from shootout.base.model import Metric, WorkloadSpec
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.base.model import Metric, WorkloadSpec
 from shootout.workloads import inputs
 from shootout.workloads.base import Context, Prepared, Tool, Workload, repeats_for
 from shootout.workloads.shell import Step, parse_steps, q, step_seconds, timed_argv

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from shootout.execution.placefacts import TargetFacts
 from shootout.base.model import Metric, WorkloadSpec
+from shootout.execution.placefacts import TargetFacts
 from shootout.workloads.kernel import NativeKernel
 
 

@@ -9,10 +9,10 @@ from statistics import geometric_mean
 from typing import Any
 
 from shootout.base.errors import WorkloadError
+from shootout.base.model import Metric, WorkloadSpec
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.base.model import Metric, WorkloadSpec
 from shootout.places.target import Target
 from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.openssl_output import ALL_SIZES, hw_paths, parse_speed

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from shootout.base.model import Metric, WorkloadSpec
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.base.model import Metric, WorkloadSpec
 from shootout.workloads import inputs
 from shootout.workloads.base import Context, Prepared, Tool
 from shootout.workloads.diskscratch import (

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from shootout.base.errors import ShootoutError, ToolMissing, WorkloadError
 from shootout.base.model import Config, Metric
-from shootout.storage.scratchspec import scratch_spec
 from shootout.places.target import Target
+from shootout.storage.scratchspec import scratch_spec
 from shootout.workloads.base import Context, Workload
 from shootout.workloads.shell import q
 

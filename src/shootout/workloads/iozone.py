@@ -16,10 +16,10 @@ from statistics import geometric_mean
 from typing import Any
 
 from shootout.base.errors import WorkloadError
+from shootout.base.model import Metric, WorkloadSpec
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.base.model import Metric, WorkloadSpec
 from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.diskscratch import fresh_dir_setup, open_disk
 

@@ -19,12 +19,20 @@ from statistics import geometric_mean
 from typing import Any
 
 from shootout.base.errors import WorkloadError
+from shootout.base.model import Metric, WorkloadSpec
+from shootout.base.paths import cache_dir
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.base.model import Metric, WorkloadSpec
-from shootout.base.paths import cache_dir
-from shootout.workloads.base import Context, Prepared, Tool, Workload, parse_key_values, repeats_for, require
+from shootout.workloads.base import (
+    Context,
+    Prepared,
+    Tool,
+    Workload,
+    parse_key_values,
+    repeats_for,
+    require,
+)
 from shootout.workloads.jssource import module_source
 from shootout.workloads.npm import check_versions, npm_install
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from shootout.execution.build import build_native, require_compiler
 from shootout.base.errors import WorkloadError
+from shootout.execution.build import build_native, require_compiler
 from shootout.execution.process import ProcResult
 from shootout.places.target import Target
 from shootout.workloads.base import (

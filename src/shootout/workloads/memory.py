@@ -5,10 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from shootout.base.errors import WorkloadError
+from shootout.base.model import Metric, WorkloadSpec
 from shootout.execution.placefacts import LEVELS, TargetFacts
 from shootout.execution.process import ProcResult
-from shootout.base.model import Metric, WorkloadSpec
-from shootout.workloads.base import Context, Prepared, parse_key_values, repeats_for, require
+from shootout.workloads.base import (
+    Context,
+    Prepared,
+    parse_key_values,
+    repeats_for,
+    require,
+)
 from shootout.workloads.kernel import CompiledWorkload
 from shootout.workloads.shell import q
 from shootout.workloads.sizes import process_budget_mib

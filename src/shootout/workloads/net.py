@@ -12,19 +12,19 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar
 
-from shootout.execution.build import build_native
 from shootout.base.errors import TargetError, WorkloadError
+from shootout.base.model import Metric, WorkloadSpec
+from shootout.execution.build import build_native
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.places import kind_of
-from shootout.base.model import Metric, WorkloadSpec
 from shootout.net import counters, cpustat, iperf
 from shootout.net.options import PART, NetOptions, net_options
 from shootout.net.rungs import DROP_PORT, rung
 from shootout.net.script import script, section, wait_for
 from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology
 from shootout.parts.network import NetSession
+from shootout.places import kind_of
 from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import q
 

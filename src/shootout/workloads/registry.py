@@ -11,10 +11,26 @@ from dataclasses import replace
 from typing import Any
 
 from shootout.base.errors import UsageError
-from shootout.workloads import browser
+from shootout.workloads import (
+    browser,
+    compress,
+    cpu,
+    crypto,
+    ddwrite,
+    fio,
+    iozone,
+    js,
+    mbw,
+    media,
+    memory,
+    net,
+    sevenzip,
+    smallfiles,
+    sourcebuild,
+    swap,
+    vpn,
+)
 from shootout.workloads import compile as build_workload
-from shootout.workloads import (compress, cpu, crypto, ddwrite, fio, iozone, js, mbw, media, memory, net, sevenzip,
-                                smallfiles, sourcebuild, swap, vpn)
 from shootout.workloads.base import Workload
 from shootout.workloads.user import CommandWorkload, workload_name
 

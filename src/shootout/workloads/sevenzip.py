@@ -12,10 +12,10 @@ import re
 from typing import Any
 
 from shootout.base.errors import ToolMissing, WorkloadError
+from shootout.base.model import Metric, WorkloadSpec
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.base.model import Metric, WorkloadSpec
 from shootout.places.target import Target
 from shootout.workloads.base import Context, Prepared, Workload
 from shootout.workloads.shell import q

@@ -25,14 +25,20 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from shootout.execution.build import ABI_FLAGS, require_compiler
 from shootout.base.errors import WorkloadError
+from shootout.base.model import Config, Metric, WorkloadSpec
+from shootout.execution.build import ABI_FLAGS, require_compiler
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
-from shootout.base.model import Config, Metric, WorkloadSpec
 from shootout.places.target import Target
 from shootout.workloads.base import Context, Prepared, Tool, Workload
-from shootout.workloads.compile import Source, build_versions, make_step, pinned_tarball, unpack
+from shootout.workloads.compile import (
+    Source,
+    build_versions,
+    make_step,
+    pinned_tarball,
+    unpack,
+)
 from shootout.workloads.shell import q, run_checked, step_seconds, timed_argv
 
 IOZONE = Source("iozone3", "489-1", "iozone3_489.orig.tar.gz",

@@ -16,9 +16,9 @@ from dataclasses import replace
 from typing import Any
 
 from shootout.base.errors import UsageError
+from shootout.base.model import Metric, WorkloadSpec
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
-from shootout.base.model import Metric, WorkloadSpec
 from shootout.workloads.base import Context, Prepared, parse_key_values, require
 from shootout.workloads.compile import Build
 from shootout.workloads.kernel import CompiledWorkload

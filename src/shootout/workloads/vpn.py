@@ -28,18 +28,24 @@ from dataclasses import replace
 from typing import Any
 
 from shootout.base.errors import UsageError
+from shootout.base.model import WorkloadSpec
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.base.model import WorkloadSpec
 from shootout.net import cpustat, iperf
 from shootout.net.options import NetOptions, net_options
 from shootout.net.script import script_text, section
 from shootout.net.tunnels import INNER_B, VPN_KINDS, check_tunnel, tunnel
 from shootout.workloads.base import Context, Prepared, Tool
-from shootout.workloads.net import IPERF3, NSENTER, TCP_METRICS, NetWorkload, affinity, tcp_metrics
+from shootout.workloads.net import (
+    IPERF3,
+    NSENTER,
+    TCP_METRICS,
+    NetWorkload,
+    affinity,
+    tcp_metrics,
+)
 from shootout.workloads.shell import q
-
 
 CONFIGURED = "configuration"  # the `tunnel` parameter's default: the configuration's vpn setting
 

@@ -18,8 +18,8 @@ import subprocess
 from pathlib import Path
 
 from shootout.base.errors import ToolMissing, WorkloadError
-from shootout.execution.tools import find_tool
 from shootout.base.paths import cache_dir
+from shootout.execution.tools import find_tool
 from shootout.workloads import inputs
 from shootout.workloads.browser.pages import (
     FRAMEWORKS,

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from shootout.execution.build import compile_c
 from shootout.base.errors import ShootoutError, ToolMissing
 from shootout.base.model import Config
-from shootout.places.hosttarget import HostTarget
+from shootout.execution.build import compile_c
+from shootout.places.host import HostTarget
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ SNAPSHOT_S = 0.02
 
 def clockloop_binary() -> Path | None:
     """Path of the compiled loop (built once per source and compiler), or None with a logged reason."""
-    source = resources.files("shootout.conditions").joinpath("clockloop.c").read_bytes()
+    source = resources.files("shootout.measure").joinpath("clockloop.c").read_bytes()
     host = HostTarget(Config(name="host"))
     try:
         return Path(compile_c(host, "clockloop", {"clockloop.c": source}, ["-O2"]).path)

@@ -7,8 +7,9 @@ import dataclasses
 from collections.abc import Sequence
 
 from shootout.base.model import Config
+from shootout.configs.abi import verify_abi
+from shootout.execution.elf import tool_elf
 from shootout.places.target import Target
-from shootout.userspace.abi import tool_elf, verify_abi
 from shootout.userspace.apt import common_versions
 from shootout.workloads.base import Prepared, Workload
 

@@ -1,6 +1,6 @@
 """Benchmark: what the monitor costs a CPU-bound workload.
 
-    python -m shootout.conditions.overhead [--runs 20] [--interval 1.0] [--seconds 3] [--parallel 1]
+    python -m shootout.measure.overhead [--runs 20] [--interval 1.0] [--seconds 3] [--parallel 1]
 
 Runs the fixed-work clock loop `runs` times with the monitor sampling and `runs` times
 without, in pairs whose order alternates (with/without, without/with, ...) so drift of the
@@ -19,8 +19,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from shootout.conditions.clock import busy_loop_seconds
 from shootout.conditions.monitor import Monitor
+from shootout.measure.clock import busy_loop_seconds
 from shootout.stats import paired_estimate, verdict
 
 

@@ -9,11 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shootout.execution.elf import HEAD_BYTES, elf_identity_of
 from shootout.base.errors import TargetError
-from shootout.execution.place import Place
-from shootout.places import kind_of
 from shootout.base.model import Config
+from shootout.places import kind_of
 from shootout.userspace import registry
 from shootout.userspace.arches import ARCHES, Arch, host_arch
 
@@ -61,32 +59,3 @@ def verify_abi(config: Config, elf: dict[str, Any]) -> None:
             f"but ran a {got_bits}-bit {got_machine} one{what}",
             "the configuration's label does not match its binaries; check its compiler flags and userspace",
         )
-
-
-def _identity(target: Place, path: str) -> dict[str, Any]:
-    try:
-        return elf_identity_of(target.read(path, HEAD_BYTES))
-    except TargetError:
-        return {}
-
-
-def tool_elf(target: Place, tool: str) -> dict[str, Any]:
-    """ELF identity of `tool` as the target resolves it (read through the target); a script
-    reports its interpreter's."""
-    inside = target.which(tool)
-    if inside is None:
-        return {}
-    identity = _identity(target, inside)
-    if identity:
-        return {**identity, "path": inside}
-    try:
-        first = target.read(inside, 256).split(b"\n", 1)[0]
-    except TargetError:
-        return {}
-    if not first.startswith(b"#!"):
-        return {}
-    interpreter = first[2:].decode(errors="replace").split()
-    if not interpreter:
-        return {}
-    identity = _identity(target, interpreter[0])
-    return {**identity, "path": interpreter[0], "script": inside} if identity else {}
