@@ -28,9 +28,9 @@ from pathlib import Path
 
 from shootout.places.chroot import ChrootTarget, named_userspace_config
 from shootout.system.journal import journal
-from shootout.workloads.base import Context
 from shootout.workloads.browser import Browser
 from shootout.workloads.browser.pages import FRAMEWORKS
+from shootout.workloads.contract import Context
 
 KERNELS = {"splay": [3, 20000], "raytrace": [10, 200], "regexp": [10, 4000], "json": [10, 4000], "physics": [10, 3000]}
 

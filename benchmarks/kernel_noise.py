@@ -31,7 +31,7 @@ from shootout.execution import build
 from shootout.places.host import HostTarget
 from shootout.places.target import layout_padding
 from shootout.stats import cv
-from shootout.workloads.registry import workload
+from shootout.workloads.catalogue import workload
 
 KERNELS = ("intmix", "ptrtree", "membw", "memlat")
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from shootout.base.model import Metric, WorkloadSpec
 from shootout.places.fake import SCRIPTS
-from shootout.workloads.base import Prepared, Workload
+from shootout.workloads.contract import Prepared, Workload
 
 SCRIPTS["resume"] = lambda argv, config, n: f"value: {int(argv[1]) + n % 3}\n"
 

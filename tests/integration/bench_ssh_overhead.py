@@ -31,8 +31,8 @@ from shootout.places.ssh import SshTarget  # noqa: E402
 from shootout.places.target import Target  # noqa: E402
 from shootout.stats import paired_estimate  # noqa: E402
 from shootout.system.journal import journal  # noqa: E402
-from shootout.workloads.base import Context  # noqa: E402
-from shootout.workloads.registry import workload  # noqa: E402
+from shootout.workloads.catalogue import workload  # noqa: E402
+from shootout.workloads.contract import Context  # noqa: E402
 
 
 def _timed(target: Target, argv: list[str]) -> tuple[float, float, str]:

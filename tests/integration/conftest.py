@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from shootout.execution.process import ProcResult
     from shootout.places.host import HostTarget
     from shootout.places.target import Target
-    from shootout.workloads.base import Context, Prepared, Workload
+    from shootout.workloads.contract import Context, Prepared, Workload
 
 from shared_spaces import Spaces, make_spaces
 
@@ -90,7 +90,7 @@ class WorkloadRun(NamedTuple):
 
 
 def _context(target: Target, workload: Workload, params: dict[str, Any]) -> Context:
-    from shootout.workloads.base import Context
+    from shootout.workloads.contract import Context
 
     return Context(target, workload.spec.name, {**workload.default_params(target.probe()), **params})
 

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from shootout.system.journal import journal
-from shootout.system.namespace import private_mounts
+from shootout.system.mountns import private_mounts
 from shootout.userspace.arches import kernel_arch
 from shootout.userspace.create import create_userspace
 from shootout.userspace.registry import find
-from shootout.workloads.packages import workload_packages
+from shootout.workloads.debpackages import workload_packages
 
 RELEASE = "bookworm"
 AMD64, I386, ARMHF = f"debian-{RELEASE}-amd64", f"debian-{RELEASE}-i386", "test-armhf"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from shootout.base.errors import TargetError
-from shootout.configs.parse import parse_spec
+from shootout.configs.specs import parse_spec
 from shootout.measure.runner import verify_binaries
 from shootout.places.host import HostTarget
-from shootout.workloads.base import Context, Prepared
-from shootout.workloads.registry import workload
+from shootout.workloads.catalogue import workload
+from shootout.workloads.contract import Context, Prepared
 
 
 def test_host_m32_checks_its_kernels_as_32_bit_and_host_tools_as_native(tmp_path, monkeypatch):

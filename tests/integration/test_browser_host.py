@@ -26,9 +26,9 @@ from shootout.measure.runner import Runner, RunRequest, verify_binaries
 from shootout.places.host import HostTarget
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.workloads.base import Context
 from shootout.workloads.browser import Browser, BrowserTabs, assets
 from shootout.workloads.browser.workload import CHROMIUM
+from shootout.workloads.contract import Context
 
 SMALL = {"heavy_sections": 8, "items": 30, "todo_target_ms": 200, "kernel_target_ms": 30, "samples": 3,
          "kernels": {"splay": 2000, "raytrace": 40, "regexp": 500, "json": 500, "physics": 400}}

@@ -22,9 +22,9 @@ from shootout.measure.runner import provide_alike, verify_binaries
 from shootout.places.chroot import ChrootTarget, named_userspace_config
 from shootout.system.journal import journal
 from shootout.userspace.registry import META, get_ready, userspaces_dir
-from shootout.workloads.base import Context
 from shootout.workloads.browser import Browser, BrowserTabs
 from shootout.workloads.browser.workload import CHROMIUM
+from shootout.workloads.contract import Context
 
 SIDES = {AMD64: (64, "x86-64"), I386: (32, "x86")}
 SMALL = {"heavy_sections": 8, "items": 30, "todo_target_ms": 150, "kernel_target_ms": 30, "samples": 3,

@@ -23,7 +23,7 @@ from shootout.store import Store
 from shootout.system.journal import Journal, journal
 from shootout.userspace.packages import installed_versions
 from shootout.userspace.registry import get_ready
-from shootout.workloads.base import Tool
+from shootout.workloads.contract import Tool
 from shootout.workloads.user import CommandWorkload
 
 SRC = Path(__file__).resolve().parents[2] / "src"

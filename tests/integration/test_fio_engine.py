@@ -15,7 +15,7 @@ import pytest
 from shootout.base.errors import WorkloadError
 from shootout.base.model import Config
 from shootout.places.host import HostTarget
-from shootout.workloads.base import Context
+from shootout.workloads.contract import Context
 from shootout.workloads.fio import Fio, check_engine
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "native" / "no_io_setup.c"

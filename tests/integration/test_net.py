@@ -33,9 +33,9 @@ from shootout.places.chroot import ChrootTarget, named_userspace_config
 from shootout.places.host import HostTarget
 from shootout.places.target import Target
 from shootout.system.journal import journal
-from shootout.workloads.base import Context, Prepared, Workload
+from shootout.workloads.catalogue import user_workload
+from shootout.workloads.contract import Context, Prepared, Workload
 from shootout.workloads.net import DropRate, TcpVeth
-from shootout.workloads.registry import user_workload
 from shootout.workloads.vpn import Vpn
 
 pytestmark = pytest.mark.root

@@ -27,7 +27,7 @@ from shootout.measure.runner import Runner, RunRequest
 from shootout.places.target import Target
 from shootout.store import Store
 from shootout.system.journal import Journal
-from shootout.workloads.registry import suite, workload
+from shootout.workloads.catalogue import suite, workload
 
 MOUNT = "/mnt/root"  # where the root is inside the namespace; /mnt itself is a private tmpfs there
 

@@ -26,7 +26,7 @@ from shootout.places.ssh import SshTarget
 from shootout.remote.probe import RemoteMonitor
 from shootout.store import Store
 from shootout.system.journal import Journal, journal, leftovers, recover
-from shootout.workloads.registry import suite, workload
+from shootout.workloads.catalogue import suite, workload
 
 sys.path.insert(0, str(Path(__file__).parent))
 from sshd import LocalSshd, start_sshd

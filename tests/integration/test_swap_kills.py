@@ -31,7 +31,7 @@ import pytest
 from kill_sweep import Watched
 
 from shootout.swap import swaps, zswap
-from shootout.system.namespace import in_host_mounts
+from shootout.system.mountns import in_host_mounts
 
 OTHER = {  # the second configuration of each run (a zswap one: see above)
     "zram": ("zswap", '{ kind = "zswap", size = "128M", compressor = "lzo-rle" }'),

@@ -25,7 +25,7 @@ from shootout.base.errors import TargetError
 from shootout.swap import setup, swapfile, swaps, zswap
 from shootout.swap.spec import SwapSpec
 from shootout.system.journal import journal
-from shootout.system.namespace import in_host_mounts
+from shootout.system.mountns import in_host_mounts
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SETUPS = {

@@ -12,7 +12,7 @@ import lz4.block
 import pytest
 import zstandard
 
-from shootout.workloads.base import parse_key_values
+from shootout.workloads.contract import parse_key_values
 from shootout.workloads.swap import expected_compressibility, mix_for
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "shootout" / "workloads" / "native" / "tabs.c"

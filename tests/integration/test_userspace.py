@@ -53,9 +53,9 @@ from shootout.userspace.registry import (
     write_meta,
 )
 from shootout.userspace.update import update_userspace
-from shootout.workloads.base import Context
-from shootout.workloads.packages import workload_packages
-from shootout.workloads.registry import workload
+from shootout.workloads.catalogue import workload
+from shootout.workloads.contract import Context
+from shootout.workloads.debpackages import workload_packages
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 PTR_SIZE_C = '#include <stdio.h>\nint main(void) { printf("%zu\\n", sizeof(void *)); return 0; }\n'
@@ -446,7 +446,7 @@ def test_every_workload_runs_at_quick_size_in_the_i386_userspace(spaces: Spaces)
     binaries verified 32-bit; a missing tool would fail here, naming its package. (Those
     installed on first use, the browser's, have their own test: test_browser_userspace.py.)"""
     from shootout.measure.runner import verify_binaries
-    from shootout.workloads.registry import REGISTRY
+    from shootout.workloads.catalogue import REGISTRY
 
     spaces.need(COMPANION)
     config = userspace_config(RELEASE, COMPANION_ARCH)

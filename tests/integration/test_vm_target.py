@@ -30,7 +30,7 @@ from shootout.system.journal import Journal, journal, recover
 from shootout.userspace import registry
 from shootout.vm.image import VmImage, build_image
 from shootout.vm.kvm import kvm_problem
-from shootout.workloads.registry import workload
+from shootout.workloads.catalogue import workload
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SPEC = "vm:debian:bookworm:i386:686-pae"

@@ -11,7 +11,7 @@ from shootout.base.errors import WorkloadError
 from shootout.base.model import Config
 from shootout.places.host import HostTarget
 from shootout.workloads import media
-from shootout.workloads.base import Context
+from shootout.workloads.contract import Context
 from shootout.workloads.media import Flac, Lame
 
 

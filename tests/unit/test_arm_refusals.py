@@ -12,7 +12,7 @@ from shootout.arm import aarch32 as a32
 from shootout.base.errors import UsageError
 from shootout.base.model import Config
 from shootout.configs import userspaces as uconfigs
-from shootout.configs.parse import abi_problem, parse_spec
+from shootout.configs.specs import abi_problem, parse_spec
 from shootout.request.preparation import prepare
 from shootout.request.request import Wish, build_request
 from shootout.system import emulator

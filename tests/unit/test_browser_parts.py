@@ -15,15 +15,15 @@ from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.places.host import HostTarget
 from shootout.workloads.browser import Browser, BrowserTabs
-from shootout.workloads.browser.pages import FRAMEWORKS, heavy_page, todo_page
-from shootout.workloads.browser.results import (
+from shootout.workloads.browser.metrics import (
     engine_metrics,
     startup_metrics,
     tabs_metrics,
     todo_metrics,
 )
+from shootout.workloads.browser.pages import FRAMEWORKS, heavy_page, todo_page
 from shootout.workloads.browser.workload import CHROMIUM
-from shootout.workloads.registry import REGISTRY
+from shootout.workloads.catalogue import REGISTRY
 
 
 def result(stdout: str = "", stderr: str = "", status: int = 0) -> ProcResult:
@@ -90,7 +90,7 @@ def test_work_no_bigger_than_its_measuring_is_a_one_line_error():
 
 
 def todo_values(out: str) -> dict[str, float]:
-    from shootout.workloads.base import parse_key_values
+    from shootout.workloads.contract import parse_key_values
 
     return parse_key_values(out)
 

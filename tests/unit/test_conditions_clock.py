@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shootout.conditions.flags import clock_drop
+from shootout.conditions.clockflags import clock_drop
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from shootout.conditions.flags import reference_mhz
+from shootout.conditions.clockflags import reference_mhz
 from shootout.conditions.monitor import Monitor, summarize
 
 

@@ -2,7 +2,7 @@ import pytest
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Config, aa_copy
-from shootout.configs.parse import abi_problem, load_file, parse_spec, resolve
+from shootout.configs.specs import abi_problem, load_file, parse_spec, resolve
 
 
 def test_host_specs():

@@ -14,7 +14,7 @@ from shootout.experiments import experiment
 from shootout.experiments.cloud_openssl import ALGORITHMS, SIZES
 from shootout.judge.groupscompare import analyze_groups
 from shootout.request.request import Wish, build_request
-from shootout.workloads.registry import workload
+from shootout.workloads.catalogue import workload
 
 
 def _request(tmp_path: Path, configs: list[str], prices: list[str], file: str | None = None):

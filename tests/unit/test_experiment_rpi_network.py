@@ -12,17 +12,17 @@ import pytest
 
 from shootout.base.errors import UsageError, WorkloadError
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
-from shootout.cli import options
+from shootout.cli import values as options
 from shootout.cli.run import _threshold
-from shootout.configs.parse import load_text
+from shootout.configs.specs import load_text
 from shootout.experiments import EXPERIMENTS
-from shootout.experiments import base as experiments_base
+from shootout.experiments import writeup as experiments_base
 from shootout.judge.analysis import analyze
 from shootout.net.options import NetOptions
 from shootout.parts.network import NetSession, _Wire
 from shootout.places.host import HostTarget
 from shootout.request.request import DEFAULT_THRESHOLD, make_workload, workloads_of
-from shootout.workloads.base import Context, Prepared
+from shootout.workloads.contract import Context, Prepared
 from shootout.workloads.net import TcpVeth
 from shootout.workloads.vpn import Vpn
 

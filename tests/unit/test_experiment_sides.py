@@ -7,7 +7,7 @@ import pytest
 
 from shootout.base.errors import UsageError
 from shootout.experiments import EXPERIMENTS
-from shootout.experiments import base as experiments_base
+from shootout.experiments import writeup as experiments_base
 
 
 def on(monkeypatch: pytest.MonkeyPatch, userspace: str, kernel: str) -> None:

@@ -8,11 +8,11 @@ import pytest
 
 from shootout.base.errors import UsageError
 from shootout.base.model import RunSettings
-from shootout.configs.parse import load_text
+from shootout.configs.specs import load_text
 from shootout.experiments import EXPERIMENTS, experiment
 from shootout.request.preparation import prepare
 from shootout.request.request import Wish, build_request
-from shootout.workloads.registry import REGISTRY
+from shootout.workloads.catalogue import REGISTRY
 
 
 @pytest.mark.parametrize("name", sorted(EXPERIMENTS))

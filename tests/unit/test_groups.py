@@ -1,4 +1,4 @@
-"""Groups of machines (groups.py, groups_compare.py): parsing, refusals, and the interval's coverage."""
+"""Groups of machines (configs/groups.py, judge/groupscompare.py): parsing, refusals, and the interval's coverage."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from shootout.configs.groups import (
     check_architectures,
     side_names,
 )
-from shootout.configs.parse import load_text, resolve
+from shootout.configs.specs import load_text, resolve
 from shootout.judge.groupscompare import analyze_groups
 from shootout.stats import unpaired_estimate
 

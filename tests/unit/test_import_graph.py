@@ -163,10 +163,10 @@ def test_every_module_sits_in_one_listed_folder_and_none_is_loose() -> None:
 def test_the_graph_sees_imports_in_functions_and_under_type_checking(tmp_path: Path) -> None:
     source = tmp_path / "mod.py"
     source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from shootout.places import target\n"
-                      "def f():\n    import shootout.measure.runner\n    from shootout.parts.base import Part\n")
-    known = {"shootout.places.target": source, "shootout.measure.runner": source, "shootout.parts.base": source,
+                      "def f():\n    import shootout.measure.runner\n    from shootout.parts.part import Part\n")
+    known = {"shootout.places.target": source, "shootout.measure.runner": source, "shootout.parts.part": source,
              "x.mod": source}
-    assert imports_of("x.mod", source, known) == {"shootout.places.target", "shootout.measure.runner", "shootout.parts.base"}
+    assert imports_of("x.mod", source, known) == {"shootout.places.target", "shootout.measure.runner", "shootout.parts.part"}
 
 
 @pytest.mark.parametrize(("edges", "circles"), [

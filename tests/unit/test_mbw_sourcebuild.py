@@ -72,7 +72,7 @@ def test_a_build_whose_program_does_not_run_is_an_error() -> None:
 
 
 def test_each_trial_builds_a_fresh_copy_and_runs_what_it_built() -> None:
-    from shootout.workloads.base import Prepared
+    from shootout.workloads.contract import Prepared
 
     prepared = Prepared(files={"tree": "/w/src", "work": "/w/tree"},
                         facts={"make_args": ["-C", "src/current", "linux"], "program": "src/current/iozone"})
@@ -84,7 +84,7 @@ def test_each_trial_builds_a_fresh_copy_and_runs_what_it_built() -> None:
 
 
 def test_mbw_records_the_debian_build_each_side_runs() -> None:
-    from shootout.workloads.base import Context
+    from shootout.workloads.contract import Context
 
     asked = Asked(Config("s"), "mbw 1.2.2-1.1")
     assert Mbw().prepare(Context(asked, "mbw", {})).versions == {"mbw": "mbw 1.2.2-1.1"}

@@ -16,9 +16,9 @@ from shootout.base.errors import TargetError, ToolMissing, UsageError, WorkloadE
 from shootout.base.model import Config
 from shootout.base.units import UNITS
 from shootout.configs import userspaces as userspace_configs
-from shootout.configs.parse import load_file
+from shootout.configs.specs import load_file
 from shootout.experiments import EXPERIMENTS
-from shootout.experiments import base as experiments_base
+from shootout.experiments import writeup as experiments_base
 from shootout.net import keys, offloads, rungs
 from shootout.net.options import NetOptions, net_options
 from shootout.net.topology import Topology
@@ -27,7 +27,7 @@ from shootout.parts.network import NetworkPart
 from shootout.places.host import HostTarget
 from shootout.storage.scratch import Scratches
 from shootout.system.journal import Journal
-from shootout.workloads.base import Context
+from shootout.workloads.contract import Context
 from shootout.workloads.net import DropRate, TcpVeth
 from shootout.workloads.vpn import Vpn
 

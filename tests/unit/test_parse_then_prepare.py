@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from shootout.base.model import RunSettings
-from shootout.configs import parse as configs_module
+from shootout.configs import specs as configs_module
 from shootout.configs import userspaces as userspace_configs
 from shootout.request.preparation import prepare
 from shootout.request.request import Wish, build_request

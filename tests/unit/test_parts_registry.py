@@ -17,9 +17,9 @@ from shootout.base.model import (
     TrialSpec,
     WorkloadSpec,
 )
-from shootout.configs.parse import load_file
+from shootout.configs.specs import load_file
 from shootout.judge.inforce import compared_notes
-from shootout.parts.base import Part
+from shootout.parts.part import Part
 from shootout.store import Store
 
 TOML = '''

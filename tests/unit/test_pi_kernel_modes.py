@@ -23,7 +23,7 @@ from shootout.boots.identity import read_boot
 from shootout.boots.images import board_of, kernel_image
 from shootout.boots.partition import boot_partition, default_image
 from shootout.boots.tryboot import switch_lines
-from shootout.configs.parse import resolve
+from shootout.configs.specs import resolve
 from shootout.experiments.kernelmodes import EXPERIMENT
 from shootout.measure import bootcampaign as campaign
 from shootout.measure.bootcampaign import BlockOutcome, after_block
@@ -247,7 +247,7 @@ def test_tryboot_refused_where_it_switches_partitions(tmp_path: Path, autoboot: 
 
 
 def test_a_kernel_configuration_names_the_userspace_its_trials_run_in() -> None:
-    from shootout.configs.parse import parse_spec
+    from shootout.configs.specs import parse_spec
 
     config = parse_spec("kernel:kernel7l.img/debian:bookworm:armhf")
     assert (config.name, config.target, config.userspace) == ("kernel:kernel7l.img/debian:bookworm:armhf", "chroot",

@@ -9,7 +9,7 @@ import pytest
 
 from shootout.request.preparation import prepare
 from shootout.request.request import Wish, build_request
-from shootout.workloads.packages import workload_packages
+from shootout.workloads.debpackages import workload_packages
 
 
 def quiet(line: str) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from shootout.base.errors import TargetError
-from shootout.swap import memory, zram, zswap
+from shootout.swap import limit as memory
+from shootout.swap import zram, zswap
 from shootout.system import cgroups
 from shootout.system.journal import Journal, recover
 

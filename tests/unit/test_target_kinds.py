@@ -19,7 +19,7 @@ from shootout import places as kinds
 from shootout.base.errors import UsageError
 from shootout.base.model import Config
 from shootout.cli.main import app
-from shootout.configs.parse import parse_spec
+from shootout.configs.specs import parse_spec
 from shootout.parts import parts_problem
 from shootout.places import LOCAL, machine_key, make_target
 from shootout.system.journal import Journal

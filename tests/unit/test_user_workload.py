@@ -3,7 +3,7 @@ import pytest
 from shootout.base.errors import UsageError, WorkloadError
 from shootout.base.units import UNITS
 from shootout.execution.process import ProcResult
-from shootout.workloads.base import Prepared
+from shootout.workloads.contract import Prepared
 from shootout.workloads.user import CommandWorkload
 
 

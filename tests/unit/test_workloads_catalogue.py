@@ -13,19 +13,11 @@ from shootout.base.model import Config, Metric, WorkloadSpec
 from shootout.base.units import UNITS
 from shootout.execution.placefacts import TargetFacts
 from shootout.places.host import HostTarget
-from shootout.workloads import (
-    compile,
-    compress,
-    crypto,
-    js,
-    media,
-    memory,
-    registry,
-    sevenzip,
-)
-from shootout.workloads.base import Tool
-from shootout.workloads.packages import workload_packages
-from shootout.workloads.registry import MODULES, REGISTRY, suites
+from shootout.workloads import catalogue as registry
+from shootout.workloads import compile, compress, crypto, js, media, memory, sevenzip
+from shootout.workloads.catalogue import MODULES, REGISTRY, suites
+from shootout.workloads.contract import Tool
+from shootout.workloads.debpackages import workload_packages
 from shootout.workloads.user import CommandWorkload
 
 CLASSES = list(REGISTRY.values())

@@ -10,7 +10,7 @@ import pytest
 from shootout.base.errors import WorkloadError
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
-from shootout.workloads.base import Prepared
+from shootout.workloads.contract import Prepared
 from shootout.workloads.crypto import OpensslSpeed, Sha1Sparse, zeros_sha1
 from shootout.workloads.openssl_output import decode_caps, hw_paths, parse_speed
 

@@ -77,7 +77,7 @@ def test_memlat_headline_is_the_largest_size_without_thp():
 
 
 def test_membw_argv_runs_every_level_in_kib_and_the_far_size_in_mib():
-    from shootout.workloads.base import Prepared
+    from shootout.workloads.contract import Prepared
 
     params = {"levels_kib": {"l1": 8, "l2": 128}, "size_mib": 256, "reps": 3, "mlock": False}
     lines = memory.MemBandwidth().argv(Prepared(files={"binary": "/x/membw"}), params)[2].splitlines()

@@ -14,7 +14,7 @@ from shootout.base.units import UNITS
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.experiments import experiment
-from shootout.workloads.registry import REGISTRY, suites
+from shootout.workloads.catalogue import REGISTRY, suites
 from shootout.workloads.swap import (
     RECORDED,
     WORKLOADS,

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from shootout.experiments import EXPERIMENTS, rpi_iozone
-from shootout.experiments.base import WRITEUPS
+from shootout.experiments.writeup import WRITEUPS
 from shootout.judge.analysis import Analysis
-from shootout.workloads.registry import REGISTRY
+from shootout.workloads.catalogue import REGISTRY
 
 ROOT = Path(__file__).parents[2]
 DOC = (ROOT / WRITEUPS).read_text()

@@ -4,7 +4,7 @@ The write-up (D) compared 32/32, a 64-bit kernel with the 32-bit userspace, and 
 rebooting one Pi. Here each side is a kernel configuration with the userspace its trials run
 in (kernel:IMAGE/debian:bookworm:ARCH, shootout's own userspaces as chroots): the two sides of
 the 64-bit kernel share its boots, interleaved in their rounds, and the boots of the two
-kernels alternate A B B A (boots/campaign.py). The 32-bit kernel boots the machine's own
+kernels alternate A B B A (measure/bootcampaign.py). The 32-bit kernel boots the machine's own
 system too, so that system must be armhf (32-bit Raspberry Pi OS, whose Pi 4 boots the 64-bit
 kernel by default). A Pi 5 has no 32-bit kernel: its sides are kernel8.img (4K pages) with
 each userspace, and its own kernel_2712.img (16K pages, no armhf) with arm64. Pure: the board,

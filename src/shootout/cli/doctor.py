@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from shootout.base.errors import UsageError
-from shootout.configs.parse import abi_problem, parse_spec
+from shootout.configs.specs import abi_problem, parse_spec
 from shootout.execution.tools import Tool, find_tool
 from shootout.net import HOST_TOOLS as NET_HOST_TOOLS
 from shootout.net.rungs import RUNGS
 from shootout.net.rungs import problem as rung_problem
 from shootout.storage.scratch import MKFS
-from shootout.workloads.registry import REGISTRY
+from shootout.workloads.catalogue import REGISTRY
 
 # Programs shootout itself uses, besides the workloads' own tools.
 CORE_TOOLS = (

@@ -75,7 +75,7 @@ def workloads() -> None:
     from rich.table import Table
 
     from shootout.base.units import unit
-    from shootout.workloads.registry import REGISTRY, suites
+    from shootout.workloads.catalogue import REGISTRY, suites
 
     table = Table("name", "category", "metrics (unit, better)", "measures", "reproduces")
     for name, cls in REGISTRY.items():
@@ -123,12 +123,12 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
     from shootout.cli.conditions import print_preflight
     from shootout.conditions.machinefacts import machine_facts
     from shootout.conditions.preflight import preflight
-    from shootout.configs.parse import abi_problem, parse_spec
+    from shootout.configs.specs import abi_problem, parse_spec
     from shootout.configs.userspaces import made_now
     from shootout.measure.clock import measure_mhz
     from shootout.places import make_target
     from shootout.system.journal import journal
-    from shootout.workloads.packages import workload_packages
+    from shootout.workloads.debpackages import workload_packages
 
     print_preflight(preflight(tune=False, journal=None, load_wait_s=0, clock=measure_mhz))
     console.print_json(json.dumps({"machine": machine_facts()}, default=str))

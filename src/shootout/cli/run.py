@@ -17,7 +17,7 @@ from rich.markup import escape
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Run, RunSettings
-from shootout.cli import options
+from shootout.cli import values as options
 from shootout.cli.boots import across_boots, prepare_next_boot, run_block
 from shootout.cli.conditions import preflight_lines
 from shootout.cli.consoles import console, err_console
@@ -35,7 +35,7 @@ from shootout.request.request import (
     workloads_of,
 )
 from shootout.store import Store
-from shootout.workloads.base import Workload
+from shootout.workloads.contract import Workload
 
 
 @dataclass

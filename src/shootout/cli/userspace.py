@@ -42,7 +42,7 @@ def create(
 ) -> None:
     """Build a userspace with mmdebstrap (minbase) and install the workloads' packages in it."""
     from shootout.userspace.create import DEFAULT_MIRROR, create_userspace
-    from shootout.workloads.packages import workload_packages
+    from shootout.workloads.debpackages import workload_packages
 
     wanted = tuple(p.strip() for p in packages.split(",") if p.strip()) if packages else None
     started = time.monotonic()

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from shootout.conditions import sensors
-from shootout.conditions.flags import readings
+from shootout.conditions.clockflags import readings
 from shootout.conditions.throttling import NOW_MASK, get_throttled
 from shootout.execution.tools import find_tool
 

@@ -19,7 +19,7 @@ import psutil
 
 from shootout.arm.board import preflight_lines
 from shootout.conditions import sensors
-from shootout.conditions.flags import HOT_C, STEAL_LIMIT_PCT
+from shootout.conditions.clockflags import HOT_C, STEAL_LIMIT_PCT
 from shootout.conditions.governor import PERFORMANCE, boost_state, governor_summary
 from shootout.conditions.governor import tune as tune_governor
 from shootout.conditions.kernellog import describe, sort_events

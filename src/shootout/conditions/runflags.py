@@ -21,7 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from shootout.base.model import Trial
-from shootout.conditions.flags import DROP_LIMIT, HOT_C, STEAL_LIMIT_PCT, reference_mhz
+from shootout.conditions.clockflags import (
+    DROP_LIMIT,
+    HOT_C,
+    STEAL_LIMIT_PCT,
+    reference_mhz,
+)
 from shootout.conditions.repeats import LIMIT_CPUS, others_share, uneven
 
 RARE_SHARE = 0.10  # affected trials this rare in the run single out the metrics they hit

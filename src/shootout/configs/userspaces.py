@@ -13,7 +13,7 @@ from shootout.places import kind_of
 from shootout.places.chroot import ready as _ready
 from shootout.places.chroot import userspace_config, userspace_config_of
 from shootout.system.journal import journal
-from shootout.system.namespace import private_mounts
+from shootout.system.mountns import private_mounts
 from shootout.userspace import registry
 from shootout.userspace.arches import (
     arch_problem,

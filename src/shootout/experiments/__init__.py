@@ -22,7 +22,7 @@ from shootout.experiments import (
     veth_offloads,
     vpn,
 )
-from shootout.experiments.base import Experiment
+from shootout.experiments.writeup import Experiment
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     rpi64.EXPERIMENT,

@@ -6,8 +6,8 @@ runs shootout's pages: to-do apps (Speedometer's idea), engine kernels (Octane's
 and the renderer's memory, and many tabs (the Pi3Desk goal).
 """
 
-from shootout.experiments.base import Experiment
 from shootout.experiments.sizing import Sizing
+from shootout.experiments.writeup import Experiment
 
 EXPERIMENT = Experiment(
     name="browser32",

@@ -11,8 +11,8 @@ from __future__ import annotations
 import statistics
 from typing import TYPE_CHECKING
 
-from shootout.experiments.base import Experiment
 from shootout.experiments.sizing import Sizing
+from shootout.experiments.writeup import Experiment
 
 if TYPE_CHECKING:
     from shootout.judge.analysis import Analysis

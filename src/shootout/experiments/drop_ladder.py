@@ -4,8 +4,8 @@ configuration. The rungs are compared by the receive path's CPU time per packet 
 the rate, counted at the receiver, is flagged where it sits at the generator's own ceiling. `shootout doctor` lists the rungs this kernel can do;
 a configuration whose rung it cannot do is skipped with the reason."""
 
-from shootout.experiments.base import NETWORK_NEEDS_ROOT, Experiment, host_ladder
 from shootout.experiments.sizing import Sizing
+from shootout.experiments.writeup import NETWORK_NEEDS_ROOT, Experiment, host_ladder
 from shootout.net.rungs import RUNGS
 
 EXPERIMENT = Experiment(

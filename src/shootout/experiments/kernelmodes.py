@@ -11,7 +11,7 @@ is refused, and --emulate checks only that the three VMs work (no verdicts).
 
 On a Raspberry Pi (3, 4 or 5) it is what the write-up did, across reboots: the sides are
 kernel configurations that carry the userspace their trials run in (boots/pimodes.py), the
-sides of one kernel share its boots, and each boot measures one block (boots/campaign.py);
+sides of one kernel share its boots, and each boot measures one block (measure/bootcampaign.py);
 `--next-kernel` writes tryboot.txt (config.txt on a Pi 3) for the next one.
 """
 
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shootout.configs.parse import FileSettings, load_text
-from shootout.experiments.base import Experiment
+from shootout.configs.specs import FileSettings, load_text
 from shootout.experiments.sizing import Sizing
+from shootout.experiments.writeup import Experiment
 
 if TYPE_CHECKING:
     from shootout.judge.analysis import Analysis

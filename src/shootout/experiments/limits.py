@@ -17,7 +17,6 @@ from shootout.base.errors import UsageError
 from shootout.base.model import Run, Trial
 from shootout.base.units import fmt_duration
 from shootout.experiments import experiment
-from shootout.experiments.base import Experiment
 from shootout.experiments.sizing import (
     DEFAULT_BUDGET_S,
     MARGIN,
@@ -27,6 +26,7 @@ from shootout.experiments.sizing import (
     first_verdict_seconds,
     minutes,
 )
+from shootout.experiments.writeup import Experiment
 
 TrialsOf = Callable[[int], Sequence[Trial]]  # run id -> its trials, warm-up included (Store.trials)
 

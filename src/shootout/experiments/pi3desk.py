@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shootout.experiments import pi3desk_why
-from shootout.experiments.base import Experiment
 from shootout.experiments.pi3desk_why import comparison_of, median_of
 from shootout.experiments.sizing import Sizing
+from shootout.experiments.writeup import Experiment
 from shootout.stats import Estimate, paired_estimate
 from shootout.workloads.diskscratch import ALGORITHMS
 

@@ -35,8 +35,8 @@ from __future__ import annotations
 import statistics
 from typing import TYPE_CHECKING
 
-from shootout.experiments.base import Experiment
 from shootout.experiments.sizing import Sizing
+from shootout.experiments.writeup import Experiment
 from shootout.stats.recorded import Interval, median_interval
 
 if TYPE_CHECKING:

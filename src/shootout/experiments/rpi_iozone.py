@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from statistics import fmean, geometric_mean
 from typing import TYPE_CHECKING
 
-from shootout.experiments.base import Experiment
 from shootout.experiments.sizing import Sizing
+from shootout.experiments.writeup import Experiment
 from shootout.judge.ceiling import MARGIN
 from shootout.workloads.iozone import COLUMNS, RECORDS
 

@@ -11,8 +11,8 @@ larger C++ code base beside iozone's one big C file.
 
 from __future__ import annotations
 
-from shootout.experiments.base import Experiment
 from shootout.experiments.sizing import Sizing
+from shootout.experiments.writeup import Experiment
 
 EXPERIMENT = Experiment(
     name="rpi-mbw-build",

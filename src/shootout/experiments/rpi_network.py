@@ -14,8 +14,8 @@ Four headline comparisons, each of them a question the write-up asks; WireGuard 
 OpenVPN on one userspace is the `vpn` experiment's.
 """
 
-from shootout.experiments.base import NETWORK_NEEDS_ROOT, Experiment
 from shootout.experiments.sizing import Sizing
+from shootout.experiments.writeup import NETWORK_NEEDS_ROOT, Experiment
 
 
 def _config(side: str) -> str:

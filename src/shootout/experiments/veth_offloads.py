@@ -1,8 +1,8 @@
 """TCP between two namespaces over veth with the fake offloads off (the write-up's setting:
 `ethtool -K veth0 tx off rx off tso off gro off gso off`) against on (the kernel's default)."""
 
-from shootout.experiments.base import NETWORK_NEEDS_ROOT, Experiment, host_ladder
 from shootout.experiments.sizing import Sizing
+from shootout.experiments.writeup import NETWORK_NEEDS_ROOT, Experiment, host_ladder
 
 EXPERIMENT = Experiment(
     name="veth-offloads",

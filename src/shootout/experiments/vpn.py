@@ -2,8 +2,8 @@
 (WireGuard is the kernel's when it has the module, else a current wireguard-go built from the Go
 module proxy; the trial records which, and the paragraph says why the answer may differ)."""
 
-from shootout.experiments.base import NETWORK_NEEDS_ROOT, Experiment, host_ladder
 from shootout.experiments.sizing import Sizing
+from shootout.experiments.writeup import NETWORK_NEEDS_ROOT, Experiment, host_ladder
 
 EXPERIMENT = Experiment(
     name="vpn",

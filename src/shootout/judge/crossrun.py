@@ -241,7 +241,7 @@ def _member_facts(members: Sequence[Member]) -> dict[str, dict[str, Any]]:
 
 
 def _one_campaign(runs: Sequence[Run]) -> bool:
-    """Whether every run is a block of the same run across boots (boots/campaign.py marks them)."""
+    """Whether every run is a block of the same run across boots (measure/bootcampaign.py marks them)."""
     ids = {(r.facts.get("machine", {}).get("across_boots") or {}).get("campaign") for r in runs}
     return len(ids) == 1 and None not in ids
 

@@ -11,7 +11,7 @@ from shootout.configs.abi import verify_abi
 from shootout.execution.elf import tool_elf
 from shootout.places.target import Target
 from shootout.userspace.apt import common_versions
-from shootout.workloads.base import Prepared, Workload
+from shootout.workloads.contract import Prepared, Workload
 
 
 def provide_alike(targets: Sequence[Target], workload: Workload) -> list[str]:

@@ -41,7 +41,7 @@ from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.store.serialize import config_from_dict, config_to_dict
 from shootout.system.journal import Journal
-from shootout.workloads.base import Workload
+from shootout.workloads.contract import Workload
 
 KEY = "across_boots"
 COMPARISON_LABEL = "across boots"

@@ -37,8 +37,8 @@ from shootout.storage.scratch import Scratches
 from shootout.store import Store
 from shootout.system.journal import Journal
 from shootout.workloads import cpuclock
-from shootout.workloads.base import Context, Workload
-from shootout.workloads.packages import workload_packages
+from shootout.workloads.contract import Context, Workload
+from shootout.workloads.debpackages import workload_packages
 from shootout.workloads.sizes import smallest_side
 
 __all__ = ["CALIBRATED", "Interrupted", "RunRequest", "Runner", "TargetFactory", "provide_alike", "verify_binaries"]
@@ -284,7 +284,7 @@ class Runner:
               reason: str | None = None) -> None:
         """A workload that failed is measured no more. Its error makes the run's one line when
         nothing was measured (_nothing_measured); its reason stays with the run, so that every
-        report names it above its table (report/lost.py), not only in a line that scrolled away."""
+        report names it above its table (report/lostworkloads.py), not only in a line that scrolled away."""
         live.failed.add(name)
         live.errors[name] = error
         reason = reason or error.message

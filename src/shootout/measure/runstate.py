@@ -13,7 +13,7 @@ from shootout.conditions.repeats import Repeats
 from shootout.parts import RunParts
 from shootout.places.target import Target
 from shootout.storage.scratch import Scratches
-from shootout.workloads.base import Context, Prepared, Workload
+from shootout.workloads.contract import Context, Prepared, Workload
 
 
 @dataclass

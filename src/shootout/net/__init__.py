@@ -3,7 +3,7 @@
 Data flow, top to bottom:
     options.py    a configuration's network options, as parts/network.py (the network part:
                   parsing, checking, and the run's session of namespaces) parsed them
-    topology.py   two namespaces (namespace.py, each held by holder.py) joined by a veth pair
+    topology.py   two namespaces (netns.py, each held by holder.py) joined by a veth pair
     offloads.py   ethtool -K / -k on both peers;  rungs.py  the drop points (nft, tc, XDP; drop.bpf.c)
     tunnels.py    WireGuard / OpenVPN inside a trial (keys.py makes their keys and certificates)
     script.py     the trial's sh script;  iperf.py, counters.py  what the trial prints, parsed

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from shootout.base.errors import TargetError
 from shootout.execution.tools import host_tool
-from shootout.net.namespace import NetNamespace
+from shootout.net.netns import NetNamespace
 
 # ethtool -K keyword -> the feature name `ethtool -k` prints
 FEATURES: dict[str, str] = {

@@ -17,7 +17,7 @@ import secrets
 from dataclasses import dataclass
 
 from shootout.execution.tools import host_tool
-from shootout.net.namespace import NetNamespace, enter
+from shootout.net.netns import NetNamespace, enter
 from shootout.system.journal import Journal
 
 ADDR_A, ADDR_B, PREFIX = "192.0.2.1", "192.0.2.2", 24

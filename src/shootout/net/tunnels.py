@@ -23,7 +23,7 @@ from shootout.base.errors import TargetError, WorkloadError
 from shootout.execution.place import Place
 from shootout.execution.versions import tool_version
 from shootout.net import wggo
-from shootout.net.namespace import NetNamespace
+from shootout.net.netns import NetNamespace
 from shootout.net.options import NetOptions
 from shootout.net.script import wait_for
 from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology

@@ -1,8 +1,8 @@
 """Configuration parts: what a configuration sets on the machine besides its target.
 
-Each part is one module with one class (see base.py for the interface) and one line in
+Each part is one module with one class (see part.py for the interface) and one line in
 PARTS below; the order of PARTS is the order in which parts are applied before a trial
-(a throttle on the scratch comes after the scratch). configs.py parses them from [[config]]
+(a throttle on the scratch comes after the scratch). configs/specs.py parses them from [[config]]
 tables, request.py drops configurations whose parts cannot be used here, and the runner
 applies them in one place (RunParts.before_trial) and stores what it read back with each trial.
 """
@@ -14,9 +14,9 @@ from typing import Any
 
 from shootout.base.model import Config
 from shootout.execution.placefacts import TargetFacts
-from shootout.parts.base import Part, PartSession
 from shootout.parts.memory import MemoryPart
 from shootout.parts.network import NetworkPart
+from shootout.parts.part import Part, PartSession
 from shootout.parts.scratch import ScratchPart
 from shootout.parts.settings import SettingsPart
 from shootout.parts.swap import SwapPart

@@ -7,7 +7,7 @@
 Spec (Config.parts["memory"]): {"limit": bytes, "swap": bytes of swap allowed, or None for
 the machine's own swap unlimited}; the swap allowance comes from the same table's `swap`
 (0 for kind "none"). Every trial of the run, also of configurations without a limit, runs in
-a fresh cgroup (shootout.swap.memory), so its OOM kills, pressure stall time and swap
+a fresh cgroup (shootout.swap.limit), so its OOM kills, pressure stall time and swap
 traffic are counted from zero and stored with it (Trial.observed["memory"]).
 """
 
@@ -19,9 +19,9 @@ from typing import Any
 
 from shootout.base.model import Config, Metric
 from shootout.execution.placefacts import TargetFacts
-from shootout.parts.base import Part, PartSession
+from shootout.parts.part import Part, PartSession
 from shootout.storage.scratch import Scratches
-from shootout.swap import memory
+from shootout.swap import limit as memory
 from shootout.swap.spec import parse_memory, parse_swap
 from shootout.system.journal import Journal
 

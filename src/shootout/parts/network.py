@@ -34,7 +34,7 @@ from typing import Any
 from shootout.base.errors import UsageError
 from shootout.base.model import Config
 from shootout.net import offloads, rungs
-from shootout.net.namespace import PIN_DIR
+from shootout.net.netns import PIN_DIR
 from shootout.net.options import PART, NetOptions, net_options
 from shootout.net.topology import Topology
 from shootout.net.tunnels import (
@@ -44,7 +44,7 @@ from shootout.net.tunnels import (
     kernel_wireguard_problem,
     tunnel_setting,
 )
-from shootout.parts.base import Part, PartSession
+from shootout.parts.part import Part, PartSession
 from shootout.storage.scratch import Scratches
 from shootout.system.journal import Journal
 

@@ -3,11 +3,11 @@
     scratch = "/mnt/usbssd/shootout"                                   # a directory on the device under test
     scratch = { fs = "btrfs", mount = "compress=zstd:3", size = "4G", in = "/var/tmp" }   # a filesystem in a file
 
-Spec (Config.parts["scratch"], read as a ScratchSpec: system/scratchspec.py): {"dir": PATH}
+Spec (Config.parts["scratch"], read as a ScratchSpec: storage/scratchspec.py): {"dir": PATH}
 or {"fs", "mount", "size" (bytes), "in"}. The area belongs to the run's owner of it
 (system.scratch.Scratch), which the target opens when a workload first needs it; this part
 checks the spec before the run and, through the same owner, trims each area at the start of
-every round when its device takes discards (system/trim.py), records the area's device facts
+every round when its device takes discards (storage/trim.py), records the area's device facts
 with what was trimmed and, per trial, the filesystem and mount options in force. The run closes
 the area.
 """
@@ -21,7 +21,7 @@ from typing import Any
 from shootout.base.errors import UsageError
 from shootout.base.model import Config
 from shootout.base.units import byte_size
-from shootout.parts.base import Part, PartSession
+from shootout.parts.part import Part, PartSession
 from shootout.storage.blockdev import mount_of
 from shootout.storage.scratch import MKFS, Scratch, Scratches, scratch_problem
 from shootout.storage.scratchspec import DEFAULT_BASE, PART, ScratchSpec

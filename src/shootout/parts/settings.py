@@ -17,7 +17,7 @@ from typing import Any
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Config
-from shootout.parts.base import Part, PartSession
+from shootout.parts.part import Part, PartSession
 from shootout.storage.scratch import Scratches
 from shootout.system.journal import Journal, journal
 from shootout.system.sysfiles import (

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shootout.base.model import Config, Metric
-from shootout.parts.base import Part, PartSession
+from shootout.parts.part import Part, PartSession
 from shootout.storage.scratch import Scratches
 from shootout.swap import setup
 from shootout.swap.spec import SwapSpec, parse_swap

@@ -41,7 +41,7 @@ from typing import Any
 from shootout.base.errors import UsageError
 from shootout.base.model import Config
 from shootout.base.units import byte_size
-from shootout.parts.base import Part, PartSession
+from shootout.parts.part import Part, PartSession
 from shootout.storage.scratch import ScratchArea, Scratches
 from shootout.system import cgroups
 from shootout.system.journal import Journal

@@ -3,7 +3,7 @@
 Each place is one module holding its Kind (spec forms, parser, hint, capability flags) and its
 Target class, and one line below; the order of the lines is the order in which specs are tried
 and shown. The spec forms in the --config help and in the hints, parse_spec
-(shootout.configs.parse) and make_target are derived from the registry (shootout.places.kind);
+(shootout.configs.specs) and make_target are derived from the registry (shootout.places.kind);
 the rest of shootout asks a configuration's kind (kind_of) for its capabilities instead of
 comparing Config.target with names.
 """

@@ -36,8 +36,8 @@ from shootout.places.kind import Kind
 from shootout.places.local import LocalFiles
 from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import Journal
+from shootout.system.mountns import private_mounts
 from shootout.system.mounts import bind_private, mount_fs
-from shootout.system.namespace import private_mounts
 from shootout.userspace import apt, registry
 from shootout.userspace.arches import is_foreign
 from shootout.userspace.binfmt import ensure_emulation

@@ -1,6 +1,6 @@
 """The remote machine's procfs/sysfs, mirrored into a local tree that shootout's readers use.
 
-Every reader of facts.py and conditions/ takes a `root`; copying the files they read from
+Every reader of conditions/ (machinefacts.py among them) takes a `root`; copying the files they read from
 the remote (one `helper snap` exec) into a private local directory lets the same code
 describe the remote: facts, preflight, and the monitor's samples (clock, temperature,
 steal, throttle counters), which a `helper watch` stream refreshes once per interval.

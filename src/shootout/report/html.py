@@ -13,8 +13,9 @@ from markupsafe import Markup, escape
 import shootout
 from shootout.judge.analysis import Analysis, Comparison
 from shootout.measure.lostconfigs import lost_lines
-from shootout.report import amounts, charts
-from shootout.report.amounts import amount_table
+from shootout.report import amountstable as amounts
+from shootout.report import charts
+from shootout.report.amountstable import amount_table
 from shootout.report.facts import config_facts, machine_facts
 from shootout.report.lostworkloads import lost_notices
 from shootout.report.perdollar import per_dollar

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from shootout.judge.analysis import Analysis
 from shootout.measure.lostconfigs import lost_lines
-from shootout.report import amounts, charts
-from shootout.report.amounts import amount_table
+from shootout.report import amountstable as amounts
+from shootout.report import charts
+from shootout.report.amountstable import amount_table
 from shootout.report.facts import config_facts, machine_facts
 from shootout.report.html import method_items, subtitle
 from shootout.report.lostworkloads import lost_notices

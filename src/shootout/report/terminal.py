@@ -11,7 +11,7 @@ By default one row per workload: its headline metric, the only kind with a verdi
 Machine-wide conditions come first; after the table the summary sentence, a named
 experiment's comparison with its write-up, then the legend (the rule behind the verdict
 intervals, notes such as what is compared or what the geomean leaves out). Last, when the
-run recorded amounts (tabs lost, stall time: report/amounts.py), their table: on a narrow
+run recorded amounts (tabs lost, stall time: report/amountstable.py), their table: on a narrow
 terminal one line per amount and configuration, without the descriptions.
 """
 
@@ -28,8 +28,8 @@ from rich.text import Text
 from shootout.base.model import Config
 from shootout.judge.analysis import WITHIN_RUN, Analysis
 from shootout.measure.lostconfigs import lost_lines, lost_sentence
-from shootout.report import amounts
-from shootout.report.amounts import AmountTable, amount_table
+from shootout.report import amountstable as amounts
+from shootout.report.amountstable import AmountTable, amount_table
 from shootout.report.lostworkloads import lost_notices
 from shootout.report.perdollar import price_lines, stored_prices
 from shootout.report.text import (

@@ -19,7 +19,7 @@ from dataclasses import replace
 from shootout.base.errors import UsageError
 from shootout.base.model import Config, aa_copy
 from shootout.configs.groups import side_names
-from shootout.configs.parse import abi_problem, parse_spec, x86_abi_problem
+from shootout.configs.specs import abi_problem, parse_spec, x86_abi_problem
 from shootout.measure.runstate import RunRequest
 from shootout.parts import parts_problem
 from shootout.places import kind_of, target_problem

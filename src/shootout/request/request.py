@@ -16,14 +16,12 @@ from typing import Any
 from shootout.base.errors import ShootoutError, UsageError
 from shootout.base.model import Config, RunSettings
 from shootout.configs.groups import side_names
-from shootout.configs.parse import FileSettings, load_file, resolve
+from shootout.configs.specs import FileSettings, load_file, resolve
 from shootout.judge.noisefloor import resolvable_threshold
 from shootout.measure.runstate import RunRequest
 from shootout.places import runs_emulated
 from shootout.stats import Design
-from shootout.workloads.base import Workload
-from shootout.workloads.packages import packages_at_creation
-from shootout.workloads.registry import (
+from shootout.workloads.catalogue import (
     DEFAULT_SUITE,
     REGISTRY,
     suite,
@@ -31,6 +29,8 @@ from shootout.workloads.registry import (
     user_workload,
     workload,
 )
+from shootout.workloads.contract import Workload
+from shootout.workloads.debpackages import packages_at_creation
 
 Notify = Callable[[str], None]
 DEFAULT_THRESHOLD = 0.01  # δ of `shootout run` when neither --threshold nor a [run] table gives one

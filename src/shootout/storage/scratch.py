@@ -1,6 +1,6 @@
 """Scratch storage: where disk-touching workloads of a configuration put their files.
 
-Three kinds, from the configuration's `scratch` (read as a ScratchSpec: system/scratchspec.py):
+Three kinds, from the configuration's `scratch` (read as a ScratchSpec: storage/scratchspec.py):
   none                     a fresh directory under /var/tmp
   {"dir": PATH}            a fresh directory inside PATH, the device under test
   {"fs": "btrfs", ...}     a filesystem shootout makes in a file in the directory `in`,

@@ -9,7 +9,7 @@ the configuration asked for. A configuration without a swap setup gets the machi
 state back (zswap as it was, none of the run's areas on). close() undoes everything.
 
 Swap files go into the directory the spec names (`on`, resolved when parsed: see spec.py).
-They must be on a filesystem of the machine's own mount namespace (see system/swapfile.py).
+They must be on a filesystem of the machine's own mount namespace (see swap/swapfile.py).
 Between begin_trial and end_trial a sampler reads zswap's and zram's figures for the trial.
 """
 

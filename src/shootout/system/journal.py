@@ -37,7 +37,7 @@ import psutil
 
 from shootout.base.paths import data_subdir
 from shootout.execution.tree import end_marked
-from shootout.system.namespace import in_host_mounts
+from shootout.system.mountns import in_host_mounts
 
 Undo = dict[str, Any]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from shootout.base.errors import TargetError
 from shootout.execution.fsread import unescape
 from shootout.system.journal import Journal, Undo
-from shootout.system.namespace import private_mounts
+from shootout.system.mountns import private_mounts
 
 # Unmount only if still mounted: a replayed undo after a crash must not fail or hit a parent.
 _UMOUNT_IF_MOUNTED = 'if mountpoint -q -- "$1"; then umount -l -- "$1"; fi'

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from shootout.base.errors import TargetError, ToolMissing
 from shootout.system.journal import Journal
+from shootout.system.mountns import private_mounts
 from shootout.system.mounts import umount_undo
-from shootout.system.namespace import private_mounts
 from shootout.userspace.arches import arch, is_foreign
 
 BINFMT_DIR = Path("/proc/sys/fs/binfmt_misc")

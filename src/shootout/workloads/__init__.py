@@ -1,1 +1,1 @@
-"""Workload families, one module each; registry.py holds the catalogue and the suites."""
+"""Workload families, one module each; catalogue.py holds the catalogue and the suites."""

@@ -31,7 +31,7 @@ from shootout.execution.process import ProcResult
 from shootout.execution.tools import find_tool
 from shootout.execution.versions import tool_version
 from shootout.places.target import Target
-from shootout.workloads.base import Context, Prepared, Tool, Workload
+from shootout.workloads.contract import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import Step, q, run_checked, step_seconds, timed_argv
 
 

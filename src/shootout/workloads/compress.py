@@ -18,7 +18,7 @@ from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
 from shootout.workloads import inputs
-from shootout.workloads.base import Context, Prepared, Tool, Workload, repeats_for
+from shootout.workloads.contract import Context, Prepared, Tool, Workload, repeats_for
 from shootout.workloads.shell import Step, parse_steps, q, step_seconds, timed_argv
 
 # codec -> (compress command, decompress command, file suffix); {i} input, {o} output

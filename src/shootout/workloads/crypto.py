@@ -14,7 +14,7 @@ from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
 from shootout.places.target import Target
-from shootout.workloads.base import Context, Prepared, Tool, Workload
+from shootout.workloads.contract import Context, Prepared, Tool, Workload
 from shootout.workloads.openssl_output import ALL_SIZES, hw_paths, parse_speed
 from shootout.workloads.shell import q, run_checked
 

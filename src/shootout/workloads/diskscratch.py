@@ -16,7 +16,7 @@ from shootout.base.errors import ShootoutError, ToolMissing, WorkloadError
 from shootout.base.model import Config, Metric
 from shootout.places.target import Target
 from shootout.storage.scratchspec import scratch_spec
-from shootout.workloads.base import Context, Workload
+from shootout.workloads.contract import Context, Workload
 from shootout.workloads.shell import q
 
 COMPSIZE_PACKAGE = "btrfs-compsize"

@@ -20,7 +20,7 @@ from shootout.base.model import Metric, WorkloadSpec
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.workloads.base import Context, Prepared, Tool, Workload
+from shootout.workloads.contract import Context, Prepared, Tool, Workload
 from shootout.workloads.diskscratch import fresh_dir_setup, open_disk
 
 COLUMNS = ("write", "rewrite", "read", "reread", "randread", "randwrite")

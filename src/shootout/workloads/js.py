@@ -24,7 +24,7 @@ from shootout.base.paths import cache_dir
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.workloads.base import (
+from shootout.workloads.contract import (
     Context,
     Prepared,
     Tool,

@@ -8,7 +8,7 @@ from shootout.base.errors import WorkloadError
 from shootout.execution.build import build_native, require_compiler
 from shootout.execution.process import ProcResult
 from shootout.places.target import Target
-from shootout.workloads.base import (
+from shootout.workloads.contract import (
     MIN_TRIAL_S,
     Context,
     Prepared,

@@ -20,7 +20,7 @@ from shootout.base.model import Metric, WorkloadSpec
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
-from shootout.workloads.base import Context, Prepared, Tool, Workload
+from shootout.workloads.contract import Context, Prepared, Tool, Workload
 
 METHODS = {"MEMCPY": "memcpy", "DUMB": "dumb", "MCBLOCK": "mcblock"}
 _AVG = re.compile(r"^AVG\s+Method:\s+(\w+)\s.*Copy:\s+([\d.]+)\s+MiB/s\s*$")

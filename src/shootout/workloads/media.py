@@ -15,7 +15,7 @@ from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
 from shootout.workloads import inputs
-from shootout.workloads.base import Context, Prepared, Tool, Workload
+from shootout.workloads.contract import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import Step, q, step_seconds, timed_argv
 
 

@@ -8,7 +8,7 @@ from shootout.base.errors import WorkloadError
 from shootout.base.model import Metric, WorkloadSpec
 from shootout.execution.placefacts import LEVELS, TargetFacts
 from shootout.execution.process import ProcResult
-from shootout.workloads.base import (
+from shootout.workloads.contract import (
     Context,
     Prepared,
     parse_key_values,

@@ -25,7 +25,7 @@ from shootout.net.script import script, section, wait_for
 from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology
 from shootout.parts.network import NetSession
 from shootout.places import kind_of
-from shootout.workloads.base import Context, Prepared, Tool, Workload
+from shootout.workloads.contract import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import q
 
 NSENTER = Tool("nsenter", "util-linux")

@@ -17,7 +17,7 @@ from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
 from shootout.places.target import Target
-from shootout.workloads.base import Context, Prepared, Workload
+from shootout.workloads.contract import Context, Prepared, Workload
 from shootout.workloads.shell import q
 
 COMMANDS = (("7zz", "7zip"), ("7z", "p7zip-full"), ("7za", "p7zip"))

@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 
 
 class Limits(Protocol):
-    """What sizes read of a TargetFacts (execution/facts.py), named here so that this module
+    """What sizes read of a TargetFacts (execution/placefacts.py), named here so that this module
     imports nothing of the targets'."""
 
     memory_bytes: int | None

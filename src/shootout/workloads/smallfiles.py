@@ -40,7 +40,7 @@ from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
 from shootout.workloads import inputs, shell
-from shootout.workloads.base import Context, Prepared, Tool
+from shootout.workloads.contract import Context, Prepared, Tool
 from shootout.workloads.diskscratch import (
     ScratchWorkload,
     compsize_command,

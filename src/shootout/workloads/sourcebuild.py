@@ -31,7 +31,6 @@ from shootout.execution.build import ABI_FLAGS, require_compiler
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.places.target import Target
-from shootout.workloads.base import Context, Prepared, Tool, Workload
 from shootout.workloads.compile import (
     Source,
     build_versions,
@@ -39,6 +38,7 @@ from shootout.workloads.compile import (
     pinned_tarball,
     unpack,
 )
+from shootout.workloads.contract import Context, Prepared, Tool, Workload
 from shootout.workloads.shell import q, run_checked, step_seconds, timed_argv
 
 IOZONE = Source("iozone3", "489-1", "iozone3_489.orig.tar.gz",

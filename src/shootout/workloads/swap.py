@@ -19,8 +19,8 @@ from shootout.base.errors import UsageError
 from shootout.base.model import Metric, WorkloadSpec
 from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
-from shootout.workloads.base import Context, Prepared, parse_key_values, require
 from shootout.workloads.compile import Build
+from shootout.workloads.contract import Context, Prepared, parse_key_values, require
 from shootout.workloads.kernel import CompiledWorkload
 from shootout.workloads.sizes import memory_budget_mib, process_budget_mib
 

@@ -24,7 +24,7 @@ from shootout.base.errors import UsageError, WorkloadError
 from shootout.base.model import Metric, WorkloadSpec
 from shootout.base.units import UNITS
 from shootout.execution.process import ProcResult
-from shootout.workloads.base import Context, Prepared, Workload
+from shootout.workloads.contract import Context, Prepared, Workload
 from shootout.workloads.cpuclock import CPU, WALL
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

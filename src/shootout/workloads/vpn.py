@@ -36,7 +36,7 @@ from shootout.net import cpustat, iperf
 from shootout.net.options import NetOptions, net_options
 from shootout.net.script import script_text, section
 from shootout.net.tunnels import INNER_B, VPN_KINDS, check_tunnel, tunnel
-from shootout.workloads.base import Context, Prepared, Tool
+from shootout.workloads.contract import Context, Prepared, Tool
 from shootout.workloads.net import (
     IPERF3,
     NSENTER,

@@ -29,14 +29,20 @@ from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.versions import tool_version
 from shootout.workloads import inputs
-from shootout.workloads.base import Context, Prepared, Tool, Workload, parse_key_values
 from shootout.workloads.browser import assets
-from shootout.workloads.browser.pages import FRAMEWORKS
-from shootout.workloads.browser.results import (
+from shootout.workloads.browser.metrics import (
     engine_metrics,
     startup_metrics,
     tabs_metrics,
     todo_metrics,
+)
+from shootout.workloads.browser.pages import FRAMEWORKS
+from shootout.workloads.contract import (
+    Context,
+    Prepared,
+    Tool,
+    Workload,
+    parse_key_values,
 )
 
 CHROMIUM = "/usr/lib/chromium/chromium"

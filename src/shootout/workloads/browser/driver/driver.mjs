@@ -12,7 +12,7 @@
 //   engine   the JavaScript kernels (engine.js): wall and CPU ms for a number of runs (the
 //            medians of several such samples), and their check
 //   todo and engine also print the CPU ms of their measuring path alone (`..._harness_cpu_ms`:
-//            the same call with no work in it), which results.py subtracts
+//            the same call with no work in it), which metrics.py subtracts
 //   tabs     N tabs of the heavy page, then switches between them: each switch's latency
 // A crash, an out-of-memory kill, a page that throws or logs an error, or the time limit
 // ends the trial with one line `error: ...` on stderr and exit status 2. Chromium never
@@ -100,7 +100,7 @@ async function launch() {
     args: ["-c", 'exec 2>>"$0"; exec /usr/bin/setpriv --pdeathsig KILL -- "$@"', said,
            plan.chromium, ...plan.flags, `--user-data-dir=${path.join(profile, "data")}`, "about:blank"],
     pipe: true,
-    // SHOOTOUT_TREE: the trial's marker (system/tree.py), so that its runner finds and waits
+    // SHOOTOUT_TREE: the trial's marker (execution/tree.py), so that its runner finds and waits
     // for the processes Chromium starts in sessions of their own (its crash handlers)
     env: { PATH: process.env.PATH, LC_ALL: "C", HOME: home, XDG_CONFIG_HOME: home, XDG_CACHE_HOME: home, TMPDIR: profile,
            ...(process.env.SHOOTOUT_TREE ? { SHOOTOUT_TREE: process.env.SHOOTOUT_TREE } : {}) },
@@ -247,7 +247,7 @@ async function todo({ frameworks, items, iterations, warmup }) {
 }
 
 // The CPU time of the measuring path alone: the same call and readings of the clock, with no
-// page work in the call (median of 5). It is subtracted, once per measured call, in results.py.
+// page work in the call (median of 5). It is subtracted, once per measured call, in metrics.py.
 async function harness(cpu, empty) {
   const ms = [];
   for (let i = 0; i < 5; i++) {

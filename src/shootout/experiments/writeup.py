@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from shootout.base.errors import UsageError
 from shootout.base.units import fraction
-from shootout.configs.parse import FileSettings, load_text
+from shootout.configs.specs import FileSettings, load_text
 from shootout.experiments.sizing import Plan, Sizing, plan
 from shootout.userspace.arches import headline_arches, host_arch, kernel_arch
 

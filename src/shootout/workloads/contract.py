@@ -30,7 +30,7 @@ from shootout.execution.placefacts import TargetFacts
 from shootout.execution.process import ProcResult
 from shootout.execution.tools import Tool
 from shootout.parts import RunParts, sized
-from shootout.parts.base import PartSession
+from shootout.parts.part import PartSession
 from shootout.places.target import Target
 from shootout.system.journal import Journal
 

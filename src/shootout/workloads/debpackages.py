@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from shootout.workloads.base import Workload
-from shootout.workloads.registry import REGISTRY
+from shootout.workloads.catalogue import REGISTRY
+from shootout.workloads.contract import Workload
 from shootout.workloads.user import CommandWorkload
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from shootout.base.errors import TargetError, UsageError, require_root
 from shootout.execution.tools import host_tool
 from shootout.system.journal import Journal
-from shootout.system.namespace import in_host_mounts
+from shootout.system.mountns import in_host_mounts
 
 HOLDER = Path(__file__).with_name("holder.py")
 PIN_DIR = Path("/run/netns")

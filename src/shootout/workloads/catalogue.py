@@ -31,7 +31,7 @@ from shootout.workloads import (
     vpn,
 )
 from shootout.workloads import compile as build_workload
-from shootout.workloads.base import Workload
+from shootout.workloads.contract import Workload
 from shootout.workloads.user import CommandWorkload, workload_name
 
 MODULES = (cpu, memory, mbw, crypto, media, compress, sevenzip, build_workload, sourcebuild, js, browser, fio, iozone,

@@ -20,7 +20,7 @@ from shootout.execution.build import ABI_FLAGS, ABI_PACKAGES, compile_c
 from shootout.parts import config_keys, parse_parts
 from shootout.places import kind_of, parse_kind_spec
 from shootout.places.host import HostTarget, x86_abi_problem
-from shootout.workloads.registry import user_workload
+from shootout.workloads.catalogue import user_workload
 
 _CONFIG_KEYS = {"name", "spec", "target", "abi", "cc", "cflags", "env", "label", "userspace", "options", "machines",
                 "mixed_architectures"}

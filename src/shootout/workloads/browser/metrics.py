@@ -22,7 +22,7 @@ import numpy as np
 
 from shootout.base.errors import WorkloadError
 from shootout.execution.process import ProcResult
-from shootout.workloads.base import require
+from shootout.workloads.contract import require
 
 STEPS = ("add", "complete", "delete")
 PARTS = ("sync", "async")
