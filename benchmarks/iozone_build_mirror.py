@@ -21,9 +21,9 @@ This script:
    the package passes), once, untimed: does the makefile accept them, does the program run.
 
     flock -o /tmp/shootout-bench.lock /work/main/.venv/bin/python benchmarks/iozone_build_mirror.py \\
-        --home /tmp/ioz-home --out benchmarks/results-issue24-iozone-build.txt
+        --home /tmp/ioz-home --out benchmarks/results/iozone-build-amd64-i386.txt
     chrt -i 0 /work/main/.venv/bin/python benchmarks/iozone_build_mirror.py --home /tmp/ioz-home --arm \\
-        --out benchmarks/results-issue24-iozone-build.txt   # appends
+        --out benchmarks/results/iozone-build-amd64-i386.txt   # appends
     /work/main/.venv/bin/python benchmarks/iozone_build_mirror.py --home /tmp/ioz-home --flags --out ...
 
 Needs root (userspaces), git, and shootout importable (PYTHONPATH=src, or the repo's venv).
