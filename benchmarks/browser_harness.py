@@ -1,4 +1,4 @@
-"""Where the browser workload's time goes: the page's work or the measuring harness's (issue 24).
+"""Where the browser workload's time goes: the page's work or the measuring harness's.
 
 Runs browser_harness.mjs inside each named userspace of SHOOTOUT_HOME (Chromium installed in
 it, as a browser32 run leaves it), through the same chroot target and prepared files as the

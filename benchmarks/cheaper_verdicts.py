@@ -1,4 +1,4 @@
-"""Issue 22, item 3: at delta 1%, how often is +2% found and A/A called "same", at what cost?
+"""At delta 1%, how often is +2% found and A/A called "same", at what cost?
 
 One fixed C program (work.c, calibrated to about 0.1 s of CPU time) runs as two configurations
 of the host that differ only in an environment variable: B does 0% (A/A) or 2% more
@@ -7,7 +7,7 @@ see the same hour:
 
 - shootout (this checkout's src): `shootout run --file bench.toml` with its defaults (delta 1%,
   95%, 6-50 rounds), the headline verdict of B against A from `shootout show --json`;
-- shootout-old (--old-src, e.g. an export of the commit before issue 22): the same command;
+- shootout-old (--old-src, e.g. an export of an older commit): the same command;
 - hyperfine+welch: `hyperfine -N --warmup 1 A B` (its default run count), Welch's t-test on the
   two samples of times: p < 0.05 is a difference (its sign the verdict), else none.
 
@@ -20,9 +20,9 @@ Runs append one JSON line each to --out, so a series can be split and resumed; -
 flock on that file for at most --hold seconds at a time (then lets others in) and notes the
 load average at each start. Reproduce everything with one command:
 
-    .venv/bin/python benchmarks/cheaper_verdicts.py --runs 20 --out verdicts22.jsonl \\
+    .venv/bin/python benchmarks/cheaper_verdicts.py --runs 20 --out verdicts.jsonl \\
         --old-src /path/to/old/src --lock /tmp/shootout-bench.lock
-    .venv/bin/python benchmarks/cheaper_verdicts.py --table verdicts22.jsonl
+    .venv/bin/python benchmarks/cheaper_verdicts.py --table verdicts.jsonl
 
 Needs: cc (gcc), hyperfine, scipy, and shootout importable from --src (default: ../src).
 """

@@ -1,6 +1,6 @@
 """iozone-build on a git copy of upstream iozone 3.489, since Debian's orig tarball cannot be fetched here.
 
-Issue 24, item 6 (D's build time of iozone3, 32- vs 64-bit, on one kernel). The workload
+Write-up D's build time of iozone3, 32- vs 64-bit, on one kernel. The workload
 `iozone-build` pins Debian's iozone3_489.orig.tar.gz (non-free), which deb.debian.org answers with
 404 from this machine, so its make never ran. mer-tools/iozone (Mer/Jolla's packaging repository)
 holds upstream's tree as imported by the commit "[iozone] Update to upstream version 3.489"
@@ -21,9 +21,9 @@ This script:
    the package passes), once, untimed: does the makefile accept them, does the program run.
 
     flock -o /tmp/shootout-bench.lock /work/main/.venv/bin/python benchmarks/iozone_build_mirror.py \\
-        --home /tmp/ioz-home --out benchmarks/results-issue24-iozone-build.txt
+        --home /tmp/ioz-home --out benchmarks/results/iozone-build-amd64-i386.txt
     chrt -i 0 /work/main/.venv/bin/python benchmarks/iozone_build_mirror.py --home /tmp/ioz-home --arm \\
-        --out benchmarks/results-issue24-iozone-build.txt   # appends
+        --out benchmarks/results/iozone-build-amd64-i386.txt   # appends
     /work/main/.venv/bin/python benchmarks/iozone_build_mirror.py --home /tmp/ioz-home --flags --out ...
 
 Needs root (userspaces), git, and shootout importable (PYTHONPATH=src, or the repo's venv).

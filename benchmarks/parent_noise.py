@@ -4,7 +4,7 @@ One fixed CPU-bound program (work.c, about 0.2 s) is timed in alternating blocks
 in one session: hyperfine (`hyperfine -N --runs N`), then shootout (an A/A run of the same
 command with exactly N rounds, so 2N trials). Per block the coefficient of variation of the
 trials' wall times; the result is the median over blocks of each tool's cv and their ratio.
-The target of issue 9: shootout's cv within 1.2x of hyperfine's (its parent must not add noise:
+The target: shootout's cv within 1.2x of hyperfine's (its parent must not add noise:
 no writes, monitor samples or progress redraws while a trial runs).
 
     .venv/bin/python benchmarks/parent_noise.py                  # 6 blocks of 30 runs

@@ -1,6 +1,6 @@
 """Does shootout's fio (and iozone) measure what the tool measures when a user runs it by hand?
 
-Issue 11's fidelity check: the same job file (fio.job_file, direct I/O) on the same scratch,
+The fidelity check: the same job file (fio.job_file, direct I/O) on the same scratch,
 through `shootout run` (a warm-up and ROUNDS measured trials) and by hand (`fio
 --output-format=json` in a fresh directory, a warm-up and ROUNDS runs), in alternating blocks
 A B B A ... so that drift and other users' load fall on both sides alike; then per metric

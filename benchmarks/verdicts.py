@@ -1,8 +1,8 @@
 """Do shootout's verdicts keep their promise on this machine, and at what cost, against hyperfine?
 
-The experiment of issue 9. One fixed C program (work.c, calibrated to about 0.2 s) is measured
-as two configurations of the host that differ only in an environment variable: B runs 0%, 2%
-or 5% more iterations than A. For every injection and condition, RUNS times:
+One fixed C program (work.c, calibrated to about 0.2 s) is measured as two configurations of
+the host that differ only in an environment variable: B runs 0%, 2% or 5% more iterations
+than A. For every injection and condition, RUNS times:
 
 - shootout: `shootout run --file bench.toml` (defaults: threshold 1%, 95%, budget 4m), then
   its verdict and interval for B against A (`shootout show --json`);

@@ -1,6 +1,6 @@
 """A run SIGKILLed while it prepares (here: while its second workload prepares, after the first
 was calibrated) resumes: the calibrated workload keeps its stored parameters, the other is
-calibrated then; no traceback (issue 26, item 12: `KeyError: 'kernels'`)."""
+calibrated then; no traceback (it once ended in `KeyError: 'kernels'`)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ alive (checked on the process tree: this test is a child subreaper, so whatever 
 is re-parented here), no work directory of the run on /dev/shm, no mount of it, no journal
 of it; the resumed run completes with every trial once.
 
-The work directory's removal by doctor depends on the host target journalling it (issue 26,
-item 3). Needs root (CI runs as root) and Chromium on the host (./install.sh --test).
+The work directory's removal by doctor depends on the host target journalling it.
+Needs root (CI runs as root) and Chromium on the host (./install.sh --test).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The real command SIGKILLed while it prepares its second workload (intmix calibrated, ptrtree
-being built and calibrated) resumes with `run --resume last` and completes (issue 26, item 12:
-it ended in `KeyError: 'kernels'`)."""
+being built and calibrated) resumes with `run --resume last` and completes (it once
+ended in `KeyError: 'kernels'`)."""
 
 from __future__ import annotations
 

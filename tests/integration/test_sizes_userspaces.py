@@ -1,7 +1,7 @@
 """membw in the real i386 userspace beside the amd64 one, sized as the run sizes it: on a machine
-whose L3 reads 480 MiB (the issue's; this one's sysfs is read for everything else), 4 x L3 would
-be 1920 MiB and two such buffers do not fit a 32-bit process. Sized once over both sides, the
-far buffers fit, and membw runs on both."""
+whose L3 reads 480 MiB (the machine where it failed; this one's sysfs is read for everything
+else), 4 x L3 would be 1920 MiB and two such buffers do not fit a 32-bit process. Sized once
+over both sides, the far buffers fit, and membw runs on both."""
 
 from __future__ import annotations
 

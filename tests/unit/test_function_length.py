@@ -1,5 +1,5 @@
 """No function over 60 lines in the command line (cli/) and the runner: a long one is split
-into functions named for what they do (issue 23)."""
+into functions named for what they do."""
 
 from __future__ import annotations
 

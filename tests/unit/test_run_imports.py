@@ -1,7 +1,7 @@
 """A run starts in well under a second: its modules leave the heavy libraries out.
 
 scipy.stats, scipy.optimize and scipy.signal cost 0.8 s of imports and cryptography 0.1 s;
-on a short comparison that was a tenth of the machine time (issue 9's benchmark). `show`
+on a short comparison that was a tenth of the machine time (benchmarks/verdicts.py). `show`
 may still load them; `run` must not. Checked in a fresh interpreter, so nothing imported by
 another test hides a regression.
 """

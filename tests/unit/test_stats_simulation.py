@@ -2,7 +2,7 @@
 
 Each test applies the rule as the runner and the analysis do (stats.design.Design for the
 intervals, stats.verdict.decided and verdict for stopping and judging) to thousands of
-simulated runs with known truth. Run against the rules before issue 9 (a plain 95% interval
+simulated runs with known truth. Run against the earlier rules (a plain 95% interval
 at every look, precision = delta, bootstrap geomean, one run per side across runs) with the
 same seeds, they failed: the figures are in each test's docstring ("before").
 

@@ -1,7 +1,7 @@
 """Trials that other programs interrupted are measured again.
 
 Why: on a machine where something else runs now and then (a desktop, a cron job, a build,
-the on/off load of issue 9's benchmark), a trial that shared the CPUs with another program
+the on/off load of benchmarks/verdicts.py), a trial that shared the CPUs with another program
 took 20-90% longer here (0.2 s trials, both CPUs busy 1.3 s in every 3 s). One such trial
 in a pair adds more noise than the rest of the round, so the interval widens and the run
 needs many more rounds, or cannot resolve the threshold at all.

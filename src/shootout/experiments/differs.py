@@ -137,8 +137,8 @@ def _browser(analysis: Analysis) -> list[str]:
                      "frame and root take the others), 9-10 on 32-bit ARM and 11-12 on x64, so the x86 pair is "
                      "further apart in registers than the Pi's was; and V8 has no Maglev (its mid-tier "
                      "optimising compiler) on ia32, where x64 and both ARM ports have one (--trace-opt with Debian's "
-                     "Chromium on an x86 VM, benchmarks/results-issue24-browser.txt: Maglev and Turbofan on amd64, "
-                     "Turbofan alone on i386)")
+                     "Chromium on an x86 VM, benchmarks/results/browser32-harness-audit.txt: Maglev and Turbofan on "
+                     "amd64, Turbofan alone on i386)")
         json = next((c for c in analysis.comparisons if c.metric == "engine_json" and c.estimate), None)
         if json is not None:
             from shootout.report.text import fmt_estimate
@@ -146,8 +146,8 @@ def _browser(analysis: Analysis) -> list[str]:
             lines.append(f"the json kernel ({fmt_estimate(json.estimate)} here) is V8's own JSON.stringify and "
                          "JSON.parse, C++ compiled into the browser (for ia32 on the 32-bit side), over a document "
                          "made once outside the timing: a real 32-bit cost, not the harness's; timed alone in both "
-                         "browsers (benchmarks/results-issue24-browser.txt) both are slower on i386, doubles the "
-                         "most, since their shortest-form formatting works in 64-bit integers")
+                         "browsers (benchmarks/results/browser32-harness-audit.txt) both are slower on i386, doubles "
+                         "the most, since their shortest-form formatting works in 64-bit integers")
     if machines & {"x86-64", "aarch64"}:
         lines.append("V8 compresses heap pointers to 32 bits on 64-bit builds (x64 and arm64 alike): the JavaScript "
                      "heap of the 64-bit side is not twice as big, and the pointer-heavy kernels (splay, json) do not "

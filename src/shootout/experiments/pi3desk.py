@@ -159,7 +159,7 @@ jobs = ["seq_write", "seq_read", "randwrite_qd1", "randread_qd1"]
     sizing=Sizing(round_s=45, prepare_s=30,
                   measured="2-core x86-64 VM, 2026-11-26: four configurations (the fourth the writeback tuning), "
                            "from a fresh home at load 2.9 falling to 1.4: rounds of 43 s, all 9 verdicts at round 11, "
-                           "8 min 39 s in all (benchmarks/results-issue24-storage.txt)",
+                           "8 min 39 s in all (benchmarks/results/storage-rpi-iozone-pi3desk.txt)",
                   note="32 MiB per dd file instead of the write-up's 1 GiB, 32 MiB fio files with 1 s per job "
                        "and no queue-depth-32 jobs, and 1,000 small files: at 64 MiB and 2,000 files a round of three "
                        "configurations took 49-56 s on a busy machine, and the 11 rounds a first verdict on 6 "

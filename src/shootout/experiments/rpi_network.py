@@ -77,7 +77,7 @@ affinity = "auto"
                        "difference (~8%) stays undecided at ±5% within 20 rounds here: its throughput varies "
                        "5-10% from trial to trial on a quiet machine, ~30% with others' tests beside it, and its CPU "
                        "seconds per GiB about as much even with the retransmits gone "
-                       "(benchmarks/results-issue22-openvpn-noise.txt): the noise is this shared VM's, not the "
+                       "(benchmarks/results/rpi-network-openvpn-noise.txt): the noise is this shared VM's, not the "
                        "tunnel's queues, and ±5% would take ~450-550 rounds"),
     threshold_why="on a shared 2-core VM iperf3 over veth and the tick-sampled softirq time of the drop "
                   "rule vary by several percent from trial to trial; ±1% would take hours of rounds",

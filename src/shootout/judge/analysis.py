@@ -1,6 +1,6 @@
 """From raw trials to comparisons: per metric, each configuration against the baseline.
 
-Everything here is recomputed on read from the stored trials (DESIGN §5).
+Everything here is recomputed on read from the stored trials (the store keeps raw trials, never statistics).
 """
 
 from __future__ import annotations

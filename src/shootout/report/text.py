@@ -85,7 +85,7 @@ _SI = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
 
 
 def fmt_param(name: str, value: object) -> str:
-    """One stored parameter as a label: sizes in bytes as MB/GB (10^6/10^9, DESIGN §5)."""
+    """One stored parameter as a label: sizes in bytes as MB/GB (decimal: 10^6/10^9, as units.py's MB)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"{name} = {value}"
     if name == "size" or name.endswith(("_bytes", "_size")):

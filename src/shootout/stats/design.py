@@ -9,7 +9,7 @@ The rule (repeated confidence intervals with alpha spending): the chance that *a
 interval misses the true shift is at most alpha/2 on each side, and the looks share that
 alpha by a Hwang-Shih-DeCani spending function with gamma = -4 (close to O'Brien-Fleming):
 strict early looks, late looks near the nominal level (96.7% at round 50 for one comparison
-at 95%, where the flat per-look level used before issue 22 stayed at 99.2%). Comparisons that
+at 95%, where the flat per-look level this rule replaced stayed at 99.2%). Comparisons that
 decide early are easy anyway; the hard ones, near the threshold or in noise, decide late,
 where the level now costs little. For the signed-rank statistic the crossing chance does not
 depend on the noise distribution (the signs of d - theta are fair coins independent of the
@@ -108,7 +108,7 @@ def calibrate(alpha_side: float, first: int, last: int,
 
 
 def _calibrate_flat(alpha_side: float, first: int, last: int) -> tuple[tuple[float, ...], int | None]:
-    """The rule before issue 22, as it was: one level, moved with the first look until they agree."""
+    """The flat rule that alpha spending replaced, as it was: one level, moved with the first look until they agree."""
     start = first_interval(first, last, 1.0 - 2.0 * alpha_side)
     levels = (1.0 - 2.0 * alpha_side,)
     for _ in range(10):
@@ -131,7 +131,7 @@ class Design:
     looks       (first, last) rounds at which the runner may stop; None for one look at a
                 fixed n (imported or fixed-length runs)
     spending    "obf" (O'Brien-Fleming-type alpha spending), or "flat" (the Pocock-type
-                per-look level used before issue 22, kept for the simulations' comparison)
+                per-look level used before alpha spending, kept for the simulations' comparison)
     """
 
     confidence: float = 0.95

@@ -15,8 +15,8 @@ from shootout.stats.ranknull import (
     signed_rank_counts,
 )
 
-# Above this many rounds the signed-rank null is close enough to normal (and the DESIGN
-# handbook says so); at or below it we use the exact distribution.
+# Above this many rounds the signed-rank null is close enough to normal; at or below it we
+# use the exact distribution.
 EXACT_MAX_ROUNDS = 50
 
 

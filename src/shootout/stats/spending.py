@@ -8,7 +8,7 @@ rounds is close to a Gaussian random walk S_n (unit steps), so a boundary is a l
 c_n, one per look, with P(S_n >= c_n sqrt(n) at some look) = alpha_side; the interval at
 look n is then the exact Wilcoxon interval at the two-sided level 2 * (1 - Phi(c_n)).
 
-- flat (Pocock-type): one c for every look. This was the rule before issue 22: every look at
+- flat (Pocock-type): one c for every look. This was the rule before alpha spending: every look at
   99.2% for 6-50 rounds. It pays at the late looks, where hard comparisons are decided.
 - alpha spending: a spending function alpha(t) at information fraction t = n / last says how
   much of alpha_side the looks up to n may use. O'Brien-Fleming-type (Lan and DeMets,
@@ -116,7 +116,7 @@ def _crossing(c: float, first: int, last: int) -> float:
 
 @lru_cache(maxsize=64)
 def flat_boundary(alpha_side: float, first: int, last: int) -> tuple[float, ...]:
-    """The same c at every look (Pocock-type): the rule before issue 22, kept as the yardstick."""
+    """The same c at every look (Pocock-type): the rule before alpha spending, kept as the yardstick."""
     low, high = 0.5, 9.0
     while high - low > _C_TOLERANCE:
         mid = (low + high) / 2.0

@@ -1,4 +1,4 @@
-"""Verdicts: compare an interval with a practical threshold delta (DESIGN section 3)."""
+"""Verdicts: compare an interval with a practical threshold delta (beyond it: faster/slower; inside: same)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ takes, each step weighted by its time, as a user waits for it. The geometric mea
 steps' rates (the headline before) stays as a sub-metric: it weighs a stat pass of ~6 ms like
 an unpack of ~350 ms, and the two short, CPU-bound steps (stat, delete) vary 9-15% from trial
 to trial on a 2-core VM where the link-bound unpack and read vary 0.4-6%, so the short steps
-set its noise (benchmarks/results-issue24-storage.txt, pi3desk).
+set its noise (benchmarks/results/storage-rpi-iozone-pi3desk.txt, pi3desk).
 
 The tree is generated (the compress workload's corpus cut into files of 1-16 KiB, 100 to a
 directory) and unpacked from an uncompressed tar in the work directory (tmpfs), so tar's own

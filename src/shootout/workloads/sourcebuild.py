@@ -10,7 +10,7 @@ makefile the package builds with, and checks that the program it built runs.
 - iozone-build: iozone3 489-1 (non-free, bookworm's), `make -C src/current TARGET` with the
   makefile's target for the side's CPU (linux-AMD64, linux-arm, else linux), CC set and the
   makefile's own flags (-O3), not dpkg-buildflags' CFLAGS/LDFLAGS: Debian's rules for 489-1 could
-  not be read here (benchmarks/results-issue24-iozone-build.txt builds the tree with those flags
+  not be read here (benchmarks/results/iozone-build-amd64-i386.txt builds the tree with those flags
   once). Upstream's makefile under -j compiles libbif.c and libasync.c twice (make's implicit
   rule beside the iozone_TARGET.o recipe), on both sides alike.
 - 7zip-build: 7-Zip 26.01 as bookworm's package 7zip ships it, built with the makefile Debian's
