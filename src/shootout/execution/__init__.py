@@ -1,7 +1,8 @@
 """The bottom of the house: running commands somewhere, and what a place is.
 
-Processes and their results (process), the clean PATH and host-tool lookup (tools), tool
-versions (versions), the facts workloads size their work by and their parsers (facts), and
-the protocol of what running somewhere means (place). Targets implement Place; build, net,
-swap, userspace and vm type against it and never import targets.
+Processes and their results (process) and their trees (tree), the clean PATH and host-tool
+lookup (tools), reading /proc and /sys (fsread), tool versions (versions), the facts workloads
+size their work by and their parsers (placefacts), ELF identity (elf), compiling C in a place
+(build), and the protocol of what running somewhere means (place). The places implement Place;
+everything below them types against it and never imports a place.
 """

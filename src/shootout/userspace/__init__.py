@@ -1,6 +1,7 @@
-"""Debootstrap userspaces: create, list, update and remove them; configurations that run in them.
+"""Debootstrap userspaces: create, list, update and remove them.
 
 Import from the submodules: registry (what is on disk), create, update, apt (packages
-installed on first use), configs (debian:RELEASE:ARCH, userspace:NAME), abi (ELF checks).
-The chroot target that runs commands inside one is shootout.places.chroot.ChrootTarget.
+installed on first use), arches, binfmt, rootfs. The chroot place that runs commands inside one
+is shootout.places.chroot; the configurations that name one are shootout.configs.userspaces, and
+their ABI checks shootout.configs.abi.
 """
