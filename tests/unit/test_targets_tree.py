@@ -1,6 +1,6 @@
 """A command returns only once everything it started has exited, also what left its process
 group: a process in a session of its own (as Chromium and its crash handlers start) and that
-session's group, found by the command's environment marker (system.tree)."""
+session's group, found by the command's environment marker (execution.tree)."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ class FileSettings:
 
 def parse_spec(spec: str, named: dict[str, Config] | None = None) -> Config:
     """The configuration a spec or a [[config]] name names. Parsing only: a debian:RELEASE:ARCH
-    userspace is named, made when a run is about to use it (userspace.configs)."""
+    userspace is named, made when a run is about to use it (configs.userspaces)."""
     if named and spec in named:
         return named[spec]
     return parse_kind_spec(spec)

@@ -1,7 +1,7 @@
 """The one subprocess entry point every local target uses: run to completion, or in the background.
 
 A command runs in its own session (process group) and carries a marker in its environment
-(system.tree), so a timeout or stop() kills everything it started, and a command returns
+(execution.tree), so a timeout or stop() kills everything it started, and a command returns
 only once all of it has exited; resource usage comes from wait4() so it covers exactly this
 process tree.
 """

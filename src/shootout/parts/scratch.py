@@ -5,7 +5,7 @@
 
 Spec (Config.parts["scratch"], read as a ScratchSpec: storage/scratchspec.py): {"dir": PATH}
 or {"fs", "mount", "size" (bytes), "in"}. The area belongs to the run's owner of it
-(system.scratch.Scratch), which the target opens when a workload first needs it; this part
+(storage.scratch.Scratch), which the target opens when a workload first needs it; this part
 checks the spec before the run and, through the same owner, trims each area at the start of
 every round when its device takes discards (storage/trim.py), records the area's device facts
 with what was trimmed and, per trial, the filesystem and mount options in force. The run closes

@@ -23,8 +23,8 @@ device-wide rule limits nothing else.
 The rule (v1) or the cgroup holding it (v2) is journalled (undone at the end of the run, by
 `shootout doctor` or the next run after a kill) and belongs to the scratch area, so it is
 lifted before the loop device is let go (the session reaches the area through the run's owner
-of it, system.scratch.Scratch, the one the target opens). That device stays attached until its own journal entry
-detaches it (system.scratch: no autoclear), so a killed run's rule is on a device of that run,
+of it, storage.scratch.Scratch, the one the target opens). That device stays attached until its own journal entry
+detaches it (storage.scratch: no autoclear), so a killed run's rule is on a device of that run,
 never on a freed number that the next `losetup` gives to someone else; the lift names the
 device by number, so it needs nothing else of the device to exist. On cgroup2 a process is in one group only, so a configuration with a
 memory limit as well is refused there.

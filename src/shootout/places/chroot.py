@@ -1,11 +1,10 @@
 """The chroot kind: a Debian userspace of shootout's on this machine (debian:RELEASE:ARCH, made
 on first use, or userspace:NAME, an existing one of any name). Parsing only names the userspace;
-shootout.configs.userspaces makes a missing one when a run is about to use it.
-
-A debootstrap userspace as a target: every command runs chrooted into it.
+shootout.configs.userspaces makes a missing one when a run is about to use it. Its target
+runs every command chrooted into the userspace.
 
 open() builds a private view of the userspace for this target alone, inside this process's
-private mount namespace (system.namespace):
+private mount namespace (system.mountns):
   userspaces/.sessions/               a tmpfs of this process: the sessions' mount points
       NAME-PID-N                      the root, bind-mounted (private)
           /proc /sys /dev /dev/pts    the kernel's, for the programs inside

@@ -1,7 +1,5 @@
 """The fake kind: scripted output for the tests of plan, runner and statistics
-(shootout.places.fake); not written as a spec. Option machine=NAME: a scripted remote machine.
-
-A target with scripted output, for end-to-end tests of plan, runner and statistics.
+not written as a spec. Option machine=NAME: a scripted remote machine.
 
 A script is registered by name and selected with the configuration option `script`; it is
 called as script(argv, config_name, call_index) and returns the command's stdout. Its

@@ -1,7 +1,6 @@
 """The ssh kind: another machine reached over ssh (ssh:[USER@]HOST[:PORT], or a Host alias of
-~/.ssh/config); its trials run there, beside this machine's.
-
-A machine reached over SSH: commands, files and facts all live on the remote.
+~/.ssh/config); its trials run there, beside this machine's. Its target's commands, files and
+facts all live on the remote.
 
 open() connects (one ssh control master; host key checked against known_hosts), compiles
 the remote helper with the remote's cc (kept in the remote's cache directory), starts one

@@ -4,7 +4,7 @@ Paths given to and returned by a target are paths *as seen inside it* (strings):
 outside a target's own class knows where its files are on this machine, or whether they are
 on this machine at all. The file operations here go through run(), so a target whose files
 live elsewhere (a VM, a machine over SSH) needs only run() and spawn(); targets whose files
-are on this filesystem override them with direct file access (targets.local).
+are on this filesystem override them with direct file access (places.local).
 """
 
 from __future__ import annotations

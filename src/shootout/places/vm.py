@@ -1,7 +1,6 @@
 """The vm kind: a QEMU guest on this machine with a Debian userspace and kernel
-(vm:debian:RELEASE:ARCH:KERNEL); hardware KVM, or TCG under --emulate (no verdicts).
-
-A VM as a target: a Debian userspace image with a Debian kernel, booted by qemu, reached over SSH.
+(vm:debian:RELEASE:ARCH:KERNEL); hardware KVM, or TCG under --emulate (no verdicts). Its
+target is a Debian userspace image with a Debian kernel, booted by qemu, reached over SSH.
 
 `vm:debian:RELEASE:ARCH:FLAVOUR`, e.g. vm:debian:bookworm:i386:686-pae (32-bit kernel),
 vm:debian:bookworm:i386:amd64 (64-bit kernel, 32-bit userspace), vm:debian:bookworm:amd64:amd64;

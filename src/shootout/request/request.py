@@ -157,7 +157,7 @@ class Parsed:
     settings: RunSettings  # priced when the configurations are named (else while preparing)
     user_workloads: dict[str, dict[str, Any]]
     params: dict[str, dict[str, Any]]
-    packages: tuple[str, ...]  # what a userspace this run creates gets (workloads.packages)
+    packages: tuple[str, ...]  # what a userspace this run creates gets (workloads.debpackages)
 
 
 def _chosen(wish: Wish, file: FileSettings, where: str, notify: Notify) -> tuple[list[str], dict[str, dict[str, Any]]]:
@@ -195,7 +195,7 @@ def build_request(wish: Wish, notify: Notify) -> Parsed:
     chosen, params = _chosen(wish, file, where, notify)
     workloads = [make_workload(n, file.workloads, where) for n in chosen]
     user_defs = {n: file.workloads[n] for n in chosen if n in file.workloads}
-    # The workloads first: a userspace this run creates gets what they need (workloads.packages).
+    # The workloads first: a userspace this run creates gets what they need (workloads.debpackages).
     packages = packages_at_creation(workloads)
     specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
     _machines_named(wish, specs)

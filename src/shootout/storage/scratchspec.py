@@ -24,7 +24,7 @@ class ScratchSpec:
     """A directory used as it is (the device under test), or a filesystem shootout makes in a file."""
 
     dir: Path | None = None  # the directory; None for a filesystem in a file:
-    fs: str = ""  # its type (a key of system.scratch.MKFS),
+    fs: str = ""  # its type (a key of storage.scratch.MKFS),
     mount: str = ""  # its mount options ("" for the defaults),
     size: int = 0  # its size in bytes,
     within: Path = DEFAULT_BASE  # and the directory holding its file (`in`)

@@ -6,7 +6,7 @@ active the workload's pages go there first. The machine's own swap areas are nev
 they are read and recorded as a fact.
 
 /proc/swaps names an area by its path as the reader's mount namespace sees it. An area turned
-on inside a run's private mount namespace (system.namespace) is, once that namespace is gone,
+on inside a run's private mount namespace (system.mountns) is, once that namespace is gone,
 named relative to its filesystem's root: /dev/zram1 becomes /zram1, a swap file on a
 filesystem mounted at /data becomes /shootout-swap-... So an area is matched by path *suffix*
 at a component boundary (same_area), and its undo runs swapoff by the path shootout used,

@@ -5,13 +5,13 @@ entry is flushed to disk *before* the change is made, so a process killed at any
 leaves a record from which `shootout doctor` (or the next start) undoes what it did.
 Undo steps are data, not closures, so another process can replay them:
   {"argv": [...]}                       run a command (e.g. umount); with "host_mounts": true, in
-                                        the mount namespace the process started in (system.namespace)
+                                        the mount namespace the process started in (system.mountns)
   {"write": path, "content": text}      write a sysfs/procfs file back to its old value
   {"rmtree": path} / {"remove": path}   delete what was created
   {"kill": pid, "started": unix_time}   SIGKILL a process shootout started (a VM), if that
                                         pid is still the same process (its start time matches)
   {"detach_loops": path}                detach the loop devices backed by a file shootout made
-  {"end_marked": prefix}                end what a run's commands left running (system.tree)
+  {"end_marked": prefix}                end what a run's commands left running (execution.tree)
 
 An entry whose undo fails stays in the journal (and its file stays on disk), so that a later
 undo, `shootout doctor` or the next run tries again: every undo step is written so that

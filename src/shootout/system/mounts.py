@@ -1,6 +1,6 @@
 """Mounts made through the change journal, and deletion that never crosses into a mount.
 
-Every mount here is made in this process's private mount namespace (system.namespace), so
+Every mount here is made in this process's private mount namespace (system.mountns), so
 the kernel drops it when the run dies; it is also private (no propagation to or from other
 mounts), its undo is recorded before it is made, and the undo only unmounts what is still
 mounted, lazily, so replaying it after a kill is safe.

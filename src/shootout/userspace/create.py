@@ -284,7 +284,7 @@ def create_userspace(
 ) -> registry.Userspace:
     """Build userspace `name` and return it ready; raise a one-line ShootoutError otherwise.
 
-    packages: what to install besides minbase (the workloads' say workloads.packages). progress may be
+    packages: what to install besides minbase (the workloads' say workloads.debpackages). progress may be
     called from a worker thread. `checked` skips preflight() when the caller already ran it.
     """
     registry.check_name(name)
