@@ -46,7 +46,7 @@ class RunOptions:
     precision: str | None
     threshold: str | None  # None: the [run] threshold of the experiment or --file, else 1%
     confidence: str
-    min_rounds: int
+    min_rounds: int | None  # None: the [run] min_rounds of --file, else 6
     max_rounds: int | None
     seed: int | None
     repeats: int
@@ -61,7 +61,7 @@ class RunOptions:
     next_kernel: bool
     resume_at_boot: bool
     price: list[str]
-    price_unit: str
+    price_unit: str | None  # None: the [run] price_unit of --file, else $/h
     parallel: bool
     emulate: bool
     db: str | None
@@ -113,7 +113,7 @@ def _checked(o: RunOptions) -> float:
     """The options that need no store or machine, checked; the --load-wait in seconds."""
     from shootout.conditions.governor import tune_problem
 
-    if o.min_rounds < 6:
+    if o.min_rounds is not None and o.min_rounds < 6:
         raise UsageError(f"--min-rounds {o.min_rounds} is too few", "a 95% interval needs at least 6 rounds")
     if o.repeats < 0:
         raise UsageError(f"--repeats {o.repeats} is below 0", "0 keeps every trial as it comes")

@@ -82,7 +82,8 @@ def _geomean_rows(analysis: Analysis) -> list[dict[str, Any]]:
     for summary in iter_summaries(analysis):
         paired = all(c.paired for c in analysis.comparisons if c.config == summary.config)
         entries = [("geomean", None, summary.geomean, summary.verdict)] + [
-            (f"geomean:{cat}", cat, est, summary.category_verdicts[cat]) for cat, est in sorted(summary.by_category.items())
+            (f"geomean:{cat}", cat, est, summary.category_verdicts[cat])
+            for cat, est in sorted(summary.by_category.items())
         ]
         for workload, category, est, judged in entries:
             rows.append(

@@ -1,20 +1,22 @@
 """The settings of `shootout run`, decided once: the shootout.toml file (--file) or the named
 experiment is loaded here, and the precedence applied for each setting:
 
-    the command-line option > the file's or the experiment's own > the built-in default
+    the command-line option > the [run] table of the file or the experiment > the default
 
 for the threshold (δ), the budget, the rounds (min, max) and the prices. Everything after this
 (the request, the runner, the analysis, the reports, the experiments' paragraphs) uses the one
 Settings record; none of them reads an option or a [run] table for these again.
 
 Where each comes from:
-- threshold: --threshold, else the [run] threshold of --file or of the experiment, else 1%;
-- budget and max rounds: --budget and --max-rounds, else a named experiment's own (its sizing,
-  experiments/limits.py), else 4 minutes and 50 rounds; a --budget below what the experiment's
-  first verdict needs here is refused (not with --partial);
-- min rounds: --min-rounds (6, the least for a 95% interval, by default);
-- prices: --price CONFIG=PRICE, read here and checked against the configurations once they are
-  known (request.priced), in --price-unit.
+- threshold: --threshold, else threshold = "5%" in [run], else 1%;
+- budget and max rounds: --budget and --max-rounds, else budget = "10m" and max_rounds = 30 in
+  [run], else a named experiment's own (its sizing, experiments/limits.py), else 4 minutes and
+  50 rounds; a budget below what the experiment's first verdict needs here is refused (not with
+  --partial);
+- min rounds: --min-rounds, else min_rounds = 8 in [run], else 6 (the least for a 95% interval);
+- prices: --price CONFIG=PRICE, else prices = ["CONFIG=PRICE", ...] in [run], else none; read
+  here, checked against the configurations once they are known (request.priced); their unit
+  --price-unit, else price_unit = "$" in [run], else $/h.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from shootout.request import values
 from shootout.request.prices import read_prices
 
 DEFAULT_THRESHOLD = 0.01  # δ of `shootout run` when neither --threshold nor a [run] table gives one
+DEFAULT_MIN_ROUNDS = 6  # the least for a 95% interval
+DEFAULT_PRICE_UNIT = "$/h"
 
 
 @dataclass(frozen=True)
@@ -40,13 +44,13 @@ class Asked:
     file: Path | None = None
     threshold: str | None = None
     budget: str | None = None
-    min_rounds: int = 6
+    min_rounds: int | None = None
     max_rounds: int | None = None
     partial: bool = False
     confidence: str = "95%"
     precision: str | None = None
     prices: Sequence[str] = ()
-    price_unit: str = "$/h"
+    price_unit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,12 +94,47 @@ def where_of(experiment: str | None, file: Path | None) -> str:
     return f"experiment {experiment}" if experiment else str(file or "shootout.toml")
 
 
+def _own(tables: FileSettings, where: str, key: str) -> tuple[object | None, str]:
+    """A [run] setting of the file or the experiment, and how a message names it."""
+    return tables.run.get(key), f"{where}: [run] {key}"
+
+
 def _threshold(asked: Asked, tables: FileSettings, where: str) -> float:
     """δ: the user's --threshold, else the [run] threshold of the experiment or --file, else 1%."""
     if asked.threshold is not None:
         return values.threshold(asked.threshold)
-    own = tables.run.get("threshold") if (asked.experiment or asked.file) else None
-    return values.threshold(str(own), f"{where}: [run] threshold") if own is not None else DEFAULT_THRESHOLD
+    own, said = _own(tables, where, "threshold")
+    return values.threshold(str(own), said) if own is not None else DEFAULT_THRESHOLD
+
+
+def _rounds(own: object, said: str) -> int:
+    if isinstance(own, bool) or not isinstance(own, int) or own < 1:
+        raise UsageError(f"{said} = {own!r} is not a number of rounds", "write a whole number, e.g. 20")
+    return own
+
+
+def _min_rounds(asked: Asked, tables: FileSettings, where: str) -> int:
+    """--min-rounds, else the [run] min_rounds, else 6 (the option itself is checked with the others)."""
+    if asked.min_rounds is not None:
+        return asked.min_rounds
+    own, said = _own(tables, where, "min_rounds")
+    if own is None:
+        return DEFAULT_MIN_ROUNDS
+    if _rounds(own, said) < DEFAULT_MIN_ROUNDS:
+        raise UsageError(f"{said} {own} is too few", "a 95% interval needs at least 6 rounds")
+    return own  # type: ignore[return-value]
+
+
+def _prices(asked: Asked, tables: FileSettings, where: str) -> tuple[dict[str, float], str]:
+    """--price, else the [run] prices; --price-unit, else the [run] price_unit, else $/h."""
+    items: object = list(asked.prices)
+    if not items and (own := _own(tables, where, "prices")[0]) is not None:
+        if not isinstance(own, list) or not all(isinstance(item, str) for item in own):
+            raise UsageError(f"{where}: [run] prices must be a list of CONFIG=PRICE texts",
+                             'e.g. prices = ["ssh:host-a=0.408", "ssh:host-b=0.768"]')
+        items = own
+    unit = asked.price_unit if asked.price_unit is not None else str(tables.run.get("price_unit", DEFAULT_PRICE_UNIT))
+    return read_prices(items), unit  # type: ignore[arg-type]
 
 
 def resolve_settings(asked: Asked, last_run: Callable[[str], LastRun | None] = lambda name: None,
@@ -110,12 +149,19 @@ def resolve_settings(asked: Asked, last_run: Callable[[str], LastRun | None] = l
     where = where_of(asked.experiment, asked.file)
     delta = _threshold(asked, tables, where)
     level = values.confidence(asked.confidence)
+    min_rounds = _min_rounds(asked, tables, where)
     given = values.budget(asked.budget) if asked.budget is not None else None
+    if given is None and (own := _own(tables, where, "budget"))[0] is not None:
+        given = values.budget(str(own[0]), own[1])
+    max_rounds = asked.max_rounds
+    if max_rounds is None and (own := _own(tables, where, "max_rounds"))[0] is not None:
+        max_rounds = _rounds(*own)
     last = last_run(asked.experiment) if asked.experiment and given is not None else None
-    budget_s, rounds = run_limits(asked.experiment, given, asked.max_rounds, partial=asked.partial,
-                                  confidence=level, min_rounds=asked.min_rounds, last=last)
+    budget_s, rounds = run_limits(asked.experiment, given, max_rounds, partial=asked.partial,
+                                  confidence=level, min_rounds=min_rounds, last=last)
+    prices, price_unit = _prices(asked, tables, where)
     return Settings(
         threshold=delta, precision=values.precision(asked.precision, delta), confidence=level,
-        budget_s=budget_s, min_rounds=asked.min_rounds, max_rounds=max(rounds, asked.min_rounds),
-        prices=read_prices(asked.prices), price_unit=asked.price_unit, tables=tables, where=where,
+        budget_s=budget_s, min_rounds=min_rounds, max_rounds=max(rounds, min_rounds),
+        prices=prices, price_unit=price_unit, tables=tables, where=where,
     )
