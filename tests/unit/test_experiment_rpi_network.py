@@ -12,8 +12,6 @@ import pytest
 
 from shootout.base.errors import UsageError, WorkloadError
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
-from shootout.cli import values as options
-from shootout.cli.run import _threshold
 from shootout.configs.specs import load_text
 from shootout.experiments import EXPERIMENTS
 from shootout.experiments import writeup as experiments_base
@@ -21,7 +19,9 @@ from shootout.judge.analysis import analyze
 from shootout.net.options import NetOptions
 from shootout.parts.network import NetSession, _Wire
 from shootout.places.host import HostTarget
-from shootout.request.request import DEFAULT_THRESHOLD, make_workload, workloads_of
+from shootout.request import values as options
+from shootout.request.request import make_workload, workloads_of
+from shootout.request.settings import DEFAULT_THRESHOLD, Asked, resolve_settings
 from shootout.workloads.contract import Context, Prepared
 from shootout.workloads.net import TcpVeth
 from shootout.workloads.vpn import Vpn
@@ -111,8 +111,12 @@ def test_in_force_names_each_tunnel_kind_the_configurations_workloads_bring_up()
                                                "openvpn": {"cipher": "AES-256-GCM"}}
 
 
-def _options(threshold: str | None, experiment: str | None = None, file: Path | None = None) -> SimpleNamespace:
-    return SimpleNamespace(threshold=threshold, experiment=experiment, file=file)
+def _options(threshold: str | None, experiment: str | None = None, file: Path | None = None) -> Asked:
+    return Asked(threshold=threshold, experiment=experiment, file=file)
+
+
+def _threshold(asked: Asked) -> float:
+    return resolve_settings(asked).threshold
 
 
 def test_the_threshold_is_the_users_else_the_run_tables_else_one_percent(on_a_pc: None, tmp_path: Path) -> None:

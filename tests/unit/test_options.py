@@ -1,7 +1,7 @@
 import pytest
 
 from shootout.base.errors import UsageError
-from shootout.cli.values import confidence, duration, precision, threshold
+from shootout.request.values import confidence, duration, precision, threshold
 
 
 @pytest.mark.parametrize("text, seconds", [("90", 90), ("90s", 90), ("10m", 600), ("1.5h", 5400)])
@@ -49,7 +49,7 @@ def test_bad_durations(bad):
 
 @pytest.mark.parametrize("zero", ["0", "0s", "0.0m", " 0h "])
 def test_a_budget_of_nothing_is_refused(zero):
-    from shootout.cli.values import budget
+    from shootout.request.values import budget
 
     with pytest.raises(UsageError, match="^--budget 0.* leaves no time to measure"):
         budget(zero)

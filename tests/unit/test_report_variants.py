@@ -36,7 +36,8 @@ def three_way(analysis):
     for (w, m, c), v in base.values.items():
         if c == other:
             values[(w, m, m32.name)] = v[:4]  # too few for a median interval
-    summary = Summary(config=m32.name, geomean=None, by_category={}, faster=1, slower=2, same=1, inconclusive=1)
+    summary = Summary(config=m32.name, geomean=None, by_category={}, faster=1, slower=2, same=1, inconclusive=1,
+                      threshold=base.threshold)
     return dataclasses.replace(
         base, configs=base.configs + (m32,), comparisons=base.comparisons + tuple(extra),
         summaries=base.summaries + (summary,), values=values, noise_floor=None,

@@ -17,7 +17,6 @@ from rich.markup import escape
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Run, RunSettings
-from shootout.cli import values as options
 from shootout.cli.boots import across_boots, prepare_next_boot, run_block
 from shootout.cli.conditions import preflight_lines
 from shootout.cli.consoles import console, err_console
@@ -25,15 +24,10 @@ from shootout.cli.progress import PREPARING, ProgressView, prepared_lines, prepa
 from shootout.cli.stored import open_store, show_analysis
 from shootout.conditions.preflight import EarlyWindow, preflight
 from shootout.measure.runner import Runner, RunRequest
+from shootout.request import values as options
 from shootout.request.preparation import prepare
-from shootout.request.request import (
-    DEFAULT_THRESHOLD,
-    Wish,
-    build_request,
-    check_settings,
-    run_threshold,
-    workloads_of,
-)
+from shootout.request.request import Wish, build_request, check_settings, workloads_of
+from shootout.request.settings import Asked, Settings, resolve_settings
 from shootout.store import Store
 from shootout.workloads.contract import Workload
 
@@ -52,7 +46,7 @@ class RunOptions:
     precision: str | None
     threshold: str | None  # None: the [run] threshold of the experiment or --file, else 1%
     confidence: str
-    min_rounds: int
+    min_rounds: int | None  # None: the [run] min_rounds of --file, else 6
     max_rounds: int | None
     seed: int | None
     repeats: int
@@ -67,7 +61,7 @@ class RunOptions:
     next_kernel: bool
     resume_at_boot: bool
     price: list[str]
-    price_unit: str
+    price_unit: str | None  # None: the [run] price_unit of --file, else $/h
     parallel: bool
     emulate: bool
     db: str | None
@@ -119,7 +113,7 @@ def _checked(o: RunOptions) -> float:
     """The options that need no store or machine, checked; the --load-wait in seconds."""
     from shootout.conditions.governor import tune_problem
 
-    if o.min_rounds < 6:
+    if o.min_rounds is not None and o.min_rounds < 6:
         raise UsageError(f"--min-rounds {o.min_rounds} is too few", "a 95% interval needs at least 6 rounds")
     if o.repeats < 0:
         raise UsageError(f"--repeats {o.repeats} is below 0", "0 keeps every trial as it comes")
@@ -141,24 +135,24 @@ def _recover() -> None:
         err_console.print(f"[red]could not undo[/] a change left by a killed run: {escape(problem)}", soft_wrap=True)
 
 
-def _threshold(o: RunOptions) -> float:
-    """δ: the user's --threshold, else the [run] threshold of the experiment or --file, else 1%."""
-    if o.threshold is not None:
-        return options.threshold(o.threshold)
-    own, where = run_threshold(o.experiment, o.file)
-    return options.threshold(own, f"{where}: [run] threshold") if own is not None else DEFAULT_THRESHOLD
+def _settings(o: RunOptions, store: Store) -> tuple[Settings, RunSettings]:
+    """The settings, decided once (request/settings.py), and the RunSettings stored with the run."""
+    from shootout.conditions.machinefacts import machine_id
+    from shootout.experiments.limits import last_run
 
+    def last(name: str) -> Any:  # a --budget is checked against what the first verdict needs here
+        return last_run(store.list_runs(), lambda i: store.trials(i, include_warmup=True), name, machine_id())
 
-def _settings(o: RunOptions, store: Store) -> RunSettings:
-    delta = _threshold(o)
-    level = options.confidence(o.confidence)
-    budget_s, rounds = _limits(store, o.experiment, o.budget, o.max_rounds, o.partial, level, o.min_rounds)
-    return RunSettings(
-        threshold=delta, precision=options.precision(o.precision, delta),
-        min_rounds=o.min_rounds, max_rounds=max(rounds, o.min_rounds),
-        budget_s=budget_s,
+    decided = resolve_settings(Asked(
+        experiment=o.experiment, file=o.file, threshold=o.threshold, budget=o.budget, min_rounds=o.min_rounds,
+        max_rounds=o.max_rounds, partial=o.partial, confidence=o.confidence, precision=o.precision,
+        prices=o.price, price_unit=o.price_unit), last)
+    return decided, RunSettings(
+        threshold=decided.threshold, precision=decided.precision,
+        min_rounds=decided.min_rounds, max_rounds=decided.max_rounds,
+        budget_s=decided.budget_s,
         seed=o.seed if o.seed is not None else secrets.randbelow(2**31), aa=o.aa,
-        confidence=level, experiment=o.experiment or "", partial=o.partial,
+        confidence=decided.confidence, experiment=o.experiment or "", partial=o.partial,
         repeats=o.repeats, parallel=o.parallel,
     )
 
@@ -171,8 +165,9 @@ def _request(o: RunOptions, store: Store) -> RunRequest:
     def notify(text: str) -> None:
         err_console.print(escape(text), soft_wrap=True)
 
-    parsed = build_request(Wish(o.config, o.workload, o.suite, o.file, o.experiment, _settings(o, store),
-                                emulate=o.emulate, prices=o.price, price_unit=o.price_unit), notify)
+    decided, settings = _settings(o, store)
+    parsed = build_request(Wish(o.config, o.workload, o.suite, o.file, o.experiment, settings, emulate=o.emulate,
+                                prices=decided.prices, price_unit=decided.price_unit, tables=decided.tables), notify)
     with err_console.status(PREPARING) as status:  # what is built, compiled or probed: one step
         request = prepare(parsed, notify, progress=preparing(err_console, status))
     check_settings(request, load_noise_floor(store, {"machine_id": machine_id(), "hostname": hostname()}))
@@ -219,17 +214,3 @@ def _save_floor(store: Store, analysis: Any, run_id: int) -> None:
         save_noise_floor(store, analysis.facts["machine"], {"run": run_id, **floor})
         console.print(f"noise floor of this machine: ±{floor['halfwidth']:.2%} in {floor['rounds']} rounds "
                       f"(per-round noise {floor['sd']:.2%}; stored, shown beside later verdicts)")
-
-
-def _limits(store: Store, experiment: str | None, budget: str | None, max_rounds: int | None, partial: bool,
-            level: float, min_rounds: int) -> tuple[float, int]:
-    """--budget (s) and --max-rounds: the user's, else a named experiment's own (experiments/limits.py)."""
-    from shootout.conditions.machinefacts import machine_id
-    from shootout.experiments.limits import last_run, run_limits
-
-    given = options.budget(budget) if budget is not None else None
-    last = None
-    if experiment and given is not None:  # checked against what its first verdict needs here
-        last = last_run(store.list_runs(), lambda i: store.trials(i, include_warmup=True), experiment, machine_id())
-    return run_limits(experiment, given, max_rounds, partial=partial, confidence=level, min_rounds=min_rounds,
-                      last=last)

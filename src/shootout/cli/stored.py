@@ -162,7 +162,8 @@ def report(refs: Annotated[list[str], typer.Argument(help="one run, or several t
            db: DbOption = None) -> None:
     """Write a report people would rather look at: charts with CI whiskers, HTML or Markdown."""
     from shootout.report.files import write_report
-    from shootout.report.perdollar import parse_prices, stored_prices
+    from shootout.report.perdollar import stored_prices
+    from shootout.request.prices import parse_prices
 
     store = open_store(db)
     analysis = analysis_of(store, store.get_run(refs[0])) if len(refs) == 1 else compared(store, refs, False)

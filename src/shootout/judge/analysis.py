@@ -83,6 +83,17 @@ class Summary:
     better: int = 0  # headline verdicts a guard decided (e.g. fewer tabs lost), not a speed-up
     worse: int = 0
     guarded: tuple[str, ...] = ()  # workloads left out of the geomean because a guard decided them
+    threshold: float = field(kw_only=True)  # δ of the verdicts below: the run's
+    # The suite's verdicts, judged once when the summary is made, by the rule every verdict follows
+    # (stats.verdict): the geomean's (inconclusive without one) and each category geomean's, keyed
+    # as by_category. Renderers read these and judge nothing.
+    verdict: Verdict = field(init=False)
+    category_verdicts: dict[str, Verdict] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", verdict(self.geomean, self.threshold))
+        object.__setattr__(self, "category_verdicts",
+                           {cat: verdict(est, self.threshold) for cat, est in self.by_category.items()})
 
 
 @dataclass(frozen=True)
@@ -277,7 +288,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
     refused = "" if measured else budget_refusal(run)  # a resumed run that measured was not refused
     # a refused run has nothing to summarize: no "too few rounds" geomean, the refusal instead
     summaries = () if refused else summarize(comparisons, run.configs, s.confidence,
-                                            seen.values if not s.interleaved else None)
+                                            seen.values if not s.interleaved else None, threshold=s.threshold)
     return Analysis(
         runs=(run,), configs=tuple(run.configs), workloads=tuple(run.workloads),
         comparisons=tuple(comparisons), summaries=summaries,
@@ -335,8 +346,10 @@ def left_out_notes(summary: Summary) -> list[str]:
 
 
 def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], confidence: float,
-              values: dict[tuple[str, str, str], list[float]] | None = None) -> tuple[Summary, ...]:
-    """Geomean over one headline metric per workload, per non-baseline configuration.
+              values: dict[tuple[str, str, str], list[float]] | None = None, *,
+              threshold: float) -> tuple[Summary, ...]:
+    """Geomean over one headline metric per workload, per non-baseline configuration, with its
+    verdicts (and its categories') against δ = threshold.
 
     Paired comparisons use their per-round log-ratios; pass `values` for unpaired ones (the
     geomean then compares the two samples of each workload, within the run only).
@@ -368,6 +381,6 @@ def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], conf
             faster=counts[Verdict.FASTER], slower=counts[Verdict.SLOWER],
             same=counts[Verdict.SAME], inconclusive=counts[Verdict.INCONCLUSIVE],
             left_out=left_out, note=note, better=counts[Verdict.BETTER], worse=counts[Verdict.WORSE],
-            guarded=guarded,
+            guarded=guarded, threshold=threshold,
         ))
     return tuple(out)

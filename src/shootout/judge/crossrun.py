@@ -204,7 +204,7 @@ def compare_members(members: Sequence[Member]) -> Analysis:
                                                   other.parts[0].run.facts.get(other.parts[0].config, {}),
                                                   spec.name, metric.name)),
                 ), settings.threshold, None))
-    summaries = tuple(_summary(base, o, comparisons, values, settings.confidence) for o in others)
+    summaries = tuple(_summary(base, o, comparisons, values, settings.confidence, settings.threshold) for o in others)
     runs = tuple({p.run.id: p.run for m in members for p in m.parts}.values())
     return Analysis(
         runs=runs, configs=tuple(m.config for m in members),
@@ -247,10 +247,10 @@ def _one_campaign(runs: Sequence[Run]) -> bool:
 
 
 def _summary(base: Member, other: Member, comparisons: Sequence[Comparison],
-             values: dict[tuple[str, str, str], list[float]], confidence: float) -> Summary:
+             values: dict[tuple[str, str, str], list[float]], confidence: float, threshold: float) -> Summary:
     heads = [c for c in comparisons if c.config == other.config.name and c.headline]
     if all(c.log_ratios for c in heads):  # one shared run: the paired summary
-        return summarize(heads, [base.config, other.config], confidence)[0]
+        return summarize(heads, [base.config, other.config], confidence, threshold=threshold)[0]
     counts = {v: sum(1 for c in heads if c.verdict == v) for v in Verdict}
     if len(base.parts) == 1 and len(other.parts) == 1:
         samples = {c.workload: (log_perf(values[(c.workload, c.metric, c.baseline)], c.unit),
@@ -259,7 +259,7 @@ def _summary(base: Member, other: Member, comparisons: Sequence[Comparison],
     else:
         est, note = _runs_geomean(base, other, heads, confidence), ""
     return Summary(other.config.name, est, {}, counts[Verdict.FASTER], counts[Verdict.SLOWER],
-                   counts[Verdict.SAME], counts[Verdict.INCONCLUSIVE], note=note)
+                   counts[Verdict.SAME], counts[Verdict.INCONCLUSIVE], note=note, threshold=threshold)
 
 
 def _runs_geomean(base: Member, other: Member, heads: Sequence[Comparison], confidence: float) -> Estimate | None:

@@ -48,7 +48,7 @@ from shootout.report.text import (
     workload_description,
     workloads,
 )
-from shootout.stats import Estimate, Verdict, verdict
+from shootout.stats import Estimate, Verdict
 
 VERDICT_COLOR = {
     Verdict.FASTER: "#1b7837",
@@ -262,8 +262,8 @@ def _summary_rows(analysis: Analysis, config: str) -> list[SummaryRow]:
     if summary is not None:
         if len(summary.by_category) > 1:
             for cat, est in sorted(summary.by_category.items()):
-                rows.append((f"geomean: {cat}", est, verdict(est, analysis.threshold), True, "too few rounds"))
-        rows.append(("GEOMEAN (all workloads)", summary.geomean, verdict(summary.geomean, analysis.threshold), True,
+                rows.append((f"geomean: {cat}", est, summary.category_verdicts[cat], True, "too few rounds"))
+        rows.append(("GEOMEAN (all workloads)", summary.geomean, summary.verdict, True,
                      no_geomean(summary, short=True)))
     return rows
 

@@ -39,7 +39,7 @@ from shootout.report.text import (
     workloads,
 )
 from shootout.report.timeline import timeline_chart
-from shootout.stats import Estimate, verdict
+from shootout.stats import Estimate
 
 _ENV = Environment(
     loader=PackageLoader("shootout.report", "templates"),
@@ -130,16 +130,17 @@ def _table(analysis: Analysis) -> tuple[list[dict[str, str]], list[dict[str, Any
     width = len(columns)
     for summary in iter_summaries(analysis):
         n = geomean_workload_count(analysis, summary.config)
-        entries = [("geomean", f"{workloads(n)}, headline metrics", summary.geomean, False)]
+        entries = [("geomean", f"{workloads(n)}, headline metrics", summary.geomean, summary.verdict, False)]
         if len(summary.by_category) > 1:
-            entries += [("geomean", f"{cat} workloads", est, True) for cat, est in sorted(summary.by_category.items())]
-        for name, scope, est, is_cat in entries:
+            entries += [("geomean", f"{cat} workloads", est, summary.category_verdicts[cat], True)
+                        for cat, est in sorted(summary.by_category.items())]
+        for name, scope, est, judged, is_cat in entries:
             label = f"{name}: {scope}" + (f" ({display(analysis, summary.config)})" if many else "")
             cells = [Cell(label, colspan=5)]
             if many:
                 cells.append(Cell(display(analysis, summary.config)))
             cells += _estimate_cells(est, no_geomean(summary, short=True))
-            cells += [_verdict_cell(str(verdict(est, analysis.threshold)) if est is not None else ""), Cell("")]
+            cells += [_verdict_cell(str(judged) if est is not None else ""), Cell("")]
             assert sum(c.colspan for c in cells) == width
             foot.append({"category": is_cat, "cells": cells})
     return [{"label": label, "type": kind} for label, kind in columns], rows, foot

@@ -7,7 +7,7 @@ from typing import Any
 
 from shootout.judge.analysis import Analysis, Comparison
 from shootout.report.text import baseline, iter_summaries, metric_rows
-from shootout.stats import Estimate, Resolution, verdict
+from shootout.stats import Estimate, Resolution
 
 
 def _interval(est: Estimate | None) -> dict[str, Any]:
@@ -81,10 +81,11 @@ def _geomean_rows(analysis: Analysis) -> list[dict[str, Any]]:
     base = baseline(analysis).name
     for summary in iter_summaries(analysis):
         paired = all(c.paired for c in analysis.comparisons if c.config == summary.config)
-        entries = [("geomean", None, summary.geomean)] + [
-            (f"geomean:{cat}", cat, est) for cat, est in sorted(summary.by_category.items())
+        entries = [("geomean", None, summary.geomean, summary.verdict)] + [
+            (f"geomean:{cat}", cat, est, summary.category_verdicts[cat])
+            for cat, est in sorted(summary.by_category.items())
         ]
-        for workload, category, est in entries:
+        for workload, category, est, judged in entries:
             rows.append(
                 {
                     "workload": workload,
@@ -99,7 +100,7 @@ def _geomean_rows(analysis: Analysis) -> list[dict[str, Any]]:
                     "config_median": None,
                     **_interval(est),
                     "rounds": est.n if est else 0,
-                    "verdict": str(verdict(est, analysis.threshold)),
+                    "verdict": str(judged),
                     "decided_by": None,
                     "flags": [summary.note] if summary.note else [],
                     "confounders": [],

@@ -35,7 +35,7 @@ from shootout.report.text import (
     workloads,
 )
 from shootout.report.timeline import TIMELINE_KEY
-from shootout.stats import verdict
+from shootout.stats import Verdict
 
 
 def _cell(text: str) -> str:
@@ -76,7 +76,7 @@ def _results(analysis: Analysis) -> list[str]:
         row = [f"**geomean** ({workloads(n)})", "headline metrics"] + [""] * len(analysis.configs)
         for cfg in rest:
             est = summaries[cfg.name].geomean if cfg.name in summaries else None
-            word = f" {verdict(est, analysis.threshold)}" if est is not None else ""
+            word = f" {summaries[cfg.name].verdict}" if est is not None else ""
             row.append(f"**{fmt_suite(est, summaries.get(cfg.name))}{word}**")
         rows.append(row + [""])
         categories = sorted({cat for s in summaries.values() for cat in s.by_category})
@@ -85,7 +85,8 @@ def _results(analysis: Analysis) -> list[str]:
                 row = [f"geomean: {cat}", "headline metrics"] + [""] * len(analysis.configs)
                 for cfg in rest:
                     est = summaries[cfg.name].by_category.get(cat) if cfg.name in summaries else None
-                    row.append(f"{fmt_estimate(est)} {verdict(est, analysis.threshold)}")
+                    judged = summaries[cfg.name].category_verdicts.get(cat) if cfg.name in summaries else None
+                    row.append(f"{fmt_estimate(est)} {judged or Verdict.INCONCLUSIVE}")
                 rows.append(row + [""])
     return _table(header, align, rows)
 

@@ -49,7 +49,7 @@ from shootout.report.text import (
     summary_sentence,
     workloads,
 )
-from shootout.stats import Estimate, Verdict, verdict
+from shootout.stats import Estimate, Verdict
 
 VERDICT_STYLE = {
     Verdict.FASTER: "bold green",
@@ -68,9 +68,9 @@ def verdict_text(v: Verdict | None) -> Text:
     return Text("") if v is None else Text(str(v), style=VERDICT_STYLE[v])
 
 
-def _geomean_verdict(est: Estimate | None, threshold: float) -> Text:
+def _geomean_verdict(est: Estimate | None, judged: Verdict | None) -> Text:
     # No geomean (no workload has an interval yet): no suite verdict either.
-    return verdict_text(None if est is None else verdict(est, threshold))
+    return verdict_text(None if est is None else judged)
 
 
 def shown_rows(analysis: Analysis, all_metrics: bool) -> list[MetricRow]:
@@ -114,15 +114,16 @@ def _geomean_rows(table: Table, analysis: Analysis, configs: list[Config], lead:
         return
     table.add_section()
     n = max(geomean_workload_count(analysis, s) for s in summaries)
-    lines = [("geomean", workloads(n), "bold", lambda s: s.geomean)]
+    lines = [("geomean", workloads(n), "bold", lambda s: (s.geomean, s.verdict))]
     categories = sorted({cat for s in summaries.values() for cat in s.by_category})
     if len(categories) > 1:
-        lines += [("geomean", cat, "dim", lambda s, cat=cat: s.by_category.get(cat)) for cat in categories]
+        lines += [("geomean", cat, "dim", lambda s, cat=cat: (s.by_category.get(cat), s.category_verdicts.get(cat)))
+                  for cat in categories]
     for label, what, style, pick in lines:
         cells: list[Text | str] = [label, what, *[""] * lead]
         for cfg in configs:
-            est = pick(summaries[cfg.name]) if cfg.name in summaries else None
-            cells += [fmt_suite(est, summaries.get(cfg.name)), _geomean_verdict(est, analysis.threshold)]
+            est, judged = pick(summaries[cfg.name]) if cfg.name in summaries else (None, None)
+            cells += [fmt_suite(est, summaries.get(cfg.name)), _geomean_verdict(est, judged)]
         table.add_row(*cells, *[""] * tail, style=style)
 
 

@@ -11,7 +11,7 @@ from shootout.base.model import Config, WorkloadSpec
 from shootout.base.units import UNITS, fmt_duration
 from shootout.judge.analysis import Analysis, Comparison, Summary
 from shootout.report.lostworkloads import lost_phrase
-from shootout.stats import Estimate, Resolution, Verdict, verdict
+from shootout.stats import Estimate, Resolution, Verdict
 
 TIMES = "\u00d7"  # the multiplication sign of "1.070×"
 MINUS = "\u2212"
@@ -235,7 +235,7 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
     if est is None:
         head = f"No suite geomean for {other} against {base}: {no_geomean(summary)}"
     else:
-        v = verdict(est, analysis.threshold)
+        v = summary.verdict
         conf = round(est.confidence * 100)
         interval = f"{conf}% CI {fmt_ratio(est.low)}{EN_DASH}{fmt_ratio(est.high)}"
         if v is Verdict.FASTER:

@@ -8,7 +8,7 @@ preparation step's (preparation.py), which turns the Parsed request into a RunRe
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -16,10 +16,12 @@ from typing import Any
 from shootout.base.errors import ShootoutError, UsageError
 from shootout.base.model import Config, RunSettings
 from shootout.configs.groups import side_names
-from shootout.configs.specs import FileSettings, load_file, resolve
+from shootout.configs.specs import FileSettings, resolve
 from shootout.judge.noisefloor import resolvable_threshold
 from shootout.measure.runstate import RunRequest
 from shootout.places import runs_emulated
+from shootout.request.prices import check_prices, parse_prices
+from shootout.request.settings import load_tables, where_of
 from shootout.stats import Design
 from shootout.workloads.catalogue import (
     DEFAULT_SUITE,
@@ -33,7 +35,6 @@ from shootout.workloads.contract import Workload
 from shootout.workloads.debpackages import packages_at_creation
 
 Notify = Callable[[str], None]
-DEFAULT_THRESHOLD = 0.01  # δ of `shootout run` when neither --threshold nor a [run] table gives one
 
 
 @dataclass
@@ -48,50 +49,16 @@ class Wish:
     settings: RunSettings = field(default_factory=RunSettings)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     emulate: bool = False  # VMs under TCG where KVM is not hardware-backed: function only, no verdicts
-    prices: list[str] = field(default_factory=list)  # --price CONFIG=PRICE, checked against the configurations
+    # --price CONFIG=PRICE (or prices already read: settings.Settings.prices), checked against the configurations
+    prices: Sequence[str] | Mapping[str, float] = field(default_factory=list)
     price_unit: str = "$/h"
+    tables: FileSettings | None = None  # of --file or the experiment, when already loaded (settings.resolve_settings)
 
 
 def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = "shootout.toml") -> Workload:
     if name in user_defs:
         return user_workload(user_defs[name], where)
     return workload(name)
-
-
-def _file_settings(wish: Wish) -> FileSettings:
-    """The tables of --file, or of the named experiment (which is one such file)."""
-    if wish.experiment:
-        from shootout.experiments import experiment
-        from shootout.experiments.limits import needs_root
-
-        named = experiment(wish.experiment)
-        needs_root(named)  # one line, before any userspace or part is made
-        settings = named.settings()
-        if wish.file and named.machines:  # the file names the machines (and groups of them)
-            file = load_file(wish.file)
-            if extra := [k for k, v in (("[run]", file.run), ("[[workload]]", file.workloads),
-                                        ("[params]", file.params)) if v]:
-                raise UsageError(f"{wish.file}: {', '.join(extra)} with --experiment {named.name}: the experiment "
-                                 "chooses what runs", "keep only [[config]] tables (the machines) in the file")
-            settings.configs = file.configs
-        elif wish.file:
-            raise UsageError("--file and --experiment both name what to run", "give one of them")
-        return settings
-    return load_file(wish.file) if wish.file else FileSettings()
-
-
-def run_threshold(experiment: str | None, file: Path | None) -> tuple[str | None, str]:
-    """The threshold the experiment's or the file's [run] table gives (threshold = "5%"), as
-    text, and where it was read; None when it gives none. The user's --threshold wins over it."""
-    if experiment:
-        from shootout.experiments import experiment as named
-
-        own, where = named(experiment).settings().run.get("threshold"), f"experiment {experiment}"
-    elif file:
-        own, where = load_file(file).run.get("threshold"), str(file)
-    else:
-        return None, ""
-    return (None if own is None else str(own)), where
 
 
 def _machines_named(wish: Wish, specs: list[str]) -> None:
@@ -137,8 +104,6 @@ def priced(wish: Wish, names: list[str]) -> RunSettings:
     """The settings with the prices of every configuration (before any userspace is made)."""
     if not wish.prices:
         return wish.settings
-    from shootout.report.perdollar import check_prices, parse_prices
-
     if wish.settings.aa:
         raise UsageError("--price and --aa do not combine", "an A/A run compares a configuration with itself")
     prices = parse_prices(wish.prices, names)  # a group is priced by its name (each of its machines)
@@ -190,8 +155,13 @@ def build_request(wish: Wish, notify: Notify) -> Parsed:
     """Parse and check what the user asked for, without touching the machine: nothing is
     built, compiled or probed here (preparation.prepare does that). notify: one-line messages
     the user must see."""
-    file = _file_settings(wish)
-    where = f"experiment {wish.experiment}" if wish.experiment else str(wish.file or "shootout.toml")
+    if wish.experiment:
+        from shootout.experiments import experiment
+        from shootout.experiments.limits import needs_root
+
+        needs_root(experiment(wish.experiment))  # one line, before any userspace or part is made
+    file = wish.tables if wish.tables is not None else load_tables(wish.experiment, wish.file)
+    where = where_of(wish.experiment, wish.file)
     chosen, params = _chosen(wish, file, where, notify)
     workloads = [make_workload(n, file.workloads, where) for n in chosen]
     user_defs = {n: file.workloads[n] for n in chosen if n in file.workloads}

@@ -20,11 +20,11 @@ def duration(text: str, option: str) -> float:
     return float(match.group(1)) * _SCALE[match.group(2)]
 
 
-def budget(text: str) -> float:
-    """--budget: a duration above zero (a budget of nothing would still spend the warm-up)."""
-    seconds = duration(text, "--budget")
+def budget(text: str, option: str = "--budget") -> float:
+    """--budget: a duration above zero (a budget of nothing would still spend the warm-up). option: where it was given."""
+    seconds = duration(text, option)
     if seconds <= 0:
-        raise UsageError(f"--budget {text.strip()} leaves no time to measure", "give a duration above zero, e.g. 4m (the default)")
+        raise UsageError(f"{option} {text.strip()} leaves no time to measure", "give a duration above zero, e.g. 4m (the default)")
     return seconds
 
 
