@@ -96,7 +96,7 @@ def test_two_kernels_over_four_faked_boots(setup: tuple[Runner, RunRequest], fak
     runs = [store.get_run(r) for r in (first.run_id, second.run_id, third.run_id, fourth.run_id)]
     assert all(r.status == "complete" and len(r.configs) == 1 for r in runs)
     assert [r.configs[0].name for r in runs] == ["k32", "k64", "k64", "k32"]
-    assert len({r.facts["machine"]["boot"]["boot_id"] for r in runs}) == 4
+    assert len({r.facts.machine["boot"]["boot_id"] for r in runs}) == 4
     assert all(r.params == runs[0].params for r in runs)  # the same work in every block
     means = {side: statistics.mean(statistics.median(t.values["value"] for t in store.trials(r))
                                    for r in ids) for side, ids in sides.items()}

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from shootout.base.model import Config, Metric, Run, RunSettings, WorkloadSpec
+from shootout.base.runfacts import RunFacts
 from shootout.store import Store
 
 CONFIGS = ["btrfs-zstd-throttled-30MBps-on-the-usb-ssd", "ext4-plain-throttled-30MBps-on-the-usb-ssd",
@@ -22,7 +23,7 @@ def test_runs_into_a_pipe_keeps_every_configuration_name_whole(tmp_path: Path) -
         configs=[Config(name=n, target="host") for n in CONFIGS],
         workloads=[WorkloadSpec(name=n, category="storage", description=n, metrics=(Metric("wall", "s"),),
                                 headline="wall") for n in WORKLOADS],
-        params={}, facts={}))
+        params={}, facts=RunFacts()))
     done = subprocess.run([sys.executable, "-m", "shootout", "runs", "--db", url], capture_output=True, text=True,
                           timeout=120, env={**os.environ, "COLUMNS": "80"})
     assert done.returncode == 0, done.stderr

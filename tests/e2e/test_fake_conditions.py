@@ -49,9 +49,9 @@ def test_clock_drop_mid_run_flags_only_the_affected_metric(tmp_path):
     run_id = Runner(store, Journal(tmp_path), monitor=monitor, clock=lambda: next(clock)).start(
         RunRequest(configs, works, RunSettings(seed=1)))
     run = store.get_run(run_id)
-    assert run.facts["machine"]["monitor_samples"]  # kept for the report's timeline
+    assert run.facts.machine["monitor_samples"]  # kept for the report's timeline
     last = max(t.spec.round for t in store.trials(run_id))
-    assert [r for r, *_ in run.facts["machine"]["clock_mhz"]] == list(range(0, last + 1))
+    assert [r for r, *_ in run.facts.machine["clock_mhz"]] == list(range(0, last + 1))
     flags = {c.workload: conditions(c.flags) for c in analyze(run, store.trials(run_id)).comparisons}
     hot_trials = sum(1 for t in store.trials(run_id) if t.spec.workload == "hot")
     assert flags["hot"] == (f"clock-drop \u221217% in 1 of {hot_trials} trials",)  # by how much, how often
@@ -122,7 +122,7 @@ def test_a_pis_firmware_state_is_recorded_after_the_run(tmp_path, monkeypatch):
     work = CommandWorkload({"name": "w", "command": ["w"], "regex": r"value: ([0-9.]+)", "unit": "ops/s"})
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
     run_id = Runner(store, Journal(tmp_path)).start(RunRequest(configs, [work], RunSettings(seed=1, max_rounds=8)))
-    after = store.get_run(run_id).facts["machine"]["firmware_state_after"]
+    after = store.get_run(run_id).facts.machine["firmware_state_after"]
     assert after["arm_mhz"] == 600 and after["temp_c"] == 81.1 and after["throttled"] == "0x50005"
     assert after["throttled_flags"] == ["under-voltage now", "throttled now", "under-voltage occurred",
                                         "throttling occurred"]

@@ -38,7 +38,7 @@ def test_a_workload_lost_on_one_side_is_named_above_every_table(tmp_path) -> Non
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
     run_id = Runner(store, Journal(tmp_path)).start(RunRequest(configs, works, RunSettings(seed=3, budget_s=600)))
     run = store.get_run(run_id)
-    assert run.facts["lost"]["lossy"]["config"] == "B"
+    assert run.lost_workloads["lossy"].config == "B"
     analysis = analyze(run, store.trials(run_id))
     (summary,) = list(iter_summaries(analysis))
     sentence = summary_sentence(analysis, summary)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import shootout
 from shootout.base.model import Config, RunSettings
-from shootout.measure.runner import CALIBRATED, Runner, RunRequest
+from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.journal import Journal
 
@@ -87,7 +87,7 @@ def test_a_run_killed_while_preparing_resumes(tmp_path: Path) -> None:
     (killed,) = store.list_runs()
     assert killed.status == "running" and store.trials(killed.id) == []
     assert killed.params["sized"] == {"kernels": 2, "size": 2000}  # calibrated before the kill: kept
-    assert killed.facts["machine"][CALIBRATED] == ["sized"]
+    assert killed.calibrated == ["sized"]
 
     space: dict = {"MARK": str(mark)}
     exec(WORKLOADS, space)
@@ -95,7 +95,7 @@ def test_a_run_killed_while_preparing_resumes(tmp_path: Path) -> None:
     run = store.get_run(run_id)
     assert run.status == "complete"
     assert run.params == {"sized": {"kernels": 2, "size": 2000}, "slow": {"kernels": 2, "size": 2000}}
-    assert CALIBRATED not in run.facts["machine"]  # every workload calibrated: nothing left to do
+    assert run.calibrated is None  # every workload calibrated: nothing left to do
     assert mark.with_suffix(".calibrations").read_text() == "xx"  # sized once before the kill, slow once after
     trials = store.trials(run_id)
     assert {t.spec.workload for t in trials if t.ok} == {"sized", "slow"}
@@ -104,7 +104,7 @@ def test_a_run_killed_while_preparing_resumes(tmp_path: Path) -> None:
 
 def test_a_resumed_run_stored_without_the_fact_keeps_every_stored_parameter(tmp_path: Path) -> None:
     """Runs stored before it, and the later blocks of a run across boots (created with block 1's
-    parameters), hold no CALIBRATED fact: nothing is calibrated again."""
+    parameters), hold no calibrated workloads (Run.calibrated None): nothing is calibrated again."""
     space: dict = {"MARK": str(tmp_path / "no-slow")}
     (tmp_path / "no-slow").write_text("prepared")
     exec(WORKLOADS, space)
@@ -113,7 +113,7 @@ def test_a_resumed_run_stored_without_the_fact_keeps_every_stored_parameter(tmp_
     first = Runner(store, Journal(tmp_path)).start(
         RunRequest(configs, [space["Sized"](), space["Slow"]()], RunSettings(seed=5, budget_s=600, max_rounds=8)))
     stored = store.get_run(first)
-    assert CALIBRATED not in stored.facts["machine"]
+    assert stored.calibrated is None
     store.update_run(first, status="interrupted", params={"sized": {"kernels": 9, "size": 7}, "slow": stored.params["slow"]})
     again = store.get_run(first)
     Runner(store, Journal(tmp_path)).resume(again, [space["Sized"](), space["Slow"]()])

@@ -53,5 +53,5 @@ def test_the_run_hands_one_owner_to_the_target_and_the_parts(tmp_path, monkeypat
     [scratches] = handed
     assert scratches.of(original) is owner and scratches.of(configs[1]) is owner
     # The scratch part recorded the facts of the very area the target attached.
-    assert run.facts["A"]["scratch"]["path"] == str(host_path) == run.facts["A~again"]["scratch"]["path"]
+    assert run.facts.side("A")["scratch"]["path"] == str(host_path) == run.facts.side("A~again")["scratch"]["path"]
     assert owner.area is None and not host_path.exists() and journal.pending == []  # closed by the run

@@ -50,7 +50,7 @@ def test_a_flac_version_that_differs_is_listed_as_a_confounder(tmp_path: Path, m
     run_id = Runner(store, Journal(tmp_path), target_factory=factory).start(request)
     run = store.get_run(run_id)
     assert run.status == "complete"
-    assert run.facts["B"]["workloads"]["flac"]["versions"]["flac"] == "flac 1.4.3"
+    assert run.facts.workload("B", "flac")["versions"]["flac"] == "flac 1.4.3"
     assert run.params["flac"]["level"] == 5 and run.params["flac"]["minutes"] == 0.01  # defaults, then overrides
     comparisons = analyze(run, store.trials(run_id)).comparisons
     assert comparisons and all("versions.flac: flac 1.4.2 vs flac 1.4.3" in c.confounders for c in comparisons)

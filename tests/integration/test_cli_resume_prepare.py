@@ -9,20 +9,19 @@ import signal
 import sqlite3
 import time
 
-from shootout.measure.runner import CALIBRATED
 
 
 def _state(db) -> tuple[list[str] | None, int] | None:
     """The newest run's calibrated workloads (while preparing) and its trial count."""
     try:
         with sqlite3.connect(db) as conn:
-            row = conn.execute("select id, facts from runs order by id desc limit 1").fetchone()
+            row = conn.execute("select id, calibrated from runs order by id desc limit 1").fetchone()
             if row is None:
                 return None
             count = conn.execute("select count(*) from trials where run_id = ?", (row[0],)).fetchone()[0]
     except sqlite3.OperationalError:  # the schema is not created yet
         return None
-    return json.loads(row[1]).get("machine", {}).get(CALIBRATED), count
+    return (None if row[1] is None else json.loads(row[1])), count
 
 
 def test_a_run_killed_while_preparing_resumes_and_completes(shootout, tmp_path):

@@ -113,7 +113,7 @@ def trials(db: Path) -> list[tuple[str, dict, dict]]:
 
 def run_facts(db: Path) -> dict:
     with sqlite3.connect(db) as conn:
-        return json.loads(conn.execute("select facts from runs order by id desc limit 1").fetchone()[0])
+        return json.loads(conn.execute("select facts from runs order by id desc limit 1").fetchone()[0])["sides"]
 
 
 def test_each_trial_is_measured_with_its_configurations_settings(shootout, tmp_path, original, scratch_in):

@@ -131,7 +131,7 @@ def test_native_suite_and_media_run_in_a_target_whose_files_are_not_here(userspa
     assert {t.spec.workload for t in trials if t.ok and t.spec.round == 1} == set(names)
     (target,) = made
     assert target.commands > 50  # everything went through the namespace's door
-    facts = run.facts["remote"]
+    facts = run.facts.side("remote")
     assert facts["target"]["dpkg_arch"] == "i386" and facts["target"]["libc"].startswith("glibc")
     for name in ("intmix", "membw"):  # compiled inside, from sources put there, read back as 32-bit
         assert facts["workloads"][name]["binary"]["elf_class"] == 32

@@ -36,9 +36,9 @@ def test_membw_far_buffers_fit_the_i386_side_of_a_480_mib_l3_machine(
     run = store.get_run(run_id)
     size = int(run.params["membw"]["size_mib"])
     assert run.params["membw"]["caches_kib"]["l3"] == ISSUE_L3_KIB and 2 * size <= ADDRESS_SPACE_32_MIB, size
-    assert not run.facts.get("lost"), run.facts.get("lost")
+    assert not run.lost_workloads, run.lost_workloads
     trials = store.trials(run_id)
     for config in configs:
         measured = [t for t in trials if t.spec.config == config.name and t.spec.round > 0]
         assert measured and all(t.ok and t.values["writeread_mbps"] > 0 for t in measured), config.name
-    assert "below 4 x the largest cache (1920 MiB)" in run.facts[configs[1].name]["workloads"]["membw"]["far_buffer"]
+    assert "below 4 x the largest cache (1920 MiB)" in run.facts.workload(configs[1].name, "membw")["far_buffer"]

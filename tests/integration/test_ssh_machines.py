@@ -172,7 +172,7 @@ def test_machines_measured_side_by_side_repeat_the_trials_their_own_load_interru
     settings = RunSettings(seed=1, min_rounds=6, max_rounds=6, repeats=3, budget_s=600)
     run_id = Runner(store, Journal(tmp_path / "journal"), on_event).start(RunRequest(configs, [work], settings))
     spinner[0].wait()
-    aside = store.get_run(run_id).facts["machine"]["set_aside"]
+    aside = store.get_run(run_id).facts.machine["set_aside"]
     assert {a["config"] for a in aside} == {"ssh:machine1", "ssh:machine2"}, aside
     assert all(a["others_cpus"] > 0.25 for a in aside)
     kept = store.trials(run_id)
@@ -270,7 +270,7 @@ def test_cloud_openssl_over_two_groups_of_machines(shootout, machines, tmp_path)
     run = store.get_run(run_id)
     assert run.status == "complete"
     for config in run.configs:  # -multi with the machine's own CPUs, measured there
-        facts = run.facts[config.name]
+        facts = run.facts.side(config.name)
         assert facts["workloads"]["openssl-speed"]["cores"] == facts["target"]["machine"]["cores"]
     assert all("md5_16384_mt" in t.values for t in store.trials(run_id))
     done = shootout("show", str(run_id), "--db", shootout.db)

@@ -80,11 +80,11 @@ def test_native_suite_runs_through_ssh_with_remote_rusage(sshd: LocalSshd, tmp_p
         assert trial.user_s + trial.sys_s > 0.05 and trial.max_rss_kb > 0, trial
     ptrtree = [t for t in by_config[remote.name] if t.spec.workload == "ptrtree"]
     assert all(t.max_rss_kb > 200_000 * 16 / 1024 for t in ptrtree)  # the tree's nodes, on the remote
-    facts = run.facts[remote.name]["target"]
+    facts = run.facts.target(remote.name)
     assert facts["channel"] == "ssh" and facts["machine"]["cores"] and facts["boot"]["boot_id"]
     assert facts["libc"].startswith("glibc")
     assert facts["preflight"]["conditions"]["load1"] is not None  # the remote's own preflight
-    samples = run.facts[remote.name]["monitor_samples"]  # and its monitor, all run long
+    samples = run.facts.side(remote.name)["monitor_samples"]  # and its monitor, all run long
     assert len(samples) >= 3 and all(s["load1"] is not None for s in samples)
     # The binaries were built and kept on the server's side only (a tmpfs the host cannot see).
     assert list(sshd.remote_cache.iterdir()) == []

@@ -52,7 +52,7 @@ def trials(db: Path) -> list[dict[str, Any]]:
 
 def run_facts(db: Path) -> dict[str, Any]:
     with sqlite3.connect(db) as conn:
-        return json.loads(conn.execute("select facts from runs order by id desc limit 1").fetchone()[0])
+        return json.loads(conn.execute("select facts from runs order by id desc limit 1").fetchone()[0])["sides"]
 
 
 def gone(paths: list[str], cgroup_dirs: list[str]) -> None:

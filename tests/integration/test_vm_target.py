@@ -84,13 +84,13 @@ def test_under_tcg_the_vm_boots_and_runs_a_native_trial(image: VmImage, tmp_path
     trials = store.trials(run_id, include_warmup=True)
     assert run.status == "complete", [t.error for t in trials]
     assert len(trials) == 2 and all(t.ok and t.values["iterations"] > 0 and t.user_s > 0 for t in trials)
-    facts = run.facts[config.name]["target"]
+    facts = run.facts.target(config.name)
     assert facts["boot"]["release"] == image.release and facts["uname_m"] == "i686"
     assert facts["dpkg_arch"] == "i386" and facts["vm"]["accel"] == "tcg"
     assert "-accel" in facts["vm"]["qemu_argv"] and facts["vm"]["shape"] == {"vcpus": 2, "memory_mib": 3072}
-    assert is_emulated(run.facts[config.name])  # so the analysis gives no verdicts
-    assert run.facts[config.name]["monitor_samples"]  # sampled inside the guest
-    binary = run.facts[config.name]["workloads"]["intmix"]["binary"]
+    assert is_emulated(run.facts.side(config.name))  # so the analysis gives no verdicts
+    assert run.facts.side(config.name)["monitor_samples"]  # sampled inside the guest
+    binary = run.facts.side(config.name)["workloads"]["intmix"]["binary"]
     assert (binary["elf_class"], binary["machine"]) == (32, "x86")
     print(f"TCG: boot to SSH {facts['vm']['boot_s']:.0f} s; whole run {elapsed:.0f} s; "
           f"intmix {trials[-1].values['iterations']:.0f} iter/s, trial wall {trials[-1].wall_s:.2f} s")

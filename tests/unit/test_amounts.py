@@ -11,6 +11,8 @@ import pytest
 from rich.console import Console
 
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+
+from shootout.base.runfacts import RunFacts
 from shootout.experiments import experiment
 from shootout.judge.analysis import Analysis, analyze
 from shootout.report.html import render_html
@@ -41,7 +43,7 @@ def swap_run() -> Analysis:
                    trial(r, "zswap", 270 * jitter["zswap"], 0, 50_000.0 + r, pool),
                    trial(r, "zram", 250 * jitter["zram"], 0, 40_000.0 + r)]
     configs = [Config("none"), Config("disk"), Config("zswap"), Config("zram")]
-    return analyze(Run(1, 0.0, "complete", RunSettings(max_rounds=8), configs, [Tabs.spec], {"tabs": {}}, {}), trials)
+    return analyze(Run(1, 0.0, "complete", RunSettings(max_rounds=8), configs, [Tabs.spec], {"tabs": {}}, RunFacts()), trials)
 
 
 def test_a_setup_that_loses_tabs_is_worse_however_fast_its_switches():
@@ -51,7 +53,7 @@ def test_a_setup_that_loses_tabs_is_worse_however_fast_its_switches():
         trials += [trial(r, "keeps", 300 * np.exp(rng.normal(0, 0.05)), 0, 1000.0 + r),
                    trial(r, "kills", 100 * np.exp(rng.normal(0, 0.05)), 1, 50.0 + r)]
     run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config("keeps"), Config("kills")], [Tabs.spec],
-              {"tabs": {}}, {})
+              {"tabs": {}}, RunFacts())
     analysis = analyze(run, trials)
     head = next(c for c in analysis.comparisons if c.metric == "p95_ms")
     assert head.estimate is not None and head.estimate.low > 1  # by latency alone it would be faster...
@@ -69,7 +71,7 @@ def test_a_setup_that_loses_tabs_is_worse_however_fast_its_switches():
 def test_equal_losses_leave_the_speed_up_verdict_alone():
     trials = [t for r in range(1, 9) for t in (trial(r, "a", 300.0 * (1 + r / 1000), 0, 1.0),
                                                  trial(r, "b", 100.0 * (1 + r / 900), 0, 1.0))]
-    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config("a"), Config("b")], [Tabs.spec], {"tabs": {}}, {})
+    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config("a"), Config("b")], [Tabs.spec], {"tabs": {}}, RunFacts())
     head = next(c for c in analyze(run, trials).comparisons if c.metric == "p95_ms")
     assert head.verdict is Verdict.FASTER and not any(f.startswith("tabs_killed") for f in head.flags)
 
@@ -145,7 +147,7 @@ def test_the_paragraph_gives_the_zram_devices_memory_and_the_writes_it_refused()
     trials = [t for r in range(1, 9) for t in (
         trial(r, "zram", 250.0 + r, 0, 100.0, {**device, "zram_mem_mib": 300.0 + r, "zram_failed_writes": 0.0}),
         trial(r, "capped", 900.0 + r, 5, 49_000.0, {**device, "zram_failed_writes": 1_200_000.0 + r}))]
-    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config("zram"), limited], [Tabs.spec], {"tabs": {}}, {})
+    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config("zram"), limited], [Tabs.spec], {"tabs": {}}, RunFacts())
     _, *rest = experiment("pi3desk-swap").explain(analyze(run, trials))
     free = next(line for line in rest if line.startswith("zram: device memory"))
     assert free.startswith("zram: device memory at its peak 304 MiB [") and "holding 10 MiB, compression ratio 2.39" in free

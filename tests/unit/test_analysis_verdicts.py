@@ -13,6 +13,8 @@ from shootout.base.model import (
     TrialSpec,
     WorkloadSpec,
 )
+
+from shootout.base.runfacts import RunFacts
 from shootout.judge.analysis import analyze
 from shootout.stats import Verdict
 
@@ -36,7 +38,7 @@ def test_headline_verdicts_sub_metric_estimates_and_a_short_workload_left_out():
             if r <= 3:  # a workload the budget cut short
                 trials.append(trial(r, "short", config, {"rate": 100 * np.exp(rng.normal(0, 0.01))}))
     run = Run(1, 0.0, "complete", RunSettings(max_rounds=20), [Config("A"), Config("B")], [TWO, NOISY, SHORT],
-              {w.name: {} for w in (TWO, NOISY, SHORT)}, {})
+              {w.name: {} for w in (TWO, NOISY, SHORT)}, RunFacts())
     analysis = analyze(run, trials)
     by = {(c.workload, c.metric): c for c in analysis.comparisons}
     head, sub, noisy = by[("two", "rate")], by[("two", "sub")], by[("noisy", "rate")]

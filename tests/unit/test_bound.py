@@ -4,6 +4,8 @@ figure, not the drop point's; the headline (receive-side cost per packet) is jud
 from __future__ import annotations
 
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+
+from shootout.base.runfacts import RunFacts
 from shootout.judge.analysis import analyze
 from shootout.judge.bound import GEN_BOUND, generator_flags
 from shootout.workloads.net import DropRate
@@ -27,7 +29,7 @@ def test_the_analysis_puts_the_flag_on_the_rate_and_judges_the_cost() -> None:
     trials = [t for r in range(1, 9) for t in (trial(r, "socket", 150.0 + r, 4000.0 + r),
                                                  trial(r, "tc", 900.0 + r, 700.0 + r))]
     run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config("socket"), Config("tc")], [DropRate.spec],
-              {}, {})
+              {}, RunFacts())
     comps = {c.metric: c for c in analyze(run, trials).comparisons}
     assert any(f.startswith("generator-bound: tc 8/8") for f in comps["kpps"].flags)
     assert not any(f.startswith("generator-bound") for f in comps["rx_ns_per_packet"].flags)

@@ -4,6 +4,8 @@ flagged through the analysis for the baseline's and the configuration's trials."
 from __future__ import annotations
 
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+
+from shootout.base.runfacts import RunFacts
 from shootout.judge.analysis import analyze
 from shootout.judge.ceiling import MARGIN, ceiling_flags
 from shootout.workloads.ddwrite import DdWrite
@@ -50,7 +52,7 @@ def test_the_analysis_flags_the_pair_of_its_comparison():
                    trial(r, "zstd", {"zeros_mbps": 120.0 + r, "zeros_compress_x": 30.0,
                                      "corpus_mbps": 90.0 + r, "corpus_compress_x": 1.6})]
     run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config("ext4"), Config("zstd")], [DdWrite.spec],
-              {"dd-write": {}}, {})
+              {"dd-write": {}}, RunFacts())
     comps = {c.metric: c for c in analyze(run, trials).comparisons}
     assert any(f.startswith("compression: zstd 8/8") for f in comps["zeros_mbps"].flags)
     assert any(f.startswith("cache artefact: zstd 8/8") for f in comps["corpus_mbps"].flags)  # 90 > 30×1.6×1.1

@@ -57,6 +57,7 @@ def aa_run(sd: float, rounds: int = 30, max_rounds: int = 50):
         TrialSpec,
         WorkloadSpec,
     )
+    from shootout.base.runfacts import RunFacts
     from shootout.judge.analysis import analyze
 
     rng = np.random.default_rng(11)
@@ -64,7 +65,7 @@ def aa_run(sd: float, rounds: int = 30, max_rounds: int = 50):
     configs = [Config("host"), Config("host~aa")]
     trials = [Trial(TrialSpec(r, 0, "w", c.name), {"rate": 100.0 * math.exp(rng.normal(0, sd / math.sqrt(2)))},
                     1.0, 1.0, 0.0, 1, 1, 0, "", 0.0) for r in range(1, rounds + 1) for c in configs]
-    run = Run(5, 0.0, "complete", RunSettings(aa=True, max_rounds=max_rounds), configs, [spec], {"w": {}}, {})
+    run = Run(5, 0.0, "complete", RunSettings(aa=True, max_rounds=max_rounds), configs, [spec], {"w": {}}, RunFacts())
     return analyze(run, trials)
 
 

@@ -8,6 +8,8 @@ import math
 import numpy as np
 
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+
+from shootout.base.runfacts import RunFacts
 from shootout.execution.process import ProcResult
 from shootout.judge.analysis import analyze
 from shootout.stats import Verdict
@@ -33,7 +35,7 @@ def run_of(warm: dict[str, tuple[float, float]], rounds: int = 0, load: float = 
             cpu = 0.1 * math.exp(0.003 * rng.normal())
             wall = cpu * (1.0 + (rng.uniform(0.2, 0.9) if rng.random() < load else 0.002))
             trials.append(trial(r, c, wall, cpu))
-    run = Run(1, 0.0, "complete", RunSettings(), [Config("A"), Config("B")], [WORK.spec], {"work": {}}, {})
+    run = Run(1, 0.0, "complete", RunSettings(), [Config("A"), Config("B")], [WORK.spec], {"work": {}}, RunFacts())
     return run, trials
 
 

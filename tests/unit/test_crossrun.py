@@ -15,6 +15,7 @@ from shootout.base.model import (
     TrialSpec,
     WorkloadSpec,
 )
+from shootout.base.runfacts import RunFacts
 from shootout.judge.analysis import WITHIN_RUN
 from shootout.judge.crossrun import (
     compare_members,
@@ -37,7 +38,7 @@ def make_run(run_id: int, level: dict[str, float], rng: np.random.Generator, rou
                                                      for m in spec.metrics},
                     1.0, 1.0, 0.0, 1000, 1, 0, "", 0.0)
               for r in range(1, rounds + 1) for c in level]
-    run = Run(run_id, 0.0, "complete", RunSettings(seed=run_id), configs, [spec], {spec.name: {}}, {})
+    run = Run(run_id, 0.0, "complete", RunSettings(seed=run_id), configs, [spec], {spec.name: {}}, RunFacts())
     return run, trials
 
 

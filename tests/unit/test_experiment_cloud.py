@@ -10,6 +10,7 @@ import pytest
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.base.runfacts import RunFacts
 from shootout.experiments import experiment
 from shootout.experiments.cloud_openssl import ALGORITHMS, SIZES
 from shootout.judge.groupscompare import analyze_groups
@@ -72,7 +73,7 @@ def test_the_explanation_sets_kbs_beside_the_write_up_and_divides_by_the_price()
                 values["geomean_16384_mt"] = values["md5_16384_mt"]
                 trials.append(Trial(TrialSpec(r, 0, spec.name, name), values, 1.0, 1.0, 0.0, 1, 1, 0, "", 0.0))
     settings = RunSettings(experiment="cloud-openssl", prices={"a1": 0.408, "m5": 0.768})
-    run = Run(1, 0.0, "complete", settings, configs, [spec], {spec.name: {}}, {})
+    run = Run(1, 0.0, "complete", settings, configs, [spec], {spec.name: {}}, RunFacts())
     lines = experiment("cloud-openssl").explain(analyze_groups(run, trials))
     text = "\n".join(lines)
     assert "docs/writeups.md, section C" in lines[0]
@@ -93,8 +94,9 @@ def test_each_machines_own_crypto_instructions_not_this_ones_pi_note() -> None:
     flags = {"ssh:arm": ["aes", "sha1", "sha2", "asimd"], "ssh:x86": ["aes", "avx2"]}
     trials = [Trial(TrialSpec(r, 0, spec.name, c.name), {"geomean_16384": 1e6 + r + i}, 1.0, 1.0, 0.0, 1, 1, 0, "", 0.0)
               for r in range(1, 7) for i, c in enumerate(configs)]
-    facts = {"machine": {"cpu_flags": ["aes", "sha_ni"]},
-             **{c.name: {"target": {"remote": c.name[4:], "machine": {"cpu_flags": flags[c.name]}}} for c in configs}}
+    facts = RunFacts(machine={"cpu_flags": ["aes", "sha_ni"]},
+                     sides={c.name: {"target": {"remote": c.name[4:], "machine": {"cpu_flags": flags[c.name]}}}
+                            for c in configs})
     run = Run(1, 0.0, "complete", RunSettings(experiment="cloud-openssl"), configs, [spec], {spec.name: {}}, facts)
     text = "\n".join(experiment("cloud-openssl").explain(analyze_groups(run, trials)))
     assert "AES and SHA instructions of the machines measured: ssh:arm aes, sha1, sha2; ssh:x86 aes " in text

@@ -5,6 +5,7 @@ emulated link, a virtual machine; and says nothing of a fact the run does not ha
 from __future__ import annotations
 
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.base.runfacts import RunFacts
 from shootout.experiments import EXPERIMENTS
 from shootout.judge.analysis import analyze
 from shootout.workloads.net import DropRate
@@ -17,7 +18,7 @@ MACHINE = {"cpu_flags": ["sse2", "aes", "sha_ni"], "virtualization": {"vm": "kvm
 def _run(workload, configs: dict[str, dict], values, machine: dict, parts: dict | None = None):
     trials = [Trial(TrialSpec(r, 0, workload.name, name), values(name, r), 5.0, 0.5, 0.1, 1, 1, 0, "", 0.0)
               for r in range(1, 9) for name in configs]
-    facts = {"machine": machine, **{name: {"workloads": {workload.name: f}} for name, f in configs.items()}}
+    facts = RunFacts(machine=machine, sides={name: {"workloads": {workload.name: f}} for name, f in configs.items()})
     run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config(n, parts=(parts or {}).get(n, {})) for n in configs],
               [workload], {}, facts)
     return analyze(run, trials)
@@ -64,7 +65,7 @@ def test_swap_setups_with_memory_outside_the_limit_are_named() -> None:
     trials = [Trial(TrialSpec(r, 0, spec.name, name), {head: 10.0 + r}, 5.0, 0.5, 0.1, 1, 1, 0, "", 0.0)
               for r in range(1, 9) for name in configs]
     run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), list(configs.values()), [spec], {},
-              {"machine": {"memory_bytes": 24 * 2**30}})
+              RunFacts(machine={"memory_bytes": 24 * 2**30}))
     said = "\n".join(EXPERIMENTS["pi3desk-swap"].explain(analyze(run, trials)))
     assert "zswap: zswap's pool may take 15% of this machine's RAM (3.6 GiB), not of its 1 GiB memory limit" in said
     assert "zram: the zram device is kernel memory, not charged to its 0.5 GiB memory limit (its mem_limit: at most " \

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.base.runfacts import RunFacts
 from shootout.experiments.pi3desk import explain
 from shootout.judge.analysis import analyze
 from shootout.workloads.ddwrite import DdWrite
@@ -21,7 +22,7 @@ def test_the_paragraph_sets_each_algorithm_row_beside_the_ratios():
                                      "zeros_zstd_x": 30.0, "corpus_mbps": 45.0 + r / 10, "corpus_compress_x": 1.6,
                                      "corpus_zstd_raw_mib": 80.0, "corpus_zstd_x": 2.9, "corpus_none_raw_mib": 48.0})]
     run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config("ext4"), Config("zstd")], [DdWrite.spec],
-              {"dd-write": {}}, {})
+              {"dd-write": {}}, RunFacts())
     text = "\n".join(explain(analyze(run, trials)))
     assert "zeros 4.4× [" in text and "realistic data 1.7× [" in text
     assert "corpus: none 38% of the data, zstd 62% of the data at 2.90×" in text
@@ -39,7 +40,7 @@ def test_the_writeback_tuning_is_set_beside_the_same_filesystem_without_it():
                    trial(r, UNTUNED, {"zeros_mbps": 100.0 + r, "corpus_mbps": 40.0 + r / 10}),
                    trial(r, TUNED, {"zeros_mbps": 150.0 + 1.5 * r, "corpus_mbps": 40.0 + r / 10})]
     configs = [Config("ext4"), Config(UNTUNED), Config(TUNED, parts={"settings": {"sysctl": DIRTY}})]
-    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), configs, [DdWrite.spec], {"dd-write": {}}, {})
+    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), configs, [DdWrite.spec], {"dd-write": {}}, RunFacts())
     (line,) = [ln for ln in explain(analyze(run, trials)) if ln.startswith("E's writeback tuning")]
     assert "(vm.dirty_ratio=50, vm.dirty_background_ratio=1)" in line
     assert "zeros 1.50× [1.50, 1.50]; realistic data 1.00× [1.00, 1.00]" in line
@@ -66,8 +67,9 @@ def _why_analysis(zeros_ext4: float = 29.5, zeros_zlib: float = 500.0):
                    Trial(TrialSpec(r, 0, "fio", "ext4"), {"geomean": 400.0 + r}, 5.0, 0.5, 0.1, 1, 1, 0, "", 0.0),
                    Trial(TrialSpec(r, 0, "fio", "btrfs-zlib"), {"geomean": 350.0 + r, "compress_x": 1.0},
                          5.0, 0.5, 0.1, 1, 1, 0, "", 0.0)]
-    facts = {"machine": {"cpu_model": "Example CPU 9000", "clock_mhz": [[1, 4300.0, 0.0], [2, 4320.0, 0.0]]},
-             "ext4": {"workloads": {"fio": {"direct": True}}}, "btrfs-zlib": {"workloads": {"fio": {"direct": False}}}}
+    facts = RunFacts(machine={"cpu_model": "Example CPU 9000", "clock_mhz": [[1, 4300.0, 0.0], [2, 4320.0, 0.0]]},
+                     sides={"ext4": {"workloads": {"fio": {"direct": True}}},
+                            "btrfs-zlib": {"workloads": {"fio": {"direct": False}}}})
     configs = [Config("ext4", parts=throttle), Config("btrfs-zlib", label="btrfs compress=zlib", parts=throttle)]
     run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), configs, [DdWrite.spec, Fio.spec], {}, facts)
     return analyze(run, trials)

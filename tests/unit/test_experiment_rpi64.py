@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+
+from shootout.base.runfacts import RunFacts
 from shootout.execution.process import ProcResult
 from shootout.experiments import EXPERIMENTS
 from shootout.experiments.rpi64 import BUFFER_MIB
@@ -27,7 +29,7 @@ def run_of(sixty_four: int, thirty_two: int, rounds: int = 8) -> tuple[Run, list
     trials = [Trial(TrialSpec(r, 0, "maxalloc", config), parse(mib), 1.0, 0.5, 0.5, 1, 1, 0, "", 0.0)
               for r in range(1, rounds + 1) for config, mib in (("amd64", sixty_four), ("i386", thirty_two))]
     run = Run(1, 0.0, "complete", RunSettings(max_rounds=rounds), [Config("amd64"), Config("i386")],
-              [MaxAlloc.spec], {"maxalloc": {"limit_mib": BUFFER_MIB}}, {})
+              [MaxAlloc.spec], {"maxalloc": {"limit_mib": BUFFER_MIB}}, RunFacts())
     return run, trials
 
 

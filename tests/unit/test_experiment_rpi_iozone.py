@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+
+from shootout.base.runfacts import RunFacts
 from shootout.experiments import EXPERIMENTS
 from shootout.experiments.rpi_iozone import DEVICES, bound_kib, explain, reading
 from shootout.judge.analysis import analyze
@@ -36,7 +38,7 @@ def analysis(names: tuple[str, str] = ("amd64-ssd", "i386-ssd")):
             trials.append(Trial(TrialSpec(r, 0, "iozone", config), v, 15.0, 0.5, 0.5, 1, 1, 0, "", 0.0,
                                 in_force={"throttle": LIMITS}))
     configs = [Config(n) for n in names]
-    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), configs, [Iozone.spec], {"iozone": {}}, {})
+    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), configs, [Iozone.spec], {"iozone": {}}, RunFacts())
     return analyze(run, trials)
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from shootout.base.errors import UsageError, WorkloadError
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+from shootout.base.runfacts import RunFacts
 from shootout.configs.specs import load_text
 from shootout.experiments import EXPERIMENTS
 from shootout.experiments import writeup as experiments_base
@@ -150,7 +151,7 @@ def _analysis(threshold: float) -> object:
     trials = [Trial(TrialSpec(r, 0, "vpn", name), {"mbit_s": (900.0 if name == "amd64" else 600.0) + r},
                     5.0, 0.5, 0.1, 1, 1, 0, "", 0.0) for r in range(1, 9) for name in ("amd64", "i386")]
     run = Run(1, 0.0, "complete", RunSettings(threshold=threshold, max_rounds=8),
-              [Config("amd64"), Config("i386")], [spec], {}, {"machine": {}})
+              [Config("amd64"), Config("i386")], [spec], {}, RunFacts(machine={}))
     return analyze(run, trials)
 
 
@@ -196,8 +197,8 @@ def test_a_renamed_vpn_workload_still_gets_the_why_it_may_differ_lines() -> None
               "versions": {"wireguard-go": "wireguard-go 0.0.20250522"}}
     trials = [Trial(TrialSpec(r, 0, spec.name, name), {"mbit_s": (900.0 if name == "amd64" else 300.0) + r},
                     5.0, 0.5, 0.1, 1, 1, 0, "", 0.0) for r in range(1, 9) for name in ("amd64", "i386")]
-    facts = {"machine": {"cpu_flags": ["aes"], "virtualization": {"vm": "kvm"}},
-             "amd64": {"workloads": {spec.name: tunnel}}, "i386": {"workloads": {spec.name: tunnel}}}
+    facts = RunFacts(machine={"cpu_flags": ["aes"], "virtualization": {"vm": "kvm"}},
+                     sides={"amd64": {"workloads": {spec.name: tunnel}}, "i386": {"workloads": {spec.name: tunnel}}})
     run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config("amd64"), Config("i386")], [spec], {}, facts)
     said = "\n".join(EXPERIMENTS["rpi-network"].explain(analyze(run, trials)))
     assert "amd64: WireGuard in user space, wireguard-go 0.0.20250522" in said

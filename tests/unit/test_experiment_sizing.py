@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Run, RunSettings, Trial, TrialSpec
+from shootout.base.runfacts import RunFacts
 from shootout.experiments import EXPERIMENTS, experiment
 from shootout.experiments.limits import (
     LastRun,
@@ -92,7 +93,7 @@ def _trial(r: int, workload: str, config: str, start: float, wall: float) -> Tri
 
 def _run(run_id: int, name: str, machine: str, created: float) -> Run:
     return Run(run_id, created, "complete", RunSettings(experiment=name), [], [], {},
-               {"machine": {"machine_id": machine}})
+               RunFacts(machine={"machine_id": machine}))
 
 
 def test_the_last_run_here_is_what_experiments_and_the_budget_check_use():

@@ -17,6 +17,7 @@ from shootout.base.model import (
     TrialSpec,
     WorkloadSpec,
 )
+from shootout.base.runfacts import RunFacts
 from shootout.configs.groups import (
     MACHINES_NOTE,
     ONE_MACHINE,
@@ -101,7 +102,7 @@ def _fleet(rng: np.random.Generator, machines: int, effect: float, spread: float
             own = level + rng.normal(0, spread)
             trials += [Trial(TrialSpec(r, 0, SPEC.name, name), {"rate": 1000 * math.exp(own + rng.normal(0, noise))},
                              1.0, 1.0, 0.0, 1000, 1, 0, "", 0.0) for r in range(1, rounds + 1)]
-    run = Run(1, 0.0, "complete", RunSettings(seed=1), configs, [SPEC], {SPEC.name: {}}, {})
+    run = Run(1, 0.0, "complete", RunSettings(seed=1), configs, [SPEC], {SPEC.name: {}}, RunFacts())
     return run, trials
 
 

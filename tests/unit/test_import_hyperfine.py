@@ -30,7 +30,7 @@ def test_each_command_is_a_configuration_each_time_a_trial():
         assert [t.values["wall"] for t in mine] == result["times"]
         assert [t.wall_s for t in mine] == result["times"]
         assert [t.spec.round for t in mine] == list(range(1, len(result["times"]) + 1))
-    assert run.facts[run.configs[0].name]["mean_user_s"] == doc["results"][0]["user"]
+    assert run.facts.side(run.configs[0].name)["mean_user_s"] == doc["results"][0]["user"]
     assert "not interleaved" in run.note
 
 
@@ -52,7 +52,7 @@ def test_sequential_runs_are_analysed_as_two_independent_samples():
 def test_parameter_scan_keeps_parameters_as_facts():
     run, trials = import_hyperfine(IMPORTS / "hyperfine-params.json")
     assert len(run.configs) == 3
-    assert [run.facts[c.name]["parameters"]["level"] for c in run.configs] == ["1", "2", "3"]
+    assert [run.facts.side(c.name)["parameters"]["level"] for c in run.configs] == ["1", "2", "3"]
     assert len(trials) == 18
 
 

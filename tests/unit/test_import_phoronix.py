@@ -44,9 +44,9 @@ def test_every_system_result_and_run_value_is_imported():
 
 def test_facts_params_and_note():
     run, _ = import_phoronix(COMPOSITE)
-    assert run.facts["amd64"]["software"]["userspace"] == "x86_64"
-    assert run.facts["i386"]["software"]["userspace"] == "i686"
-    assert run.facts["amd64"]["hardware"]["processor"].startswith("Intel Xeon")
+    assert run.facts.side("amd64")["software"]["userspace"] == "x86_64"
+    assert run.facts.side("i386")["software"]["userspace"] == "i686"
+    assert run.facts.side("amd64")["hardware"]["processor"].startswith("Intel Xeon")
     assert run.params["C-Ray: Resolution: 4K - Rays Per Pixel: 16"]["app_version"] == "1.1"
     assert "not interleaved" in run.note
     assert run.created_at == 1714674667.0  # LastModified 2024-05-02 18:31:07 read as UTC

@@ -9,6 +9,7 @@ import pytest
 from rich.console import Console
 
 from shootout.base.errors import UsageError
+from shootout.base.runfacts import RunFacts
 from shootout.base.model import (
     Config,
     Metric,
@@ -44,7 +45,7 @@ def make_run(facts: dict, level: dict[str, float], run_id: int = 1, settings: Ru
     trials = [Trial(TrialSpec(r, 0, "bench", c), {"rate": level[c] * float(np.exp(rng.normal(0, 0.01)))},
                     1.0, 1.0, 0.0, 1000, 1, 0, "", 0.0) for r in range(1, 13) for c in level]
     run = Run(run_id, 0.0, "complete", settings or RunSettings(seed=run_id), configs, [SPEC], {"bench": {}},
-              {"machine": HERE, **facts})
+              RunFacts(machine=HERE, sides=facts))
     return run, trials
 
 
@@ -80,7 +81,7 @@ def test_the_same_machine_claims_nothing() -> None:
 def test_compare_of_runs_made_on_two_machines_says_so() -> None:
     a, ta = make_run({}, {"host": 100.0}, 3, target="host")
     b, tb = make_run({}, {"host": 110.0}, 7, target="host")
-    b.facts["machine"] = {"hostname": "other", "machine_id": "m-other"}
+    b.facts.machine = {"hostname": "other", "machine_id": "m-other"}
     analysis = compare_members(members_by_run([a, b], [ta, tb]))
     assert any(n.startswith(MACHINES_NOTE) and "ran on other" in n for n in analysis.notes)
     out = io.StringIO()
@@ -135,7 +136,7 @@ def test_the_timeline_draws_each_machines_monitor(tmp_path) -> None:
     run, trials = make_run({"ssh:user@a": {**remote("host-a", "m-a"), "monitor_samples": sampled(100, 1500, 61.0, 0.0)},
                             "ssh:user@b": {**remote("host-b", "m-b"), "monitor_samples": sampled(102, 2400, None, 3.5)}},
                            {"ssh:user@a": 100.0, "ssh:user@b": 120.0})
-    run.facts["machine"] = {**HERE, "monitor_samples": sampled(101, 3000, 45.0, 0.1)}
+    run.facts.machine = {**HERE, "monitor_samples": sampled(101, 3000, 45.0, 0.1)}
     analysis = analyze(run, trials)
     found = samples_by_machine(analysis)
     assert list(found) == ["this machine (lab)", "ssh:user@a: host-a (ssh user@host-a)",
@@ -150,7 +151,7 @@ def test_the_timeline_draws_each_machines_monitor(tmp_path) -> None:
     html = render_html(analysis)
     assert 'id="chart-timeline"' in html and "monitor_samples" not in html  # drawn, not listed
     # Nothing sampled (or a comparison across runs): no timeline.
-    run.facts = {"machine": HERE}
+    run.facts = RunFacts(machine=HERE)
     assert timeline_chart(analyze(run, trials)) is None
     assert 'id="chart-timeline"' not in render_html(analyze(run, trials))
 
@@ -165,7 +166,7 @@ def test_the_timeline_draws_the_clock_the_run_measured_beside_the_one_the_kernel
     run, trials = make_run({}, {"ssh:user@a": 100.0, "ssh:user@b": 120.0})
     flat = [{"t": 100 + 5 * i, "mhz_mean": 2600.0, "temp_c": None, "steal_pct": None, "throttle_events": None}
             for i in range(8)]
-    run.facts["machine"] = {**HERE, "monitor_samples": flat,
+    run.facts.machine = {**HERE, "monitor_samples": flat,
                             "clock_mhz": [[r, 3744.0 - r, 100 + 10 * r] for r in range(4)]}
     svg = timeline_chart(analyze(run, trials), "svg", text_as_paths=False).decode()
     ticks = [float(t.replace(",", "").replace("\u2212", "-"))
@@ -173,6 +174,6 @@ def test_the_timeline_draws_the_clock_the_run_measured_beside_the_one_the_kernel
     assert "measured clock of this machine (dependent-add loop, each round)" in svg and "kernel" in svg
     assert max(ticks) > 3000  # the axis reaches the measured clock (flat at 2600 it would not)
     # a run stored before the readings had times: their median, not placed in time
-    run.facts["machine"]["clock_mhz"] = [[r, 3744.0] for r in range(4)]
+    run.facts.machine["clock_mhz"] = [[r, 3744.0] for r in range(4)]
     svg = timeline_chart(analyze(run, trials), "svg", text_as_paths=False).decode()
     assert "median over the rounds" in svg

@@ -17,6 +17,7 @@ from shootout.base.model import (
     TrialSpec,
     WorkloadSpec,
 )
+from shootout.base.runfacts import RunFacts
 from shootout.configs.specs import load_file
 from shootout.judge.inforce import compared_notes
 from shootout.parts.part import Part
@@ -90,7 +91,7 @@ def test_parts_and_in_force_survive_the_database_and_a_results_file(tmp_path):
     a = Config(name="a")
     b = Config(name="b", parts={"settings": {"sysctl": {"vm.dirty_ratio": "50"}}})
     spec = WorkloadSpec("w", "user", "d", (Metric("m", "s"),), "m")
-    run = Run(0, 0.0, "complete", RunSettings(), [a, b], [spec], {}, {})
+    run = Run(0, 0.0, "complete", RunSettings(), [a, b], [spec], {}, RunFacts())
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
     run_id = store.create_run(run)
     store.add_trial(run_id, _trial("b", 1, {"settings": {"vm.dirty_ratio": "50"}}))
@@ -104,7 +105,7 @@ def test_parts_and_in_force_survive_the_database_and_a_results_file(tmp_path):
 def test_what_differs_in_force_is_the_point_of_the_comparison():
     a, b = Config(name="a", label="plain"), Config(name="b", label="dirty")
     run = Run(1, 0.0, "complete", RunSettings(), [a, b], [], {},
-              {"a": {"scratch": {"filesystem": "ext4"}}, "b": {"scratch": {"filesystem": "btrfs"}}})
+              RunFacts(sides={"a": {"scratch": {"filesystem": "ext4"}}, "b": {"scratch": {"filesystem": "btrfs"}}}))
     trials = [_trial("a", r, {"settings": {"vm.dirty_ratio": "20", "vm.swappiness": "60"}}) for r in (1, 2)]
     trials += [_trial("b", r, {"settings": {"vm.dirty_ratio": "50", "vm.swappiness": "60"}}) for r in (1, 2)]
     assert compared_notes(run, trials) == ["what is compared: scratch.filesystem = ext4 (plain), btrfs (dirty)",

@@ -28,13 +28,14 @@ def test_the_eta_of_four_machines_in_parallel_is_a_quarter_of_their_trials_time(
     import time
 
     from shootout.base.model import Config, Run, RunSettings, WorkloadSpec
+    from shootout.base.runfacts import RunFacts
     from shootout.measure.runstate import Live
     from shootout.measure.stopping import eta
 
     configs = [Config(name=f"m{i}", target="fake") for i in range(4)]
     settings = RunSettings(seed=1, budget_s=36000)
     run = Run(id=1, created_at=time.time(), status="running", settings=settings, configs=configs,
-              workloads=[WorkloadSpec(name="w", category="user", description="", metrics=(), headline="v")], params={}, facts={})
+              workloads=[WorkloadSpec(name="w", category="user", description="", metrics=(), headline="v")], params={}, facts=RunFacts())
     trials = [_trial(c.name, 100.0 + i * 0.01, 60.0) for i, c in enumerate(configs)]  # side by side
     live = Live(run, {}, {}, {}, set(), trials, trial_seconds=[t.wall_s for t in trials])
     sequential = Live(run, {}, {}, {}, set(), [_trial(c.name, 100.0 + i * 61, 60.0) for i, c in enumerate(configs)],

@@ -16,6 +16,7 @@ import sqlite3
 import pytest
 
 from shootout.base.errors import StoreError
+from shootout.base.runfacts import RunFacts
 from shootout.base.model import (
     Config,
     Metric,
@@ -87,7 +88,7 @@ def make_run(note: str = "", seed: int = 7) -> Run:
             ),
         ],
         params={"tree": {"iterations": 120000, "sizes": [1, 2, 3]}, "sha256": {}},
-        facts={"machine": {"cpu": "x86-64", "cores": 2}, "amd64": {"libc": "2.36"}},
+        facts=RunFacts(machine={"cpu": "x86-64", "cores": 2}, sides={"amd64": {"libc": "2.36"}}),
         elapsed_s=12.5,
         user_workloads={"mine": {"command": "true", "unit": "s"}},
         note=note,
@@ -189,9 +190,9 @@ def test_update_run_changes_only_what_is_given(store: Store) -> None:
     store.update_run(run_id, status="complete", elapsed_s=99.0)
     got = store.get_run(run_id)
     assert (got.status, got.elapsed_s, got.params, got.note) == ("complete", 99.0, run.params, "")
-    store.update_run(run_id, params={"tree": {"iterations": 5}}, facts={"machine": {}}, note="tuned")
+    store.update_run(run_id, params={"tree": {"iterations": 5}}, facts=RunFacts(machine={}), note="tuned")
     got = store.get_run(run_id)
-    assert got.params == {"tree": {"iterations": 5}} and got.facts == {"machine": {}}
+    assert got.params == {"tree": {"iterations": 5}} and got.facts == RunFacts(machine={})
     assert (got.status, got.note, got.configs) == ("complete", "tuned", run.configs)
 
 

@@ -21,6 +21,7 @@ import pytest
 
 import shootout
 from shootout.base.model import Config, Metric, Run, RunSettings, WorkloadSpec
+from shootout.base.runfacts import RunFacts
 from shootout.store import Store
 
 CHILD = """
@@ -46,7 +47,7 @@ while True:
 
 def _run() -> Run:
     spec = WorkloadSpec("w", "cpu", "d", (Metric("m", "ops/s"),), "m")
-    return Run(0, time.time(), "running", RunSettings(), [Config("a")], [spec], {}, {})
+    return Run(0, time.time(), "running", RunSettings(), [Config("a")], [spec], {}, RunFacts())
 
 
 def _kill_after(url: str, run_id: int, script: Path, commits: int) -> tuple[int, int]:

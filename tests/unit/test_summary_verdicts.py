@@ -16,6 +16,7 @@ from shootout.base.model import (
     TrialSpec,
     WorkloadSpec,
 )
+from shootout.base.runfacts import RunFacts
 from shootout.judge.analysis import Summary, analyze
 from shootout.stats import Estimate, Verdict, verdict
 
@@ -46,7 +47,7 @@ def test_an_analysis_summary_judges_with_the_run_s_threshold(threshold: float) -
                     1.0, 0.5, 0.1, 1, 1, 0, "", 0.0)
               for r in range(1, 13) for i, spec in enumerate(specs) for cfg in ("a", "b")]
     run = Run(1, 0.0, "complete", RunSettings(threshold=threshold, max_rounds=12), [Config("a"), Config("b")],
-              specs, {}, {"machine": {}})
+              specs, {}, RunFacts(machine={}))
     summary = analyze(run, trials).summaries[0]
     assert summary.geomean is not None and summary.threshold == threshold
     assert summary.verdict is verdict(summary.geomean, threshold)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from shootout.base.errors import TargetError, ToolMissing, UsageError
-from shootout.base.model import Config
+from shootout.base.model import Config, UserspaceRef
 from shootout.configs import abi
 from shootout.configs import userspaces as configs
 from shootout.places.chroot import named_userspace_config
@@ -154,7 +154,8 @@ def test_verify_abi_host_flags(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_arm_arches_by_name(home: Path) -> None:
-    armhf = Config(name="debian:bookworm:armhf", target="chroot", userspace="missing-armhf")
+    armhf = Config(name="debian:bookworm:armhf", target="chroot", userspace="missing-armhf",
+                   userspace_ref=UserspaceRef("bookworm", "armhf"))  # as the parser of debian:bookworm:armhf sets it
     abi.verify_abi(armhf, {"elf_class": 32, "machine": "arm"})
     with pytest.raises(TargetError):
         abi.verify_abi(armhf, {"elf_class": 64, "machine": "aarch64"})
@@ -328,3 +329,26 @@ def test_downloads_are_shared_between_data_directories(tmp_path, monkeypatch):
     assert (again / "libc6_2.36_amd64.deb").read_bytes() == b"deb libc6_2.36_amd64.deb"
     other = create._arch_cache("bookworm", "i386")
     assert sorted(p.name for p in other.iterdir()) == ["tzdata_2024a_all.deb"]  # not amd64's libc6
+
+
+# -- the userspace a configuration names, by release and arch ----------------------------------
+
+
+def test_parsers_say_release_and_arch_and_nothing_reads_them_from_the_name(home: Path) -> None:
+    from shootout.configs.specs import load_text, parse_spec
+    from shootout.configs.userspaces import _missing
+
+    i386 = parse_spec("debian:bookworm:i386")
+    assert (i386.userspace, i386.userspace_ref) == ("debian-bookworm-i386", UserspaceRef("bookworm", "i386"))
+    assert _missing(i386) == ("bookworm", "i386")  # not made yet: made from the ref
+    assert abi.config_arch(i386) == "i386"
+    vm = parse_spec("vm:debian:trixie:armhf:armmp-lpae")
+    assert vm.userspace_ref == UserspaceRef("trixie", "armhf")
+    fake_userspace("mine", "amd64", {})
+    assert parse_spec("userspace:mine").userspace_ref == UserspaceRef("bookworm", "amd64")  # as registered
+    assert parse_spec("host").userspace_ref is None
+    # the same name, another userspace: the ref is not the spec's
+    renamed = load_text('[[config]]\nname = "x"\nspec = "debian:bookworm:i386"\nuserspace = "mine"\n', "t")
+    assert [c.userspace_ref for c in renamed.configs.values()] == [None]
+    named = Config(name="debian:bookworm:armhf", target="chroot", userspace="debian-bookworm-armhf")
+    assert _missing(named) is None and abi.config_arch(named) is None  # a name alone says nothing

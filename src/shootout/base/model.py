@@ -6,6 +6,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from shootout.base.runfacts import BudgetRefusal, LostWorkload, RunFacts
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -37,6 +39,15 @@ class WorkloadSpec:
 
 
 @dataclass(frozen=True)
+class UserspaceRef:
+    """The Debian release and architecture of a userspace shootout makes (debian:RELEASE:ARCH),
+    said by the parser that read them, so that nothing recovers them from a name later."""
+
+    release: str
+    arch: str
+
+
+@dataclass(frozen=True)
 class Config:
     """Where and how workloads run: a target, build options, and the machine's state.
 
@@ -55,6 +66,9 @@ class Config:
     userspace: str | None = None  # chroot target: name of the userspace to run in
     options: tuple[tuple[str, str], ...] = ()  # target-specific settings
     parts: dict[str, Any] = field(default_factory=dict, hash=False)  # machine settings, scratch, ...
+    # the Debian userspace it runs in, by release and arch (debian:RELEASE:ARCH, vm:debian:..., or
+    # userspace:NAME whose registry records them); None for any other configuration
+    userspace_ref: UserspaceRef | None = None
 
     @property
     def display(self) -> str:
@@ -135,10 +149,19 @@ class Run:
     configs: list[Config]
     workloads: list[WorkloadSpec]
     params: dict[str, dict[str, Any]]  # workload -> calibrated/fixed parameters (same for every config)
-    facts: dict[str, dict[str, Any]]  # "machine" and each config name -> facts
+    facts: RunFacts  # this machine's facts and each configuration's
     elapsed_s: float = 0.0
     user_workloads: dict[str, dict[str, Any]] = field(default_factory=dict)  # TOML definitions, for resume
     note: str = ""
+    # The runner's records, kept with the run so that show, report and resume know them:
+    lost: dict[str, str] = field(default_factory=dict)  # configurations asked for that cannot run here -> why
+    lost_workloads: dict[str, LostWorkload] = field(default_factory=dict)  # workloads it stopped measuring
+    # the workloads whose calibrated parameters are stored while the run prepares, so that a run
+    # killed then calibrates only the others on resume; None: all of them (preparation done)
+    calibrated: list[str] | None = None
+    budget_refused: BudgetRefusal | None = None  # refused after the warm-up for its budget
+    # workload -> the clock its headline is measured by ({"clock": "cpu"|"wall", "cpu_per_wall": ...})
+    headline_clocks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def baseline(self) -> Config:

@@ -211,6 +211,6 @@ def _save_floor(store: Store, analysis: Any, run_id: int) -> None:
 
     floor = aa_floor(analysis)
     if floor is not None:
-        save_noise_floor(store, analysis.facts["machine"], {"run": run_id, **floor})
+        save_noise_floor(store, analysis.facts.machine, {"run": run_id, **floor})
         console.print(f"noise floor of this machine: ±{floor['halfwidth']:.2%} in {floor['rounds']} rounds "
                       f"(per-round noise {floor['sd']:.2%}; stored, shown beside later verdicts)")

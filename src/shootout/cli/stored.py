@@ -30,8 +30,8 @@ def analysis_of(store, stored):
     from shootout.judge.noisefloor import load_noise_floor
 
     floor = None
-    if not stored.settings.aa and stored.facts.get("machine", {}).get("machine_id"):
-        floor = (load_noise_floor(store, stored.facts["machine"]) or {}).get("halfwidth")
+    if not stored.settings.aa and stored.facts.machine_id:
+        floor = (load_noise_floor(store, stored.facts.machine) or {}).get("halfwidth")
     analysis = analyze(stored, store.trials(stored.id), noise_floor=floor)
     if grouped(stored):  # groups of machines: the machines are the units (groups.py)
         analysis = analyze_groups(stored, store.trials(stored.id))

@@ -6,7 +6,6 @@ are 32-bit and 64-bit; this reads their ELF headers (shootout.execution.elf) and
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from shootout.base.errors import TargetError
@@ -17,15 +16,13 @@ from shootout.userspace.arches import ARCHES, Arch, host_arch
 
 
 def config_arch(config: Config) -> str | None:
+    """The arch of the userspace a configuration runs in: as its registry records it, else as
+    its parser said (debian:RELEASE:ARCH not made yet); None when neither tells."""
     if kind_of(config).userspace and config.userspace:
         for found in registry.find(config.userspace):
             if "arch" in found.meta:
                 return str(found.meta["arch"])
-    if config.name.startswith("debian:") and config.name.count(":") == 2:
-        return config.name.rsplit(":", 1)[1]
-    if kind_of(config).userspace and (made := re.fullmatch(r"debian-\w+-(\w+)", config.userspace or "")):
-        return made[1]  # a [[config]] with spec debian:RELEASE:ARCH, not made yet
-    return None
+    return config.userspace_ref.arch if config.userspace_ref is not None else None
 
 
 def expected_abi(config: Config) -> Arch | None:

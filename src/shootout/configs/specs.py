@@ -109,6 +109,8 @@ def _config_from_table(table: dict[str, Any], where: str) -> Config:
         cflags=(*base.cflags, *cflags),
         env=(*base.env, *((str(k), str(v)) for k, v in env.items())),
         userspace=table.get("userspace", base.userspace),
+        # a userspace named here instead of the spec's is not the debian:RELEASE:ARCH it made
+        userspace_ref=base.userspace_ref if table.get("userspace", base.userspace) == base.userspace else None,
         options=tuple({**dict(base.options), **{str(k): str(v) for k, v in options.items()}}.items()) + group,
         parts={**base.parts, **parse_parts(table, where)},
     )

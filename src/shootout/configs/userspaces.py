@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -34,9 +33,9 @@ from shootout.userspace.create import (
 
 def _missing(config: Config) -> tuple[str, str] | None:
     """(release, arch) of the debian:RELEASE:ARCH userspace the configuration names and lacks."""
-    if kind_of(config).userspace and config.userspace and not _ready(config.userspace):
-        if found := re.fullmatch(r"debian-(\w+)-(\w+)", config.userspace):
-            return found[1], found[2]
+    ref = config.userspace_ref
+    if ref is not None and kind_of(config).userspace and config.userspace and not _ready(config.userspace):
+        return ref.release, ref.arch
     return None
 
 

@@ -55,7 +55,7 @@ def _crypto_instructions(analysis: Analysis) -> list[str]:
     no SHA extensions, which is most of the write-up's 5x on sha256."""
     found = []
     for config in analysis.configs:
-        flags = set(analysis.facts.get(config.name, {}).get("target", {}).get("machine", {}).get("cpu_flags") or [])
+        flags = set(analysis.facts.side_value(config.name, "target", "machine", "cpu_flags", default=[]))
         if flags:
             has = sorted(flags & {"aes", "sha_ni", "sha1", "sha2"})
             found.append(f"{config.display} {', '.join(has) if has else 'none'}")

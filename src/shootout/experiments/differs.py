@@ -10,7 +10,10 @@ configurations' parts and workload facts, the comparisons' flags).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from shootout.base.runfacts import dig
 
 if TYPE_CHECKING:
     from shootout.judge.analysis import Analysis
@@ -28,15 +31,15 @@ def _workloads(analysis: Analysis) -> set[str]:
     return {w.name for w in analysis.workloads} | {"vpn" for w in analysis.workloads if w.category == "vpn"}
 
 
-def _workload_facts(analysis: Analysis, workload: str) -> dict[str, dict[str, Any]]:
+def _workload_facts(analysis: Analysis, workload: str) -> dict[str, Mapping[str, Any]]:
     """Configuration name -> the facts its workload's prepare() recorded."""
-    return {c.name: analysis.facts.get(c.name, {}).get("workloads", {}).get(workload, {}) for c in analysis.configs}
+    return {c.name: analysis.facts.workload(c.name, workload) for c in analysis.configs}
 
 
 def _hardware_crypto(analysis: Analysis, used: set[str]) -> list[str]:
-    if all(analysis.facts.get(c.name, {}).get("target", {}).get("remote") for c in analysis.configs):
+    if all(analysis.facts.target(c.name).get("remote") for c in analysis.configs):
         return []  # every side ran on another machine (ssh): this one's flags say nothing of theirs
-    flags = set(analysis.facts.get("machine", {}).get("cpu_flags") or [])
+    flags = set(analysis.facts.cpu_flags)
     lines = []
     if used & set(AES_WORKLOADS) and flags & set(AES_FLAGS):
         lines.append("this CPU has AES instructions: OpenVPN's AES-GCM and openssl's AES run in hardware here, "
@@ -55,7 +58,7 @@ def _wireguard(analysis: Analysis) -> list[str]:
         tunnel = facts.get("tunnel", {})
         if tunnel.get("kind") != "wireguard":
             continue
-        version = facts.get("versions", {}).get("wireguard-go", "")
+        version = dig(facts, "versions", "wireguard-go", default="")
         if tunnel.get("implementation") == "kernel":
             continue
         old = OLD_WIREGUARD_GO in version
@@ -103,7 +106,7 @@ def _emulated_link(analysis: Analysis) -> list[str]:
 def _swap_memory(analysis: Analysis) -> list[str]:
     """zswap's pool is a share of the machine's RAM and zram's device is kernel memory: neither is
     held to a configuration's memory limit as the write-up's 1 GB Pi was to its RAM."""
-    ram = analysis.facts.get("machine", {}).get("memory_bytes")
+    ram = analysis.facts.machine_value("memory_bytes")
     lines = []
     for c in analysis.configs:
         swap, limit = c.parts.get("swap", {}), c.parts.get("memory", {}).get("limit")
@@ -128,7 +131,7 @@ def _browser(analysis: Analysis) -> list[str]:
     ran on each side here says which V8 ports were compared."""
     from shootout.workloads.browser.workload import CHROMIUM
 
-    machines = {f.get("elf", {}).get(CHROMIUM, {}).get("machine") for w in ("browser", "browser-tabs")
+    machines = {dig(f, "elf", CHROMIUM, "machine") for w in ("browser", "browser-tabs")
                 for f in _workload_facts(analysis, w).values()}
     lines = []
     if "x86" in machines:
@@ -157,7 +160,7 @@ def _browser(analysis: Analysis) -> list[str]:
 
 
 def _vm(analysis: Analysis) -> list[str]:
-    virt = analysis.facts.get("machine", {}).get("virtualization") or {}
+    virt = analysis.facts.machine_value("virtualization", default={})
     if not virt.get("vm"):
         return []
     return [f"this machine is a virtual machine ({virt['vm']}): interrupts, inter-processor interrupts and timer "

@@ -57,8 +57,7 @@ def round_seconds(trials: Sequence[Trial]) -> float | None:
 def last_run(runs: Sequence[Run], trials_of: TrialsOf, name: str, machine: str | None) -> LastRun | None:
     """The newest run of experiment `name` on the machine with this id that measured a round."""
     for run in runs:  # newest first (Store.list_runs)
-        facts = run.facts.get("machine", {})
-        if run.settings.experiment != name or not machine or facts.get("machine_id") != machine:
+        if run.settings.experiment != name or not machine or run.facts.machine_id != machine:
             continue
         trials = trials_of(run.id)
         ends = [t.started_at + t.wall_s for t in trials if t.started_at]

@@ -40,7 +40,7 @@ def median_of(analysis: Analysis, config: str, workload: str, metric: str) -> fl
 
 
 def _cpu(analysis: Analysis) -> str:
-    machine: dict[str, Any] = analysis.facts.get("machine", {})
+    machine: dict[str, Any] = analysis.facts.machine
     model = machine.get("cpu_model") or "this machine's CPU"
     clocks = [c[1] for c in machine.get("clock_mhz") or [] if len(c) > 1 and c[1]]
     return model + (f" (measured ~{median(clocks):,.0f} MHz)" if clocks else "")
@@ -99,7 +99,7 @@ def corpus(analysis: Analysis) -> list[str]:
 
 def fio_paths(analysis: Analysis) -> list[str]:
     """fio's I/O mode per configuration, when it differs (the O_DIRECT pitfall on a compressing btrfs)."""
-    modes = {c.display: analysis.facts.get(c.name, {}).get("workloads", {}).get("fio", {}).get("direct")
+    modes = {c.display: analysis.facts.workload(c.name, "fio").get("direct")
              for c in analysis.configs}
     if None in modes.values() or len(set(modes.values())) < 2:
         return []

@@ -18,6 +18,7 @@ from typing import Any
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Config, Metric, Run, RunSettings, Trial, WorkloadSpec
+from shootout.base.runfacts import RunFacts
 from shootout.importers.common import (
     IMPORTED_CATEGORY,
     PLACEHOLDER_RUN_ID,
@@ -111,7 +112,7 @@ def import_hyperfine(path: Path) -> tuple[Run, list[Trial]]:
     run = Run(
         id=PLACEHOLDER_RUN_ID, created_at=created, status="complete", settings=RunSettings(interleaved=False),
         configs=configs, workloads=[spec], params={WORKLOAD: {"commands": [c.name for c in configs]}},
-        facts={"machine": {"source": "hyperfine", "file": str(path)}, **facts},
+        facts=RunFacts(machine={"source": "hyperfine", "file": str(path)}, sides=facts),
         note=(f"imported from hyperfine JSON {path.name}: each command's runs ran one after another, "
               "so rounds are run indexes, not interleaved rounds"),
     )

@@ -23,6 +23,7 @@ from typing import Any
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Config, Metric, Run, RunSettings, Trial, WorkloadSpec
+from shootout.base.runfacts import RunFacts
 from shootout.base.units import UNITS, Direction
 from shootout.importers.common import (
     IMPORTED_CATEGORY,
@@ -245,7 +246,7 @@ def import_phoronix(path: Path) -> tuple[Run, list[Trial]]:
     }.items() if v}
     run = Run(
         id=PLACEHOLDER_RUN_ID, created_at=created, status="complete", settings=RunSettings(interleaved=False),
-        configs=configs, workloads=found.workloads, params=found.params, facts={"machine": machine, **facts},
+        configs=configs, workloads=found.workloads, params=found.params, facts=RunFacts(machine=machine, sides=facts),
         note=note,
     )
     return run, trials

@@ -10,9 +10,9 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from shootout.base.model import Config, Metric, Run, Trial, WorkloadSpec
+from shootout.base.runfacts import RunFacts
 from shootout.base.units import performance, unit
 from shootout.conditions.runflags import RunConditions
 from shootout.judge.amounts import Amount, Decided, amounts, guard
@@ -37,10 +37,6 @@ from shootout.stats import (
 )
 from shootout.stats.design import percent
 from shootout.workloads import cpuclock
-
-# Key in Run.facts["machine"] of a run the runner refused after the warm-up because its budget
-# could not pay for the rounds a first verdict needs: {"budget_s", "rounds", "wanted_min"}.
-BUDGET_REFUSED = "budget_refused"
 
 # Shown, as a flag and a note, wherever an interval knows only the spread inside one run.
 WITHIN_RUN = "within-run only; run-to-run drift is not included"
@@ -108,7 +104,8 @@ class Analysis:
     noise_floor: float | None = None  # relative half-width seen in A/A runs on this machine
     notes: tuple[str, ...] = ()  # e.g. "unpaired: includes drift between the runs"
     conditions: tuple[str, ...] = ()  # machine-wide conditions during the run, said once
-    facts: dict[str, dict[str, Any]] = field(default_factory=dict)  # "machine" and config -> facts
+    facts: RunFacts = field(default_factory=RunFacts)  # the machine's and each configuration's
+    lost: dict[str, str] = field(default_factory=dict)  # configurations asked for that could not run (Run.lost)
     rules: tuple[str, ...] = ()  # the statistical rules used, in words, for the report's method section
     explanation: tuple[str, ...] = ()  # a named experiment's results beside its write-up's (experiments/)
     amounts: tuple[Amount, ...] = ()  # what the trials counted that may be zero, per configuration
@@ -117,14 +114,14 @@ class Analysis:
 
 def budget_refusal(run: Run) -> str:
     """Why a run stopped after its warm-up, and the budget that would have paid ('' if it did not)."""
-    found = run.facts.get("machine", {}).get(BUDGET_REFUSED)
-    if not found:
+    found = run.budget_refused
+    if found is None:
         return ""
-    budget = found["budget_s"]
+    budget = found.budget_s
     budget_text = f"{budget:g} s" if budget < 120 else f"{budget / 60:g} min"
     return (f"run {run.id} was refused for its budget: {budget_text} cannot pay for the "
-            f"{found['rounds']} rounds a first verdict needs, so nothing was measured beyond the warm-up; "
-            f"--budget {found['wanted_min']}m would pay for them (or fewer workloads with -w, or --partial "
+            f"{found.rounds} rounds a first verdict needs, so nothing was measured beyond the warm-up; "
+            f"--budget {found.wanted_min}m would pay for them (or fewer workloads with -w, or --partial "
             "to measure without verdicts)")
 
 
@@ -237,7 +234,7 @@ class _Trials:
             ratios = {}
             est = design.adopt(unpaired_estimate(log_perf(a, metric.unit), log_perf(b, metric.unit),
                                                  design.per_look()))
-        cfg_facts, base_facts = self.run.facts.get(config, {}), self.run.facts.get(base, {})
+        cfg_facts, base_facts = self.run.facts.side(config), self.run.facts.side(base)
         emulated = is_emulated(cfg_facts) or is_emulated(base_facts)
         comp = Comparison(
             workload=spec.name, category=spec.category, metric=metric.name, unit=metric.unit,
@@ -261,7 +258,7 @@ def _run_notes(run: Run, summaries: Sequence[Summary], refused: str) -> list[str
     notes = [n for summary in summaries for n in left_out_notes(summary)]
     if refused:
         notes.insert(0, refused)
-    if machines := machines_note((c.display, run.facts.get(c.name, {}), run.facts.get("machine", {}))
+    if machines := machines_note((c.display, run.facts.side(c.name), run.facts.machine)
                                  for c in run.configs):
         notes.insert(0, machines)
     if not run.settings.interleaved:
@@ -276,7 +273,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
     s = run.settings
     measured = [t for t in trials if t.spec.round > 0]
     designs = {True: run_design(run, True), False: run_design(run, False)}
-    seen = _Trials(run, trials, measured, RunConditions(measured, run.facts.get("machine", {})))
+    seen = _Trials(run, trials, measured, RunConditions(measured, run.facts.machine))
     comparisons: list[Comparison] = []
     for spec in run.workloads:
         for metric in spec.metrics:
@@ -294,7 +291,8 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
         comparisons=tuple(comparisons), summaries=summaries,
         values=seen.values, threshold=s.threshold, noise_floor=noise_floor, conditions=tuple(seen.conditions.lines),
         notes=(*compared_notes(run, trials), *cpuclock.notes(run), *_run_notes(run, summaries, refused)),
-        facts={"machine": run.facts.get("machine", {}), **{c.name: run.facts.get(c.name, {}) for c in run.configs}},
+        facts=RunFacts(machine=run.facts.machine, sides={c.name: dict(run.facts.side(c.name)) for c in run.configs}),
+        lost=dict(run.lost),
         rules=method_rules(designs[True], s.interleaved),
         amounts=amounts(run, measured), refused=refused,
     )

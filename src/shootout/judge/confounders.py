@@ -4,7 +4,10 @@ between them (versions of what ran, the compiler, the libc, the input, hardware 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
+
+from shootout.base.runfacts import dig
 
 
 def _flatten(facts: Any, prefix: str = "") -> dict[str, Any]:
@@ -39,7 +42,7 @@ def _without_abi(value: Any) -> Any:
     return " ".join(_ABI_WORDS.sub(" ", value).split()) if isinstance(value, str) else value
 
 
-def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str,
+def confounders(facts_a: Mapping[str, Any], facts_b: Mapping[str, Any], workload: str,
                 metric: str | None = None) -> list[str]:
     """Facts of the two configurations that differ and could explain a difference.
 
@@ -48,12 +51,12 @@ def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str,
     (the difference a 64/32-bit comparison is about) are the same.
     """
 
-    def relevant(facts: dict[str, Any]) -> dict[str, Any]:
-        mine = dict(facts.get("workloads", {}).get(workload, {}))
+    def relevant(facts: Mapping[str, Any]) -> dict[str, Any]:
+        mine = dict(dig(facts, "workloads", workload, default={}))
         paths = mine.pop("code_paths", None) or {}
         if metric in paths:
             mine["code_path"] = paths[metric]
-        scoped = {"target": facts.get("target", {}), "workload": mine}
+        scoped = {"target": dict(dig(facts, "target", default={})), "workload": mine}
         return {k: v for k, v in _flatten(scoped).items() if _is_confounder(k)}
 
     a, b = relevant(facts_a), relevant(facts_b)
@@ -62,5 +65,6 @@ def confounders(facts_a: dict[str, Any], facts_b: dict[str, Any], workload: str,
             if key in a and key in b and _without_abi(a[key]) != _without_abi(b[key])]
 
 
-def is_emulated(facts: dict[str, Any]) -> bool:
-    return bool(facts.get("target", {}).get("emulated"))
+def is_emulated(facts: Mapping[str, Any]) -> bool:
+    """Whether a configuration's facts (RunFacts.side) say it ran under an emulator."""
+    return bool(dig(facts, "target", "emulated"))

@@ -23,10 +23,10 @@ import dataclasses
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Config, Run, Trial, WorkloadSpec
+from shootout.base.runfacts import RunFacts
 from shootout.base.units import unit
 from shootout.judge.analysis import (
     WITHIN_RUN,
@@ -200,8 +200,8 @@ def compare_members(members: Sequence[Member]) -> Analysis:
                     medians={k: statistics.median(v) for k, v in ((base.config.name, a), (other.config.name, b)) if v},
                     log_ratios=ratios, estimate=est, verdict=judged(est, headline, settings.threshold),
                     paired=bool(ratios), flags=flags,
-                    confounders=tuple(confounders(base.parts[0].run.facts.get(base.parts[0].config, {}),
-                                                  other.parts[0].run.facts.get(other.parts[0].config, {}),
+                    confounders=tuple(confounders(base.parts[0].run.facts.side(base.parts[0].config),
+                                                  other.parts[0].run.facts.side(other.parts[0].config),
                                                   spec.name, metric.name)),
                 ), settings.threshold, None))
     summaries = tuple(_summary(base, o, comparisons, values, settings.confidence, settings.threshold) for o in others)
@@ -211,14 +211,14 @@ def compare_members(members: Sequence[Member]) -> Analysis:
         workloads=tuple({w.name: w for specs in per_member.values() for w in specs}.values()),
         comparisons=tuple(comparisons), summaries=summaries, values=values, threshold=settings.threshold,
         notes=tuple(dict.fromkeys([*_leading_notes(members, runs, comparisons), *notes])),
-        facts=_member_facts(members), rules=_rules(designs[True]),
+        facts=_member_facts(members), lost=dict(members[0].parts[0].run.lost), rules=_rules(designs[True]),
     )
 
 
 def _leading_notes(members: Sequence[Member], runs: Sequence[Run], comparisons: Sequence[Comparison]) -> list[str]:
     """The notes a cross-run comparison opens with: the machines, one campaign, what the intervals include."""
     out = []
-    if machines := machines_note((m.config.display, p.run.facts.get(p.config, {}), p.run.facts.get("machine", {}))
+    if machines := machines_note((m.config.display, p.run.facts.side(p.config), p.run.facts.machine)
                                  for m in members for p in m.parts):
         out.append(machines)
     if _one_campaign(runs):
@@ -231,18 +231,18 @@ def _leading_notes(members: Sequence[Member], runs: Sequence[Run], comparisons: 
     return out
 
 
-def _member_facts(members: Sequence[Member]) -> dict[str, dict[str, Any]]:
+def _member_facts(members: Sequence[Member]) -> RunFacts:
     """The machine of the baseline's first run, and each side's configuration facts with its machine."""
-    facts = {"machine": members[0].parts[0].run.facts.get("machine", {})}
+    facts = RunFacts(machine=members[0].parts[0].run.facts.machine)
     for m in members:
         p = m.parts[0]
-        facts[m.config.name] = {**p.run.facts.get(p.config, {}), "machine": p.run.facts.get("machine", {})}
+        facts.sides[m.config.name] = {**p.run.facts.side(p.config), "machine": p.run.facts.machine}
     return facts
 
 
 def _one_campaign(runs: Sequence[Run]) -> bool:
     """Whether every run is a block of the same run across boots (measure/bootcampaign.py marks them)."""
-    ids = {(r.facts.get("machine", {}).get("across_boots") or {}).get("campaign") for r in runs}
+    ids = {r.facts.machine_value("across_boots", "campaign") for r in runs}
     return len(ids) == 1 and None not in ids
 
 

@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from shootout.base.model import Run, Trial
+from shootout.base.runfacts import RunFacts
 from shootout.configs.groups import (
     MACHINES_NOTE,
     MACHINES_RULE,
@@ -54,6 +55,6 @@ def analyze_groups(run: Run, trials: Sequence[Trial]) -> Analysis:
     notes = [n for n in analysis.notes if n != UNPAIRED_NOTE and not n.startswith(WITHIN_RUN)]
     notes = ([MACHINES_NOTE] if several else []) + ([ONE_MACHINE_NOTE] if one else []) + notes
     rules = tuple(MACHINES_RULE if r == ACROSS_RUNS_RULE else r for r in analysis.rules)
-    facts = {"machine": run.facts.get("machine", {}), **{k: v for k, v in analysis.facts.items() if k != "machine"}}
+    facts = RunFacts(machine=run.facts.machine, sides=analysis.facts.sides)
     return dataclasses.replace(analysis, runs=(run,), comparisons=comparisons, summaries=summaries,
                                notes=tuple(notes), rules=rules, facts=facts)

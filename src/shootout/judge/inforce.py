@@ -36,7 +36,7 @@ def in_force_by_config(run: Run, trials: Sequence[Trial]) -> dict[str, dict[str,
             counts.setdefault(t.spec.config, {}).setdefault(key, Counter())[value] += 1
     state = {name: {k: c.most_common(1)[0][0] for k, c in keys.items()} for name, keys in counts.items()}
     for config in run.configs:
-        scratch = _flat(run.facts.get(config.name, {}).get(SCRATCH, {}), SCRATCH)
+        scratch = _flat(run.facts.side_value(config.name, SCRATCH, default={}), SCRATCH)
         for key in _SCRATCH_FACTS:
             if f"{SCRATCH}.{key}" in scratch:
                 state[config.name].setdefault(f"{SCRATCH}.{key}", scratch[f"{SCRATCH}.{key}"])

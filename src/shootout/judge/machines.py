@@ -8,13 +8,13 @@ more than what the user named, so show, report and compare say so.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 MACHINES_NOTE = "differences include the machines"
 
 
-def machine_of(config_facts: dict[str, Any], run_machine: dict[str, Any]) -> tuple[str, str]:
+def machine_of(config_facts: Mapping[str, Any], run_machine: Mapping[str, Any]) -> tuple[str, str]:
     """(identity, name) of the machine a configuration ran on; identity "" when unknown."""
     remote = config_facts.get("machine") if config_facts.get("remote") and "vm" not in config_facts else None
     facts = remote if isinstance(remote, dict) else run_machine
@@ -23,7 +23,7 @@ def machine_of(config_facts: dict[str, Any], run_machine: dict[str, Any]) -> tup
     return str(facts.get("machine_id") or facts.get("hostname") or config_facts.get("remote") or ""), str(name)
 
 
-def machines_note(sides: Iterable[tuple[str, dict[str, Any], dict[str, Any]]]) -> str | None:
+def machines_note(sides: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> str | None:
     """sides: (configuration shown, its facts, its run's machine facts). A note naming where
     each ran when two known machines differ, else None (unknown identities claim nothing)."""
     where: dict[str, list[str]] = {}

@@ -22,6 +22,7 @@ from typing import Any
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Config, Run
+from shootout.base.runfacts import RunFacts
 from shootout.boots.identity import BootIdentity, KernelWant, kernel_want, read_boot
 from shootout.boots.schedule import (
     Block,
@@ -84,7 +85,7 @@ def _want(config: Config) -> KernelWant:
 
 
 def campaign_of(run: Run) -> Campaign | None:
-    meta = run.facts.get("machine", {}).get(KEY)
+    meta = run.facts.machine_value(KEY)
     if not meta:
         return None
     configs = [config_from_dict(c) for c in meta["configs"]]
@@ -94,10 +95,10 @@ def campaign_of(run: Run) -> Campaign | None:
 def blocks_of(store: Store, campaign: Campaign) -> list[Block]:
     found = []
     for run in store.list_runs():
-        meta = run.facts.get("machine", {}).get(KEY) or {}
+        meta = run.facts.machine_value(KEY, default={})
         if meta.get("campaign") == campaign.id:
             found.append(Block(meta["block"], campaign.schedule[meta["block"]],
-                               BootIdentity.from_dict(run.facts["machine"]["boot"]), run.id, run.status == "complete"))
+                               BootIdentity.from_dict(run.facts.machine["boot"]), run.id, run.status == "complete"))
     return sorted(found, key=lambda b: (b.index, b.run_id))
 
 
@@ -188,7 +189,7 @@ def resume(runner: Runner, step: Resumption, workloads: Callable[[Run], Sequence
         first = store.get_run(next(b.run_id for b in blocks_of(store, campaign) if b.index == 0))
         run = Run(id=0, created_at=time.time(), status="running", settings=first.settings,
                   configs=block_configs(campaign, step.index), workloads=list(first.workloads),
-                  params=first.params, facts={"machine": _facts(machine, campaign, step.index, step.boot)},
+                  params=first.params, facts=RunFacts(machine=_facts(machine, campaign, step.index, step.boot)),
                   user_workloads=first.user_workloads,
                   note=f"{COMPARISON_LABEL}: block {step.index + 1} of {len(campaign.schedule)}")
         run.id = store.create_run(run)

@@ -17,6 +17,7 @@ from typing import Any
 from shootout.arm import board
 from shootout.base.errors import ShootoutError, UsageError, WorkloadError
 from shootout.base.model import Config, Run, Trial, TrialSpec, aa_original
+from shootout.base.runfacts import LostWorkload, RunFacts
 from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, record
 from shootout.conditions.throttling import kernel_events_since
@@ -25,7 +26,6 @@ from shootout.execution.tree import run_prefix
 from shootout.measure import events as ev
 from shootout.measure.binaries import provide_alike, verify_binaries
 from shootout.measure.lanes import each_machine, lanes_of, run_round
-from shootout.measure.lostconfigs import LOST
 from shootout.measure.plan import round_order
 from shootout.measure.runstate import Live, RunRequest
 from shootout.measure.stopping import check_budget, emulated, eta, undecided
@@ -41,13 +41,9 @@ from shootout.workloads.contract import Context, Workload
 from shootout.workloads.debpackages import workload_packages
 from shootout.workloads.sizes import smallest_side
 
-__all__ = ["CALIBRATED", "Interrupted", "RunRequest", "Runner", "TargetFactory", "provide_alike", "verify_binaries"]
+__all__ = ["Interrupted", "RunRequest", "Runner", "TargetFactory", "provide_alike", "verify_binaries"]
 
 TargetFactory = Callable[[Config, Journal], Target]
-# Machine fact kept while a run prepares: the workloads whose calibrated parameters are stored,
-# so that a run killed while preparing resumes by calibrating the others. Absent: all of them
-# (the preparation finished, a run stored before this fact, or a block of a run across boots).
-CALIBRATED = "calibrated_workloads"
 
 
 class Interrupted(KeyboardInterrupt):
@@ -84,11 +80,10 @@ class Runner:
         run = Run(
             id=0, created_at=time.time(), status="running", settings=request.settings,
             configs=list(request.configs), workloads=[w.spec for w in request.workloads],
-            params=params, facts={"machine": facts or {}}, user_workloads=request.user_workloads,
+            params=params, facts=RunFacts(machine=dict(facts or {})), user_workloads=request.user_workloads,
+            lost=dict(request.lost),  # shown with the run: the comparison the user asked for is missing a side
+            calibrated=[],
         )
-        if request.lost:  # shown with the run: the comparison the user asked for is missing a side
-            run.facts["machine"] = {**run.facts["machine"], LOST: dict(request.lost)}
-        run.facts["machine"] = {**run.facts["machine"], CALIBRATED: []}
         run.id = self.store.create_run(run)
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], [w.spec.name for w in request.workloads]))
         live = Live(run, {w.spec.name: w for w in request.workloads}, {}, {}, set(), [], fresh=True)
@@ -105,7 +100,8 @@ class Runner:
         live.failed = set(live.errors)
         self.store.update_run(run.id, status="running")
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], list(live.workloads), resumed=len(trials)))
-        stored = run.facts.get("machine", {}).get(CALIBRATED)
+        # None: all of them (the preparation finished, or a block of a run across boots)
+        stored = run.calibrated
         return self._execute(live, calibrated=set(live.workloads if stored is None else stored))
 
     # -- the run ---------------------------------------------------------------------
@@ -137,7 +133,7 @@ class Runner:
             self._record_parts(live)
             for name, target in live.targets.items():  # a remote machine's own conditions
                 if samples := target.monitor_samples():
-                    run.facts.setdefault(name, {})["monitor_samples"] = samples
+                    run.facts.side_for(name)["monitor_samples"] = samples
             for target in {id(t): t for t in live.targets.values()}.values():
                 target.close()
             if live.parts is not None:
@@ -150,7 +146,7 @@ class Runner:
             self.journal.undo_entry(commands)
             kept = status != "failed" or not live.fresh or any(t.ok for t in live.trials)
             if kept:
-                self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), facts=run.facts)
+                self.store.update_run(run.id, status=status, elapsed_s=live.elapsed(), records=run)
             else:
                 self.store.delete_run(run.id)
             self.emit(ev.RunFinished(run.id, status, kept=kept))
@@ -169,7 +165,7 @@ class Runner:
 
     def _record_conditions(self, live: Live) -> None:
         """Keep the monitor's samples (for the report's timeline) and kernel complaints."""
-        machine = live.run.facts.setdefault("machine", {})
+        machine = live.run.facts.machine
         if self.monitor is not None:
             machine["monitor_samples"] = machine.get("monitor_samples", []) + self.monitor.samples()
         events = kernel_events_since(live.run.created_at)
@@ -184,7 +180,7 @@ class Runner:
         """Facts of each configuration's parts, e.g. the device under its scratch."""
         for config in live.run.configs:
             if live.parts is not None and (found := live.parts.facts(config)):
-                live.run.facts.setdefault(config.name, {}).update(found)
+                live.run.facts.side_for(config.name).update(found)
 
     def _measure_clock(self, live: Live, round_index: int) -> None:
         if self.clock is None:
@@ -192,7 +188,7 @@ class Runner:
         mhz = self.clock()
         if mhz is not None:
             # [round, MHz, when]: the time puts the measured clock on the report's timeline
-            live.run.facts.setdefault("machine", {}).setdefault("clock_mhz", []).append([round_index, mhz, time.time()])
+            live.run.facts.machine.setdefault("clock_mhz", []).append([round_index, mhz, time.time()])
 
     def _open_targets(self, live: Live) -> None:
         live.scratches = scratches = Scratches(live.run.configs, self.journal)
@@ -244,7 +240,7 @@ class Runner:
                      "workloads": {w: {**p.facts, "versions": p.versions}
                                    for (w, c), p in live.prepared.items() if c == config.name}}
             with live.lock:
-                run.facts.setdefault(config.name, {}).update(facts)
+                run.facts.side_for(config.name).update(facts)
 
         each_machine(run.configs, describe, run.settings.parallel)
         self._record_parts(live)
@@ -273,12 +269,9 @@ class Runner:
                 failures[config.name] = exc
 
     def _keep_calibration(self, live: Live, calibrated: set[str]) -> None:
-        """Store the parameters with which workloads are calibrated so far (see CALIBRATED)."""
-        machine = live.run.facts.setdefault("machine", {})
-        machine.pop(CALIBRATED, None)
-        if not set(live.workloads) <= calibrated:
-            machine[CALIBRATED] = sorted(calibrated)
-        self.store.update_run(live.run.id, params=live.run.params, facts=live.run.facts)
+        """Store the parameters with which workloads are calibrated so far (see Run.calibrated)."""
+        live.run.calibrated = None if set(live.workloads) <= calibrated else sorted(calibrated)
+        self.store.update_run(live.run.id, params=live.run.params, records=live.run)
 
     def _lose(self, live: Live, name: str, config: str | None, error: ShootoutError,
               reason: str | None = None) -> None:
@@ -288,7 +281,7 @@ class Runner:
         live.failed.add(name)
         live.errors[name] = error
         reason = reason or error.message
-        live.run.facts.setdefault("lost", {})[name] = {"config": config, "reason": reason}
+        live.run.lost_workloads[name] = LostWorkload(config, reason)
         self.emit(ev.WorkloadSkipped(name, f"{config}: {reason}" if config else reason))
 
     def _provide(self, live: Live, workload: Workload) -> None:
@@ -304,7 +297,7 @@ class Runner:
             try:
                 workload.cleanup(ctx, live.prepared.get(key))
             except ShootoutError as exc:  # kept with the run; the work directory goes with the target
-                live.run.facts.setdefault(key[1], {}).setdefault("cleanup_errors", []).append(f"{name}: {exc}")
+                live.run.facts.side_for(key[1]).setdefault("cleanup_errors", []).append(f"{name}: {exc}")
 
     def _active(self, live: Live) -> list[str]:
         return [w for w in live.workloads if w not in live.failed]
@@ -343,7 +336,7 @@ class Runner:
             if not going:
                 self.emit(ev.Stopped(f"time budget of {s.budget_s:.0f} s spent"))
                 return
-            self.store.update_run(run.id, elapsed_s=live.elapsed(), facts=run.facts)
+            self.store.update_run(run.id, elapsed_s=live.elapsed(), records=run)
         self.emit(ev.Stopped(f"maximum of {s.max_rounds} rounds reached"))
 
     def _take(self, live: Live, spec: TrialSpec, unbudgeted: int, beside: bool) -> bool:
@@ -388,7 +381,7 @@ class Runner:
             if not again or live.elapsed() > live.run.settings.budget_s:
                 return trial
             with live.lock:
-                live.run.facts.setdefault("machine", {}).setdefault("set_aside", []).append(record(trial))
+                live.run.facts.machine.setdefault("set_aside", []).append(record(trial))
                 self.store.update_run(live.run.id, facts=live.run.facts)  # kept like a trial: at once
                 self.emit(ev.TrialSetAside(trial))
             monitor = there or self.monitor

@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Trial
+from shootout.base.runfacts import BudgetRefusal
 from shootout.configs.groups import grouped
 from shootout.judge.analysis import (
-    BUDGET_REFUSED,
     is_emulated,
     metric_log_ratios,
     run_design,
@@ -44,7 +44,7 @@ def _at_once(live: Live) -> float:
 
 def emulated(live: Live) -> list[str]:
     """The run's configurations that ran emulated (TCG VMs): function only, no verdicts."""
-    return [c.name for c in live.run.configs if is_emulated(live.run.facts.get(c.name, {}))]
+    return [c.name for c in live.run.configs if is_emulated(live.run.facts.side(c.name))]
 
 
 def undecided(live: Live, names: list[str]) -> list[str]:
@@ -96,8 +96,7 @@ def check_budget(live: Live, active: list[str], emit: Callable[[ev.Event], None]
     if not estimate.enough and not s.partial:
         wanted = math.ceil((live.elapsed() + estimate.needed_s * 1.2) / 60)
         # kept with the run (saved as it ends), so show and report say why it has no verdicts
-        live.run.facts.setdefault("machine", {})[BUDGET_REFUSED] = {
-            "budget_s": s.budget_s, "rounds": first, "wanted_min": wanted}
+        live.run.budget_refused = BudgetRefusal(budget_s=s.budget_s, rounds=first, wanted_min=wanted)
         raise UsageError(
             f"the budget of {s.budget_s / 60:g} min cannot pay for the {first} rounds a first verdict needs "
             "under the sequential rule, so no workload would get a verdict; nothing was measured beyond the warm-up",

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from shootout.base.errors import TargetError, UsageError, require_root
-from shootout.base.model import Config
+from shootout.base.model import Config, UserspaceRef
 from shootout.execution.elf import tool_elf
 from shootout.execution.process import Background, ProcResult, Stdin, run_process
 from shootout.execution.tools import CLEAN_PATH, find_tool
@@ -228,7 +228,7 @@ def ready(name: str) -> bool:
 def userspace_config_of(name: str, release: str, arch_name: str) -> Config:
     """The debian:RELEASE:ARCH configuration that runs in the userspace `name`."""
     return Config(name=f"debian:{release}:{arch_name}", target=ChrootKind.name, label=f"{arch_name} userspace",
-                  userspace=name)
+                  userspace=name, userspace_ref=UserspaceRef(release, arch_name))
 
 
 def debian_config(release: str, arch_name: str) -> Config:
@@ -252,7 +252,10 @@ def named_userspace_config(name: str) -> Config:
     from shootout.userspace import registry
 
     found = registry.get_ready(name)
-    return Config(name=f"userspace:{name}", target=ChrootKind.name, label=f"{name} ({found.arch})", userspace=name)
+    release, arch_name = found.meta.get("release"), found.meta.get("arch")  # as the registry records them
+    ref = UserspaceRef(str(release), str(arch_name)) if release and arch_name else None
+    return Config(name=f"userspace:{name}", target=ChrootKind.name, label=f"{name} ({found.arch})", userspace=name,
+                  userspace_ref=ref)
 
 
 class ChrootKind(Kind):

@@ -24,7 +24,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from shootout.base.errors import TargetError, UsageError
-from shootout.base.model import Config
+from shootout.base.model import Config, UserspaceRef
 from shootout.base.paths import data_dir
 from shootout.places.kind import Kind
 from shootout.places.ssh import SshTarget
@@ -166,4 +166,5 @@ def vm_config(spec: str) -> Config:
         raise UsageError(f"bad VM configuration {spec!r}", VmKind.hint)
     _, _, release, arch, flavour = parts
     return Config(name=spec, target=VmKind.name, label=f"VM: {arch} userspace, {flavour} kernel",
-                  options=(("release", release), ("arch", arch), ("flavour", flavour)))
+                  options=(("release", release), ("arch", arch), ("flavour", flavour)),
+                  userspace_ref=UserspaceRef(release, arch))

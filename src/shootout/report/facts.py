@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shootout.judge.analysis import BUDGET_REFUSED, Analysis
+from shootout.judge.analysis import Analysis
 
-# said elsewhere: drawn in the report's timeline (report/timeline.py), or said at the top
-_NOT_LISTED = {"monitor_samples", BUDGET_REFUSED}
+# said elsewhere: drawn in the report's timeline (report/timeline.py)
+_NOT_LISTED = {"monitor_samples"}
 
 
 def flatten(facts: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
@@ -53,13 +53,15 @@ def _table(columns: list[tuple[str, Mapping[str, Any]]]) -> FactTable:
     return FactTable(tuple(label for label, _ in columns), tuple(rows))
 
 
-def _facts(analysis: Analysis) -> dict[str, dict[str, Any]]:
-    if analysis.facts:
-        return analysis.facts
-    merged: dict[str, dict[str, Any]] = {}
+def _facts(analysis: Analysis) -> dict[str, Mapping[str, Any]]:
+    """The table's columns: "machine" (one per run when several) and each configuration's facts."""
+    if analysis.facts.machine or analysis.facts.sides:
+        return {"machine": analysis.facts.machine, **analysis.facts.sides}
+    merged: dict[str, Mapping[str, Any]] = {}
     for run in analysis.runs:
-        for key, value in run.facts.items():
-            merged.setdefault(key if key != "machine" or len(analysis.runs) == 1 else f"machine (run {run.id})", value)
+        merged.setdefault("machine" if len(analysis.runs) == 1 else f"machine (run {run.id})", run.facts.machine)
+        for key, value in run.facts.sides.items():
+            merged.setdefault(key, value)
     return merged
 
 

@@ -270,7 +270,7 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
         subtitle=subtitle(analysis),
         sentences=[summary_sentence(analysis, s) for s in iter_summaries(analysis)],
         lost=lost_notices(analysis),
-        notes=lost_lines(analysis.facts, "Not compared")
+        notes=lost_lines(analysis.lost, "Not compared")
         + [f"During the run: {line}" for line in analysis.conditions] + all_notes(analysis),
         explanation=analysis.explanation,
         summary_svg=summary_svg,

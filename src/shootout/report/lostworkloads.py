@@ -10,8 +10,8 @@ def lost_workloads(analysis: Analysis) -> dict[str, tuple[str | None, str]]:
     """Workload -> (the configuration it failed on, the reason), over the analysis's runs."""
     out: dict[str, tuple[str | None, str]] = {}
     for run in analysis.runs:
-        for name, lost in (run.facts.get("lost") or {}).items():
-            out.setdefault(name, (lost.get("config"), str(lost.get("reason", ""))))
+        for name, lost in run.lost_workloads.items():
+            out.setdefault(name, (lost.config, lost.reason))
     return out
 
 

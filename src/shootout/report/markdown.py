@@ -142,7 +142,7 @@ def render_markdown(
     base = baseline(analysis)
     lines = [f"# shootout: {' vs '.join(c.display for c in analysis.configs)}", "", f"*{subtitle(analysis)}*", ""]
     lines += [f"**{summary_sentence(analysis, s)}**" for s in iter_summaries(analysis)]
-    lines += [f"> {line}" for line in lost_lines(analysis.facts, "Not compared")]
+    lines += [f"> {line}" for line in lost_lines(analysis.lost, "Not compared")]
     lines += [f"> **{line}**" for line in lost_notices(analysis)]
     lines += [f"> During the run: {line}" for line in analysis.conditions]
     lines += [f"> {note}" for note in all_notes(analysis)]

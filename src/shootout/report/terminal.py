@@ -214,13 +214,13 @@ def _title(analysis: Analysis) -> str:
 def show(analysis: Analysis, console: Console, all_metrics: bool = False) -> None:
     """Print the verdicts in the layout that suits `console` (see the module docstring)."""
     rows = shown_rows(analysis, all_metrics)
-    head = [_title(analysis), *lost_lines(analysis.facts)] + lost_notices(analysis) + [f"during the run: {line}" for line in analysis.conditions]
+    head = [_title(analysis), *lost_lines(analysis.lost)] + lost_notices(analysis) + [f"during the run: {line}" for line in analysis.conditions]
     if analysis.refused:  # nothing measured: the refusal, not a table of "too few rounds"
         for line in head + [analysis.refused]:
             console.print(line, style="bold" if line == head[0] else "yellow", highlight=False, markup=False)
         return
     sentences = [summary_sentence(analysis, s) for s in iter_summaries(analysis)]
-    if (lost := lost_sentence(analysis.facts)) is not None:
+    if (lost := lost_sentence(analysis.lost)) is not None:
         sentences.append(lost)
     if others(analysis) and (stored := stored_prices(analysis)) is not None:
         sentences += price_lines(analysis, *stored)

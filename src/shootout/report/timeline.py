@@ -1,14 +1,14 @@
 """The run's timeline: what the monitors sampled while it ran, one line per machine.
 
-This machine's monitor keeps its samples in facts["machine"]; a remote configuration's
-machine (ssh, a VM's guest) is sampled there by its helper and kept in facts[config]. One
+This machine's monitor keeps its samples in Run.facts.machine; a remote configuration's
+machine (ssh, a VM's guest) is sampled there by its helper and kept in Run.facts.side(config). One
 panel per quantity (clock, temperature, steal, throttle events), drawn only where some
 machine has readings, on a shared axis of minutes since the first sample. A comparison
 across runs has no one timeline (its runs may be days apart): none is drawn.
 
 Two clocks, labelled apart: what the kernel reports (cpufreq, else /proc/cpuinfo, which
 under a VM is the nominal clock, flat; mean of cores), sampled every second, and what the run measured
-with its dependent-add loop before every round (runner: facts["machine"]["clock_mhz"]).
+with its dependent-add loop before every round (runner: Run.facts.machine["clock_mhz"]).
 The measured one is drawn at its times; a run stored before those carried a time gets a
 line at its median instead.
 """
@@ -41,12 +41,12 @@ def samples_by_machine(analysis: Analysis) -> dict[str, list[dict[str, Any]]]:
     if len(analysis.runs) != 1:
         return {}
     run = analysis.runs[0]
-    machine = run.facts.get("machine", {})
+    machine = run.facts.machine
     found: dict[str, list[dict[str, Any]]] = {}
     if samples := machine.get("monitor_samples"):
         found[f"this machine ({machine.get('hostname') or 'unnamed'})"] = samples
     for config in run.configs:
-        facts = run.facts.get(config.name, {})
+        facts = run.facts.side(config.name)
         if samples := facts.get("monitor_samples"):
             _, name = machine_of(facts, machine)
             label = f"{config.display}: {name}" if "vm" not in facts else f"{config.display} (guest)"
@@ -64,7 +64,7 @@ def measured_clock(analysis: Analysis) -> list[list[float]]:
     """This machine's clock as the run measured it (dependent-add loop, [round, MHz(, time)])."""
     if len(analysis.runs) != 1:
         return []
-    return [c for c in analysis.runs[0].facts.get("machine", {}).get("clock_mhz") or [] if len(c) >= 2 and c[1]]
+    return [c for c in analysis.runs[0].facts.machine_value("clock_mhz", default=[]) if len(c) >= 2 and c[1]]
 
 
 def _draw_measured(ax: Axes, measured: list[list[float]], t0: float, span: tuple[float, float]) -> Artist:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from shootout.base.errors import ShootoutError, StoreError
 from shootout.base.model import Run, Trial
 from shootout.base.paths import default_db_url
+from shootout.base.runfacts import RunFacts
 from shootout.store import engine as eng
 from shootout.store import migrations, results
 from shootout.store.schema import runs, settings, trials
@@ -25,6 +27,8 @@ from shootout.store.serialize import (
 )
 
 _RUNS_HINT = "list runs with: shootout runs"
+# What update_run(records=run) writes: the facts and the runner's records of Run
+RECORDS = ("facts", "lost", "lost_workloads", "calibrated", "budget_refused", "headline_clocks")
 
 
 class Store:
@@ -147,13 +151,20 @@ class Store:
         *,
         status: str | None = None,
         params: dict[str, Any] | None = None,
-        facts: dict[str, Any] | None = None,
+        facts: RunFacts | None = None,
         elapsed_s: float | None = None,
         note: str | None = None,
+        records: Run | None = None,
     ) -> None:
+        """records: write that run's facts and the runner's records kept with it (lost, calibrated, ...)."""
         changes: dict[str, Any] = {"updated_at": time.time()}
-        given = {"status": status, "params": params, "facts": facts, "elapsed_s": elapsed_s, "note": note}
+        given = {"status": status, "params": params, "elapsed_s": elapsed_s, "note": note}
         changes.update({k: jsonable(v) for k, v in given.items() if v is not None})
+        if facts is not None:
+            changes["facts"] = jsonable(dataclasses.asdict(facts))
+        if records is not None:
+            row = run_to_dict(records)
+            changes.update({k: row[k] for k in RECORDS})
         with self._write(f"update run {run_id}") as conn:
             if conn.execute(update(runs).where(runs.c.id == run_id).values(changes)).rowcount == 0:
                 raise self._no_run(run_id)

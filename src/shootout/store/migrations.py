@@ -10,6 +10,7 @@ spells out its tables here instead of using schema.py, which moves on.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -30,6 +31,7 @@ from sqlalchemy import (
     inspect,
     select,
     text,
+    update,
 )
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -101,10 +103,71 @@ def _v3_trial_observed(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE trials ADD COLUMN observed JSON NOT NULL DEFAULT '{}'"))
 
 
+# Keys version 3 kept inside a run's facts: the runner's records in the machine's facts, and
+# the workloads it lost at the top beside the configurations' facts.
+_V3_MACHINE_RECORDS = {"lost_configurations": "lost", "calibrated_workloads": "calibrated",
+                       "budget_refused": "budget_refused", "headline_clock": "headline_clocks"}
+_V3_LOST_WORKLOADS = "lost"
+
+
+def _v3_userspace_ref(config: dict[str, Any]) -> dict[str, str] | None:
+    """The userspace_ref of a configuration stored before configurations carried one: a
+    debian:RELEASE:ARCH chroot in its userspace debian-RELEASE-ARCH, or a vm:debian:... with its
+    release and arch options. Stored data has nothing else to tell them by; code that runs
+    reads the ref its parser set."""
+    name, options = str(config.get("name", "")), dict(tuple(p) for p in config.get("options") or [])
+    parts = name.split(":")
+    if (config.get("target") == "chroot" and len(parts) == 3 and parts[0] == "debian"
+            and config.get("userspace") == f"debian-{parts[1]}-{parts[2]}"):
+        return {"release": parts[1], "arch": parts[2]}
+    if config.get("target") == "vm" and options.get("release") and options.get("arch"):
+        return {"release": str(options["release"]), "arch": str(options["arch"])}
+    return None
+
+
+def typed_run(run: dict[str, Any]) -> dict[str, Any]:
+    """A run as version 3 stored it (its facts one mapping of "machine" and each configuration,
+    the runner's records inside it) as version 4 does: facts {"machine", "sides"}, the records
+    as the run's own fields, each configuration with its userspace_ref. Also reads results
+    files of version 1 (store/results.py)."""
+    out = dict(run)
+    facts = dict(run.get("facts") or {})
+    machine = dict(facts.pop("machine", None) or {})
+    names = {str(c.get("name")) for c in run.get("configs") or [] if isinstance(c, dict)}
+    for key, field_name in _V3_MACHINE_RECORDS.items():
+        if key in machine:
+            out[field_name] = machine.pop(key)
+    if _V3_LOST_WORKLOADS in facts and _V3_LOST_WORKLOADS not in names:
+        out["lost_workloads"] = facts.pop(_V3_LOST_WORKLOADS)
+    out["facts"] = {"machine": machine, "sides": facts}
+    out["configs"] = [{**c, "userspace_ref": _v3_userspace_ref(c)} if isinstance(c, dict) and "userspace_ref" not in c
+                      else c for c in run.get("configs") or []]
+    for key, empty in (("lost", {}), ("lost_workloads", {}), ("calibrated", None), ("budget_refused", None),
+                       ("headline_clocks", {})):
+        out.setdefault(key, empty)
+    return out
+
+
+def _v4_typed_facts(conn: Connection) -> None:
+    """The runner's records out of a run's facts into columns of their own, the facts split into
+    the machine's and the sides', and each configuration with its userspace_ref (typed_run)."""
+    records = {"lost": "NOT NULL DEFAULT '{}'", "lost_workloads": "NOT NULL DEFAULT '{}'", "calibrated": "NULL",
+               "budget_refused": "NULL", "headline_clocks": "NOT NULL DEFAULT '{}'"}
+    for name, rest in records.items():
+        conn.execute(text(f"ALTER TABLE runs ADD COLUMN {name} JSON {rest}"))
+    runs = Table("runs", MetaData(), Column("id", Integer, primary_key=True), Column("configs", JSON),
+                 Column("facts", JSON), *(Column(name, JSON) for name in records))
+    for row in conn.execute(select(runs.c.id, runs.c.configs, runs.c.facts)).all():
+        moved = typed_run({"configs": row.configs, "facts": row.facts})
+        conn.execute(update(runs).where(runs.c.id == row.id).values(
+            {key: moved[key] for key in ("configs", "facts", *records)}))
+
+
 MIGRATIONS: list[Migration] = [
     _v1_create_tables,
     _v2_trial_in_force,
     _v3_trial_observed,
+    _v4_typed_facts,
 ]
 
 

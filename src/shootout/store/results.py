@@ -8,6 +8,7 @@ from typing import Any
 
 from shootout.base.errors import StoreError
 from shootout.base.model import Run, Trial
+from shootout.store.migrations import typed_run
 from shootout.store.serialize import (
     run_from_dict,
     run_to_dict,
@@ -16,7 +17,9 @@ from shootout.store.serialize import (
 )
 
 RESULTS_FORMAT = "shootout-results"
-RESULTS_FORMAT_VERSION = 1
+# 2: the run's facts as {"machine", "sides"} and the runner's records as its own fields;
+# version 1 files (facts one mapping, the records inside it) are read through typed_run
+RESULTS_FORMAT_VERSION = 2
 
 _HINT = "import a file written by: shootout export"
 
@@ -56,7 +59,8 @@ def from_results(data: Any) -> tuple[Run, list[Trial]]:
     for key in ("run", "trials"):
         if key not in data:
             raise StoreError(f"malformed results file: missing key {key!r}", _HINT)
-    run = run_from_dict(data["run"])
+    stored = data["run"]
+    run = run_from_dict(typed_run(stored) if version == 1 and isinstance(stored, dict) else stored)
     if not isinstance(data["trials"], list):
         raise StoreError("malformed results file: 'trials' should be a list", _HINT)
     trials = [trial_from_dict(t) for t in data["trials"]]

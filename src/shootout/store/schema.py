@@ -35,10 +35,16 @@ runs = Table(
     Column("configs", JSON, nullable=False),  # [Config], baseline first
     Column("workloads", JSON, nullable=False),  # [WorkloadSpec]
     Column("params", JSON, nullable=False),
-    Column("facts", JSON, nullable=False),
+    Column("facts", JSON, nullable=False),  # RunFacts: {"machine": ..., "sides": {config: ...}} (version 4)
     Column("user_workloads", JSON, nullable=False),
     Column("elapsed_s", Double, nullable=False, default=0.0),
     Column("note", Text, nullable=False, default=""),
+    # the runner's records, each a field of Run (version 4; before, keys inside the facts)
+    Column("lost", JSON, nullable=False),
+    Column("lost_workloads", JSON, nullable=False),
+    Column("calibrated", JSON, nullable=True),
+    Column("budget_refused", JSON, nullable=True),
+    Column("headline_clocks", JSON, nullable=False),
 )
 
 trials = Table(

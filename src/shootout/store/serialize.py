@@ -19,8 +19,10 @@ from shootout.base.model import (
     RunSettings,
     Trial,
     TrialSpec,
+    UserspaceRef,
     WorkloadSpec,
 )
+from shootout.base.runfacts import BudgetRefusal, LostWorkload, RunFacts
 
 _HINT = "the data is not a shootout results record, or it is damaged"
 
@@ -110,6 +112,8 @@ def config_from_dict(data: Any) -> Config:
             kw[key] = _pairs(kw[key], f"{where} {key}")
     if "parts" in kw:
         kw["parts"] = _dict(kw["parts"], f"{where} parts")
+    if kw.get("userspace_ref") is not None:
+        kw["userspace_ref"] = UserspaceRef(**_fields(UserspaceRef, kw["userspace_ref"], f"{where} userspace_ref"))
     return Config(**kw)
 
 
@@ -142,10 +146,25 @@ def run_from_dict(data: Any) -> Run:
         if not isinstance(kw[key], (list, tuple)):
             raise _bad("run", f"{key!r} should be a list, got {kw[key]!r}")
         kw[key] = [build(item) for item in kw[key]]
-    for key in ("params", "facts", "user_workloads"):
+    for key in ("params", "user_workloads", "lost", "headline_clocks"):
         if key in kw:
             kw[key] = _dict(kw[key], f"run {key}")
+    kw["facts"] = _run_facts(kw["facts"])
+    if "lost_workloads" in kw:
+        kw["lost_workloads"] = {str(name): LostWorkload(**_fields(LostWorkload, lost, f"lost workload {name}"))
+                                for name, lost in _mapping(kw["lost_workloads"], "run lost_workloads").items()}
+    if kw.get("calibrated") is not None:
+        kw["calibrated"] = list(_str_tuple(kw["calibrated"], "run calibrated"))
+    if kw.get("budget_refused") is not None:
+        kw["budget_refused"] = BudgetRefusal(**_fields(BudgetRefusal, kw["budget_refused"], "run budget_refused"))
     return Run(**kw)
+
+
+def _run_facts(data: Any) -> RunFacts:
+    kw = _fields(RunFacts, data, "run facts")
+    sides = _dict(kw.get("sides", {}), "run facts sides")
+    return RunFacts(machine=_dict(kw.get("machine", {}), "run facts machine"),
+                    sides={str(name): _dict(side, f"facts of {name}") for name, side in sides.items()})
 
 
 def trial_to_dict(trial: Trial) -> dict[str, Any]:

@@ -18,7 +18,7 @@ other programs kept to one CPU's worth in the warm-up can pass for a computing o
 verdict is then on CPU time, and the output says so. Where the run delay is unknown (a
 remote machine) CPU time alone must be within 5%. The choice is made from the warm-up alone,
 before any measured round, so it cannot favour a verdict; it is kept with the run
-(facts["machine"][KEY]) and the wall time stays beside the headline as a sub-metric. """
+(Run.headline_clocks) and the wall time stays beside the headline as a sub-metric. """
 
 from __future__ import annotations
 
@@ -30,9 +30,8 @@ from shootout.base.model import Run, Trial, WorkloadSpec
 WALL, CPU = "wall", "cpu"
 WITHIN = 0.05  # CPU time within 5% of wall time: the command did nothing but compute
 SCHED = "sched"  # Trial.observed[SCHED]["run_delay_s"]: time the command waited for a CPU
-# in Run.facts["machine"]: {workload: {"clock": "cpu"|"wall", "cpu_per_wall": {config: r}}}, r the
+# Run.headline_clocks: {workload: {"clock": "cpu"|"wall", "cpu_per_wall": {config: r}}}, r the
 # warm-up trial's (CPU time + run delay) / wall time
-KEY = "headline_clock"
 
 
 def offers_cpu(spec: WorkloadSpec) -> bool:
@@ -64,7 +63,7 @@ def pick(spec: WorkloadSpec, warmup: Sequence[Trial]) -> dict[str, Any] | None:
 def record(run: Run, specs: Iterable[WorkloadSpec], trials: Sequence[Trial]) -> list[str]:
     """After the warm-up: pick and keep the clock of every workload that offers one and has
     none yet (a resumed run keeps its choice). Returns a line per new choice, for the output."""
-    kept = run.facts.setdefault("machine", {}).setdefault(KEY, {})
+    kept = run.headline_clocks
     lines = []
     for spec in specs:
         if spec.name in kept or (choice := pick(spec, trials)) is None:
@@ -76,7 +75,7 @@ def record(run: Run, specs: Iterable[WorkloadSpec], trials: Sequence[Trial]) -> 
 
 def headline(run: Run, spec: WorkloadSpec) -> str:
     """The metric that carries this workload's verdict in this run."""
-    choice = run.facts.get("machine", {}).get(KEY, {}).get(spec.name)
+    choice = run.headline_clocks.get(spec.name)
     return CPU if offers_cpu(spec) and choice is not None and choice["clock"] == CPU else spec.headline
 
 
@@ -94,4 +93,4 @@ def note(name: str, choice: dict[str, Any]) -> str:
 
 def notes(run: Run) -> list[str]:
     """Every choice of the run, for the report."""
-    return [note(name, choice) for name, choice in run.facts.get("machine", {}).get(KEY, {}).items()]
+    return [note(name, choice) for name, choice in run.headline_clocks.items()]
