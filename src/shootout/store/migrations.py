@@ -9,6 +9,7 @@ spells out its tables here instead of using schema.py, which moves on.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -111,15 +112,13 @@ _V3_LOST_WORKLOADS = "lost"
 
 
 def _v3_userspace_ref(config: dict[str, Any]) -> dict[str, str] | None:
-    """The userspace_ref of a configuration stored before configurations carried one: a
-    debian:RELEASE:ARCH chroot in its userspace debian-RELEASE-ARCH, or a vm:debian:... with its
-    release and arch options. Stored data has nothing else to tell them by; code that runs
-    reads the ref its parser set."""
-    name, options = str(config.get("name", "")), dict(tuple(p) for p in config.get("options") or [])
-    parts = name.split(":")
-    if (config.get("target") == "chroot" and len(parts) == 3 and parts[0] == "debian"
-            and config.get("userspace") == f"debian-{parts[1]}-{parts[2]}"):
-        return {"release": parts[1], "arch": parts[2]}
+    """The userspace_ref of a configuration stored before configurations carried one: a chroot
+    in a userspace named as shootout makes them (debian-RELEASE-ARCH, what version 3 read them
+    from), or a vm:debian:... with its release and arch options. Stored data has nothing else to
+    tell them by; code that runs reads the ref its parser set."""
+    options = dict(tuple(p) for p in config.get("options") or [])
+    if config.get("target") == "chroot" and (made := re.fullmatch(r"debian-(\w+)-(\w+)", str(config.get("userspace")))):
+        return {"release": made[1], "arch": made[2]}
     if config.get("target") == "vm" and options.get("release") and options.get("arch"):
         return {"release": str(options["release"]), "arch": str(options["arch"])}
     return None
