@@ -6,9 +6,6 @@ import io
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-
 from shootout.base.errors import TargetError
 from shootout.execution.place import Place
 
@@ -19,6 +16,10 @@ HEAD_BYTES = 64 * 1024
 
 
 def _identity(stream: BinaryIO) -> dict[str, Any]:
+    # pyelftools costs 0.15 s to import: loaded when a binary is first read, not with every place
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
     elf = ELFFile(stream)
     interp = None
     try:
@@ -40,6 +41,8 @@ def _identity(stream: BinaryIO) -> dict[str, Any]:
 def elf_identity_of(data: bytes) -> dict[str, Any]:
     """{'elf_class': 32|64, 'machine': ..., 'interpreter': ...} from the first bytes of a
     binary (HEAD_BYTES are enough); {} if they are not ELF (a script)."""
+    from elftools.common.exceptions import ELFError
+
     try:
         return _identity(io.BytesIO(data))
     except (ELFError, ValueError, EOFError):  # not ELF, or cut before what was needed
