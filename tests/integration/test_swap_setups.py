@@ -208,7 +208,7 @@ import subprocess, sys
 from pathlib import Path
 from shootout.swap import setup
 from shootout.swap.spec import SwapSpec
-from shootout.system import swaps
+from shootout.swap import swaps
 from shootout.system.journal import journal
 with journal() as j:
     setups = setup.SwapSetups(j, {"b": SwapSpec("disk", 64 << 20, on=sys.argv[1])})
@@ -256,7 +256,7 @@ def test_swap_file_on_btrfs_is_nocow_and_removed(require_root, tmp_path):
 PRIVATE_NS = r"""
 import ctypes, os, subprocess, sys
 from pathlib import Path
-from shootout.system import swapfile
+from shootout.swap import swapfile
 assert ctypes.CDLL(None, use_errno=True).unshare(0x00020000) == 0  # CLONE_NEWNS: as a run with private mounts
 subprocess.run(["mount", "--make-rprivate", "/"], check=True)
 point = Path(sys.argv[1])
