@@ -97,11 +97,12 @@ def test_app_bundles_are_byte_identical_to_their_pinned_hashes(cached_home):
 
 
 def test_host_against_itself_is_same(chromium, tmp_path):
-    """A/A at a small size: the headline's interval lies within ±20% after 10 paired rounds,
-    also on a machine other jobs keep busy (its CPU-time clock is what makes that possible;
-    the wall-clock figure beside it stays inconclusive there)."""
+    """A/A at a small size: the headline's verdict is "same" (its interval within ±20%). At this
+    size a trial's CPU time varies by about 8% on a quiet machine and by more on a busy one, so
+    the run goes on past 10 rounds until the sequential rule decides, as a user's run would;
+    a run of fixed length would fail now and then on noise alone, not on a bias."""
     host = Config(name="host")
-    settings = RunSettings(seed=5, budget_s=1200, aa=True, threshold=0.20, precision=0.10, min_rounds=10, max_rounds=10)
+    settings = RunSettings(seed=5, budget_s=1200, aa=True, threshold=0.20, precision=0.10, min_rounds=10, max_rounds=30)
     params = {"browser": {**Browser.quick, **SMALL, "sets": ["todo"], "todo_target_ms": 300}}
     store = Store(f"sqlite:///{tmp_path / 'aa.db'}")
     run_id = Runner(store, Journal(tmp_path)).start(RunRequest([host, aa_copy(host)], [Browser()], settings, params=params))
