@@ -17,6 +17,19 @@ PG_ENV = "SHOOTOUT_TEST_PG_URL"
 FakeBoot = Callable[..., Path]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A data directory of the test session's own where a test sets none, so that no test
+    reads or leaves anything in the user's (~/.local/share/shootout: results, journals)."""
+    if os.environ.get("SHOOTOUT_HOME"):
+        yield
+        return
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SHOOTOUT_HOME", str(tmp_path_factory.mktemp("shootout-home")))
+    yield
+    mp.undo()
+
+
 @pytest.fixture
 def fake_boot(tmp_path: Path) -> FakeBoot:
     """A fake root as one boot shows it (boot id, release, uname -m, command line, config.txt)."""

@@ -221,7 +221,7 @@ def test_each_machine_measured_beside_others_repeats_its_interrupted_trials_by_i
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
     settings = RunSettings(seed=3, min_rounds=6, max_rounds=6, budget_s=600, repeats=3)
     run_id = Runner(store, Journal(tmp_path)).start(RunRequest(configs, [CommandWorkload(WORK)], settings))
-    aside = Counter(a["config"] for a in store.get_run(run_id).facts.machine["set_aside"])
+    aside = Counter(a["config"] for a in store.get_run(run_id).set_aside)
     # the busy machines: three attempts set aside per trial until 20 attempts made their load steady
     assert aside["m1"] == aside["m2"] == 15, aside
     assert aside["m3"] == 1, aside  # its one interrupted attempt, measured again

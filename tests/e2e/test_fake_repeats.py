@@ -1,4 +1,4 @@
-"""A trial that other programs interrupted is set aside, kept in the run's facts, and measured
+"""A trial that other programs interrupted is set aside, kept with the run, and measured
 again; the stored trial is the clean attempt. The fake /proc/stat stands for the machine: the
 script adds other programs' CPU time to it while chosen attempts run."""
 
@@ -51,25 +51,25 @@ def test_an_interrupted_attempt_is_set_aside_and_the_trial_measured_again(tmp_pa
     trials = store.trials(run_id)
     assert {t.values["value"] for t in trials} == {100.0}  # only clean attempts were kept
     assert len({(t.spec.round, t.spec.config) for t in trials}) == len(trials)  # one per round and side
-    aside = store.get_run(run_id).facts.machine["set_aside"]
+    aside = store.get_run(run_id).set_aside
     assert [(a["config"], a["values"]) for a in aside] == [("B", {"value": 999.0}), ("A", {"value": 999.0}), ("A", {"value": 999.0})]
     assert all(a["others_cpus"] > 1.0 for a in aside)
     assert [e.trial.spec.config for e in events if isinstance(e, ev.TrialSetAside)] == ["B", "A", "A"]
     analysis = analyze(store.get_run(run_id), trials)
     assert "repeated: other programs interrupted 3 trial attempt(s); they were set aside and measured again " \
-           "(kept in the run's facts)" in analysis.conditions
+           "(kept with the run)" in analysis.conditions
 
 
 def test_at_most_repeats_attempts_are_set_aside_then_the_next_is_kept(tmp_path: Path) -> None:
     store, run_id, _ = run(tmp_path, {("A", n): 50 for n in (3, 4, 5)}, repeats=2)
-    aside = store.get_run(run_id).facts.machine["set_aside"]
+    aside = store.get_run(run_id).set_aside
     assert len(aside) == 2  # A's calls 3 and 4; call 5 was kept as it came
     assert sorted(t.values["value"] for t in store.trials(run_id) if t.spec.config == "A")[-1] == 999.0
 
 
 def test_repeats_0_keeps_every_attempt(tmp_path: Path) -> None:
     store, run_id, _ = run(tmp_path, {("B", 4): 50}, repeats=0)
-    assert "set_aside" not in store.get_run(run_id).facts.machine
+    assert store.get_run(run_id).set_aside == []
     assert 999.0 in {t.values["value"] for t in store.trials(run_id)}
     busy = [t for t in store.trials(run_id) if t.monitor["others_cpus"] > 1.0]
     assert [t.values["value"] for t in busy] == [999.0]

@@ -50,7 +50,7 @@ def test_outside_load_sets_trials_aside_and_the_trials_own_work_does_not(tmp_pat
     with monitor:
         run_id = Runner(store, Journal(tmp_path), on_event, monitor=monitor).start(
             RunRequest(configs, [work], RunSettings(seed=1, max_rounds=8)))
-    aside = store.get_run(run_id).facts.machine.get("set_aside", [])
+    aside = store.get_run(run_id).set_aside
     assert loaded and aside, "the outside load set no attempt aside"
     during = [a for a in aside if loaded[0] - 0.5 <= a["started_at"] <= loaded[0] + LOAD_S]
     assert during and max(a["others_cpus"] for a in during) > 1.0, aside  # two loops: up to two CPUs
@@ -76,7 +76,7 @@ def test_without_the_monitor_outside_load_still_sets_trials_aside(tmp_path: Path
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
     run_id = Runner(store, Journal(tmp_path), on_event, monitor=None).start(
         RunRequest(configs, [work], RunSettings(seed=1, max_rounds=8)))
-    aside = store.get_run(run_id).facts.machine.get("set_aside", [])
+    aside = store.get_run(run_id).set_aside
     during = [a for a in aside if loaded and loaded[0] - 0.5 <= a["started_at"] <= loaded[0] + LOAD_S]
     assert during and max(a["others_cpus"] for a in during) > 1.0, aside
     trials = [t for t in store.trials(run_id) if t.spec.round > 0]

@@ -172,7 +172,7 @@ def test_machines_measured_side_by_side_repeat_the_trials_their_own_load_interru
     settings = RunSettings(seed=1, min_rounds=6, max_rounds=6, repeats=3, budget_s=600)
     run_id = Runner(store, Journal(tmp_path / "journal"), on_event).start(RunRequest(configs, [work], settings))
     spinner[0].wait()
-    aside = store.get_run(run_id).facts.machine["set_aside"]
+    aside = store.get_run(run_id).set_aside
     assert {a["config"] for a in aside} == {"ssh:machine1", "ssh:machine2"}, aside
     assert all(a["others_cpus"] > 0.25 for a in aside)
     kept = store.trials(run_id)

@@ -34,8 +34,9 @@ def trials(changed: dict[tuple[int, str], dict[str, Any]] | None = None, everywh
 MACHINE = {"monitor_samples": [{"mhz_max": BEST_MHZ}]}
 
 
-def flags(all_trials: list[Trial], machine: dict[str, Any] = MACHINE) -> dict[str, list[str]]:
-    rc = RunConditions(all_trials, machine)
+def flags(all_trials: list[Trial], machine: dict[str, Any] = MACHINE,
+          set_aside: tuple[dict[str, Any], ...] | list[dict[str, Any]] = ()) -> dict[str, list[str]]:
+    rc = RunConditions(all_trials, machine, set_aside)
     return {w: rc.flags([t for t in all_trials if t.spec.workload == w]) for w in WORKLOADS}
 
 
@@ -73,22 +74,21 @@ def test_a_metric_worse_off_than_the_typical_trial_is_flagged_by_the_excess() ->
 
 
 def test_set_aside_attempts_are_said_once_for_the_run() -> None:
-    machine = MACHINE | {"set_aside": [{"round": 2, "workload": "a", "config": "B"}] * 3}
-    assert RunConditions(trials(), machine).lines == [
+    aside = [{"round": 2, "workload": "a", "config": "B"}] * 3
+    assert RunConditions(trials(), MACHINE, aside).lines == [
         "repeated: other programs interrupted 3 trial attempt(s); they were set aside and measured again "
-        "(kept in the run's facts)"]
-    assert flags(trials(), machine) == {w: [] for w in WORKLOADS}  # 3 to 0 is a fair coin's split
+        "(kept with the run)"]
+    assert flags(trials(), MACHINE, aside) == {w: [] for w in WORKLOADS}  # 3 to 0 is a fair coin's split
 
 
 def test_attempts_set_aside_mostly_on_one_configuration_flag_the_workload() -> None:
     attempts = [{"round": 2, "workload": "c", "config": "B"}] * 12 + [{"round": 3, "workload": "c", "config": "A"}]
-    machine = MACHINE | {"set_aside": attempts}
-    assert RunConditions(trials(), machine).lines[1] == (
+    assert RunConditions(trials(), MACHINE, attempts).lines[1] == (
         "repeated unevenly: c (B 12, A 1 attempts set aside): a configuration's own work may have counted as other "
         "programs'; compare with --repeats 0")
-    assert flags(trials(), machine) == {"a": [], "b": [], "c": ["repeated unevenly"], "d": []}
-    machine = MACHINE | {"set_aside": attempts[:9] + attempts[-1:] * 2}  # 9 to 2: p = 0.065
-    assert flags(trials(), machine) == {w: [] for w in WORKLOADS}
+    assert flags(trials(), MACHINE, attempts) == {"a": [], "b": [], "c": ["repeated unevenly"], "d": []}
+    fewer = attempts[:9] + attempts[-1:] * 2  # 9 to 2: p = 0.065
+    assert flags(trials(), MACHINE, fewer) == {w: [] for w in WORKLOADS}
 
 
 def test_common_events_are_said_once_for_the_run() -> None:

@@ -34,8 +34,9 @@ HERE = {"hostname": "lab", "machine_id": "m-lab"}
 
 
 def remote(host: str, machine_id: str) -> dict:
-    """A configuration's facts as the ssh target records them."""
-    return {"remote": f"user@{host}", "channel": "ssh", "machine": {"hostname": host, "machine_id": machine_id}}
+    """A configuration's facts as the runner keeps them, the ssh target's under "target"."""
+    return {"target": {"remote": f"user@{host}", "channel": "ssh",
+                       "machine": {"hostname": host, "machine_id": machine_id}}}
 
 
 def make_run(facts: dict, level: dict[str, float], run_id: int = 1, settings: RunSettings | None = None,
@@ -69,13 +70,13 @@ def test_two_ssh_hosts_are_said_to_differ_in_the_machines_everywhere() -> None:
 def test_the_same_machine_claims_nothing() -> None:
     # ssh to this machine itself (its own machine id), the host, a VM on this machine's hardware.
     run, trials = make_run({"ssh:user@a": remote("lab", "m-lab"),
-                            "vm": {"remote": "VM vm", "vm": {}, "machine": {"machine_id": "m-guest"}}},
+                            "vm": {"target": {"remote": "VM vm", "vm": {}, "machine": {"machine_id": "m-guest"}}}},
                            {"ssh:user@a": 100.0, "host": 100.0, "vm": 90.0})
     analysis = analyze(run, trials)
     assert not any(MACHINES_NOTE in n for n in analysis.notes)
     assert all(MACHINES_NOTE not in text for text in outputs(analysis).values())
     # Unknown identities (imported runs) claim nothing either.
-    assert machines_note([("a", {}, {}), ("b", {"remote": "x", "machine": {}}, {})]) is None
+    assert machines_note([("a", {}, {}), ("b", {"target": {"remote": "x", "machine": {}}}, {})]) is None
 
 
 def test_compare_of_runs_made_on_two_machines_says_so() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 from shootout.base.model import Run, UserspaceRef
@@ -26,6 +27,7 @@ def assert_typed(run: Run) -> None:
     assert run.lost_workloads["broken"].config == I386
     assert run.lost_workloads["broken"].reason.startswith("broken printed no number matching")
     assert run.calibrated is None and run.budget_refused is None and run.headline_clocks == {}
+    assert run.set_aside == [] and run.across_boots is None
     assert isinstance(run.facts, RunFacts)
     # the machine's facts are the probe's alone: the runner's records left them
     assert run.facts.machine == {"hostname": "fixture", "cores": 2, "kernel": "6.1.0-fixture"}
@@ -50,6 +52,24 @@ def test_a_database_of_schema_version_3_is_migrated_to_the_typed_run(tmp_path: P
         analysis = analyze(run, trials)
         assert analysis.lost == {"nosuch": WHY}
         assert lost_lines(analysis.lost) == [f"not compared: nosuch, which cannot run here: {WHY}"]
+
+
+def test_attempts_set_aside_and_a_block_across_boots_leave_the_machines_facts(tmp_path: Path) -> None:
+    """Version 3 kept both in the machine's facts too (the fixture's run has neither: added here
+    as the runner and a run across boots of that version wrote them)."""
+    db = tmp_path / "v1-run.db"
+    shutil.copy(STORED / "v1-run.db", db)
+    aside = [{"round": 2, "workload": "bench", "config": "host", "wall_s": 1.5}]
+    block = {"campaign": "a1b2c3", "schedule": ["k1", "k2", "k2", "k1"], "block": 1, "configs": []}
+    with sqlite3.connect(db) as conn:
+        facts = json.loads(conn.execute("SELECT facts FROM runs").fetchone()[0])
+        facts["machine"] |= {"set_aside": aside, "across_boots": block}
+        conn.execute("UPDATE runs SET facts = ?", (json.dumps(facts),))
+    conn.close()
+    with Store(f"sqlite:///{db}") as store:
+        run = store.get_run("last")
+    assert (run.set_aside, run.across_boots) == (aside, block)
+    assert run.facts.machine == {"hostname": "fixture", "cores": 2, "kernel": "6.1.0-fixture"}
 
 
 def test_a_results_file_of_version_1_is_read_as_the_typed_run(tmp_path: Path) -> None:

@@ -162,6 +162,10 @@ class Run:
     budget_refused: BudgetRefusal | None = None  # refused after the warm-up for its budget
     # workload -> the clock its headline is measured by ({"clock": "cpu"|"wall", "cpu_per_wall": ...})
     headline_clocks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # trial attempts other programs interrupted, set aside and measured again (conditions/repeats.py)
+    set_aside: list[dict[str, Any]] = field(default_factory=list)
+    # the run across boots this run is a block of: {"campaign", "schedule", "block", "configs"[, "boots"]}
+    across_boots: dict[str, Any] | None = None
 
     @property
     def baseline(self) -> Config:

@@ -16,7 +16,7 @@ trials) is the reference:
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,7 +94,9 @@ class _Level:
 class RunConditions:
     """The run's typical trial per condition, the machine-wide lines, and flags per metric."""
 
-    def __init__(self, trials: Sequence[Trial], machine: dict[str, Any]) -> None:
+    def __init__(self, trials: Sequence[Trial], machine: dict[str, Any],
+                 set_aside: Sequence[Mapping[str, Any]] = ()) -> None:
+        """machine: the run's machine facts; set_aside: the attempts the run measured again."""
         clock = machine.get("clock_mhz") or []
         start = clock[0][1] if clock else None
         round_deficit = {int(r): max(0.0, 100.0 * (1.0 - mhz / start)) for r, mhz, *_ in clock if start and mhz}
@@ -102,10 +104,9 @@ class RunConditions:
         self.values = {_key(t): _quantities(t, best, round_deficit) for t in trials if t.spec.round > 0}
         self.levels: list[_Level] = []
         self.lines: list[str] = []
-        set_aside = machine.get("set_aside", [])
         if set_aside:
             self.lines.append(f"repeated: other programs interrupted {len(set_aside)} trial attempt(s); they were set "
-                              "aside and measured again (kept in the run's facts)")
+                              "aside and measured again (kept with the run)")
         configs: dict[str, set[str]] = {}
         for t in trials:
             configs.setdefault(t.spec.workload, set()).add(t.spec.config)

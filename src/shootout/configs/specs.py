@@ -19,6 +19,7 @@ from shootout.configs.groups import expand, group_table
 from shootout.execution.build import ABI_FLAGS, ABI_PACKAGES, compile_c
 from shootout.parts import config_keys, parse_parts
 from shootout.places import kind_of, parse_kind_spec
+from shootout.places.chroot import ChrootKind, userspace_ref_of
 from shootout.places.host import HostTarget, x86_abi_problem
 from shootout.workloads.catalogue import user_workload
 
@@ -96,21 +97,25 @@ def _config_from_table(table: dict[str, Any], where: str) -> Config:
         raise UsageError(f"{where}: env must be a table", 'env = { NAME = "value" }')
     if not isinstance(options, dict):
         raise UsageError(f"{where}: options must be a table", 'options = { NAME = "value" }')
+    userspace, target = table.get("userspace", base.userspace), table.get("target", base.target)
+    # a userspace named here instead of the spec's is not the debian:RELEASE:ARCH it made
+    ref = base.userspace_ref if userspace == base.userspace else None
+    if ref is None and userspace and target == ChrootKind.name:
+        ref = userspace_ref_of(userspace)  # a userspace this file names itself
     abi = table.get("abi", base.abi)
     if abi not in ABI_FLAGS:
         raise UsageError(f"{where}: unknown abi {abi!r}", "use m32 or mx32, or leave it out")
     return dataclasses.replace(
         base,
         name=name,
-        target=table.get("target", base.target),
+        target=target,
         label=table.get("label", name),
         abi=abi,
         cc=table.get("cc", base.cc),
         cflags=(*base.cflags, *cflags),
         env=(*base.env, *((str(k), str(v)) for k, v in env.items())),
-        userspace=table.get("userspace", base.userspace),
-        # a userspace named here instead of the spec's is not the debian:RELEASE:ARCH it made
-        userspace_ref=base.userspace_ref if table.get("userspace", base.userspace) == base.userspace else None,
+        userspace=userspace,
+        userspace_ref=ref,
         options=tuple({**dict(base.options), **{str(k): str(v) for k, v in options.items()}}.items()) + group,
         parts={**base.parts, **parse_parts(table, where)},
     )

@@ -273,7 +273,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
     s = run.settings
     measured = [t for t in trials if t.spec.round > 0]
     designs = {True: run_design(run, True), False: run_design(run, False)}
-    seen = _Trials(run, trials, measured, RunConditions(measured, run.facts.machine))
+    seen = _Trials(run, trials, measured, RunConditions(measured, run.facts.machine, run.set_aside))
     comparisons: list[Comparison] = []
     for spec in run.workloads:
         for metric in spec.metrics:

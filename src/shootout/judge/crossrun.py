@@ -242,7 +242,7 @@ def _member_facts(members: Sequence[Member]) -> RunFacts:
 
 def _one_campaign(runs: Sequence[Run]) -> bool:
     """Whether every run is a block of the same run across boots (measure/bootcampaign.py marks them)."""
-    ids = {r.facts.machine_value("across_boots", "campaign") for r in runs}
+    ids = {(r.across_boots or {}).get("campaign") for r in runs}
     return len(ids) == 1 and None not in ids
 
 

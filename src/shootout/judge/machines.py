@@ -14,13 +14,16 @@ from typing import Any
 MACHINES_NOTE = "differences include the machines"
 
 
-def machine_of(config_facts: Mapping[str, Any], run_machine: Mapping[str, Any]) -> tuple[str, str]:
-    """(identity, name) of the machine a configuration ran on; identity "" when unknown."""
-    remote = config_facts.get("machine") if config_facts.get("remote") and "vm" not in config_facts else None
-    facts = remote if isinstance(remote, dict) else run_machine
+def machine_of(side: Mapping[str, Any], run_machine: Mapping[str, Any]) -> tuple[str, str]:
+    """(identity, name) of the machine a configuration ran on; identity "" when unknown.
+    side: the configuration's facts as the runner keeps them, its target's under "target"."""
+    target = side.get("target")
+    target = target if isinstance(target, Mapping) else {}
+    remote = target.get("machine") if target.get("remote") and "vm" not in target else None
+    facts = remote if isinstance(remote, Mapping) else run_machine
     host = facts.get("hostname") or "an unnamed machine"
-    name = f"{host} (ssh {config_facts['remote']})" if isinstance(remote, dict) else host
-    return str(facts.get("machine_id") or facts.get("hostname") or config_facts.get("remote") or ""), str(name)
+    name = f"{host} (ssh {target['remote']})" if isinstance(remote, Mapping) else host
+    return str(facts.get("machine_id") or facts.get("hostname") or target.get("remote") or ""), str(name)
 
 
 def machines_note(sides: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> str | None:

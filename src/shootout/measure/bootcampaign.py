@@ -7,8 +7,8 @@ userspace); the boots of different kernels follow the A B B A schedule.
 Block 1 is an ordinary run of the kernel configuration that runs now (it calibrates the
 work); every later block is a new run with block 1's settings, workloads and calibrated
 parameters, started through Runner.resume so it does exactly the same work. Each block's
-machine facts hold the boot identity and {"across_boots": campaign id, schedule, block
-index, every kernel configuration}; nothing else in the store changes.
+machine facts hold the boot identity, and its run's across_boots field {campaign id,
+schedule, block index, every kernel configuration}; nothing else in the store changes.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ from shootout.store.serialize import config_from_dict, config_to_dict
 from shootout.system.journal import Journal
 from shootout.workloads.contract import Workload
 
-KEY = "across_boots"
 COMPARISON_LABEL = "across boots"
 
 
@@ -85,7 +84,7 @@ def _want(config: Config) -> KernelWant:
 
 
 def campaign_of(run: Run) -> Campaign | None:
-    meta = run.facts.machine_value(KEY)
+    meta = run.across_boots
     if not meta:
         return None
     configs = [config_from_dict(c) for c in meta["configs"]]
@@ -95,18 +94,22 @@ def campaign_of(run: Run) -> Campaign | None:
 def blocks_of(store: Store, campaign: Campaign) -> list[Block]:
     found = []
     for run in store.list_runs():
-        meta = run.facts.machine_value(KEY, default={})
+        meta = run.across_boots or {}
         if meta.get("campaign") == campaign.id:
             found.append(Block(meta["block"], campaign.schedule[meta["block"]],
                                BootIdentity.from_dict(run.facts.machine["boot"]), run.id, run.status == "complete"))
     return sorted(found, key=lambda b: (b.index, b.run_id))
 
 
-def _facts(machine: dict[str, Any], campaign: Campaign, block: int, boot: BootIdentity) -> dict[str, Any]:
-    meta = {"campaign": campaign.id, "schedule": campaign.schedule, "block": block,
+def _block(campaign: Campaign, block: int) -> dict[str, Any]:
+    """A block's across_boots record."""
+    return {"campaign": campaign.id, "schedule": campaign.schedule, "block": block,
             "configs": [config_to_dict(c) for c in campaign.configs.values()],
             **({"boots": campaign.boots} if campaign.boots else {})}
-    return {**machine, "boot": boot.as_dict(), KEY: meta}
+
+
+def _facts(machine: dict[str, Any], boot: BootIdentity) -> dict[str, Any]:
+    return {**machine, "boot": boot.as_dict()}
 
 
 def shared_boots(configs: Sequence[Config]) -> dict[str, list[str]]:
@@ -145,7 +148,7 @@ def start(runner: Runner, request: RunRequest, campaign: Campaign, machine: dict
           root: Path = Path("/")) -> BlockOutcome:
     """Measure block 1 under the running kernel."""
     block = replace(request, configs=block_configs(campaign, 0))
-    run_id = runner.start(block, facts=_facts(machine, campaign, 0, read_boot(root)))
+    run_id = runner.start(block, facts=_facts(machine, read_boot(root)), across_boots=_block(campaign, 0))
     runner.store.update_run(run_id, note=f"{COMPARISON_LABEL}: block 1 of {len(campaign.schedule)}")
     return BlockOutcome(run_id, 0, campaign, next_block(campaign.schedule, blocks_of(runner.store, campaign)))
 
@@ -189,8 +192,8 @@ def resume(runner: Runner, step: Resumption, workloads: Callable[[Run], Sequence
         first = store.get_run(next(b.run_id for b in blocks_of(store, campaign) if b.index == 0))
         run = Run(id=0, created_at=time.time(), status="running", settings=first.settings,
                   configs=block_configs(campaign, step.index), workloads=list(first.workloads),
-                  params=first.params, facts=RunFacts(machine=_facts(machine, campaign, step.index, step.boot)),
-                  user_workloads=first.user_workloads,
+                  params=first.params, facts=RunFacts(machine=_facts(machine, step.boot)),
+                  user_workloads=first.user_workloads, across_boots=_block(campaign, step.index),
                   note=f"{COMPARISON_LABEL}: block {step.index + 1} of {len(campaign.schedule)}")
         run.id = store.create_run(run)
     run_id = runner.resume(run, workloads(run))

@@ -62,7 +62,7 @@ class BudgetEstimate(Event):
 
 @dataclass(frozen=True)
 class TrialSetAside(Event):
-    """Other programs interrupted this attempt: it is kept in the run's facts and run again."""
+    """Other programs interrupted this attempt: it is kept with the run and run again."""
 
     trial: Trial
 

@@ -70,7 +70,10 @@ class Runner:
         self.own_budget = own_budget  # a named experiment's own budget, for the hint of a budget refusal
 
     # -- entry points --------------------------------------------------------------
-    def start(self, request: RunRequest, facts: dict[str, Any] | None = None) -> int:
+    def start(self, request: RunRequest, facts: dict[str, Any] | None = None,
+              across_boots: dict[str, Any] | None = None) -> int:
+        """facts: this machine's, as the caller read them; across_boots: the block of a run across
+        boots this run is (measure/bootcampaign.py)."""
         if not request.configs:
             raise UsageError("no usable configuration left", "run `shootout info` to see why each was skipped")
         if not request.workloads:
@@ -82,7 +85,7 @@ class Runner:
             configs=list(request.configs), workloads=[w.spec for w in request.workloads],
             params=params, facts=RunFacts(machine=dict(facts or {})), user_workloads=request.user_workloads,
             lost=dict(request.lost),  # shown with the run: the comparison the user asked for is missing a side
-            calibrated=[],
+            calibrated=[], across_boots=across_boots,
         )
         run.id = self.store.create_run(run)
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], [w.spec.name for w in request.workloads]))
@@ -381,8 +384,8 @@ class Runner:
             if not again or live.elapsed() > live.run.settings.budget_s:
                 return trial
             with live.lock:
-                live.run.facts.machine.setdefault("set_aside", []).append(record(trial))
-                self.store.update_run(live.run.id, facts=live.run.facts)  # kept like a trial: at once
+                live.run.set_aside.append(record(trial))
+                self.store.update_run(live.run.id, records=live.run)  # kept like a trial: at once
                 self.emit(ev.TrialSetAside(trial))
             monitor = there or self.monitor
             repeats.waited(monitor.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S) if monitor is not None

@@ -220,8 +220,6 @@ class ChrootTarget(LocalFiles):
 
 
 def ready(name: str) -> bool:
-    from shootout.userspace import registry
-
     return any(u.state == "ready" for u in registry.find(name))
 
 
@@ -234,7 +232,6 @@ def userspace_config_of(name: str, release: str, arch_name: str) -> Config:
 def debian_config(release: str, arch_name: str) -> Config:
     """debian:RELEASE:ARCH: the userspace debian-RELEASE-ARCH, named (a ready one must hold that
     release and architecture)."""
-    from shootout.userspace import registry
     from shootout.userspace.arches import arch
 
     arch(arch_name)
@@ -249,13 +246,21 @@ def debian_config(release: str, arch_name: str) -> Config:
 
 def named_userspace_config(name: str) -> Config:
     """userspace:NAME: an existing userspace of any name."""
-    from shootout.userspace import registry
-
     found = registry.get_ready(name)
-    release, arch_name = found.meta.get("release"), found.meta.get("arch")  # as the registry records them
-    ref = UserspaceRef(str(release), str(arch_name)) if release and arch_name else None
     return Config(name=f"userspace:{name}", target=ChrootKind.name, label=f"{name} ({found.arch})", userspace=name,
-                  userspace_ref=ref)
+                  userspace_ref=_recorded_ref(found))
+
+
+def _recorded_ref(found: registry.Userspace) -> UserspaceRef | None:
+    release, arch_name = found.meta.get("release"), found.meta.get("arch")  # as the registry records them
+    return UserspaceRef(str(release), str(arch_name)) if release and arch_name else None
+
+
+def userspace_ref_of(name: str) -> UserspaceRef | None:
+    """The release and architecture of a ready userspace a configuration file names, as the
+    registry records them (never read from the name); None when it is not there (the run
+    then says so; a spec = "debian:RELEASE:ARCH" is what creates one on first use)."""
+    return _recorded_ref(registry.get_ready(name)) if ready(registry.check_name(name)) else None
 
 
 class ChrootKind(Kind):

@@ -49,7 +49,7 @@ def samples_by_machine(analysis: Analysis) -> dict[str, list[dict[str, Any]]]:
         facts = run.facts.side(config.name)
         if samples := facts.get("monitor_samples"):
             _, name = machine_of(facts, machine)
-            label = f"{config.display}: {name}" if "vm" not in facts else f"{config.display} (guest)"
+            label = f"{config.display} (guest)" if "vm" in run.facts.target(config.name) else f"{config.display}: {name}"
             found.setdefault(label, []).extend(samples)
     return found
 

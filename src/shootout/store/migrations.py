@@ -107,7 +107,8 @@ def _v3_trial_observed(conn: Connection) -> None:
 # Keys version 3 kept inside a run's facts: the runner's records in the machine's facts, and
 # the workloads it lost at the top beside the configurations' facts.
 _V3_MACHINE_RECORDS = {"lost_configurations": "lost", "calibrated_workloads": "calibrated",
-                       "budget_refused": "budget_refused", "headline_clock": "headline_clocks"}
+                       "budget_refused": "budget_refused", "headline_clock": "headline_clocks",
+                       "set_aside": "set_aside", "across_boots": "across_boots"}
 _V3_LOST_WORKLOADS = "lost"
 
 
@@ -142,7 +143,7 @@ def typed_run(run: dict[str, Any]) -> dict[str, Any]:
     out["configs"] = [{**c, "userspace_ref": _v3_userspace_ref(c)} if isinstance(c, dict) and "userspace_ref" not in c
                       else c for c in run.get("configs") or []]
     for key, empty in (("lost", {}), ("lost_workloads", {}), ("calibrated", None), ("budget_refused", None),
-                       ("headline_clocks", {})):
+                       ("headline_clocks", {}), ("set_aside", []), ("across_boots", None)):
         out.setdefault(key, empty)
     return out
 
@@ -151,7 +152,8 @@ def _v4_typed_facts(conn: Connection) -> None:
     """The runner's records out of a run's facts into columns of their own, the facts split into
     the machine's and the sides', and each configuration with its userspace_ref (typed_run)."""
     records = {"lost": "NOT NULL DEFAULT '{}'", "lost_workloads": "NOT NULL DEFAULT '{}'", "calibrated": "NULL",
-               "budget_refused": "NULL", "headline_clocks": "NOT NULL DEFAULT '{}'"}
+               "budget_refused": "NULL", "headline_clocks": "NOT NULL DEFAULT '{}'", "set_aside": "NOT NULL DEFAULT '[]'",
+               "across_boots": "NULL"}
     for name, rest in records.items():
         conn.execute(text(f"ALTER TABLE runs ADD COLUMN {name} JSON {rest}"))
     runs = Table("runs", MetaData(), Column("id", Integer, primary_key=True), Column("configs", JSON),

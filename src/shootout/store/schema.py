@@ -45,6 +45,8 @@ runs = Table(
     Column("calibrated", JSON, nullable=True),
     Column("budget_refused", JSON, nullable=True),
     Column("headline_clocks", JSON, nullable=False),
+    Column("set_aside", JSON, nullable=False),
+    Column("across_boots", JSON, nullable=True),
 )
 
 trials = Table(

@@ -97,6 +97,12 @@ def _dict(value: Any, where: str) -> dict[str, Any]:
     return dict(_mapping(value, where))
 
 
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, (list, tuple)):
+        raise _bad(where, f"expected a list, got {type(value).__name__}")
+    return list(value)
+
+
 def config_to_dict(config: Config) -> dict[str, Any]:
     return jsonable(dataclasses.asdict(config))
 
@@ -157,6 +163,10 @@ def run_from_dict(data: Any) -> Run:
         kw["calibrated"] = list(_str_tuple(kw["calibrated"], "run calibrated"))
     if kw.get("budget_refused") is not None:
         kw["budget_refused"] = BudgetRefusal(**_fields(BudgetRefusal, kw["budget_refused"], "run budget_refused"))
+    if "set_aside" in kw:
+        kw["set_aside"] = [_dict(a, "a set-aside attempt") for a in _list(kw["set_aside"], "run set_aside")]
+    if kw.get("across_boots") is not None:
+        kw["across_boots"] = _dict(kw["across_boots"], "run across_boots")
     return Run(**kw)
 
 

@@ -121,7 +121,8 @@ def get_ready(name: str) -> Userspace:
     if found:
         raise TargetError(f"userspace {name} is incomplete (a create or update did not finish)",
                           f"shootout userspace remove {name}, then create it again")
-    raise UsageError(f"no userspace named {name!r}", "shootout userspace list")
+    raise UsageError(f"no userspace named {name!r}", "shootout userspace list (a configuration with "
+                     'spec = "debian:RELEASE:ARCH" creates its userspace on first use)')
 
 
 def package_versions(name: str) -> dict[str, str]:
@@ -208,7 +209,8 @@ def remove_userspace(name: str) -> list[str]:
     with locked(name, wait=False):
         found = find(name)
         if not found:
-            raise UsageError(f"no userspace named {name!r}", "shootout userspace list")
+            raise UsageError(f"no userspace named {name!r}", "shootout userspace list (a configuration with "
+                     'spec = "debian:RELEASE:ARCH" creates its userspace on first use)')
         _refuse_if_claimed(name)
         recover()
         removed = []
