@@ -352,6 +352,11 @@ def test_parsers_say_release_and_arch_and_nothing_reads_them_from_the_name(home:
     assert [c.userspace_ref for c in renamed.configs.values()] == [UserspaceRef("bookworm", "amd64")]
     by_hand = load_text('[[config]]\nname = "y"\ntarget = "chroot"\nuserspace = "mine"\n'
                         '[[config]]\nname = "z"\ntarget = "chroot"\nuserspace = "debian-bookworm-armhf"\n', "t")
-    assert [c.userspace_ref for c in by_hand.configs.values()] == [UserspaceRef("bookworm", "amd64"), None]
+    # a ready userspace: as registered; one not made yet, named as shootout names them: made on first use
+    assert [c.userspace_ref for c in by_hand.configs.values()] == [UserspaceRef("bookworm", "amd64"),
+                                                                  UserspaceRef("bookworm", "armhf")]
+    assert _missing(by_hand.configs["z"]) == ("bookworm", "armhf")
+    other = load_text('[[config]]\nname = "o"\ntarget = "chroot"\nuserspace = "pi-os-lite"\n', "t")
+    assert other.configs["o"].userspace_ref is None  # any other name says nothing
     named = Config(name="debian:bookworm:armhf", target="chroot", userspace="debian-bookworm-armhf")
     assert _missing(named) is None and abi.config_arch(named) is None  # a name alone says nothing

@@ -257,10 +257,14 @@ def _recorded_ref(found: registry.Userspace) -> UserspaceRef | None:
 
 
 def userspace_ref_of(name: str) -> UserspaceRef | None:
-    """The release and architecture of a ready userspace a configuration file names, as the
-    registry records them (never read from the name); None when it is not there (the run
-    then says so; a spec = "debian:RELEASE:ARCH" is what creates one on first use)."""
-    return _recorded_ref(registry.get_ready(name)) if ready(registry.check_name(name)) else None
+    """The release and architecture of the userspace a configuration file names, decided once
+    as the file is read: a ready one's as the registry records them; else, for a name as
+    shootout gives them (debian-RELEASE-ARCH), those of the userspace a run then creates on
+    first use, as debian:RELEASE:ARCH does; None for any other name."""
+    if ready(registry.check_name(name)):
+        return _recorded_ref(registry.get_ready(name))
+    parts = registry.default_name_parts(name)
+    return UserspaceRef(*parts) if parts else None
 
 
 class ChrootKind(Kind):

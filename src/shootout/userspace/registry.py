@@ -47,6 +47,12 @@ def default_name(release: str, arch: str) -> str:
     return f"debian-{release}-{arch}"
 
 
+def default_name_parts(name: str) -> tuple[str, str] | None:
+    """(release, arch) of a name default_name gives, None for any other name."""
+    made = re.fullmatch(r"debian-([a-z0-9]+)-([a-z0-9]+)", name)
+    return (made[1], made[2]) if made else None
+
+
 @dataclass(frozen=True)
 class Userspace:
     name: str
