@@ -53,7 +53,9 @@ def test_outside_load_sets_trials_aside_and_the_trials_own_work_does_not(tmp_pat
     aside = store.get_run(run_id).set_aside
     assert loaded and aside, "the outside load set no attempt aside"
     during = [a for a in aside if loaded[0] - 0.5 <= a["started_at"] <= loaded[0] + LOAD_S]
-    assert during and max(a["others_cpus"] for a in during) > 1.0, aside  # two loops: up to two CPUs
+    # Both loops counted: the attempt's own two loops share the two CPUs with them, so fair
+    # shares give the others about 1.0 CPU (0.86-1.1 seen here); one loop alone would get 2/3.
+    assert during and max(a["others_cpus"] for a in during) > 0.8, aside
     trials = [t for t in store.trials(run_id) if t.spec.round > 0]
     assert not [t.monitor for t in trials if interrupted(t)], "a kept trial was interrupted"
     # each kept trial kept two CPUs busy itself, and that was not counted as other programs'

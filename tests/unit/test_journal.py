@@ -18,16 +18,6 @@ def test_undo_in_reverse_order_and_file_removed(tmp_path):
     assert not j.path.exists()
 
 
-def test_entries_undone_one_by_one_leave_no_file(tmp_path):
-    """A target undoes its own entries as it closes: the last one takes the file with it."""
-    j = Journal(tmp_path)
-    first = j.record("first", {"remove": str(tmp_path / "a")})
-    second = j.record("second", {"remove": str(tmp_path / "b")})
-    assert j.undo_entry(second) == [] and j.path.exists()
-    assert j.undo_entry(first) == [] and not j.path.exists()
-    assert list(tmp_path.glob("*.jsonl")) == []
-
-
 def test_failed_change_is_undone_at_once(tmp_path):
     target = tmp_path / "made"
     j = Journal(tmp_path)

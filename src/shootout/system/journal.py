@@ -200,9 +200,6 @@ class Journal:
             else:
                 self._append({"undone": entry.id})
             errors += failed
-        with self._lock:
-            if found and not self._entries:  # nothing left to undo: no file left behind either
-                self.path.unlink(missing_ok=True)
         return errors
 
     def undo(self) -> list[str]:
@@ -210,6 +207,8 @@ class Journal:
         errors: list[str] = []
         for entry in reversed(list(self._entries)):
             errors += self.undo_entry(entry.id)
+        if not self._entries:
+            self.path.unlink(missing_ok=True)
         return errors
 
     @property
