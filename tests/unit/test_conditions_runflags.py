@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -35,7 +36,7 @@ MACHINE = {"monitor_samples": [{"mhz_max": BEST_MHZ}]}
 
 
 def flags(all_trials: list[Trial], machine: dict[str, Any] = MACHINE,
-          set_aside: tuple[dict[str, Any], ...] | list[dict[str, Any]] = ()) -> dict[str, list[str]]:
+          set_aside: Sequence[dict[str, Any]] = ()) -> dict[str, list[str]]:
     rc = RunConditions(all_trials, machine, set_aside)
     return {w: rc.flags([t for t in all_trials if t.spec.workload == w]) for w in WORKLOADS}
 

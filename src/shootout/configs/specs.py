@@ -18,8 +18,8 @@ from shootout.base.model import Config
 from shootout.configs.groups import expand, group_table
 from shootout.execution.build import ABI_FLAGS, ABI_PACKAGES, compile_c
 from shootout.parts import config_keys, parse_parts
-from shootout.places import kind_of, parse_kind_spec
-from shootout.places.chroot import ChrootKind, userspace_ref_of
+from shootout.places import KINDS, kind_of, parse_kind_spec
+from shootout.places.chroot import userspace_ref_of
 from shootout.places.host import HostTarget, x86_abi_problem
 from shootout.workloads.catalogue import user_workload
 
@@ -100,8 +100,9 @@ def _config_from_table(table: dict[str, Any], where: str) -> Config:
     userspace, target = table.get("userspace", base.userspace), table.get("target", base.target)
     # a userspace named here instead of the spec's is not the debian:RELEASE:ARCH it made
     ref = base.userspace_ref if userspace == base.userspace else None
-    if ref is None and userspace and target == ChrootKind.name:
-        ref = userspace_ref_of(userspace)  # a userspace this file names itself
+    kind = KINDS.get(target)
+    if ref is None and userspace and kind is not None and kind.userspace:
+        ref = userspace_ref_of(userspace)  # a userspace of the registry this file names itself
     abi = table.get("abi", base.abi)
     if abi not in ABI_FLAGS:
         raise UsageError(f"{where}: unknown abi {abi!r}", "use m32 or mx32, or leave it out")

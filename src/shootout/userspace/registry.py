@@ -215,8 +215,7 @@ def remove_userspace(name: str) -> list[str]:
     with locked(name, wait=False):
         found = find(name)
         if not found:
-            raise UsageError(f"no userspace named {name!r}", "shootout userspace list (a configuration with "
-                     'spec = "debian:RELEASE:ARCH" creates its userspace on first use)')
+            raise UsageError(f"no userspace named {name!r}", "shootout userspace list")
         _refuse_if_claimed(name)
         recover()
         removed = []
