@@ -12,6 +12,7 @@ import pytest
 
 from shootout.arm import aarch32 as a32
 from shootout.arm import board
+from shootout.arm.configtxt import Reader, setting
 from shootout.base import socs
 from shootout.conditions import machinefacts as facts
 from shootout.conditions.governor import governor_summary, tune_problem
@@ -73,8 +74,9 @@ def test_caches_sysfs_else_known_per_soc_else_unknown(tmp_path: Path) -> None:
 def test_firmware_config_arm_64bit() -> None:
     assert board.firmware_config(PI5) == {"path": "/boot/firmware/config.txt", "arm_64bit": "1", "kernel": None}
     assert board.firmware_config(PI4)["arm_64bit"] is None  # type: ignore[index]
-    assert board.config_value("arm_64bit=0\n[pi4]\nkernel=kernel8.img\n[pi0]\nkernel=other.img\n", "kernel") \
-        == "kernel8.img"
+    text = "arm_64bit=0\n[pi4]\nkernel=kernel8.img\n[pi0]\nkernel=other.img\n"
+    assert setting(text, "kernel", Reader("Raspberry Pi 4 Model B Rev 1.4")) == "kernel8.img"
+    assert setting(text, "kernel", Reader("Raspberry Pi Zero W Rev 1.1")) == "other.img"
 
 
 def test_firmware_state_decoded() -> None:
