@@ -1,4 +1,4 @@
-"""kernel-modes on a Raspberry Pi, over the recorded boot partitions of a Pi 4 and a Pi 5
+"""kernel-modes on a Raspberry Pi, over the boot partitions of a Pi 4 and a Pi 5 written from the formats
 (tests/fixtures/bootparts): the plan of boots, the switch between kernels (journalled, undone by
 `shootout doctor` also after SIGKILL), and the refusals where it cannot work. Every partition is
 a fake in a temporary directory; nothing here reboots anything."""
@@ -56,7 +56,7 @@ def plan_of_boots(root: Path, system_arch: str) -> tuple[list[str], dict[str, tu
     return planned.schedule, table
 
 
-def test_the_recorded_partitions_as_the_firmware_reads_them(tmp_path: Path) -> None:
+def test_the_written_partitions_as_the_firmware_reads_them(tmp_path: Path) -> None:
     pi4 = boot_partition(pi_root(tmp_path / "pi4", "pi4-armhf"))
     pi5 = boot_partition(pi_root(tmp_path / "pi5", "pi5-arm64"))
     assert pi4 is not None and pi5 is not None and pi4.path == "/boot/firmware"
