@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from shootout.base.errors import ShootoutError, UsageError
+from shootout.base.errors import UsageError
 from shootout.base.model import Config, RunSettings
 from shootout.judge.analysis import analyze, run_design
 from shootout.measure import events as ev
@@ -132,7 +132,6 @@ def test_show_and_report_of_a_refused_run_say_it_was_refused_for_its_budget(tmp_
 
     from rich.console import Console
 
-    from shootout.cli.stored import show_analysis
     from shootout.report.charts import summary_chart
     from shootout.report.markdown import render_markdown
     from shootout.report.terminal import show
@@ -151,10 +150,27 @@ def test_show_and_report_of_a_refused_run_say_it_was_refused_for_its_budget(tmp_
         assert said in text and f"--budget {wanted} would pay" in text and "too few rounds" not in text
     markdown = render_markdown(analysis, {"(summary)": "summary.png"})
     assert said in markdown and "too few rounds" not in markdown
-    with pytest.raises(ShootoutError, match=said):  # `show --json` printed [] and exited 0
-        show_analysis(store, "last", as_json=True)
     svg = summary_chart(analysis, "svg", text_as_paths=False).decode()
     assert "refused for its budget" in svg and "0 workloads" not in svg
+
+
+def test_show_json_of_a_refused_run_is_json_that_says_it_was_refused(tmp_path, capsys):
+    """A refused run is a run: `show --json` gave an "error:" line and exit 1 where `show` exits 0."""
+    import json
+
+    from shootout.cli.stored import show_analysis
+
+    runner, request, store, _ = start(tmp_path, budget_s=1.5)
+    with pytest.raises(UsageError):
+        runner.start(request)
+    run = store.get_run("last")
+    show_analysis(store, "last", as_json=True)
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["workload"], r["config"]) for r in rows] == [("w0", "B"), ("w1", "B"), ("w2", "B")]
+    assert all(r["verdict"] == "refused" and r["speedup"] is None and r["rounds"] == 0 for r in rows)
+    (why,) = {r["flags"][0] for r in rows}
+    assert why.startswith(f"run {run.id} was refused for its budget") and "--budget" in why
+    assert rows[0]["metric"] == "value" and rows[0]["headline"] and rows[0]["baseline"] == "A"
 
 
 class Sized(CommandWorkload):

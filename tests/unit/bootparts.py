@@ -1,4 +1,4 @@
-"""Fake Raspberry Pi roots built from the recorded boot partitions (tests/fixtures/bootparts)."""
+"""Fake Raspberry Pi roots built from the boot partitions written from the formats (tests/fixtures/bootparts)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ BOOTPARTS = Path(__file__).parent.parent / "fixtures" / "bootparts"
 
 
 def system(name: str) -> dict[str, str]:
-    """model, release, machine and dpkg of a recorded board as it boots by default."""
+    """model, release, machine and dpkg of a written board as it boots by default."""
     lines = (BOOTPARTS / name / "system.txt").read_text().splitlines()
     return dict(line.split("=", 1) for line in lines if "=" in line)
 
 
 def pi_root(root: Path, name: str, *, drop: tuple[str, ...] = (), release: str | None = None,
             machine: str | None = None, boot_id: str = "boot-1", extra: dict[str, str] | None = None) -> Path:
-    """A fake root of the recorded board `name`: its boot partition at /boot/firmware (every listed
+    """A fake root of the board `name` (its fixture): its boot partition at /boot/firmware (every listed
     file, empty but config.txt and cmdline.txt; `drop` leaves files out), its model, and the kernel
     it runs (the default boot's, or `release`/`machine`)."""
     facts = system(name)

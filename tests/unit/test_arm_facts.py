@@ -1,4 +1,4 @@
-"""ARM facts and refusals over trees recorded in the formats of a Pi 3B+, a Pi 4, a Pi 5 and an
+"""ARM facts and refusals over trees written from the formats of a Pi 3B+, a Pi 4, a Pi 5 and an
 arm64 server (tests/fixtures/arm): cpuinfo, sysfs cpu and cache trees, device tree, config.txt,
 vcgencmd outputs."""
 
@@ -12,6 +12,7 @@ import pytest
 
 from shootout.arm import aarch32 as a32
 from shootout.arm import board
+from shootout.arm.configtxt import Reader, setting
 from shootout.base import socs
 from shootout.conditions import machinefacts as facts
 from shootout.conditions.governor import governor_summary, tune_problem
@@ -22,7 +23,7 @@ PI3, PI4, PI5, SERVER = (ARM / n for n in ("pi3bplus", "pi4", "pi5", "neoverse-n
 
 
 def vcgencmd(root: Path):  # type: ignore[no-untyped-def]
-    """`vcgencmd ARGS` answered from the board's recorded outputs."""
+    """`vcgencmd ARGS` answered from the board's written outputs."""
     def run(*args: str) -> str | None:
         path = root / "vcgencmd" / "_".join(args)
         return path.read_text().strip() if path.exists() else None
@@ -73,8 +74,9 @@ def test_caches_sysfs_else_known_per_soc_else_unknown(tmp_path: Path) -> None:
 def test_firmware_config_arm_64bit() -> None:
     assert board.firmware_config(PI5) == {"path": "/boot/firmware/config.txt", "arm_64bit": "1", "kernel": None}
     assert board.firmware_config(PI4)["arm_64bit"] is None  # type: ignore[index]
-    assert board.config_value("arm_64bit=0\n[pi4]\nkernel=kernel8.img\n[pi0]\nkernel=other.img\n", "kernel") \
-        == "kernel8.img"
+    text = "arm_64bit=0\n[pi4]\nkernel=kernel8.img\n[pi0]\nkernel=other.img\n"
+    assert setting(text, "kernel", Reader("Raspberry Pi 4 Model B Rev 1.4")) == "kernel8.img"
+    assert setting(text, "kernel", Reader("Raspberry Pi Zero W Rev 1.1")) == "other.img"
 
 
 def test_firmware_state_decoded() -> None:
@@ -223,3 +225,12 @@ def test_machine_facts_over_each_board(root: Path) -> None:
     assert found["arch"] in ("aarch64", "armv7l") and found["caches"]["source"] != ""
     assert found["aarch32"] is None and found["firmware_state"] is None  # probed on the real machine only
     assert (found["pi"] is None) == (root == SERVER)
+
+
+@pytest.mark.parametrize("root", [PI3, PI4, PI5, SERVER], ids=lambda p: p.name)
+def test_each_cpuinfo_is_in_the_format_of_the_kernel_its_tree_runs(root: Path) -> None:
+    """32-bit ARM's kernel prints a space after each Features word, arm64's (its compat view for a
+    32-bit process too) one before each: a 64-bit kernel's line does not end in a space."""
+    bits64 = (root / "proc" / "sys" / "kernel" / "arch").read_text().strip() == "aarch64"
+    features = [line for line in (root / "proc" / "cpuinfo").read_text().splitlines() if line.startswith("Features")]
+    assert features and all(line.endswith(" ") != bits64 for line in features)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from shootout.arm.configtxt import Reader
 from shootout.base.errors import TargetError, UsageError
 from shootout.boots.identity import (
     BootIdentity,
@@ -50,7 +51,7 @@ def test_boot_identity_from_files(fake_boot) -> None:
                                 "BOOT_IMAGE=/vmlinuz-6.6.31+rpt-rpi-v8 root=/dev/sda1 ro quiet", "1")
     assert BootIdentity.from_dict(boot.as_dict()) == boot
     assert read_boot(fake_boot("b", "6.1.0-28-amd64")).arm_64bit is None
-    assert arm_64bit("[pi3]\narm_64bit=1\n[none]\narm_64bit=0\n") == "1"
+    assert arm_64bit("[pi3]\narm_64bit=1\n[none]\narm_64bit=0\n", Reader("Raspberry Pi 3 Model B Rev 1.2")) == "1"
 
 
 def test_kernel_configurations_and_matching() -> None:
@@ -266,7 +267,7 @@ def test_a_pi_boots_the_next_kernel_through_tryboot_undone_by_doctor(tmp_path: P
     # config.txt itself is untouched (a plain reboot or a crash boots it as before); tryboot.txt
     # is all of it, then the scheduled kernel's lines, which win as the firmware reads them.
     assert (root / "boot/firmware/config.txt").read_text() == CONFIG and tryboot.startswith(CONFIG)
-    assert tryboot.endswith("[all]\nkernel=kernel8.img\narm_64bit=1\n") and arm_64bit(tryboot) == "1"
+    assert tryboot.endswith("[all]\nkernel=kernel8.img\narm_64bit=1\n") and arm_64bit(tryboot, Reader(PI4)) == "1"
     with pytest.raises(TargetError, match="tryboot.txt exists already"):
         after_block(pi_block(), next_kernel=True, resume_at_boot=False, command=["x"], root=root)
     assert "undid: /boot/firmware/tryboot.txt: kernel 6.6.51+rpt-rpi-v8 for one boot" in doctor()

@@ -120,3 +120,52 @@ def test_userspace_creation_shows_a_start_and_a_ready_line_each_when_piped() -> 
         line(text)
     assert out.getvalue().splitlines() == ["u-amd64: Retrieving InRelease", "u-i386: Retrieving InRelease",
                                            "u-amd64: ready in 78 s", "u-i386: ready in 93 s"]
+
+
+def test_an_install_into_a_userspace_is_said_before_it_starts_in_both_layouts() -> None:
+    """A browser's install took 2 minutes with no line: said at once, not held for the first trial."""
+    for terminal in (False, True):
+        errors = io.StringIO()
+        progress = ProgressView(Console(file=io.StringIO(), force_terminal=terminal, width=100),
+                                Console(file=errors, width=100), min_rounds=6, head=["load: idle"])
+        with progress:
+            progress(ev.RunStarted(4, ["amd64", "i386"], ["browser"]))
+            progress(ev.Installing("browser", "debian:bookworm:i386", ["chromium", "chromium-driver"]))
+        assert errors.getvalue().splitlines() == [
+            "installing chromium, chromium-driver into debian:bookworm:i386 for browser (apt; this may take minutes)"]
+
+
+def test_provide_alike_tells_of_each_install_before_it_starts() -> None:
+    from shootout.measure.binaries import provide_alike
+    from shootout.workloads.contract import Tool, Workload
+
+    class Side:
+        def __init__(self, name: str, lacking: list[str]) -> None:
+            self.name, self.lacking, self.done = name, lacking, []
+
+        def which(self, command: str) -> str | None:
+            return None if command in self.lacking else f"/usr/bin/{command}"
+
+        def offers(self, packages, components):  # type: ignore[no-untyped-def]
+            return {}, []
+
+        def lacks(self, packages):  # type: ignore[no-untyped-def]
+            return [p for p in packages if p in self.lacking]
+
+        def provide(self, packages, components, versions):  # type: ignore[no-untyped-def]
+            self.done.append(list(packages))
+
+    class Browserish(Workload):
+        tools = (Tool("chromium", "chromium"), Tool("sh", "dash"))
+
+        def argv(self, prepared, params):  # type: ignore[no-untyped-def]
+            return ["chromium"]
+
+        def parse(self, result, params):  # type: ignore[no-untyped-def]
+            return {}
+
+    said: list[tuple[str, list[str], int]] = []
+    sides = [Side("amd64", ["chromium"]), Side("host", [])]
+    provide_alike(sides, Browserish(), lambda side, packages: said.append((side.name, packages, len(side.done))))  # type: ignore[arg-type]
+    assert said == [("amd64", ["chromium"], 0)]  # before its provide, and none for the side that has it
+    assert [s.done for s in sides] == [[["chromium"]], [[]]]

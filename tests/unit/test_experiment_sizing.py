@@ -170,3 +170,36 @@ def test_pi3desk_without_btrfs_is_one_line_naming_it_before_anything(monkeypatch
     assert text.startswith("nothing to compare: of the 4 configurations only ext4 can run here; "
                            "btrfs-zstd, btrfs-zlib, btrfs-zlib-dirty cannot: this kernel has no btrfs")
     assert "\n" not in text and told == []
+
+
+def test_a_last_run_refused_after_its_warm_up_is_what_experiments_says():
+    """browser32's listing kept promising "about 9 min" after a run here that took 82 s a round
+    and was refused for its budget: that run counts, its warm-up round measured the round."""
+    from shootout.base.model import BudgetRefusal
+
+    refused = _run(4, "browser32", "here", 1000)
+    refused.budget_refused = BudgetRefusal(budget_s=570.0, rounds=9, wanted_min=17)
+    trials = {4: [_trial(0, "w", "a", 1010, 40), _trial(0, "w", "b", 1051, 41)]}  # the warm-up: 82 s
+    last = last_run([refused], lambda i: trials.get(i, []), "browser32", "here")
+    assert last is not None and last.round_s == 82.0 and last.refused_for == 17
+    lines = how_long(experiment("browser32"), last)
+    assert lines[0] == ("takes here: its last run here, run 4, was refused for its budget after a warm-up round of "
+                        "82 s; --budget 17m would pay for its first verdict")
+    assert not any("about 9 min" in line or line.startswith("takes: about") for line in lines)
+
+
+def test_rounds_here_longer_than_the_budget_pays_for_are_a_warning():
+    """rpi64's listing showed rounds of 38 s here against its 7-minute budget without a word."""
+    named = experiment("rpi64")
+    own = named.plan()
+    fits = LastRun(2, 300.0, named.sizing.round_s)
+    assert not any(line.startswith("warning") for line in how_long(named, fits))
+    slow = LastRun(2, 600.0, 38.0)
+    (warning,) = [line for line in how_long(named, slow) if line.startswith("warning")]
+    needed = (own.first_look + 1) * 38.0  # the warm-up and the rounds up to the first look
+    assert needed < own.budget_s < needed * 1.2  # within the budget, not within its margin for slower rounds
+    assert warning == (f"warning: at rounds of 38 s here, a first verdict needs about {needed // 60:.0f} min "
+                       f"{needed % 60:.0f} s of measuring, {needed * 1.2 // 60:.0f} min {needed * 1.2 % 60:.0f} s "
+                       f"with the 20% margin a budget keeps for slower rounds, more than its budget of "
+                       f"{own.budget_s / 60:g}m: give --budget {-(-needed * 1.2 // 60):.0f}m, fewer workloads (-w), "
+                       "or --partial")

@@ -1,4 +1,4 @@
-"""kernel-modes on a Raspberry Pi, over the recorded boot partitions of a Pi 4 and a Pi 5
+"""kernel-modes on a Raspberry Pi, over the boot partitions of a Pi 4 and a Pi 5 written from the formats
 (tests/fixtures/bootparts): the plan of boots, the switch between kernels (journalled, undone by
 `shootout doctor` also after SIGKILL), and the refusals where it cannot work. Every partition is
 a fake in a temporary directory; nothing here reboots anything."""
@@ -17,6 +17,7 @@ from bootparts import pi_root, snapshot, system
 
 import shootout
 from shootout.arm import aarch32 as a32
+from shootout.arm.configtxt import Reader
 from shootout.base.errors import TargetError, UsageError
 from shootout.base.model import Config, RunSettings
 from shootout.boots.identity import read_boot
@@ -55,7 +56,7 @@ def plan_of_boots(root: Path, system_arch: str) -> tuple[list[str], dict[str, tu
     return planned.schedule, table
 
 
-def test_the_recorded_partitions_as_the_firmware_reads_them(tmp_path: Path) -> None:
+def test_the_written_partitions_as_the_firmware_reads_them(tmp_path: Path) -> None:
     pi4 = boot_partition(pi_root(tmp_path / "pi4", "pi4-armhf"))
     pi5 = boot_partition(pi_root(tmp_path / "pi5", "pi5-arm64"))
     assert pi4 is not None and pi5 is not None and pi4.path == "/boot/firmware"
@@ -63,11 +64,12 @@ def test_the_recorded_partitions_as_the_firmware_reads_them(tmp_path: Path) -> N
     assert {"kernel8.img", "kernel_2712.img"} <= pi5.files and not pi5.has("kernel7l.img")
     assert pi4.cmdline_txt is not None and "rootwait" in pi4.cmdline_txt and pi4.autoboot_txt is None
     # A plain boot: the Pi 4's firmware is 64-bit by default, the Pi 5's loads its own kernel first.
-    assert default_image(board_of(system("pi4-armhf")["model"]), pi4.config_txt, pi4.files) == "kernel8.img"
-    assert default_image(board_of(system("pi5-arm64")["model"]), pi5.config_txt, pi5.files) == "kernel_2712.img"
-    assert default_image(board_of(PI3), pi4.config_txt, pi4.files) == "kernel7.img"  # the Pi 3: arm_64bit=0
-    assert default_image(board_of(system("pi4-armhf")["model"]), pi4.config_txt + "\narm_64bit=0\n",
-                         pi4.files) == "kernel7l.img"
+    pi4_model, pi5_model = system("pi4-armhf")["model"], system("pi5-arm64")["model"]
+    assert default_image(board_of(pi4_model), pi4.config_txt, pi4.files, Reader(pi4_model)) == "kernel8.img"
+    assert default_image(board_of(pi5_model), pi5.config_txt, pi5.files, Reader(pi5_model)) == "kernel_2712.img"
+    assert default_image(board_of(PI3), pi4.config_txt, pi4.files, Reader(PI3)) == "kernel7.img"  # the Pi 3: arm_64bit=0
+    assert default_image(board_of(pi4_model), pi4.config_txt + "\narm_64bit=0\n", pi4.files,
+                         Reader(pi4_model)) == "kernel7l.img"
     for name in ("pi4-armhf", "pi5-arm64"):  # the release each default boot runs names its image
         assert kernel_image(system(name)["release"]) == ("kernel8.img" if name == "pi4-armhf" else "kernel_2712.img")
 
@@ -120,7 +122,7 @@ def test_a_pi_runs_kernel_modes_across_boots_elsewhere_vms(tmp_path: Path) -> No
      "kernel-modes on a Pi 5 has one kernel to boot (kernel8.img): it boots no 32-bit kernel",
      "shootout run --experiment rpi64"),
     ("pi4-armhf", {"extra": {"proc/device-tree/model": "Raspberry Pi 2 Model B Rev 1.1\x00"}}, "armhf",
-     "needs a Raspberry Pi 3, 4 or 5", "Pi 3B+, 4, 400 or 5"),
+     "needs a Raspberry Pi 2 v1.2, 3, 4 or 5", "Pi 3B+, 4, 400 or 5"),
     ("pi4-armhf", {"drop": ("config.txt",)}, "armhf", "there is none in /boot/firmware or /boot",
      "mount the boot partition"),
 ])

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from shootout.arm.configtxt import Reader, setting
 from shootout.base.socs import KNOWN_CACHES
 from shootout.conditions.throttling import decode_throttled, parse_throttled
 from shootout.conditions.throttling import vcgencmd as _vcgencmd
@@ -73,29 +74,36 @@ def pi_board(root: Path = Path("/")) -> dict[str, Any] | None:
     return {"model": model, "soc": chip, **({"revision": decoded} if decoded else {})}
 
 
-def config_value(text: str, key: str) -> str | None:
-    """The value of the last `key=` line of config.txt that applies to every model ([all] or no section)."""
-    value, section = None, "all"
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if line.startswith("[") and line.endswith("]"):
-            section = line[1:-1].strip().lower()
-        elif section in ("all", "pi4", "pi5", "pi400", "pi3", "cm4") and line.replace(" ", "").startswith(f"{key}="):
-            value = line.split("=", 1)[1].strip()
-    return value
+def _serial(root: Path) -> int | None:
+    """cpuinfo's Serial (a Pi's serial number)."""
+    for line in (read_text(root, "/proc/cpuinfo") or "").splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "Serial" and re.fullmatch(r"[0-9a-fA-F]+", value.strip()):
+            return int(value.strip(), 16)
+    return None
 
 
-def arm_64bit(text: str) -> str | None:
-    """config.txt's arm_64bit (boots/identity.py records it per boot)."""
-    return config_value(text, "arm_64bit")
+def config_reader(root: Path = Path("/"), tryboot: bool = False) -> Reader:
+    """The board under `root` as its firmware knows it reading config.txt: model, type, serial."""
+    model = (read_text(root, "/proc/device-tree/model") or "").rstrip("\x00")
+    code = revision_code(root)
+    decoded = decode_revision(code) if code is not None else None
+    return Reader(model, code >> 4 & 0xFF if decoded else None, tryboot, _serial(root))
+
+
+def arm_64bit(text: str, reader: Reader) -> str | None:
+    """config.txt's arm_64bit on this board (boots/identity.py records it per boot)."""
+    return setting(text, "arm_64bit", reader)
 
 
 def firmware_config(root: Path = Path("/")) -> dict[str, Any] | None:
-    """config.txt's arm_64bit and kernel= lines (None where not set); None without a config.txt."""
+    """config.txt's arm_64bit and kernel= lines as this board reads them (None where not set);
+    None without a config.txt."""
     for path in CONFIG_TXT:
         text = read_text(root, path)
         if text is not None:
-            return {"path": path, "arm_64bit": arm_64bit(text), "kernel": config_value(text, "kernel")}
+            reader = config_reader(root)
+            return {"path": path, "arm_64bit": arm_64bit(text, reader), "kernel": setting(text, "kernel", reader)}
     return None
 
 

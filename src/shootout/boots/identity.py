@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from shootout.arm.board import arm_64bit
+from shootout.arm.board import arm_64bit, config_reader
 from shootout.base.model import Config
 from shootout.boots.images import IMAGES, kernel_image
 from shootout.conditions.machinefacts import arch
@@ -67,12 +67,13 @@ def firmware_text(root: Path = Path("/")) -> str | None:
 
 def read_boot(root: Path = Path("/")) -> BootIdentity:
     config = firmware_text(root)
+    reader = config_reader(root, tryboot=tried(root))
     return BootIdentity(
         boot_id=read_text(root, "/proc/sys/kernel/random/boot_id") or "unknown",
         release=read_text(root, "/proc/sys/kernel/osrelease") or "unknown",
         machine=arch(root) or "unknown",
         cmdline=read_text(root, "/proc/cmdline") or "",
-        arm_64bit=arm_64bit(config) if config is not None else None,
+        arm_64bit=arm_64bit(config, reader) if config is not None else None,
     )
 
 

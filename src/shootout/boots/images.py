@@ -84,6 +84,8 @@ class Board:
 # Raspberry Pi documentation, config.txt "kernel" and "arm_64bit": the default image is kernel7.img on
 # a Pi 3 / Zero 2 W / CM3 (arm_64bit defaults to 0 there), kernel8.img on a Pi 4 / 400 / CM4 (64-bit
 # by default), kernel_2712.img on a Pi 5 / 500 / CM5, else kernel8.img (no 32-bit kernel exists for it).
+# A Pi 2 Model B v1.2 has the Pi 3's BCM2837 (Cortex-A53): it boots kernel8.img with arm_64bit=1, as
+# a Pi 3 does; v1.1's BCM2836 (Cortex-A7) has no 64-bit mode.
 # tryboot needs the EEPROM boot loader of the Pi 4 and later.
 _BOARDS = (
     (re.compile(r"Raspberry Pi (5|500|Compute Module 5)\b"), Board("Pi 5", None, "kernel8.img", "kernel_2712.img",
@@ -92,6 +94,8 @@ _BOARDS = (
                                                                      "1", True)),
     (re.compile(r"Raspberry Pi (3|Zero 2|Compute Module 3)\b"), Board("Pi 3", "kernel7.img", "kernel8.img", None,
                                                                       "0", False)),
+    (re.compile(r"Raspberry Pi 2 Model B Rev 1\.2\b"), Board("Pi 2 v1.2", "kernel7.img", "kernel8.img", None,
+                                                            "0", False)),
 )
 
 

@@ -7,11 +7,10 @@ between kernels (boots/tryboot.py) writes through the change journal.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from shootout.arm.board import config_value
+from shootout.arm.configtxt import Reader, setting, settings
 from shootout.boots.identity import CONFIG_TXT
 from shootout.boots.images import Board
 from shootout.execution.fsread import read_text, under
@@ -43,32 +42,21 @@ def boot_partition(root: Path = Path("/")) -> BootPartition | None:
     return None
 
 
-def _setting(text: str | None, key: str) -> str | None:
-    """The last `key=value` of a firmware file outside a [tryboot]/[none] section (autoboot.txt's
-    own filters; config.txt's model filters count as applying)."""
-    value, section = None, "all"
-    for raw in (text or "").splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if line.startswith("[") and line.endswith("]"):
-            section = line[1:-1].strip().lower()
-        elif section not in ("tryboot", "none") and re.match(rf"{key}\s*=", line):
-            value = line.split("=", 1)[1].strip()
-    return value
-
-
-def tryboot_switches_partitions(part: BootPartition) -> str | None:
-    """The file that sets tryboot_a_b=1 (autoboot.txt's setting): the tryboot flag then boots another
-    partition's config.txt (A/B updates), not tryboot.txt beside config.txt. None where none does."""
+def tryboot_switches_partitions(part: BootPartition, reader: Reader) -> str | None:
+    """The file that sets tryboot_a_b=1 for this board (autoboot.txt's setting): the tryboot flag then
+    boots another partition's config.txt (A/B updates), not tryboot.txt beside config.txt. None where none does."""
     return next((name for name, text in (("autoboot.txt", part.autoboot_txt), ("config.txt", part.config_txt))
-                 if _setting(text, "tryboot_a_b") == "1"), None)
+                 if setting(text or "", "tryboot_a_b", reader) == "1"), None)
 
 
-def default_image(board: Board, text: str, files: frozenset[str]) -> str:
-    """The image a boot with this config.txt text loads: its kernel= line, else the board's
-    default for its arm_64bit (the Pi 5's own kernel first, when the partition holds it)."""
-    if named := config_value(text, "kernel"):
+def default_image(board: Board, text: str, files: frozenset[str], reader: Reader) -> str:
+    """The image a plain boot of this board loads with this config.txt text: its kernel= line where
+    one applies to the board, else the board's default for its arm_64bit (the Pi 5's own kernel
+    first, when the partition holds it)."""
+    found = settings(text, replace(reader, tryboot=False))
+    if named := found.get("kernel"):
         return named.lstrip("/")
-    if board.kernel32 is not None and (config_value(text, "arm_64bit") or board.arm_64bit) == "0":
+    if board.kernel32 is not None and (found.get("arm_64bit") or board.arm_64bit) == "0":
         return board.kernel32
     if board.kernel64_own is not None and board.kernel64_own in files:
         return board.kernel64_own

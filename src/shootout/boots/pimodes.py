@@ -40,8 +40,8 @@ def pi_sides(model: str, part: BootPartition | None, system_arch: str) -> list[P
     """The sides of kernel-modes on this board; TargetError, in one line with the fix, where it cannot run."""
     board = board_of(model)
     if board is None:
-        raise TargetError(f"kernel-modes across reboots needs a Raspberry Pi 3, 4 or 5; a {model} boots no "
-                          "64-bit kernel", "run it on a Pi 3B+, 4, 400 or 5")
+        raise TargetError(f"kernel-modes across reboots needs a Raspberry Pi 2 v1.2, 3, 4 or 5; a {model} boots "
+                          "no 64-bit kernel", "run it on a Pi 3B+, 4, 400 or 5")
     if part is None:
         raise TargetError("kernel-modes on a Raspberry Pi switches kernels in config.txt, and there is none in "
                           "/boot/firmware or /boot", "mount the boot partition (it holds config.txt)")

@@ -15,8 +15,11 @@ When config.txt already boots the scheduled image, nothing is written: a plain r
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from shootout.arm.board import config_reader
+from shootout.arm.configtxt import Reader
 from shootout.base.errors import TargetError, UsageError
 from shootout.boots.identity import KernelWant
 from shootout.boots.images import IMAGES, board_of, install_hint, kernel_image
@@ -75,15 +78,16 @@ def write_tryboot(want: KernelWant, model: str, root: Path, journal: Journal) ->
     if image and not part.has(image):
         raise TargetError(f"--next-kernel: there is no {part.file(image)} for kernel {_named(want)}",
                           install_hint(image) if image in IMAGES else "install that kernel first")
-    if image and default_image(board, part.config_txt, part.files) == image:
+    reader = replace(config_reader(root), model=model)  # config.txt's sections as this board reads them
+    if image and default_image(board, part.config_txt, part.files, reader) == image:
         return f"{part.file('config.txt')} boots {image} already: reboot with: sudo reboot"
     if board.tryboot:
-        return _tryboot(want, part, root, journal)
+        return _tryboot(want, part, reader, root, journal)
     return _config_txt(want, board.family, part, root, journal)
 
 
-def _tryboot(want: KernelWant, part: BootPartition, root: Path, journal: Journal) -> str:
-    if setter := tryboot_switches_partitions(part):
+def _tryboot(want: KernelWant, part: BootPartition, reader: Reader, root: Path, journal: Journal) -> str:
+    if setter := tryboot_switches_partitions(part, reader):
         raise TargetError(f"--next-kernel: {setter} sets tryboot_a_b=1, so tryboot switches partitions here",
                           "boot the next kernel by hand")
     new = tryboot_text(under(root, part.file("config.txt")).read_text(), want)

@@ -10,6 +10,10 @@ from typing import Annotated, Optional
 
 import typer
 from rich.markup import escape
+from typer import Abort
+
+# Typer keeps its own copy of Click: its errors are imported from there
+from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from shootout.base.errors import ShootoutError
 from shootout.base.model import RunSettings
@@ -163,14 +167,15 @@ def doctor() -> None:
     undone, errors = recover()
     boot_undone, boot_errors = undo_next_boot()  # --next-kernel's switch, --resume-at-boot's unit
     undone, errors = undone + boot_undone, errors + boot_errors
+    # soft_wrap: into a pipe a line stays whole (a path is not cut at 80 columns); a terminal wraps it
     for what in undone:
-        console.print(f"undid: {escape(what)}")
+        console.print(f"undid: {what}", soft_wrap=True, markup=False, highlight=False)
     for problem in errors:
         err_console.print(f"[red]could not undo[/]: {escape(problem)}", soft_wrap=True)
     if not undone and not errors:
         console.print("no changes left behind by earlier runs")
     for line in tool_report():
-        console.print(line)
+        console.print(line, soft_wrap=True, markup=False, highlight=False)
     if errors:
         raise typer.Exit(1)
 
@@ -178,9 +183,29 @@ def doctor() -> None:
 app.add_typer(userspace_app, name="userspace", help="Create, list, update and remove Debian userspaces.")
 
 
+def _usage_line(exc: UsageError) -> str:
+    """A bad option or argument in one line, with where the right ones are listed; Click's own
+    report is a usage line, a hint and a box."""
+    message = exc.format_message().rstrip(".")
+    where = exc.ctx.command_path if exc.ctx is not None else "shootout"
+    return f"{message[:1].lower()}{message[1:]} (see: {where} --help)"
+
+
 def main() -> None:
     try:
-        app()
+        # Click's errors come here, to be said in one line. Commands return None: an int is the
+        # code of a typer.Exit, which this mode returns instead of exiting with it.
+        code = app(prog_name="shootout", standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
+    except NoArgsIsHelpError as exc:  # `shootout` alone: Typer printed the help when it raised this
+        sys.exit(exc.exit_code)
+    except UsageError as exc:
+        err_console.print(f"[red]error:[/] {escape(_usage_line(exc))}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except Abort:
+        err_console.print("aborted")
+        sys.exit(1)
     except ShootoutError as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)

@@ -94,6 +94,11 @@ class ProgressView:
                 self.task = self.progress.add_task("preparing", total=total, completed=resumed, eta="")
             case ev.Preparing(workload=w, config=c):
                 self._update(description=f"preparing {w} on {c}")
+            case ev.Installing(workload=w, where=where, packages=packages):
+                # said at once, not held: apt may take minutes with nothing else to show
+                self._update(description=f"installing for {w} into {where}")
+                self.errors.print(escape(f"installing {', '.join(packages)} into {where} for {w} (apt; this may "
+                                         "take minutes)"), highlight=False, soft_wrap=True)
             case ev.WorkloadSkipped(workload=w, reason=reason):
                 self._say(self.errors, f"[yellow]skipping {w}[/]: {escape(reason)}")
             case ev.Notice(text=text):

@@ -6,12 +6,15 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from shootout.base.errors import ShootoutError, UsageError
+from shootout.base.errors import UsageError
 from shootout.cli.consoles import console
+
+if TYPE_CHECKING:
+    from shootout.base.model import Run
 
 DbOption = Annotated[Optional[str], typer.Option("--db", help="database URL (default: SQLite in the data directory)")]
 RunArg = Annotated[str, typer.Argument(help="run id, or 'last' for the newest run")]
@@ -48,9 +51,7 @@ def show_analysis(store, ref: str, as_json: bool, all_metrics: bool = False):
     from shootout.report.terminal import show
 
     analysis = analysis_of(store, store.get_run(ref))
-    if as_json:
-        if analysis.refused:  # an empty list would read as "no rows", exit 0; it measured nothing
-            raise ShootoutError(analysis.refused, "it has no rows to print")
+    if as_json:  # a refused run too: its rows say "refused" and why
         print(json.dumps(show_rows(analysis), indent=2))
     else:
         show(analysis, console, all_metrics)
@@ -121,6 +122,18 @@ def import_run(path: Annotated[Path, typer.Argument(help="shootout JSON, Phoroni
     console.print(f"imported {path} as run {run_id}")
 
 
+def _named_once(runs: list[Run]) -> list[Run]:
+    """The runs of a comparison, each once: a run compared with itself ("1 1", "1 last") says nothing."""
+    seen: set[int] = set()
+    for run in runs:
+        if run.id in seen:
+            raise UsageError(f"compare: run {run.id} is named twice, and a run compared with itself says nothing",
+                             "compare it with another run, e.g. shootout compare "
+                             f"{run.id} {run.id - 1 if run.id > 1 else run.id + 1}")
+        seen.add(run.id)
+    return runs
+
+
 def compared(store, refs: list[str], by_label: bool):
     """The analysis of `compare` and of a multi-run `report`: REFS, or SIDE vs SIDE."""
     from shootout.judge.crossrun import (
@@ -135,11 +148,12 @@ def compared(store, refs: list[str], by_label: bool):
         sides = [refs[:cut], refs[cut + 1:]]
         if not all(sides) or "vs" in sides[1]:
             raise UsageError("compare: 'vs' needs runs on both sides", "e.g. shootout compare 3 5 vs 7 9")
-        loaded = [[(run, store.trials(run.id)) for run in map(store.get_run, side)] for side in sides]
-        return compare_members(members_by_side(loaded))
+        by_side = [[store.get_run(ref) for ref in side] for side in sides]
+        _named_once([run for side in by_side for run in side])
+        return compare_members(members_by_side([[(run, store.trials(run.id)) for run in side] for side in by_side]))
     if len(refs) < 2:
         raise UsageError("compare needs at least two runs", "e.g. shootout compare 3 7, or 3 5 vs 7 9")
-    runs = [store.get_run(r) for r in refs]
+    runs = _named_once([store.get_run(r) for r in refs])
     trials = [store.trials(r.id) for r in runs]
     return compare_members((members_by_label if by_label else members_by_run)(runs, trials))
 

@@ -20,9 +20,14 @@ if TYPE_CHECKING:
 
 # workloads whose figures depend on hardware AES / SHA (the write-ups' Pi 4 had neither)
 AES_WORKLOADS = ("vpn", "openssl-speed")
-SHA_WORKLOADS = ("sha1-sparse", "openssl-speed")
 AES_FLAGS = ("aes",)  # x86 /proc/cpuinfo flags and arm64 Features both say "aes"
 SHA_FLAGS = ("sha_ni", "sha1", "sha2")
+# workload -> metric -> the program whose hashing that metric times ("*": every metric)
+SHA_PROGRAMS = {"sha1-sparse": {"openssl_mbps": "openssl", "sha1sum_mbps": "sha1sum"}, "openssl-speed": {"*": "openssl"}}
+# Libraries with code paths for hardware SHA: a program reaches them only by linking one. glibc has
+# none: coreutils' sha1sum, linked to libc alone, hashes in plain C on every CPU.
+CRYPTO_LIBRARIES = ("libcrypto.so", "libgcrypt.so", "libnettle.so", "libgnutls.so", "libsodium.so",
+                    "libmbedcrypto.so", "libwolfssl.so", "libkcapi.so")
 OLD_WIREGUARD_GO = "0.0.20220316"
 
 
@@ -45,10 +50,47 @@ def _hardware_crypto(analysis: Analysis, used: set[str]) -> list[str]:
         lines.append("this CPU has AES instructions: OpenVPN's AES-GCM and openssl's AES run in hardware here, "
                      "where the write-ups' Pi 4 (Cortex-A72 without the ARMv8 crypto extensions) ran them in "
                      "plain C; WireGuard's ChaCha20-Poly1305 gains nothing from them")
-    if used & set(SHA_WORKLOADS) and (sha := sorted(flags & set(SHA_FLAGS))):
-        lines.append(f"this CPU has SHA instructions ({', '.join(sha)}): SHA-1/SHA-256 through them are not "
-                     "the Pi 4's code path")
+    if sha := sorted(flags & set(SHA_FLAGS)):
+        lines += _sha_paths(analysis, used, sha)
     return lines
+
+
+def reaches_crypto_library(elf: Mapping[str, Any]) -> bool | None:
+    """Whether a program (its ELF facts) can take a crypto library's hardware code path: it links
+    one. None where its facts do not tell: a run before they were recorded, a static binary."""
+    needed = elf.get("needed")
+    if needed is None or elf.get("interpreter") is None:
+        return None
+    return any(library.startswith(CRYPTO_LIBRARIES) for library in needed)
+
+
+def _program_paths(analysis: Analysis, workload: str, program: str) -> tuple[bool, str]:
+    """Whether `program` can take the hardware path on some side of the run (where its facts do
+    not tell, it may), and what it links there."""
+    elves = [dig(f, "elf", program, default={}) for f in _workload_facts(analysis, workload).values()]
+    if any(reaches_crypto_library(elf) is None for elf in elves):
+        static = any(elf.get("needed") == [] for elf in elves)
+        return True, "statically linked" if static else "its libraries not recorded"
+    linked = sorted({lib for elf in elves for lib in elf["needed"]})
+    return any(reaches_crypto_library(elf) for elf in elves), f"linked to {', '.join(linked)}"
+
+
+def _sha_paths(analysis: Analysis, used: set[str], sha: list[str]) -> list[str]:
+    """The SHA line, said of the metrics whose program can use the instructions (a crypto library)
+    and saying which cannot: sha1-sparse's headline sha1sum links libc alone."""
+    can, cannot = [], []
+    for workload in sorted(used & set(SHA_PROGRAMS)):
+        spec = next(w for w in analysis.workloads if w.name == workload)
+        for metric, program in SHA_PROGRAMS[workload].items():
+            reach, linked = _program_paths(analysis, workload, program)
+            what = workload if metric == "*" else f"{workload} {metric}"
+            what += ", its headline" if metric == spec.headline else ""
+            (can if reach else cannot).append(f"{what} ({program}, {linked})")
+    if not can:
+        return []
+    line = (f"this CPU has SHA instructions ({', '.join(sha)}): SHA-1/SHA-256 through them are not the Pi 4's "
+            f"code path; the programs that can take it: {'; '.join(can)}")
+    return [line + (f"; not {'; '.join(cannot)}, which hash in plain C here as on the Pi" if cannot else "")]
 
 
 def _wireguard(analysis: Analysis) -> list[str]:

@@ -8,6 +8,7 @@ its last run here when the results database holds one (its measured round), else
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 from collections.abc import Callable, Sequence
@@ -34,35 +35,46 @@ TrialsOf = Callable[[int], Sequence[Trial]]  # run id -> its trials, warm-up inc
 @dataclass(frozen=True)
 class LastRun:
     """An experiment's newest run on this machine: what it took from start to its last trial
-    (the userspaces it made before starting not counted) and its first measured round."""
+    (the userspaces it made before starting not counted) and its first measured round; a run
+    refused for its budget after its warm-up, that round, and the budget (minutes) it asked for."""
 
     run_id: int
     seconds: float
     round_s: float | None
+    refused_for: int | None = None
 
 
-def round_seconds(trials: Sequence[Trial]) -> float | None:
+def _span(trials: Sequence[Trial]) -> float:
+    return max(t.started_at + t.wall_s for t in trials) - min(t.started_at for t in trials)
+
+
+def round_seconds(trials: Sequence[Trial], warm_up: bool = False) -> float | None:
     """The median span (first start to last end) of the measured rounds that ran every workload
-    as round 1 did: later rounds run only the undecided ones, a pause makes one round long."""
+    as round 1 did: later rounds run only the undecided ones, a pause makes one round long.
+    warm_up: the warm-up round's span instead (all a run refused for its budget measured)."""
     rounds: dict[int, list[Trial]] = {}
     for t in trials:
-        if t.spec.round > 0 and t.started_at:
+        if t.started_at and (t.spec.round == 0) == warm_up:
             rounds.setdefault(t.spec.round, []).append(t)
-    if 1 not in rounds:
+    first = rounds.get(0 if warm_up else 1)
+    if not first:
         return None
-    full = [ts for ts in rounds.values() if len(ts) == len(rounds[1])]
-    return statistics.median(max(t.started_at + t.wall_s for t in ts) - min(t.started_at for t in ts) for ts in full)
+    return statistics.median(_span(ts) for ts in rounds.values() if len(ts) == len(first))
 
 
 def last_run(runs: Sequence[Run], trials_of: TrialsOf, name: str, machine: str | None) -> LastRun | None:
-    """The newest run of experiment `name` on the machine with this id that measured a round."""
+    """The newest run of experiment `name` on the machine with this id that measured a round, or
+    that was refused for its budget after measuring its warm-up round."""
     for run in runs:  # newest first (Store.list_runs)
         if run.settings.experiment != name or not machine or run.facts.machine_id != machine:
             continue
         trials = trials_of(run.id)
         ends = [t.started_at + t.wall_s for t in trials if t.started_at]
-        if ends and (measured := round_seconds(trials)) is not None:
-            return LastRun(run.id, max(ends) - run.created_at, measured)
+        refused = run.budget_refused
+        measured = round_seconds(trials, warm_up=refused is not None)
+        if ends and measured is not None:
+            return LastRun(run.id, max(ends) - run.created_at, measured,
+                           refused.wanted_min if refused is not None else None)
     return None
 
 
@@ -121,18 +133,42 @@ def own_budget(name: str) -> str:
             f"{named.sizing.round_s:.0f} s on 2 cores)")
 
 
+def _took(named: Experiment, own: Plan, last: LastRun | None) -> str:
+    """How long it takes: its last run here (or why that run stopped), else the estimate."""
+    sizing = named.sizing
+    if last is not None and last.refused_for is not None:
+        return (f"takes here: its last run here, run {last.run_id}, was refused for its budget after a warm-up "
+                f"round of {last.round_s:.0f} s; --budget {last.refused_for}m would pay for its first verdict")
+    if last is not None:
+        return (f"takes here: {fmt_duration(last.seconds, 'span')} from its start to its last trial "
+                f"(its last run here, run {last.run_id}" + (f"; rounds of {last.round_s:.0f} s)" if last.round_s else ")"))
+    return (f"takes: about {fmt_duration(own.first_verdict_s, 'span')} to a first verdict, "
+            f"at most {fmt_duration(sizing.limit_s, 'span')} (estimate: rounds of {sizing.round_s:.0f} s "
+            f"and {fmt_duration(sizing.prepare_s, 'span')} of preparing, {sizing.measured})")
+
+
+def _short_budget(named: Experiment, own: Plan, last: LastRun | None) -> list[str]:
+    """A warning where this machine's rounds (its last run here) make a first verdict need more
+    than the experiment's budget, with the margin for slower rounds its plan keeps."""
+    if last is None or not last.round_s or last.refused_for is not None:  # a refusal says its own budget
+        return []
+    needed = here(named, last).first_verdict_s - named.sizing.prepare_s
+    if needed * MARGIN <= own.budget_s:
+        return []
+    warning = (f"warning: at rounds of {last.round_s:.0f} s here, a first verdict needs about "
+               f"{fmt_duration(needed, 'span')} of measuring, {fmt_duration(needed * MARGIN, 'span')} with the "
+               f"{MARGIN - 1:.0%} margin a budget keeps for slower rounds, more than its budget of "
+               f"{minutes(own.budget_s)}: give --budget {math.ceil(needed * MARGIN / 60)}m, fewer workloads (-w), "
+               "or --partial")
+    return [warning]
+
+
 def how_long(named: Experiment, last: LastRun | None) -> list[str]:
     """`shootout experiments`' lines: how long it takes here, its budget, and the size it uses."""
     own = named.plan()
     sizing = named.sizing
     rounds = f"a first verdict after round {own.first_look}; budget {minutes(own.budget_s)}, at most {own.max_rounds} rounds"
-    if last is not None:
-        took = (f"takes here: {fmt_duration(last.seconds, 'span')} from its start to its last trial "
-                f"(its last run here, run {last.run_id}" + (f"; rounds of {last.round_s:.0f} s)" if last.round_s else ")"))
-    else:
-        took = (f"takes: about {fmt_duration(own.first_verdict_s, 'span')} to a first verdict, "
-                f"at most {fmt_duration(sizing.limit_s, 'span')} (estimate: rounds of {sizing.round_s:.0f} s "
-                f"and {fmt_duration(sizing.prepare_s, 'span')} of preparing, {sizing.measured})")
     delta = ([f"threshold: ±{named.threshold * 100:g}% instead of 1% ({named.threshold_why})"]
              if named.threshold is not None else [])
-    return [took, rounds] + ([f"size: {sizing.note}"] if sizing.note else []) + delta
+    return ([_took(named, own, last), rounds, *_short_budget(named, own, last)]
+            + ([f"size: {sizing.note}"] if sizing.note else []) + delta)

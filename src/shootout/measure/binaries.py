@@ -4,7 +4,7 @@ ABI the configuration is labelled with (verify_binaries)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from shootout.base.model import Config
 from shootout.configs.abi import verify_abi
@@ -14,15 +14,19 @@ from shootout.userspace.apt import common_versions
 from shootout.workloads.contract import Prepared, Workload
 
 
-def provide_alike(targets: Sequence[Target], workload: Workload) -> list[str]:
+def provide_alike(targets: Sequence[Target], workload: Workload,
+                  installing: Callable[[Target, list[str]], None] = lambda target, packages: None) -> list[str]:
     """What the workload needs, installed where missing (a userspace) at the newest version
     every side is offered, so that the sides run the same program; returns apt's warnings.
+    `installing` hears of each install before it starts (a browser's takes minutes).
     A version that still differs shows in Prepared.versions: a confounder."""
     wanted = [workload.required_packages(t) for t in targets]
     # every side's versions of all the workload's packages: a side that has them counts too
     offered = [t.offers(workload.debian_packages(), workload.components) for t in targets]
     versions = common_versions([o for o, _ in offered])
     for target, packages in zip(targets, wanted):
+        if missing := target.lacks(packages):
+            installing(target, missing)
         target.provide(packages, workload.components, versions)
     return [line for _, warnings in offered for line in warnings]
 

@@ -26,6 +26,16 @@ class Preparing(Event):
 
 
 @dataclass(frozen=True)
+class Installing(Event):
+    """Packages a workload needs are being installed into a configuration's userspace: apt may
+    take minutes (a browser), said before it starts."""
+
+    workload: str
+    where: str  # the userspace (its configuration's display name)
+    packages: list[str]
+
+
+@dataclass(frozen=True)
 class WorkloadSkipped(Event):
     workload: str
     reason: str

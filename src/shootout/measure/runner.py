@@ -289,7 +289,9 @@ class Runner:
 
     def _provide(self, live: Live, workload: Workload) -> None:
         targets = {id(t): t for t in (live.targets[c.name] for c in live.run.configs)}
-        for line in provide_alike(list(targets.values()), workload):
+        name = workload.spec.name
+        for line in provide_alike(list(targets.values()), workload,
+                                  lambda target, packages: self.emit(ev.Installing(name, target.config.display, packages))):
             self.emit(ev.Notice(line))
 
     def _cleanup(self, live: Live, name: str) -> None:

@@ -194,6 +194,9 @@ class ChrootTarget(LocalFiles):
     def offers(self, packages: Sequence[str], components: Sequence[str] = ()) -> tuple[dict[str, list[str]], list[str]]:
         return apt.offers(self, packages, components)
 
+    def lacks(self, packages: Sequence[str]) -> list[str]:
+        return apt.lacking(self, packages)
+
     def provide(self, packages: Sequence[str], components: Sequence[str] = (),
                 versions: Mapping[str, str] | None = None) -> list[str]:
         installed = apt.provide(self, packages, components, versions)

@@ -223,6 +223,10 @@ class Target(ABC):
         could end with, newest first, and warnings; the host offers none."""
         return {}, []
 
+    def lacks(self, packages: Sequence[str]) -> list[str]:
+        """The packages provide() would install here (a userspace's missing ones); the host: none."""
+        return []
+
     def provide(self, packages: Sequence[str], components: Sequence[str] = (),
                 versions: Mapping[str, str] | None = None) -> list[str]:
         """Install the Debian packages the target lacks, where it may (a userspace), at

@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from shootout.base.model import WorkloadSpec
+from shootout.base.units import unit
 from shootout.judge.analysis import Analysis, Comparison
-from shootout.report.text import baseline, iter_summaries, metric_rows
-from shootout.stats import Estimate, Resolution
+from shootout.report.text import baseline, iter_summaries, metric_rows, others
+from shootout.stats import Estimate, Resolution, Verdict
 
 
 def _interval(est: Estimate | None) -> dict[str, Any]:
@@ -47,9 +49,22 @@ def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
     inconclusive headline, what the run could resolve and what would settle it.
     Per configuration the suite geomean row has workload "geomean" (metric "headline");
     per-category geomeans follow with workload "geomean:<category>".
+    A run refused for its budget measured nothing: one row per headline comparison it would have
+    made, verdict "refused", its flags saying why and what budget would pay.
     """
+    if analysis.refused:
+        return [_refused_row(analysis, spec, config.name) for spec in analysis.workloads for config in others(analysis)]
     rows = [_comparison_row(comp) for row in metric_rows(analysis) for comp in row.comparisons]
     return rows + _geomean_rows(analysis)
+
+
+def _refused_row(analysis: Analysis, spec: WorkloadSpec, config: str) -> dict[str, Any]:
+    """A headline comparison of a refused run: its names and units, no values."""
+    metric = spec.metric(spec.headline)
+    empty = Comparison(workload=spec.name, category=spec.category, metric=metric.name, unit=metric.unit,
+                       direction=str(unit(metric.unit).direction), headline=True, baseline=baseline(analysis).name,
+                       config=config, medians={}, log_ratios={}, estimate=None, verdict=Verdict.INCONCLUSIVE)
+    return {**_comparison_row(empty), "verdict": "refused", "flags": [analysis.refused]}
 
 
 def _comparison_row(comp: Comparison) -> dict[str, Any]:

@@ -16,9 +16,11 @@ host's namespace, where their undo must run.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 from shootout.base.errors import TargetError
@@ -43,9 +45,32 @@ def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _fail(what: str) -> TargetError:
-    err = ctypes.get_errno()
+def _fail(what: str, err: int | None = None) -> TargetError:
+    err = ctypes.get_errno() if err is None else err
     return TargetError(f"cannot {what}: {os.strerror(err)}", "run as root (mounts need CAP_SYS_ADMIN)")
+
+
+def root_is_mount_point(mountinfo: str) -> bool:
+    """Whether a mount sits at / of this process (mountinfo's fifth field is relative to its root)."""
+    return any(len(fields) > 4 and fields[4] == "/" for fields in map(str.split, mountinfo.splitlines()))
+
+
+def slave_failure(err: int, mountinfo: str | None) -> TargetError:
+    """Why / could not be made a slave mount: in a chroot into a plain directory there is no mount
+    at / to change (EINVAL), and the mount that holds it is out of reach. mountinfo None: unreadable."""
+    if err == errno.EINVAL and mountinfo is not None and not root_is_mount_point(mountinfo):
+        return TargetError("cannot keep shootout's mounts private: / is not a mount point here (a chroot into a "
+                           "directory), so it cannot be made a slave of the host's mounts",
+                           "bind-mount the chroot's directory onto itself before entering it: mount --bind DIR DIR; "
+                           "or run shootout on the host, in a container or in a VM")
+    return _fail("make / a slave mount in the private namespace", err)
+
+
+def _mountinfo() -> str | None:
+    try:
+        return Path("/proc/thread-self/mountinfo").read_text()
+    except OSError:
+        return None  # unreadable (no /proc in the chroot): the kernel's reason, not a guess
 
 
 def private_mounts() -> str:
@@ -65,7 +90,7 @@ def private_mounts() -> str:
                 raise _fail("make a private mount namespace")
             # Without this, mounts under a shared mount would still propagate to the host.
             if libc.mount(None, b"/", None, MS_REC | MS_SLAVE, None) != 0:
-                raise _fail("make / a slave mount in the private namespace")
+                raise slave_failure(ctypes.get_errno(), _mountinfo())
             _namespace = _current()
             _fd = os.open("/proc/thread-self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
         else:

@@ -186,12 +186,18 @@ def missing_package(done: ProcResult, space: str, arch: str, release: str) -> No
                               f"(userspace {space})", "use another architecture or release for this workload")
 
 
+def lacking(target: UserspacePlace, packages: Sequence[str]) -> list[str]:
+    """The packages, each once, that the userspace has not installed."""
+    have = installed_versions(target.root)
+    return [p for p in dict.fromkeys(packages) if p not in have]
+
+
 def provide(target: UserspacePlace, packages: Sequence[str], components: Sequence[str] = (),
             versions: Mapping[str, str] | None = None) -> list[str]:
     """Install the packages the userspace lacks (at `versions` where given) and record them;
     returns what was installed."""
     name = target.userspace.name
-    wanted = [p for p in dict.fromkeys(packages) if p not in installed_versions(target.root)]
+    wanted = lacking(target, packages)
     if not wanted:
         return []
     with registry.locked(name, wait=True):  # one install at a time per userspace
