@@ -77,6 +77,31 @@ def test_no_retransmits_means_no_retransmit_value() -> None:
     assert "retransmits_per_gib" not in values and values["mbit_s"] > 0
 
 
+def test_no_retransmit_at_all_is_a_zero_recorded_beside_the_others_count() -> None:
+    """wireguard-go's recorded trial had none: 0 per GiB is its finding against OpenVPN's
+    ~150,000, so it is recorded (a ratio to 0 has no meaning, so as an amount with its
+    interval, not a speed-up) and shown beside OpenVPN's, not 'n/a'."""
+    from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
+    from shootout.base.runfacts import RunFacts
+    from shootout.judge.analysis import analyze
+
+    counts = {}
+    for side in ("wireguard-go", "openvpn-aes-256-gcm"):
+        result, meta = recorded(f"vpn-{side}-amd64-host")
+        counts[side] = Vpn().parse(result, meta["params"])
+    assert counts["wireguard-go"]["retransmits_per_gib"] == 0.0
+    assert "retransmits_per_gib" in {m.name for m in Vpn.spec.recorded}
+    assert "retransmits_per_gib" not in {m.name for m in Vpn.spec.metrics}
+    trials = [Trial(TrialSpec(r, 0, "vpn", side), values, 5.0, 1.0, 1.0, 1, 1, 0, "", 0.0)
+              for r in range(1, 9) for side, values in counts.items()]
+    run = Run(1, 0.0, "complete", RunSettings(max_rounds=8), [Config(s) for s in counts], [Vpn.spec], {"vpn": {}},
+              RunFacts())
+    analysis = analyze(run, trials)
+    shown = {a.config: a for a in analysis.amounts if a.name == "retransmits_per_gib"}
+    assert shown["wireguard-go"].interval.high == 0.0 and shown["openvpn-aes-256-gcm"].interval.low > 100_000
+    assert not any(c.metric == "retransmits_per_gib" for c in analysis.comparisons)
+
+
 # -- the drop ladder ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("rung", RUNGS)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from shootout.base.model import Config, Metric, Run, Trial, WorkloadSpec
 from shootout.base.runfacts import RunFacts
@@ -22,12 +23,11 @@ from shootout.judge.confounders import confounders, is_emulated
 from shootout.judge.inforce import compared_notes
 from shootout.judge.machines import machines_note
 from shootout.stats import (
+    MIN_PAIRED_ROUNDS,
     Design,
     Estimate,
     Resolution,
     Verdict,
-    geomean,
-    geomean_by_category,
     resolution,
     too_few_rounds,
     trial_flags,
@@ -63,6 +63,7 @@ class Comparison:
     confounders: tuple[str, ...] = ()  # facts that differ between the two configurations
     resolution: Resolution | None = None  # for an inconclusive headline: what would settle it
     decided_by: Decided | None = None  # the workload's guard decided the verdict (better/worse), not the speed-up
+    why: str = ""  # why a headline is not judged (Verdict.NOT_JUDGED) whatever its interval says
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,9 @@ class Summary:
     better: int = 0  # headline verdicts a guard decided (e.g. fewer tabs lost), not a speed-up
     worse: int = 0
     guarded: tuple[str, ...] = ()  # workloads left out of the geomean because a guard decided them
+    not_judged: int = 0  # headline rows that get no verdict whatever their interval says (their why)
+    why: str = ""  # why the geomean gets no verdict (Verdict.NOT_JUDGED) whatever its interval says
+    category_why: dict[str, str] = field(default_factory=dict)  # the same per category geomean
     threshold: float = field(kw_only=True)  # δ of the verdicts below: the run's
     # The suite's verdicts, judged once when the summary is made, by the rule every verdict follows
     # (stats.verdict): the geomean's (inconclusive without one) and each category geomean's, keyed
@@ -87,9 +91,12 @@ class Summary:
     category_verdicts: dict[str, Verdict] = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "verdict", verdict(self.geomean, self.threshold))
-        object.__setattr__(self, "category_verdicts",
-                           {cat: verdict(est, self.threshold) for cat, est in self.by_category.items()})
+        def judge(est: Estimate | None, why: str) -> Verdict:
+            return Verdict.NOT_JUDGED if why else verdict(est, self.threshold)
+
+        object.__setattr__(self, "verdict", judge(self.geomean, self.why))
+        object.__setattr__(self, "category_verdicts", {cat: judge(est, self.category_why.get(cat, ""))
+                                                       for cat, est in self.by_category.items()})
 
 
 @dataclass(frozen=True)
@@ -166,6 +173,23 @@ def judged(est: Estimate | None, headline: bool, threshold: float) -> Verdict:
     return verdict(est, threshold) if headline else Verdict.ESTIMATE
 
 
+# The reason every emulated comparison gives for having no verdict, at any number of rounds.
+EMULATED = "emulated: emulated results never get verdicts (an emulator's timings say nothing of the hardware's)"
+
+
+def unjudged(design: Design, rounds: int, emulated: bool) -> str:
+    """Why a headline or a geomean with this many paired rounds gets no verdict whatever its
+    interval says, or '' where its interval decides (fewer than MIN_PAIRED_ROUNDS: no interval)."""
+    if emulated:
+        return EMULATED
+    if rounds < MIN_PAIRED_ROUNDS or not design.before_first_look(rounds):
+        return ""
+    first = design.first_look()
+    if first is None:
+        return f"no verdict: no round up to {rounds} reaches the rule's level"
+    return f"no verdict before round {first}, the rule's first look ({rounds} rounds measured)"
+
+
 def seconds_per_round(trials: Sequence[Trial], workload: str, configs: Sequence[str]) -> float | None:
     """Median trial wall time of a workload, summed over the configurations a round runs."""
     walls = [[t.wall_s for t in trials if t.spec.workload == workload and t.spec.config == c and t.wall_s > 0]
@@ -175,7 +199,7 @@ def seconds_per_round(trials: Sequence[Trial], workload: str, configs: Sequence[
 
 def settle(comp: Comparison, threshold: float, per_round: float | None) -> Comparison:
     """An inconclusive headline verdict with the figures of what would have settled it."""
-    if not comp.headline or comp.verdict is not Verdict.INCONCLUSIVE or comp.estimate is None:
+    if not comp.headline or comp.verdict is not Verdict.INCONCLUSIVE or comp.estimate is None or comp.why:
         return comp
     return dataclasses.replace(comp, resolution=resolution(comp.estimate, threshold, per_round))
 
@@ -223,32 +247,39 @@ class _Trials:
             flags.append("failed: " + (failed[0].error or "error"))
         return flags
 
-    def compare(self, spec: WorkloadSpec, metric: Metric, config: str, design: Design, headline: bool) -> Comparison:
+    def compare(self, spec: WorkloadSpec, metric: Metric, config: str, designs: dict[bool, Design],
+                headline: bool) -> Comparison:
         """One configuration against the baseline on one metric: estimate, flags, verdict."""
         s, base = self.run.settings, self.run.configs[0].name
         a, b = self.values[(spec.name, metric.name, base)], self.values[(spec.name, metric.name, config)]
+        design = designs[headline]
+        cfg_facts, base_facts = self.run.facts.side(config), self.run.facts.side(base)
+        emulated = is_emulated(cfg_facts) or is_emulated(base_facts)
         if s.interleaved:
             ratios = metric_log_ratios(self.measured, spec, metric.name, base, config)
             est = design.estimate(list(ratios.values()))
+            why = unjudged(design, len(ratios), emulated) if headline else ""
+            if why and est is None:  # no verdict anyway: the estimate of the same rounds, as a sub-metric's
+                est = designs[False].estimate(list(ratios.values()))
+                why += "; the interval shown is a sub-metric's, with no Bonferroni" if est else ""
         else:
             ratios = {}
             est = design.adopt(unpaired_estimate(log_perf(a, metric.unit), log_perf(b, metric.unit),
                                                  design.per_look()))
-        cfg_facts, base_facts = self.run.facts.side(config), self.run.facts.side(base)
-        emulated = is_emulated(cfg_facts) or is_emulated(base_facts)
+            why = EMULATED if emulated and headline else ""
         comp = Comparison(
             workload=spec.name, category=spec.category, metric=metric.name, unit=metric.unit,
             direction=str(unit(metric.unit).direction), headline=headline, baseline=base, config=config,
             medians={c: statistics.median(v) for c, v in ((base, a), (config, b)) if v},
             log_ratios=ratios, estimate=est,
-            verdict=Verdict.INCONCLUSIVE if emulated and headline else judged(est, headline, s.threshold),
+            verdict=Verdict.NOT_JUDGED if why else judged(est, headline, s.threshold),
             paired=s.interleaved, flags=tuple(self.flags(spec, metric, base, config, ratios, emulated)),
-            confounders=tuple(confounders(base_facts, cfg_facts, spec.name, metric.name)),
+            confounders=tuple(confounders(base_facts, cfg_facts, spec.name, metric.name)), why=why,
         )
         if headline:  # e.g. a setup that lost tabs is worse, never faster
             decided, by = guard(spec, self.measured, base, config, comp.verdict)
             if by is not None:
-                comp = dataclasses.replace(comp, verdict=decided, decided_by=by,
+                comp = dataclasses.replace(comp, verdict=decided, decided_by=by, why="",
                                            flags=(*comp.flags, by.flag(metric.name)))
         return settle(comp, s.threshold, seconds_per_round(self.measured, spec.name, (base, config)))
 
@@ -280,11 +311,11 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
             if not seen.collect(spec, metric.name):
                 continue  # a metric this run's parameters do not produce
             headline = metric.name == cpuclock.headline(run, spec)
-            comparisons += [seen.compare(spec, metric, config.name, designs[headline], headline)
+            comparisons += [seen.compare(spec, metric, config.name, designs, headline)
                             for config in run.configs[1:]]
     refused = "" if measured else budget_refusal(run)  # a resumed run that measured was not refused
     # a refused run has nothing to summarize: no "too few rounds" geomean, the refusal instead
-    summaries = () if refused else summarize(comparisons, run.configs, s.confidence,
+    summaries = () if refused else summarize(comparisons, run.configs, designs[True],
                                             seen.values if not s.interleaved else None, threshold=s.threshold)
     return Analysis(
         runs=(run,), configs=tuple(run.configs), workloads=tuple(run.workloads),
@@ -326,7 +357,8 @@ def method_rules(headline: Design, paired: bool) -> tuple[str, ...]:
         out.append("Suite summary: geometric mean of one headline metric per workload with equal weights (sub-results "
                    "do not multiply a workload's weight), over the workloads with at least 6 rounds; its t-interval "
                    "takes its variance from the delete-one-round jackknife (exactly the t-interval on per-round "
-                   "suite means when every workload ran every round, wider otherwise).")
+                   "suite means when every workload ran every round, wider otherwise), at the level the headline "
+                   "rows' rule gives the look of its shortest workload; a geomean of one workload is that workload.")
     else:
         out.append("Suite summary: geometric mean of one headline metric per workload with equal weights, with "
                    f"Welch's interval on the two samples' means ({WITHIN_RUN}).")
@@ -343,11 +375,12 @@ def left_out_notes(summary: Summary) -> list[str]:
     return out
 
 
-def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], confidence: float,
+def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], design: Design,
               values: dict[tuple[str, str, str], list[float]] | None = None, *,
               threshold: float) -> tuple[Summary, ...]:
     """Geomean over one headline metric per workload, per non-baseline configuration, with its
-    verdicts (and its categories') against δ = threshold.
+    verdicts (and its categories') against δ = threshold, under the rule of the headline rows
+    (`design`), so that a geomean never claims what its rows cannot.
 
     Paired comparisons use their per-round log-ratios; pass `values` for unpaired ones (the
     geomean then compares the two samples of each workload, within the run only).
@@ -363,22 +396,56 @@ def summarize(comparisons: Sequence[Comparison], configs: Sequence[Config], conf
         if values is None:
             ratios = {c.workload: c.log_ratios for c in heads if c.log_ratios}
             short = too_few_rounds(ratios)
-            kept = {w: r for w, r in ratios.items() if w not in short}
-            categories = {c.workload: c.category for c in heads}
-            est = geomean(kept, confidence)
-            by_category = geomean_by_category(kept, categories, confidence) if kept else {}
+            kept = {c.workload: c for c in heads if c.workload in ratios and c.workload not in short}
             left_out, note = tuple(f"{w} ({n} rounds)" for w, n in sorted(short.items())), ""
+            pooled = partial(_paired_suite, design=design)
         else:
-            samples = {c.workload: (log_perf(values[(c.workload, c.metric, c.baseline)], c.unit),
-                                    log_perf(values[(c.workload, c.metric, c.config)], c.unit)) for c in heads}
-            est, by_category, left_out, note = unpaired_geomean(samples, confidence), {}, (), WITHIN_RUN
-        if not any(c.estimate for c in heads):
-            est, by_category = None, {}  # no workload has an interval yet: a suite verdict would claim what none can
+            kept, left_out, note = {c.workload: c for c in heads}, (), WITHIN_RUN
+            pooled = partial(_unpaired_suite, design=design, values=values)
+        est, why = _suite(list(kept.values()), pooled, design)
+        by_category, category_why = {}, {}
+        if values is None:
+            for cat in sorted({c.category for c in kept.values()}):
+                by_category[cat], category_why[cat] = _suite([c for c in kept.values() if c.category == cat],
+                                                             pooled, design)
+        if guarded and not kept and not left_out:
+            why = f"no workload judged by speed: what was lost decided {', '.join(guarded)}"
+        elif any(c.why.startswith(EMULATED) for c in heads):  # at any number of rounds, with a geomean or not
+            why = EMULATED
         out.append(Summary(
             config=config.name, geomean=est, by_category=by_category,
             faster=counts[Verdict.FASTER], slower=counts[Verdict.SLOWER],
             same=counts[Verdict.SAME], inconclusive=counts[Verdict.INCONCLUSIVE],
             left_out=left_out, note=note, better=counts[Verdict.BETTER], worse=counts[Verdict.WORSE],
-            guarded=guarded, threshold=threshold,
+            guarded=guarded, not_judged=counts[Verdict.NOT_JUDGED], why=why, category_why=category_why,
+            threshold=threshold,
         ))
     return tuple(out)
+
+
+def _paired_suite(rows: Sequence[Comparison], design: Design) -> Estimate | None:
+    return design.geomean({c.workload: c.log_ratios for c in rows})
+
+
+def _unpaired_suite(rows: Sequence[Comparison], design: Design,
+                    values: dict[tuple[str, str, str], list[float]]) -> Estimate | None:
+    samples = {c.workload: (log_perf(values[(c.workload, c.metric, c.baseline)], c.unit),
+                            log_perf(values[(c.workload, c.metric, c.config)], c.unit)) for c in rows}
+    return design.adopt(unpaired_geomean(samples, design.per_look()))
+
+
+def _suite(rows: Sequence[Comparison], pooled: Callable[[Sequence[Comparison]], Estimate | None],
+           design: Design) -> tuple[Estimate | None, str]:
+    """The geomean of these headline rows and why it gets no verdict ('' where its interval decides).
+
+    With one workload the geomean is that workload: its estimate and its reason, so that the
+    summary says what the row says. Otherwise the rows' rule: no verdict where any row is
+    emulated, or before the first look of the rule at the rounds of the shortest row."""
+    if len(rows) == 1:
+        return rows[0].estimate, rows[0].why
+    if not rows:
+        return None, ""
+    emulated = any(c.why.startswith(EMULATED) for c in rows)
+    if not all(c.log_ratios for c in rows):  # unpaired: one look, no first look to wait for
+        return pooled(rows), EMULATED if emulated else ""
+    return pooled(rows), unjudged(design, min(len(c.log_ratios) for c in rows), emulated)

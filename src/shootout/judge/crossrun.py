@@ -204,7 +204,7 @@ def compare_members(members: Sequence[Member]) -> Analysis:
                                                   other.parts[0].run.facts.side(other.parts[0].config),
                                                   spec.name, metric.name)),
                 ), settings.threshold, None))
-    summaries = tuple(_summary(base, o, comparisons, values, settings.confidence, settings.threshold) for o in others)
+    summaries = tuple(_summary(base, o, comparisons, values, designs[True], settings.threshold) for o in others)
     runs = tuple({p.run.id: p.run for m in members for p in m.parts}.values())
     return Analysis(
         runs=runs, configs=tuple(m.config for m in members),
@@ -247,17 +247,21 @@ def _one_campaign(runs: Sequence[Run]) -> bool:
 
 
 def _summary(base: Member, other: Member, comparisons: Sequence[Comparison],
-             values: dict[tuple[str, str, str], list[float]], confidence: float, threshold: float) -> Summary:
+             values: dict[tuple[str, str, str], list[float]], design: Design, threshold: float) -> Summary:
+    """The suite of `other` against `base`, its interval under the headline rows' rule."""
     heads = [c for c in comparisons if c.config == other.config.name and c.headline]
     if all(c.log_ratios for c in heads):  # one shared run: the paired summary
-        return summarize(heads, [base.config, other.config], confidence, threshold=threshold)[0]
+        return summarize(heads, [base.config, other.config], design, threshold=threshold)[0]
     counts = {v: sum(1 for c in heads if c.verdict == v) for v in Verdict}
-    if len(base.parts) == 1 and len(other.parts) == 1:
+    note = WITHIN_RUN if len(base.parts) == 1 and len(other.parts) == 1 else ""
+    if len(heads) == 1:  # the geomean of one workload is that workload
+        est = heads[0].estimate
+    elif note:
         samples = {c.workload: (log_perf(values[(c.workload, c.metric, c.baseline)], c.unit),
                                 log_perf(values[(c.workload, c.metric, c.config)], c.unit)) for c in heads}
-        est, note = unpaired_geomean(samples, confidence), WITHIN_RUN
+        est = design.adopt(unpaired_geomean(samples, design.per_look()))
     else:
-        est, note = _runs_geomean(base, other, heads, confidence), ""
+        est = design.adopt(_runs_geomean(base, other, heads, design.per_look()))
     return Summary(other.config.name, est, {}, counts[Verdict.FASTER], counts[Verdict.SLOWER],
                    counts[Verdict.SAME], counts[Verdict.INCONCLUSIVE], note=note, threshold=threshold)
 

@@ -33,6 +33,7 @@ from shootout.base.errors import UsageError
 from shootout.base.model import Config
 from shootout.judge.analysis import WITHIN_RUN, Analysis, Comparison
 from shootout.report.text import (
+    NOT_JUDGED,
     TIMES,
     MetricRow,
     baseline,
@@ -42,6 +43,7 @@ from shootout.report.text import (
     fmt_value,
     headline_comparisons,
     metric_rows,
+    no_estimate,
     no_geomean,
     others,
     rows_by_workload,
@@ -58,6 +60,7 @@ VERDICT_COLOR = {
     Verdict.ESTIMATE: "#6b6b6b",
     Verdict.BETTER: "#1b7837",
     Verdict.WORSE: "#c0392b",
+    Verdict.NOT_JUDGED: "#b07aa1",
 }
 CONFIG_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3")
 FORMATS = ("svg", "png")
@@ -255,14 +258,15 @@ def _summary_rows(analysis: Analysis, config: str) -> list[SummaryRow]:
     def row(c: Comparison) -> SummaryRow:
         if c.decided_by is not None:
             return (label(c), None, c.verdict, False, f"{c.verdict}: {c.decided_by.figure()} (speed-up not judged)")
-        return (label(c), c.estimate, c.verdict, False, "" if c.estimate else "too few rounds")
+        return (label(c), c.estimate, c.verdict, False, "" if c.estimate else no_estimate(c))
 
     rows = [row(c) for c in comps]
     summary = next((s for s in analysis.summaries if s.config == config), None)
     if summary is not None:
         if len(summary.by_category) > 1:
             for cat, est in sorted(summary.by_category.items()):
-                rows.append((f"geomean: {cat}", est, summary.category_verdicts[cat], True, "too few rounds"))
+                rows.append((f"geomean: {cat}", est, summary.category_verdicts[cat], True,
+                             NOT_JUDGED if summary.category_why.get(cat) else "too few rounds"))
         rows.append(("GEOMEAN (all workloads)", summary.geomean, summary.verdict, True,
                      no_geomean(summary, short=True)))
     return rows

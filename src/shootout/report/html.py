@@ -31,9 +31,11 @@ from shootout.report.text import (
     geomean_workload_count,
     iter_summaries,
     metric_rows,
+    no_estimate,
     no_geomean,
     others,
     rows_by_workload,
+    suite_word,
     summary_sentence,
     workload_description,
     workloads,
@@ -74,11 +76,11 @@ def _num(value: float | None) -> str | None:
 
 
 def _verdict_cell(v: str) -> Cell:
-    return Cell(Markup(f'<span class="v-{escape(v)}">{escape(v)}</span>'))
+    return Cell(Markup(f'<span class="v-{escape(v.replace(" ", "-"))}">{escape(v)}</span>'))
 
 
 def _notes_cell(comp: Comparison) -> Cell:
-    spans = [f'<span class="flag">{escape(f)}</span>' for f in comp.flags]
+    spans = [f'<span class="flag">{escape(f)}</span>' for f in ([comp.why] if comp.why else []) + list(comp.flags)]
     spans += [f'<span class="flag confounder">confounder: {escape(c)}</span>' for c in comp.confounders]
     return Cell(Markup(" ".join(spans)), sort=str(len(spans)))
 
@@ -123,7 +125,7 @@ def _table(analysis: Analysis) -> tuple[list[dict[str, str]], list[dict[str, Any
                 cells += [Cell(comp.decided_by.figure(), None, True), Cell("speed-up not judged", None, True),
                           Cell("", None, True)]
             else:
-                cells += _estimate_cells(comp.estimate)
+                cells += _estimate_cells(comp.estimate, no_estimate(comp))
             cells += [_verdict_cell(str(comp.verdict)), _notes_cell(comp)]
             rows.append({"headline": comp.headline, "cells": cells})
     foot = []
@@ -140,7 +142,8 @@ def _table(analysis: Analysis) -> tuple[list[dict[str, str]], list[dict[str, Any
             if many:
                 cells.append(Cell(display(analysis, summary.config)))
             cells += _estimate_cells(est, no_geomean(summary, short=True))
-            cells += [_verdict_cell(str(judged) if est is not None else ""), Cell("")]
+            word = suite_word(est, judged)
+            cells += [_verdict_cell(str(word) if word else ""), Cell("")]
             assert sum(c.colspan for c in cells) == width
             foot.append({"category": is_cat, "cells": cells})
     return [{"label": label, "type": kind} for label, kind in columns], rows, foot

@@ -43,7 +43,8 @@ def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
     speedup/ci_low/ci_high are ratios of performance (>1: `config` is faster than
     `baseline`) whatever the metric's direction; null when there were too few rounds.
     rule names how the interval keeps its confidence over the run's looks and headline
-    comparisons; verdict is "estimate" for sub-metrics (no verdict), "better"/"worse" where a
+    comparisons; verdict is "estimate" for sub-metrics (no verdict), "not judged" where a headline
+    or geomean gets none whatever its interval says (why: the reason), "better"/"worse" where a
     guard decided it (decided_by: what it counted on both sides; the speed-up is then not
     judged); resolution, for an
     inconclusive headline, what the run could resolve and what would settle it.
@@ -82,6 +83,7 @@ def _comparison_row(comp: Comparison) -> dict[str, Any]:
         **_interval(comp.estimate),
         "rounds": len(comp.log_ratios),
         "verdict": str(comp.verdict),
+        "why": comp.why or None,
         "decided_by": _decided(comp),
         "flags": list(comp.flags),
         "confounders": list(comp.confounders),
@@ -96,11 +98,11 @@ def _geomean_rows(analysis: Analysis) -> list[dict[str, Any]]:
     base = baseline(analysis).name
     for summary in iter_summaries(analysis):
         paired = all(c.paired for c in analysis.comparisons if c.config == summary.config)
-        entries = [("geomean", None, summary.geomean, summary.verdict)] + [
-            (f"geomean:{cat}", cat, est, summary.category_verdicts[cat])
+        entries = [("geomean", None, summary.geomean, summary.verdict, summary.why)] + [
+            (f"geomean:{cat}", cat, est, summary.category_verdicts[cat], summary.category_why.get(cat, ""))
             for cat, est in sorted(summary.by_category.items())
         ]
-        for workload, category, est, judged in entries:
+        for workload, category, est, judged, why in entries:
             rows.append(
                 {
                     "workload": workload,
@@ -116,6 +118,7 @@ def _geomean_rows(analysis: Analysis) -> list[dict[str, Any]]:
                     **_interval(est),
                     "rounds": est.n if est else 0,
                     "verdict": str(judged),
+                    "why": why or None,
                     "decided_by": None,
                     "flags": [summary.note] if summary.note else [],
                     "confounders": [],

@@ -30,6 +30,7 @@ from shootout.report.text import (
     others,
     row_medians,
     rows_by_workload,
+    suite_word,
     summary_sentence,
     workload_description,
     workloads,
@@ -76,7 +77,8 @@ def _results(analysis: Analysis) -> list[str]:
         row = [f"**geomean** ({workloads(n)})", "headline metrics"] + [""] * len(analysis.configs)
         for cfg in rest:
             est = summaries[cfg.name].geomean if cfg.name in summaries else None
-            word = f" {summaries[cfg.name].verdict}" if est is not None else ""
+            judged = suite_word(est, summaries[cfg.name].verdict) if cfg.name in summaries else None
+            word = f" {judged}" if judged else ""
             row.append(f"**{fmt_suite(est, summaries.get(cfg.name))}{word}**")
         rows.append(row + [""])
         categories = sorted({cat for s in summaries.values() for cat in s.by_category})

@@ -46,6 +46,7 @@ from shootout.report.text import (
     others,
     row_medians,
     rule_lines,
+    suite_word,
     summary_sentence,
     workloads,
 )
@@ -59,6 +60,7 @@ VERDICT_STYLE = {
     Verdict.ESTIMATE: "dim",
     Verdict.BETTER: "bold green",
     Verdict.WORSE: "bold red",
+    Verdict.NOT_JUDGED: "magenta",
 }
 DASH = "\u2014"
 
@@ -69,8 +71,8 @@ def verdict_text(v: Verdict | None) -> Text:
 
 
 def _geomean_verdict(est: Estimate | None, judged: Verdict | None) -> Text:
-    # No geomean (no workload has an interval yet): no suite verdict either.
-    return verdict_text(None if est is None else judged)
+    # No geomean (no workload has an interval yet): no suite verdict either, unless not judged.
+    return verdict_text(suite_word(est, judged))
 
 
 def shown_rows(analysis: Analysis, all_metrics: bool) -> list[MetricRow]:

@@ -16,6 +16,7 @@ from shootout.stats import Estimate, Resolution, Verdict
 TIMES = "\u00d7"  # the multiplication sign of "1.070×"
 MINUS = "\u2212"
 EN_DASH = "\u2013"
+NOT_JUDGED = str(Verdict.NOT_JUDGED)
 
 
 def fmt_value(value: float | None, symbol: str) -> str:
@@ -30,11 +31,16 @@ def fmt_ratio(ratio: float) -> str:
     return f"{ratio:.3f}{TIMES}"
 
 
-def fmt_estimate(est: Estimate | None) -> str:
-    """'1.070× [1.051, 1.089]', or a reason when there is no estimate."""
+def fmt_estimate(est: Estimate | None, why: str = "too few rounds") -> str:
+    """'1.070× [1.051, 1.089]', or why there is no estimate."""
     if est is None:
-        return "n/a (too few rounds)"
+        return f"n/a ({why})"
     return f"{est.ratio:.3f}{TIMES} [{est.low:.3f}, {est.high:.3f}]"
+
+
+def no_estimate(comp: Comparison) -> str:
+    """Why a comparison shows no estimate, for its cell: the judge's reason is in its notes."""
+    return NOT_JUDGED if comp.why else "too few rounds"
 
 
 def fmt_comparison(comp: Comparison) -> str:
@@ -42,20 +48,26 @@ def fmt_comparison(comp: Comparison) -> str:
     verdict (better/worse), the counts that decided it, so number and word agree."""
     if comp.decided_by is not None:
         return comp.decided_by.figure()
-    return fmt_estimate(comp.estimate)
+    return fmt_estimate(comp.estimate, no_estimate(comp))
 
 
 def no_geomean(summary: Summary | None, short: bool = False) -> str:
-    """Why a configuration has no suite geomean (short: for a table cell)."""
-    if summary is not None and summary.guarded and not summary.left_out:
-        return "speed not judged" if short else \
-            f"no workload judged by speed: what was lost decided {', '.join(summary.guarded)}"
-    return "too few rounds"
+    """Why a configuration's suite geomean has no estimate or no verdict (short: for a table cell)."""
+    if summary is None or not summary.why:
+        return "too few rounds"
+    if not short:
+        return summary.why
+    return "speed not judged" if summary.guarded and summary.geomean is None else NOT_JUDGED
 
 
 def fmt_suite(est: Estimate | None, summary: Summary | None) -> str:
     """A geomean cell: its estimate, or why there is none."""
     return fmt_estimate(est) if est is not None else f"n/a ({no_geomean(summary, short=True)})"
+
+
+def suite_word(est: Estimate | None, judged: Verdict | None) -> Verdict | None:
+    """The verdict beside a geomean cell: none where it has no estimate, unless it is not judged."""
+    return judged if est is not None or judged is Verdict.NOT_JUDGED else None
 
 
 def fmt_change(ratio: float, digits: int = 1) -> str:
@@ -225,6 +237,12 @@ def _winner_phrase(est: Estimate, faster: str, slower: str, inverted: bool, n: i
     )
 
 
+def _undecided_because(summary: Summary) -> str:
+    # "needs more rounds" would contradict rows that are all decided, some each way
+    return "the workloads go both ways" if summary.faster and summary.slower and not summary.inconclusive \
+        else "needs more rounds"
+
+
 def summary_sentence(analysis: Analysis, summary: Summary) -> str:
     """The one-sentence answer for one configuration against the baseline."""
     base = baseline(analysis).display
@@ -232,7 +250,12 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
     n = geomean_workload_count(analysis, summary.config)
     est = summary.geomean
     delta = analysis.threshold * 100
-    if est is None:
+    if summary.verdict is Verdict.NOT_JUDGED:
+        head = f"No suite verdict for {other} against {base}: {no_geomean(summary)}"
+        if est is not None:
+            head += (f" ({other}/{base} = {fmt_ratio(est.ratio)}, {round(est.confidence * 100)}% CI "
+                     f"{fmt_ratio(est.low)}{EN_DASH}{fmt_ratio(est.high)})")
+    elif est is None:
         head = f"No suite geomean for {other} against {base}: {no_geomean(summary)}"
     else:
         v = summary.verdict
@@ -250,7 +273,7 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
         else:
             head = (
                 f"No clear winner between {other} and {base} on the geometric mean of {workloads(n)} "
-                f"({other}/{base} = {fmt_ratio(est.ratio)}, {interval}; needs more rounds)"
+                f"({other}/{base} = {fmt_ratio(est.ratio)}, {interval}; {_undecided_because(summary)})"
             )
     if summary.note:
         head += f" ({summary.note})"
@@ -266,6 +289,8 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
         parts.append(f"no difference beyond \u00b1{delta:g}% in {summary.same}")
     if summary.inconclusive:
         parts.append(f"inconclusive in {summary.inconclusive}")
+    if summary.not_judged:
+        parts.append(f"{NOT_JUDGED} in {summary.not_judged}")
     return f"{head}; {', '.join(parts)}."
 
 
@@ -316,7 +341,7 @@ def all_notes(analysis: Analysis) -> list[str]:
 
 def notes_of(comp: Comparison) -> list[str]:
     """Flags, confounders and what an inconclusive verdict would need, as short notes beside a number."""
-    notes = list(comp.flags) + [f"confounder: {c}" for c in comp.confounders]
+    notes = ([comp.why] if comp.why else []) + list(comp.flags) + [f"confounder: {c}" for c in comp.confounders]
     if comp.resolution is not None:
         notes.append(resolution_text(comp.resolution))
     return notes
@@ -347,7 +372,8 @@ def resolution_text(res: Resolution) -> str:
 
 def rule_lines(analysis: Analysis) -> list[str]:
     """Which rule produced the intervals shown with verdicts (named in every output)."""
-    rules = sorted({c.estimate.rule for c in analysis.comparisons if c.headline and c.estimate and c.estimate.rule})
+    rules = sorted({c.estimate.rule for c in analysis.comparisons
+                    if c.headline and c.estimate and c.estimate.rule and not c.why})
     return [f"verdict intervals: {rule}" for rule in rules]
 
 

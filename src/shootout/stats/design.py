@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
@@ -43,6 +43,7 @@ from shootout.stats.estimate import MIN_PAIRED_ROUNDS, Estimate, as_finite_array
 from shootout.stats.paired import critical_rank, hodges_lehmann, method_name
 from shootout.stats.spending import boundary
 from shootout.stats.spending import name as spending_name
+from shootout.stats.summary import geomean
 
 _SIGNIFICANT = 3  # per-look alpha is rounded down to this many digits: stable output, never larger
 # The Gaussian walk is a close but not exact model of the signed-rank path: spending all of
@@ -158,7 +159,8 @@ class Design:
 
     def per_look(self, n: int | None = None) -> float:
         """The confidence level of the interval at look n (rounds); without n, at the last look.
-        Before the first look, the first look's level (no interval exists there anyway)."""
+        Before the first look, the first look's level: for projections only, since estimates()
+        gives no interval there (the looks' error budget starts at the first look)."""
         levels, start = self._calibrated()
         if start is None or n is None:
             return levels[-1]
@@ -198,10 +200,27 @@ class Design:
         out = self.estimates(d[np.newaxis, :])
         return out[0]
 
+    def before_first_look(self, n: int) -> bool:
+        """Whether round n comes before the first look the rule allows for: a sequential look
+        there would spend error the rule never budgeted, so it gives no interval."""
+        first = self.first_look()
+        return first is None or n < first
+
+    def geomean(self, log_ratios: Mapping[str, Mapping[int, float]]) -> Estimate | None:
+        """The geomean's t-interval under this rule, so that it never claims more than the rows
+        it sums up: the level of the look of its shortest workload (the looks share alpha as the
+        rows' do; a geomean looked at before the first look gets the first look's level, the
+        strictest). Labelled with the rule; None for no workloads."""
+        if not log_ratios:
+            return None
+        n = min(len(series) for series in log_ratios.values())
+        return self.adopt(geomean(log_ratios, self.per_look(n)))
+
     def estimates(self, d: np.ndarray) -> list[Estimate | None]:
         """estimate() of every row of d (shape (rows, n)); vectorised for simulations."""
         rows, n = d.shape
-        k = critical_rank(n, self.per_look(n)) if n >= MIN_PAIRED_ROUNDS else 0
+        usable = n >= MIN_PAIRED_ROUNDS and not self.before_first_look(n)
+        k = critical_rank(n, self.per_look(n)) if usable else 0
         if k < 1:
             return [None] * rows
         centre, low, high = (np.exp(a).tolist() for a in hodges_lehmann(d, k))

@@ -20,6 +20,10 @@ class Verdict(StrEnum):
     # Never "faster" or "slower", so the word cannot contradict the speed-up beside it.
     BETTER = "better"
     WORSE = "worse"
+    # A headline or a geomean that gets no verdict for a reason other than its interval (emulated
+    # results; a round before the rule's first look; a suite whose speed-ups a guard set aside).
+    # The judge carries the reason beside it; an estimate, where there is one, is still shown.
+    NOT_JUDGED = "not judged"
 
 
 def verdict(est: Estimate | None, threshold: float) -> Verdict:

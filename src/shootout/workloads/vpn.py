@@ -40,6 +40,7 @@ from shootout.workloads.contract import Context, Prepared, Tool
 from shootout.workloads.net import (
     IPERF3,
     NSENTER,
+    RETRANSMITS,
     TCP_METRICS,
     NetWorkload,
     affinity,
@@ -59,6 +60,7 @@ class Vpn(NetWorkload):
                     "end (its daemon and iperf3) a CPU of its own, as two machines have",
         metrics=tuple(m for m in TCP_METRICS if m.name != "mbit_s_parallel"),
         headline="mbit_s",
+        recorded=(RETRANSMITS,),
         reproduces="A: OpenVPN and WireGuard throughput between two containers",
     )
     # both kinds' programs: a run may compare them, and every one of them is verified
