@@ -118,6 +118,7 @@ class Runner:
             # or installing a browser before the first trial does not spend it.
             live.session_start = time.monotonic()
             self._rounds(live)
+            self._choose_clocks(live)  # a run that ended before its first look
             if not self._active(live):
                 raise self._nothing_measured(live)
             if not any(t.ok and t.spec.round > 0 for t in live.trials):
@@ -299,6 +300,11 @@ class Runner:
             except ShootoutError as exc:  # kept with the run; the work directory goes with the target
                 live.run.facts.side_for(key[1]).setdefault("cleanup_errors", []).append(f"{name}: {exc}")
 
+    def _choose_clocks(self, live: Live) -> None:
+        """The headline clock of every timed command that has none yet, said once (cpuclock.py)."""
+        for line in cpuclock.record(live.run, (live.workloads[w].spec for w in self._active(live)), live.trials):
+            self.emit(ev.Notice(line))
+
     def _active(self, live: Live) -> list[str]:
         return [w for w in live.workloads if w not in live.failed]
 
@@ -312,13 +318,12 @@ class Runner:
             if not active:
                 return  # every workload failed: the run's error says why
             if r > s.min_rounds:
+                self._choose_clocks(live)  # before the first look: the rule judges a fixed metric
                 active = undecided(live, active)
             if not active:
                 self.emit(ev.Stopped("every headline metric has a verdict or reached the target precision"))
                 return
             if r == 1:
-                for line in cpuclock.record(run, (live.workloads[w].spec for w in active), live.trials):
-                    self.emit(ev.Notice(line))
                 check_budget(live, active, self.emit, self.own_budget)
             order = round_order(s.seed, r, active, configs)
             if any((spec.round, spec.workload, spec.config) not in live.done for spec in order):
