@@ -324,7 +324,7 @@ class Runner:
                 self.emit(ev.Stopped("every headline metric has a verdict or reached the target precision"))
                 return
             if r == 1:
-                check_budget(live, active, self.emit, self.own_budget)
+                active = check_budget(live, active, self.emit, self.own_budget)
             order = round_order(s.seed, r, active, configs)
             if any((spec.round, spec.workload, spec.config) not in live.done for spec in order):
                 if live.parts is not None:
