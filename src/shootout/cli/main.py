@@ -44,7 +44,9 @@ def run(
     tune: Annotated[bool, typer.Option("--tune", help="set the performance governor for the run (restored afterwards)")] = False,
     no_boost: Annotated[bool, typer.Option("--no-boost", help="with --tune: also disable turbo/boost")] = False,
     load_wait: Annotated[str, typer.Option(help="wait up to this long for an idle machine", envvar="SHOOTOUT_LOAD_WAIT")] = "60s",
-    monitor: Annotated[bool, typer.Option(help="sample clock, temperature, load and steal during the run")] = True,
+    monitor: Annotated[bool, typer.Option(help="sample clock, temperature, throttling, load and steal during the trials "
+                                               "(off: none of their flags, no timeline; interrupted trials are still "
+                                               "measured again)")] = True,
     across_boots: Annotated[bool, typer.Option("--across-boots", help="the configurations are kernels (kernel:RELEASE): measure one block of rounds per boot, A B B A …, and say which kernel to boot next")] = False,
     boots: Annotated[int, typer.Option(help="with --across-boots: how many boots (blocks) in all, a multiple of twice the kernels")] = 4,
     next_kernel: Annotated[bool, typer.Option("--next-kernel", help="with --across-boots: boot the next scheduled kernel once: GRUB's grub-reboot, or a Raspberry Pi's tryboot.txt (then reboot '0 tryboot'); undo with shootout doctor")] = False,

@@ -179,6 +179,7 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
     """Pass the load gate, then measure (a block of a run across boots, a resumption, or a new
     run) under the change journal; the run's id and its block (None but across boots)."""
     from shootout.conditions.governor import tune as set_governor
+    from shootout.conditions.monitor import OFF as MONITOR_OFF
     from shootout.conditions.monitor import Monitor
     from shootout.experiments.limits import own_budget
     from shootout.measure.clock import round_clock
@@ -194,6 +195,8 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
         head = (prepared_lines(job.request.prepared) if job.request is not None else []) + preflight_lines(pf)
         if o.tune and o.no_boost:
             head += [f"  {escape(line)}" for line in set_governor(j, disable_boost=True)]
+        if not o.monitor:
+            head.append(f"  {escape(MONITOR_OFF)}")
         runner = Runner(store, j, ProgressView(console, err_console, job.min_rounds, head), monitor=sampler,
                         clock=clock, own_budget=own_budget)
         with runner.emit:
