@@ -210,8 +210,12 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
 
 def _save_floor(store: Store, analysis: Any, run_id: int) -> None:
     """An A/A run's noise floor, stored for later verdicts and threshold checks."""
-    from shootout.judge.noisefloor import aa_floor, save_noise_floor
+    from shootout.judge.noisefloor import aa_floor, emulated_aa, save_noise_floor
 
+    if emulated_aa(analysis):
+        console.print("no noise floor stored: this A/A ran emulated, and emulated results get no verdicts "
+                      "(native runs here keep their own floor)")
+        return
     floor = aa_floor(analysis)
     if floor is not None:
         save_noise_floor(store, analysis.facts.machine, {"run": run_id, **floor})
