@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 NAP = '[[workload]]\nname = "nap"\ncommand = "sleep 0.3"\n'
@@ -21,3 +22,17 @@ def test_no_monitor_says_what_it_turns_off(shootout, tmp_path):
     assert ("monitor off (--no-monitor): no samples of clock, temperature, throttling, load or steal during the "
             "trials") in said, said
     assert "trials that other programs interrupted are still set aside and measured again" in said
+
+
+def test_one_configuration_shows_its_figures(shootout, tmp_path):
+    """A single side is a measurement: its figures, not an empty table and []."""
+    done = shootout("run", "-c", "host", "-f", str(_toml(tmp_path)), "-w", "nap", "--max-rounds", "6",
+                    "--db", shootout.db)
+    assert done.returncode == 0, done.stderr
+    assert "nap" in done.stdout and "0.30" in done.stdout, done.stdout
+    shown = shootout("show", "last", "--json", "--db", shootout.db)
+    assert shown.returncode == 0, shown.stderr
+    rows = json.loads(shown.stdout)
+    (row,) = [r for r in rows if r["headline"]]  # the sub-metric (CPU time) beside it
+    assert (row["workload"], row["metric"], row["config"], row["rounds"]) == ("nap", "wall", "host", 6), row
+    assert 0.29 < row["min"] <= row["median"] <= row["max"] < 0.6, row

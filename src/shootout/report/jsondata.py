@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from typing import Any
 
 from shootout.judge.analysis import Analysis, Comparison
-from shootout.report.text import baseline, iter_summaries, metric_rows
+from shootout.report.text import (
+    MetricRow,
+    baseline,
+    iter_summaries,
+    metric_rows,
+    one_side_rows,
+)
 from shootout.stats import Estimate, Resolution
 
 
@@ -47,9 +54,32 @@ def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
     inconclusive headline, what the run could resolve and what would settle it.
     Per configuration the suite geomean row has workload "geomean" (metric "headline");
     per-category geomeans follow with workload "geomean:<category>".
+    A run of one configuration compares nothing: one row per metric with its figures (median,
+    min, max over its rounds), no speed-up and no verdict.
     """
+    if side := one_side_rows(analysis):
+        return [_side_row(analysis, row) for row in side]
     rows = [_comparison_row(comp) for row in metric_rows(analysis) for comp in row.comparisons]
     return rows + _geomean_rows(analysis)
+
+
+def _side_row(analysis: Analysis, row: MetricRow) -> dict[str, Any]:
+    config = analysis.configs[0].name
+    values = analysis.values[(row.workload, row.metric, config)]
+    return {
+        "workload": row.workload,
+        "category": row.spec.category if row.spec else None,
+        "metric": row.metric,
+        "headline": row.headline,
+        "unit": row.unit,
+        "direction": row.direction,
+        "config": config,
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "rounds": len(values),
+        "verdict": None,
+    }
 
 
 def _comparison_row(comp: Comparison) -> dict[str, Any]:
