@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from pathlib import Path
 
 NAP = '[[workload]]\nname = "nap"\ncommand = "sleep 0.3"\n'
@@ -36,3 +38,20 @@ def test_one_configuration_shows_its_figures(shootout, tmp_path):
     (row,) = [r for r in rows if r["headline"]]  # the sub-metric (CPU time) beside it
     assert (row["workload"], row["metric"], row["config"], row["rounds"]) == ("nap", "wall", "host", 6), row
     assert 0.29 < row["min"] <= row["median"] <= row["max"] < 0.6, row
+
+
+def test_resuming_a_finished_run_says_so_before_the_load_gate(shootout, tmp_path):
+    done = shootout("run", "-c", "host", "-f", str(_toml(tmp_path)), "-w", "nap", "--max-rounds", "6",
+                    "--db", shootout.db)
+    assert done.returncode == 0, done.stderr
+    busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(4)]  # the gate would wait
+    try:
+        started = time.monotonic()
+        again = shootout("run", "--resume", "last", "--load-wait", "60s", "--db", shootout.db)
+        took = time.monotonic() - started
+    finally:
+        for proc in busy:
+            proc.kill()
+            proc.wait()
+    assert again.returncode == 2 and "is already complete" in again.stderr, again.stderr
+    assert took < 20, f"took {took:.0f} s"

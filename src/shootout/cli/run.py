@@ -23,7 +23,7 @@ from shootout.cli.consoles import console, err_console
 from shootout.cli.progress import PREPARING, ProgressView, prepared_lines, preparing
 from shootout.cli.stored import open_store, show_analysis
 from shootout.conditions.preflight import EarlyWindow, preflight
-from shootout.measure.runner import Runner, RunRequest
+from shootout.measure.runner import Runner, RunRequest, check_resumable
 from shootout.request import values as options
 from shootout.request.preparation import prepare
 from shootout.request.request import Wish, build_request, check_settings, workloads_of
@@ -96,6 +96,7 @@ def run_command(o: RunOptions, early: EarlyWindow) -> None:
     # Everything the user typed is checked (and userspaces built) before the load gate.
     if o.resume:
         stored = store.get_run(o.resume)
+        check_resumable(stored)
         job = _Job(stored=stored, resumed=workloads_of([w.name for w in stored.workloads], stored.user_workloads))
     else:
         job = _Job(request=_request(o, store))

@@ -41,13 +41,20 @@ from shootout.workloads.contract import Context, Workload
 from shootout.workloads.debpackages import workload_packages
 from shootout.workloads.sizes import smallest_side
 
-__all__ = ["Interrupted", "RunRequest", "Runner", "TargetFactory", "provide_alike", "verify_binaries"]
+__all__ = ["Interrupted", "RunRequest", "Runner", "TargetFactory", "check_resumable", "provide_alike",
+           "verify_binaries"]
 
 TargetFactory = Callable[[Config, Journal], Target]
 
 
 class Interrupted(KeyboardInterrupt):
     """Raised by a SIGTERM/SIGHUP handler: handled like Ctrl-C (run marked interrupted, journal undone)."""
+
+
+def check_resumable(run: Run) -> None:
+    """A finished run has nothing left to measure: said before anything waits or is prepared."""
+    if run.status == "complete":
+        raise UsageError(f"run {run.id} is already complete", "start a new run with: shootout run")
 
 
 class Runner:
@@ -90,8 +97,7 @@ class Runner:
         return self._execute(live, calibrated=set())
 
     def resume(self, run: Run, workloads: Iterable[Workload]) -> int:
-        if run.status == "complete":
-            raise UsageError(f"run {run.id} is already complete", "start a new run with: shootout run")
+        check_resumable(run)
         trials = self.store.trials(run.id, include_warmup=True)
         live = Live(run, {w.spec.name: w for w in workloads}, {}, {},
                      {(t.spec.round, t.spec.workload, t.spec.config) for t in trials}, trials,
