@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -14,6 +16,14 @@ def _toml(tmp_path: Path) -> Path:
     toml = tmp_path / "shootout.toml"
     toml.write_text(NAP)
     return toml
+
+
+def _trials(db: Path) -> int:
+    try:
+        with sqlite3.connect(db) as conn:
+            return conn.execute("select count(*) from trials").fetchone()[0]
+    except sqlite3.OperationalError:  # the schema is not created yet
+        return 0
 
 
 def test_no_monitor_says_what_it_turns_off(shootout, tmp_path):
@@ -55,3 +65,23 @@ def test_resuming_a_finished_run_says_so_before_the_load_gate(shootout, tmp_path
             proc.wait()
     assert again.returncode == 2 and "is already complete" in again.stderr, again.stderr
     assert took < 20, f"took {took:.0f} s"
+
+
+def test_a_run_started_from_a_script_stops_on_ctrl_c(shootout, tmp_path):
+    """A shell script's background job starts with SIGINT ignored: the run still stops on it."""
+    argv = shootout.argv("run", "-c", "host", "-c", "host+m32", "-f", str(_toml(tmp_path)), "-w", "nap",
+                         "--db", shootout.db)
+    child = subprocess.Popen(["sh", "-c", 'trap "" INT; exec "$@"', "sh", *argv], env=shootout.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while _trials(tmp_path / "results.db") < 2 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    try:
+        _, err = child.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        raise AssertionError("SIGINT did not stop the run") from None
+    assert child.returncode == 130 and "interrupted" in err, err
+    assert "running" not in shootout("runs", "--db", shootout.db).stdout  # marked interrupted

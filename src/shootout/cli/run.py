@@ -91,7 +91,9 @@ def run_command(o: RunOptions, early: EarlyWindow) -> None:
     wait_s = _checked(o)
     store = open_store(o.db)
     _recover()
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    # SIGINT too: a run started from a script (a shell's background job) starts with SIGINT
+    # ignored, and Python installs its Ctrl-C handler only where SIGINT was not ignored
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupt)
     # Everything the user typed is checked (and userspaces built) before the load gate.
     if o.resume:

@@ -48,7 +48,7 @@ TargetFactory = Callable[[Config, Journal], Target]
 
 
 class Interrupted(KeyboardInterrupt):
-    """Raised by a SIGTERM/SIGHUP handler: handled like Ctrl-C (run marked interrupted, journal undone)."""
+    """Raised by the SIGINT/SIGTERM/SIGHUP handler: handled like Ctrl-C (run marked interrupted, journal undone)."""
 
 
 def check_resumable(run: Run) -> None:
