@@ -64,7 +64,11 @@ def run(
     early = EarlyWindow()  # the load gate's first look, taken while the rest starts up
     from shootout.cli.run import RunOptions, run_command
 
-    run_command(RunOptions(**given), early)
+    try:
+        run_command(RunOptions(**given), early)
+    except KeyboardInterrupt as exc:  # Typer would end the command with 130 and not a word
+        say_interrupted(exc)
+        raise typer.Exit(130) from None
 
 
 app.command("show")(stored.show_run)
@@ -180,6 +184,11 @@ def doctor() -> None:
 app.add_typer(userspace_app, name="userspace", help="Create, list, update and remove Debian userspaces.")
 
 
+def say_interrupted(exc: KeyboardInterrupt) -> None:
+    by = f" by {exc}" if str(exc) else ""
+    err_console.print(f"interrupted{by}; every finished trial is stored (continue with: shootout run --resume last)")
+
+
 def main() -> None:
     try:
         app()
@@ -187,8 +196,7 @@ def main() -> None:
         err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:
-        by = f" by {exc}" if str(exc) else ""
-        err_console.print(f"interrupted{by}; every finished trial is stored (continue with: shootout run --resume last)")
+        say_interrupted(exc)
         sys.exit(130)
     finally:
         # The process ends here. Without this the collector walks scipy's and sqlalchemy's
