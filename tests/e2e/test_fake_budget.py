@@ -27,7 +27,7 @@ def slow(argv, config, n):
 
 
 def slower(argv, config, n):
-    """Trials of twice the time: a budget of 1 s pays for the warm-up, not one workload's rounds."""
+    """Trials of twice the time: a budget of 2 s pays for the warm-up (0.6 s), not one workload's rounds."""
     time.sleep(2 * TRIAL_S)
     return f"value: {100 + n % 3}\n"
 
@@ -48,7 +48,7 @@ def start(tmp_path, emulated=False, script=slow, **settings):
 
 
 def test_a_budget_short_of_the_first_deciding_round_stops_before_measuring(tmp_path):
-    runner, request, store, seen = start(tmp_path, script=slower, budget_s=1.0)
+    runner, request, store, seen = start(tmp_path, script=slower, budget_s=2.0)
     with pytest.raises(UsageError) as err:
         runner.start(request)
     run = store.get_run("last")
@@ -143,7 +143,7 @@ def test_show_and_report_of_a_refused_run_say_it_was_refused_for_its_budget(tmp_
     from shootout.report.markdown import render_markdown
     from shootout.report.terminal import show
 
-    runner, request, store, _ = start(tmp_path, script=slower, budget_s=1.0)
+    runner, request, store, _ = start(tmp_path, script=slower, budget_s=2.0)
     with pytest.raises(UsageError) as err:
         runner.start(request)
     run = store.get_run("last")
@@ -196,29 +196,29 @@ def test_a_run_killed_while_preparing_resumes_with_its_work_sized_again(tmp_path
 
 
 def test_a_budget_in_seconds_is_said_in_seconds(tmp_path):
-    runner, request, _, _ = start(tmp_path, script=slower, budget_s=1.0)
+    runner, request, _, _ = start(tmp_path, script=slower, budget_s=2.0)
     with pytest.raises(UsageError) as err:
         runner.start(request)
-    assert str(err.value).startswith("the budget of 1 s cannot pay for the "), str(err.value)
+    assert str(err.value).startswith("the budget of 2 s cannot pay for the "), str(err.value)
 
 
 def uneven(argv, config, n):
-    """w0 takes ten times as long as w1 and w2."""
-    time.sleep(TRIAL_S * (5 if argv[-1] == "w0" else 0.5))
+    """w0 takes twenty times as long as w1 and w2."""
+    time.sleep(TRIAL_S * (10 if argv[-1] == "w0" else 0.5))
     return f"value: {100 + n % 3}\n"
 
 
 def test_a_budget_short_for_every_workload_measures_those_it_can_decide(tmp_path):
     """Not nothing: the workloads whose rounds the budget pays for up to the first verdict are
     measured; the one it cannot pay for is left out, named, with the budget that would."""
-    runner, request, store, seen = start(tmp_path, script=uneven, budget_s=3.0)
+    runner, request, store, seen = start(tmp_path, script=uneven, budget_s=4.0)
     request.workloads[:] = [CommandWorkload({**w.definition, "command": ["w", w.spec.name]})
                             for w in request.workloads]
     run_id = runner.start(request)
     run = store.get_run(run_id)
     assert run.status == "complete" and run.budget_refused is None
     assert set(run.lost_workloads) == {"w0"}
-    assert run.lost_workloads["w0"].reason.startswith("left out: the budget of 3 s pays for the first verdict of "
+    assert run.lost_workloads["w0"].reason.startswith("left out: the budget of 4 s pays for the first verdict of "
                                                       "w1, w2 only; --budget ")
     measured = {(t.spec.workload, t.spec.round) for t in store.trials(run_id)}
     assert {w for w, _ in measured} == {"w1", "w2"}
@@ -228,4 +228,8 @@ def test_a_budget_short_for_every_workload_measures_those_it_can_decide(tmp_path
     from shootout.report.lostworkloads import lost_notices, lost_phrase
     analysis = analyze(run, store.trials(run_id))
     assert lost_phrase(analysis) == "without w0, which the budget left out"
-    assert lost_notices(analysis)[0].startswith("w0 was not measured: left out: the budget of 3 s pays for ")
+    assert lost_notices(analysis)[0].startswith("w0 was not measured: left out: the budget of 4 s pays for ")
+    # resumed (as after a kill, with its budget back), the run does not measure what it left out
+    store.update_run(run_id, status="interrupted", elapsed_s=0.0)
+    Runner(store, Journal(tmp_path)).resume(store.get_run(run_id), request.workloads)
+    assert not any(t.spec.workload == "w0" for t in store.trials(run_id))

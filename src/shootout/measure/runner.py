@@ -103,7 +103,8 @@ class Runner:
                      {(t.spec.round, t.spec.workload, t.spec.config) for t in trials}, trials,
                      elapsed_before=run.elapsed_s)
         live.errors = {t.spec.workload: failed(t) for t in trials if not t.ok}
-        live.failed = set(live.errors)
+        # and those the budget left out (stopping.py): the run keeps to what it said it measures
+        live.failed = set(live.errors) | {name for name, lost in run.lost_workloads.items() if lost.left_out}
         self.store.update_run(run.id, status="running")
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], list(live.workloads), resumed=len(trials)))
         # None: all of them (the preparation finished, or a block of a run across boots)
