@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from shootout.base.model import Config, WorkloadSpec
-from shootout.base.units import UNITS, fmt_duration
+from shootout.base.units import UNITS, fmt_duration, unit
 from shootout.judge.analysis import Analysis, Comparison, Summary
 from shootout.report.lostworkloads import lost_phrase
 from shootout.stats import Estimate, Resolution, Verdict
@@ -191,7 +191,7 @@ def one_side_rows(analysis: Analysis) -> list[MetricRow]:
     if len(analysis.configs) != 1 or analysis.comparisons or len(analysis.runs) != 1:
         return []
     (config,), (run,) = analysis.configs, analysis.runs
-    return [MetricRow(spec, spec.name, metric.name, metric.unit, str(UNITS[metric.unit].direction),
+    return [MetricRow(spec, spec.name, metric.name, metric.unit, str(unit(metric.unit).direction),
                       metric.name == cpuclock.headline(run, spec), ())
             for spec in analysis.workloads for metric in spec.metrics
             if analysis.values.get((spec.name, metric.name, config.name))]
