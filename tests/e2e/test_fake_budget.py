@@ -26,8 +26,14 @@ def slow(argv, config, n):
     return f"value: {100 + n % 3}\n"
 
 
-def start(tmp_path, emulated=False, **settings):
-    SCRIPTS["budget"] = slow
+def slower(argv, config, n):
+    """Trials of twice the time: a budget of 2 s pays for the warm-up (0.6 s), not one workload's rounds."""
+    time.sleep(2 * TRIAL_S)
+    return f"value: {100 + n % 3}\n"
+
+
+def start(tmp_path, emulated=False, script=slow, **settings):
+    SCRIPTS["budget"] = script
     options = (("script", "budget"), *((("emulated", "yes"),) if emulated else ()))
     configs = [Config(name=n, target="fake", options=options) for n in ("A", "B")]
     works = [CommandWorkload({"name": f"w{i}", "command": ["w"], "regex": r"value: ([0-9.]+)", "unit": "ops/s"})
@@ -42,7 +48,7 @@ def start(tmp_path, emulated=False, **settings):
 
 
 def test_a_budget_short_of_the_first_deciding_round_stops_before_measuring(tmp_path):
-    runner, request, store, seen = start(tmp_path, budget_s=1.5)
+    runner, request, store, seen = start(tmp_path, script=slower, budget_s=2.0)
     with pytest.raises(UsageError) as err:
         runner.start(request)
     run = store.get_run("last")
@@ -54,7 +60,7 @@ def test_a_budget_short_of_the_first_deciding_round_stops_before_measuring(tmp_p
     (estimate,) = [e for e in seen if isinstance(e, ev.BudgetEstimate)]
     assert estimate.rounds == first and not estimate.enough
     # priced from the measured round: at least the trials' own sleeps, more under load
-    assert first * 6 * TRIAL_S * 0.9 <= estimate.needed_s < first * 6 * TRIAL_S * 5
+    assert first * 6 * 2 * TRIAL_S * 0.9 <= estimate.needed_s < first * 6 * 2 * TRIAL_S * 5
     assert {t.spec.round for t in store.trials(run.id, include_warmup=True)} == {0}  # the warm-up only
     assert run.status == "failed"
 
@@ -138,7 +144,7 @@ def test_show_and_report_of_a_refused_run_say_it_was_refused_for_its_budget(tmp_
     from shootout.report.markdown import render_markdown
     from shootout.report.terminal import show
 
-    runner, request, store, _ = start(tmp_path, budget_s=1.5)
+    runner, request, store, _ = start(tmp_path, script=slower, budget_s=2.0)
     with pytest.raises(UsageError) as err:
         runner.start(request)
     run = store.get_run("last")
@@ -205,3 +211,43 @@ def test_a_run_killed_while_preparing_resumes_with_its_work_sized_again(tmp_path
     resumed = store.get_run(run_id)
     assert resumed.status == "complete"
     assert all(p["size"] == 3 and p["runs"] == 2 for p in resumed.params.values())
+
+
+def test_a_budget_in_seconds_is_said_in_seconds(tmp_path):
+    runner, request, _, _ = start(tmp_path, script=slower, budget_s=2.0)
+    with pytest.raises(UsageError) as err:
+        runner.start(request)
+    assert str(err.value).startswith("the budget of 2 s cannot pay for the "), str(err.value)
+
+
+def uneven(argv, config, n):
+    """w0 takes twenty times as long as w1 and w2."""
+    time.sleep(TRIAL_S * (10 if argv[-1] == "w0" else 0.5))
+    return f"value: {100 + n % 3}\n"
+
+
+def test_a_budget_short_for_every_workload_measures_those_it_can_decide(tmp_path):
+    """Not nothing: the workloads whose rounds the budget pays for up to the first verdict are
+    measured; the one it cannot pay for is left out, named, with the budget that would."""
+    runner, request, store, seen = start(tmp_path, script=uneven, budget_s=4.0)
+    request.workloads[:] = [CommandWorkload({**w.definition, "command": ["w", w.spec.name]})
+                            for w in request.workloads]
+    run_id = runner.start(request)
+    run = store.get_run(run_id)
+    assert run.status == "complete" and run.budget_refused is None
+    assert set(run.lost_workloads) == {"w0"}
+    assert run.lost_workloads["w0"].reason.startswith("left out: the budget of 4 s pays for the first verdict of "
+                                                      "w1, w2 only; --budget ")
+    measured = {(t.spec.workload, t.spec.round) for t in store.trials(run_id)}
+    assert {w for w, _ in measured} == {"w1", "w2"}
+    (notice,) = [e.text for e in seen if isinstance(e, ev.Notice) and "left out" in e.text]
+    assert "measuring w1, w2" in notice and "left out: w0" in notice
+    assert run.lost_workloads["w0"].left_out  # not failed: show and report say the budget left it out
+    from shootout.report.lostworkloads import lost_notices, lost_phrase
+    analysis = analyze(run, store.trials(run_id))
+    assert lost_phrase(analysis) == "without w0, which the budget left out"
+    assert lost_notices(analysis)[0].startswith("w0 was not measured: left out: the budget of 4 s pays for ")
+    # resumed (as after a kill, with its budget back), the run does not measure what it left out
+    store.update_run(run_id, status="interrupted", elapsed_s=0.0)
+    Runner(store, Journal(tmp_path)).resume(store.get_run(run_id), request.workloads)
+    assert not any(t.spec.workload == "w0" for t in store.trials(run_id))

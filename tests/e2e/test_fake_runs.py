@@ -102,3 +102,19 @@ def test_a_single_configuration_stops_after_the_minimum_rounds(tmp_path):
     config = Config(name="A", target="fake", options=(("script", "single"),))
     run_id = Runner(store, Journal(tmp_path)).start(RunRequest([config], [work], RunSettings(seed=1, max_rounds=20)))
     assert max(t.spec.round for t in store.trials(run_id)) == 6
+
+
+def test_the_headline_clock_is_chosen_before_the_first_look_from_every_round_up_to_it(tmp_path):
+    """Not from the warm-up alone: from rounds 0 to --min-rounds, said before round 7 starts."""
+    from shootout.measure import events as ev
+
+    SCRIPTS["clock"] = lambda argv, config, n: ""
+    configs = [Config(name=n, target="fake", options=(("script", "clock"),)) for n in ("A", "B")]
+    seen: list[ev.Event] = []
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    run_id = Runner(store, Journal(tmp_path), on_event=seen.append).start(
+        RunRequest(configs, [CommandWorkload({"name": "t", "command": "t"})], RunSettings(seed=3, max_rounds=12)))
+    assert store.get_run(run_id).headline_clocks["t"]["trials"] == 7
+    said = [i for i, e in enumerate(seen) if isinstance(e, ev.Notice) and e.text.startswith("t: the headline is")]
+    starts = {e.round: i for i, e in enumerate(seen) if isinstance(e, ev.RoundStarted)}
+    assert len(said) == 1 and starts[6] < said[0] < starts.get(7, len(seen)), (said, starts)

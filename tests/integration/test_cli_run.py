@@ -69,6 +69,8 @@ def test_sigkill_then_resume_completes_with_every_trial_once(shootout, tmp_path)
     (("-c", "host", "--budget", "soon"), "not a duration"),
     (("-c", "host", "--budget", "0"), "error: --budget 0 leaves no time to measure"),
     (("-c", "host", "--min-rounds", "3"), "at least 6 rounds"),
+    (("-c", "host", "--max-rounds", "3"), "error: --max-rounds 3 is below the minimum of 6 rounds"),
+    (("-c", "host", "--min-rounds", "8", "--max-rounds", "7"), "error: --max-rounds 7 is below the minimum of 8 rounds"),
     (("-c", "host", "--threshold", "0"), "--threshold 0: a verdict needs a threshold from 0.1%"),
     (("-c", "host", "--threshold", "-1%"), "--threshold -1%: a verdict needs a threshold from 0.1%"),
     (("-c", "host", "--precision", "2%"), "--precision 2% must be above 0 and at most the threshold"),

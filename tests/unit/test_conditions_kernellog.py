@@ -97,3 +97,38 @@ def test_several_kills_outside_are_counted_in_the_plural_of_the_noun() -> None:
     events.oom_kills.append(events.oom_kills[-1])
     (line,) = [x for x in describe(events) if "OOM kill" in x and "latest" in x]
     assert line.startswith("kernel log: 2 OOM kills outside shootout's cgroups since boot; ")
+
+
+def rate_limited(kills: int, every_s: float = 0.2) -> list[tuple[float, str]]:
+    """A memory-limited run whose trials were killed `kills` times, one every `every_s`: the
+    kernel prints an episode's header (statistics, oom-kill: line) for 10 kills in 5 s (its
+    rate limit, a window from the first kill after the last one ended), then the "Killed
+    process" line alone."""
+    own = recorded("oom-in-shootout-trial.kmsg")
+    start = own[0][0]
+    log: list[tuple[float, str]] = []
+    window, shown = float("-inf"), 0
+    for i in range(kills):
+        at = every_s * i
+        if at - window > 5.0:
+            window, shown = at, 0
+        shown += 1
+        if shown <= 10:
+            log += [(ts - start + at, msg.replace("19112", str(20000 + i))) for ts, msg in own]
+        else:
+            log.append((at, (f"Memory cgroup out of memory: Killed process {20000 + i} (python) total-vm:217320kB, "
+                             "anon-rss:48896kB, file-rss:5776kB, shmem-rss:0kB, UID:0 pgtables:156kB oom_score_adj:0")))
+    return log
+
+
+def test_kills_the_rate_limit_left_unnamed_are_counted_with_the_cgroup_named_before() -> None:
+    log = rate_limited(96)
+    assert sum("Killed process" in msg for _, msg in log) == 96 and sum("oom-kill:" in msg for _, msg in log) == 40
+    events = sort_events(log)
+    assert (events.own_oom_kills, events.oom_kills) == (96, [])
+    # the whole machine's OOM, or a memory cgroup's long after the last named one: not taken for shootout's
+    late = log + [(19.5, "Out of memory: Killed process 4242 (java)"),
+                  (600.0, "Memory cgroup out of memory: Killed process 4343 (node)")]
+    events = sort_events(late)
+    assert events.own_oom_kills == 96 and events.oom_kills == ["Out of memory: Killed process 4242 (java)",
+                                                               "Memory cgroup out of memory: Killed process 4343 (node)"]

@@ -123,3 +123,16 @@ def test_an_emulated_vm_run_is_not_held_to_the_floor() -> None:
     check_settings(replace(request(0.01), configs=vms), floor)
     with pytest.raises(UsageError, match="below what this machine can resolve"):  # without --emulate: held to it
         check_settings(replace(request(0.01), configs=[vm_config(c.name) for c in vms]), floor)
+
+
+def test_an_emulated_aa_run_gives_no_floor_for_native_runs() -> None:
+    """Under qemu-user (or TCG) the A/A spread is the emulator's: no verdict is ever given on it,
+    and a native run here must not be held to it."""
+    import dataclasses
+
+    analysis = aa_run(0.016)
+    assert aa_floor(analysis) is not None
+    (run,) = analysis.runs
+    for side in ("host", "host~aa"):
+        run.facts.side_for(side)["target"] = {"emulated": True, "emulator": "qemu-user"}
+    assert aa_floor(dataclasses.replace(analysis, runs=(run,))) is None

@@ -95,7 +95,7 @@ def test_a_computing_command_on_a_busy_machine_qualifies_by_its_wait_for_a_cpu()
     run, trials = run_of({"A": (0.100, 0.06), "B": (0.100, 0.06)})
     assert cpuclock.pick(WORK.spec, trials)["clock"] == "wall"
     delayed = [dataclasses.replace(t, observed={cpuclock.SCHED: {"run_delay_s": 0.04}}) for t in trials]
-    assert cpuclock.pick(WORK.spec, delayed) == {"clock": "cpu", "cpu_per_wall": {"A": 1.0, "B": 1.0}}
+    assert cpuclock.pick(WORK.spec, delayed) == {"clock": "cpu", "cpu_per_wall": {"A": 1.0, "B": 1.0}, "trials": 1}
     waiting = [dataclasses.replace(t, observed={cpuclock.SCHED: {"run_delay_s": 0.002}}) for t in trials]
     assert cpuclock.pick(WORK.spec, waiting)["clock"] == "wall"
 
@@ -107,3 +107,22 @@ def test_the_run_delay_is_read_before_the_command_is_reaped() -> None:
     result = run_process(["sh", "-c", count], env={"PATH": "/usr/bin:/bin"})
     assert result.run_delay_s is not None and result.run_delay_s >= 0
     assert abs(result.user_s + result.sys_s + result.run_delay_s - result.wall_s) < 0.05 * result.wall_s + 0.01
+
+
+def test_one_interrupted_warm_up_trial_does_not_choose_the_clock() -> None:
+    """A single-threaded loop whose warm-up on A was interrupted (CPU + wait only 60% of its wall
+    time, e.g. a stop and continue) but computed alone in every round: CPU time, from the
+    trials of all rounds before the first look, not from that one trial."""
+    run, trials = run_of({"A": (0.100, 0.060), "B": (0.100, 0.099)}, rounds=6)
+    (line,) = cpuclock.record(run, [WORK.spec], trials)
+    assert cpuclock.headline(run, WORK.spec) == "cpu", line
+    assert "median of 7 trials" in line
+
+
+def test_a_parallel_command_with_one_quiet_trial_keeps_its_wall_time() -> None:
+    """Two threads in parallel (CPU time twice the wall time) in every round but one: wall time."""
+    run, trials = run_of({"A": (0.100, 0.099), "B": (0.100, 0.0995)}, rounds=6)
+    parallel = [dataclasses.replace(t, values={"wall": t.values["wall"], "cpu": 2 * t.values["cpu"]})
+                if t.spec.round > 0 else t for t in trials]
+    cpuclock.record(run, [WORK.spec], parallel)
+    assert cpuclock.headline(run, WORK.spec) == "wall"

@@ -140,3 +140,40 @@ def test_obvious_spellings_of_a_format(typed, canonical):
 def test_markdown_spelled_out_writes_the_markdown_report(analysis, tmp_path):
     names = {p.name for p in write_report(analysis, tmp_path / "out", "markdown")}
     assert "report.md" in names
+
+
+def test_one_configuration_shows_its_medians_in_every_rendering() -> None:
+    """A run of one side compared nothing, but measured: show, --json and the Markdown report
+    give its figures (not an empty table, [] and no results)."""
+    import io
+
+    from shootout.base.model import (
+        Config,
+        Metric,
+        Run,
+        RunSettings,
+        Trial,
+        TrialSpec,
+        WorkloadSpec,
+    )
+    from shootout.base.runfacts import RunFacts
+    from shootout.judge.analysis import analyze
+    from shootout.report.jsondata import show_rows
+    from shootout.report.markdown import render_markdown
+    from shootout.report.terminal import show
+
+    spec = WorkloadSpec("intmix", "cpu", "integer mix", (Metric("rate", "ops/s"),), "rate")
+    run = Run(3, 0.0, "complete", RunSettings(), [Config("host")], [spec], {"intmix": {}}, RunFacts())
+    trials = [Trial(TrialSpec(r, 0, "intmix", "host"), {"rate": 400.0 + 2 * r}, 1.0, 1.0, 0.0, 1, 1, 0, "", 0.0)
+              for r in range(7)]
+    analysis = analyze(run, trials)
+    assert show_rows(analysis) == [{
+        "workload": "intmix", "category": "cpu", "metric": "rate", "headline": True, "unit": "ops/s",
+        "direction": "higher", "config": "host", "median": 407.0, "min": 402.0, "max": 412.0, "rounds": 6,
+        "verdict": None}]
+    for terminal in (True, False):
+        out = io.StringIO()
+        show(analysis, Console(file=out, width=120, force_terminal=terminal, color_system=None))
+        text = out.getvalue()
+        assert "intmix" in text and "407 ops/s" in text and "nothing compared" in text, text
+    assert "| 407 ops/s |" in render_markdown(analysis, {})

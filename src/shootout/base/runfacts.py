@@ -83,6 +83,7 @@ class LostWorkload:
 
     config: str | None  # None: it failed before any configuration (e.g. its calibration)
     reason: str
+    left_out: bool = False  # not failed: the budget paid for the other workloads' first verdict only
 
 
 @dataclass(frozen=True)

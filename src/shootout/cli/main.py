@@ -48,7 +48,9 @@ def run(
     tune: Annotated[bool, typer.Option("--tune", help="set the performance governor for the run (restored afterwards)")] = False,
     no_boost: Annotated[bool, typer.Option("--no-boost", help="with --tune: also disable turbo/boost")] = False,
     load_wait: Annotated[str, typer.Option(help="wait up to this long for an idle machine", envvar="SHOOTOUT_LOAD_WAIT")] = "60s",
-    monitor: Annotated[bool, typer.Option(help="sample clock, temperature, load and steal during the run")] = True,
+    monitor: Annotated[bool, typer.Option(help="sample clock, temperature, throttling, load and steal during the trials "
+                                               "(off: none of their flags, no timeline; interrupted trials are still "
+                                               "measured again)")] = True,
     across_boots: Annotated[bool, typer.Option("--across-boots", help="the configurations are kernels (kernel:RELEASE): measure one block of rounds per boot, A B B A …, and say which kernel to boot next")] = False,
     boots: Annotated[int, typer.Option(help="with --across-boots: how many boots (blocks) in all, a multiple of twice the kernels")] = 4,
     next_kernel: Annotated[bool, typer.Option("--next-kernel", help="with --across-boots: boot the next scheduled kernel once: GRUB's grub-reboot, or a Raspberry Pi's tryboot.txt (then reboot '0 tryboot'); undo with shootout doctor")] = False,
@@ -66,7 +68,11 @@ def run(
     early = EarlyWindow()  # the load gate's first look, taken while the rest starts up
     from shootout.cli.run import RunOptions, run_command
 
-    run_command(RunOptions(**given), early)
+    try:
+        run_command(RunOptions(**given), early)
+    except KeyboardInterrupt as exc:  # Typer would end the command with 130 and not a word
+        say_interrupted(exc)
+        raise typer.Exit(130) from None
 
 
 app.command("show")(stored.show_run)
@@ -191,6 +197,11 @@ def _usage_line(exc: UsageError) -> str:
     return f"{message[:1].lower()}{message[1:]} (see: {where} --help)"
 
 
+def say_interrupted(exc: KeyboardInterrupt) -> None:
+    by = f" by {exc}" if str(exc) else ""
+    err_console.print(f"interrupted{by}; every finished trial is stored (continue with: shootout run --resume last)")
+
+
 def main() -> None:
     try:
         # Click's errors come here, to be said in one line. Commands return None: an int is the
@@ -210,8 +221,7 @@ def main() -> None:
         err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:
-        by = f" by {exc}" if str(exc) else ""
-        err_console.print(f"interrupted{by}; every finished trial is stored (continue with: shootout run --resume last)")
+        say_interrupted(exc)
         sys.exit(130)
     finally:
         # The process ends here. Without this the collector walks scipy's and sqlalchemy's

@@ -23,7 +23,7 @@ from shootout.cli.consoles import console, err_console
 from shootout.cli.progress import PREPARING, ProgressView, prepared_lines, preparing
 from shootout.cli.stored import open_store, show_analysis
 from shootout.conditions.preflight import EarlyWindow, preflight
-from shootout.measure.runner import Runner, RunRequest
+from shootout.measure.runner import Runner, RunRequest, check_resumable
 from shootout.request import values as options
 from shootout.request.preparation import prepare
 from shootout.request.request import Wish, build_request, check_settings, workloads_of
@@ -91,11 +91,14 @@ def run_command(o: RunOptions, early: EarlyWindow) -> None:
     wait_s = _checked(o)
     store = open_store(o.db)
     _recover()
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    # SIGINT too: a run started from a script (a shell's background job) starts with SIGINT
+    # ignored, and Python installs its Ctrl-C handler only where SIGINT was not ignored
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupt)
     # Everything the user typed is checked (and userspaces built) before the load gate.
     if o.resume:
         stored = store.get_run(o.resume)
+        check_resumable(stored)
         job = _Job(stored=stored, resumed=workloads_of([w.name for w in stored.workloads], stored.user_workloads))
     else:
         job = _Job(request=_request(o, store))
@@ -179,6 +182,7 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
     """Pass the load gate, then measure (a block of a run across boots, a resumption, or a new
     run) under the change journal; the run's id and its block (None but across boots)."""
     from shootout.conditions.governor import tune as set_governor
+    from shootout.conditions.monitor import OFF as MONITOR_OFF
     from shootout.conditions.monitor import Monitor
     from shootout.experiments.limits import own_budget
     from shootout.measure.clock import round_clock
@@ -194,6 +198,8 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
         head = (prepared_lines(job.request.prepared) if job.request is not None else []) + preflight_lines(pf)
         if o.tune and o.no_boost:
             head += [f"  {escape(line)}" for line in set_governor(j, disable_boost=True)]
+        if not o.monitor:
+            head.append(f"  {escape(MONITOR_OFF)}")
         runner = Runner(store, j, ProgressView(console, err_console, job.min_rounds, head), monitor=sampler,
                         clock=clock, own_budget=own_budget)
         with runner.emit:
@@ -207,8 +213,12 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
 
 def _save_floor(store: Store, analysis: Any, run_id: int) -> None:
     """An A/A run's noise floor, stored for later verdicts and threshold checks."""
-    from shootout.judge.noisefloor import aa_floor, save_noise_floor
+    from shootout.judge.noisefloor import aa_floor, emulated_aa, save_noise_floor
 
+    if emulated_aa(analysis):
+        console.print("no noise floor stored: this A/A ran emulated, and emulated results get no verdicts "
+                      "(native runs here keep their own floor)")
+        return
     floor = aa_floor(analysis)
     if floor is not None:
         save_noise_floor(store, analysis.facts.machine, {"run": run_id, **floor})

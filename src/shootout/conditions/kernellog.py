@@ -5,6 +5,11 @@ statistics, "oom-kill:...task_memcg=/...", "Killed process N (name)"): it is cou
 at its "Killed process" line. Kills inside shootout's own cgroups are its memory-limited
 trials doing what they were set up to do (the tabs workload counts its lost tabs itself), so
 they are counted apart and never alarm a later run.
+
+The kernel prints an episode's header (its statistics and its "oom-kill:" line, which name the
+cgroup) at most 10 times in 5 s; past that a kill is its "Memory cgroup out of memory: Killed
+process" line alone. Such a kill is a memory cgroup's, and within those 5 s of a named one it is
+counted with the cgroup named last: a memory-limited run's quick kills are all its own.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ _THROTTLING = re.compile(
 _KILLED = re.compile(r"^.*?Killed process (\d+)(?: \([^)]*\))?", re.IGNORECASE)
 _OOM_KILL = re.compile(r"^oom-kill:.*?\btask_memcg=([^,]*).*?\bpid=(\d+)")
 _MEMCG_STATS = re.compile(r"^Memory cgroup stats for (\S+?):?$")  # kernels before 4.19 have no oom-kill: line
+_MEMCG_KILL = re.compile(r"^Memory cgroup out of memory:", re.IGNORECASE)  # not the whole machine's OOM
+RATE_LIMIT_S = 5.0  # the kernel's oom_rs interval (DEFAULT_RATELIMIT_INTERVAL): headers left out within it
 
 
 @dataclass
@@ -39,6 +46,7 @@ def sort_events(records: list[tuple[float, str]], since: float = 0.0) -> KernelE
     found = KernelEvents()
     memcg_of: dict[str, str] = {}  # pid -> the cgroup its oom-kill: line named
     stats_for = ""  # the cgroup of the episode under way, from its statistics header
+    named: tuple[float, str] = (float("-inf"), "")  # when the last kill with a named cgroup came, and that cgroup
     for ts, msg in records:
         if ts < since:
             continue
@@ -49,6 +57,10 @@ def sort_events(records: list[tuple[float, str]], since: float = 0.0) -> KernelE
         elif m := _KILLED.search(msg):
             memcg = memcg_of.pop(m.group(1), stats_for)
             stats_for = ""
+            if memcg:
+                named = (ts, memcg)
+            elif _MEMCG_KILL.match(msg) and ts - named[0] <= RATE_LIMIT_S:
+                memcg = named[1]  # its header left out by the rate limit
             if is_ours(memcg):
                 found.own_oom_kills += 1
             else:

@@ -27,6 +27,12 @@ from shootout.execution.tools import find_tool
 
 log = logging.getLogger(__name__)
 
+# What --no-monitor turns off, as the run says it (README, "How a comparison is measured", says the same)
+OFF = ("monitor off (--no-monitor): no samples of clock, temperature, throttling, load or steal during the "
+       "trials, so no steal, hot or throttled flags, clock drops seen only by the clock check of each round, "
+       "and no timeline in the report; trials that other programs interrupted are still set aside and measured "
+       "again (/proc/stat read before and after each; --repeats 0 turns that off)")
+
 
 @dataclass
 class TrialWindow:

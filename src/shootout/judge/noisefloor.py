@@ -10,6 +10,7 @@ import statistics
 from typing import TYPE_CHECKING, Any, Protocol
 
 from shootout.base.errors import UsageError
+from shootout.judge.confounders import is_emulated
 from shootout.stats import Design, smallest_resolvable
 
 if TYPE_CHECKING:
@@ -49,7 +50,11 @@ def aa_floor(analysis: Analysis) -> dict[str, float] | None:
     halfwidth: the smallest difference one comparison could resolve with that noise in a full
     run of the A/A run's maximum rounds (its interval's half-width then): differences smaller
     than this cannot be told from noise. rounds: that maximum.
+    None for an emulated A/A (qemu-user, TCG): its spread is the emulator's, which never gets a
+    verdict, and native runs on this machine must not be held to it.
     """
+    if emulated_aa(analysis):
+        return None
     spreads = [1.4826 * statistics.median(abs(d - statistics.median(c.log_ratios.values()))
                                           for d in c.log_ratios.values())
                for c in analysis.comparisons if c.headline and len(c.log_ratios) >= 2]
@@ -59,6 +64,11 @@ def aa_floor(analysis: Analysis) -> dict[str, float] | None:
     sd = statistics.median(spreads)
     design = Design(s.confidence, 1, (s.min_rounds, s.max_rounds))
     return {"sd": sd, "rounds": s.max_rounds, "halfwidth": smallest_resolvable(sd, s.max_rounds, design)}
+
+
+def emulated_aa(analysis: Analysis) -> bool:
+    """Whether a side of the A/A ran under an emulator."""
+    return any(is_emulated(run.facts.side(c.name)) for run in analysis.runs for c in run.configs)
 
 
 def resolvable_threshold(floor: dict[str, Any], max_rounds: int, design: Design) -> float | None:

@@ -41,13 +41,20 @@ from shootout.workloads.contract import Context, Workload
 from shootout.workloads.debpackages import workload_packages
 from shootout.workloads.sizes import smallest_side
 
-__all__ = ["Interrupted", "RunRequest", "Runner", "TargetFactory", "provide_alike", "verify_binaries"]
+__all__ = ["Interrupted", "RunRequest", "Runner", "TargetFactory", "check_resumable", "provide_alike",
+           "verify_binaries"]
 
 TargetFactory = Callable[[Config, Journal], Target]
 
 
 class Interrupted(KeyboardInterrupt):
-    """Raised by a SIGTERM/SIGHUP handler: handled like Ctrl-C (run marked interrupted, journal undone)."""
+    """Raised by the SIGINT/SIGTERM/SIGHUP handler: handled like Ctrl-C (run marked interrupted, journal undone)."""
+
+
+def check_resumable(run: Run) -> None:
+    """A finished run has nothing left to measure: said before anything waits or is prepared."""
+    if run.status == "complete":
+        raise UsageError(f"run {run.id} is already complete", "start a new run with: shootout run")
 
 
 class Runner:
@@ -93,14 +100,14 @@ class Runner:
         return self._execute(live, calibrated=set())
 
     def resume(self, run: Run, workloads: Iterable[Workload]) -> int:
-        if run.status == "complete":
-            raise UsageError(f"run {run.id} is already complete", "start a new run with: shootout run")
+        check_resumable(run)
         trials = self.store.trials(run.id, include_warmup=True)
         live = Live(run, {w.spec.name: w for w in workloads}, {}, {},
                      {(t.spec.round, t.spec.workload, t.spec.config) for t in trials}, trials,
                      elapsed_before=run.elapsed_s)
         live.errors = {t.spec.workload: failed(t) for t in trials if not t.ok}
-        live.failed = set(live.errors)
+        # and those the budget left out (stopping.py): the run keeps to what it said it measures
+        live.failed = set(live.errors) | {name for name, lost in run.lost_workloads.items() if lost.left_out}
         self.store.update_run(run.id, status="running")
         self.emit(ev.RunStarted(run.id, [c.name for c in run.configs], list(live.workloads), resumed=len(trials)))
         # None: all of them (the preparation finished, or a block of a run across boots)
@@ -121,6 +128,7 @@ class Runner:
             # or installing a browser before the first trial does not spend it.
             live.session_start = time.monotonic()
             self._rounds(live)
+            self._choose_clocks(live)  # a run that ended before its first look
             if not self._active(live):
                 raise self._nothing_measured(live)
             if not any(t.ok and t.spec.round > 0 for t in live.trials):
@@ -304,6 +312,11 @@ class Runner:
             except ShootoutError as exc:  # kept with the run; the work directory goes with the target
                 live.run.facts.side_for(key[1]).setdefault("cleanup_errors", []).append(f"{name}: {exc}")
 
+    def _choose_clocks(self, live: Live) -> None:
+        """The headline clock of every timed command that has none yet, said once (cpuclock.py)."""
+        for line in cpuclock.record(live.run, (live.workloads[w].spec for w in self._active(live)), live.trials):
+            self.emit(ev.Notice(line))
+
     def _active(self, live: Live) -> list[str]:
         return [w for w in live.workloads if w not in live.failed]
 
@@ -317,14 +330,13 @@ class Runner:
             if not active:
                 return  # every workload failed: the run's error says why
             if r > s.min_rounds:
+                self._choose_clocks(live)  # before the first look: the rule judges a fixed metric
                 active = undecided(live, active)
             if not active:
                 self.emit(ev.Stopped("every headline metric has a verdict or reached the target precision"))
                 return
             if r == 1:
-                for line in cpuclock.record(run, (live.workloads[w].spec for w in active), live.trials):
-                    self.emit(ev.Notice(line))
-                check_budget(live, active, self.emit, self.own_budget)
+                active = check_budget(live, active, self.emit, self.own_budget)
             order = round_order(s.seed, r, active, configs)
             if any((spec.round, spec.workload, spec.config) not in live.done for spec in order):
                 if live.parts is not None:

@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Trial
-from shootout.base.runfacts import BudgetRefusal
+from shootout.base.runfacts import BudgetRefusal, LostWorkload
+from shootout.base.units import fmt_duration
 from shootout.configs.groups import grouped
 from shootout.judge.analysis import (
     is_emulated,
@@ -74,34 +75,82 @@ def undecided(live: Live, names: list[str]) -> list[str]:
 
 
 def check_budget(live: Live, active: list[str], emit: Callable[[ev.Event], None],
-                 own_budget: Callable[[str], str] = lambda name: "") -> None:
+                 own_budget: Callable[[str], str] = lambda name: "") -> list[str]:
     """After the warm-up: can the budget pay for the rounds up to the first that can give a
-    verdict? Say what they need, and stop before measuring when it cannot (unless the user
-    asked for a partial run)."""
+    verdict? Say what they need. When it cannot, measure the workloads it can pay for (the
+    quickest first: the round's time is what the budget buys) and say which are left out; stop
+    before measuring when it cannot pay for one (unless the user asked for a partial run).
+    Returns the workloads to measure."""
     s = live.run.settings
     warmup = [t for t in live.trials if t.spec.round == 0 and t.spec.workload in active]
     measured = {t.spec.round for t in live.trials if t.spec.round > 0}
     first = first_deciding_round(live)
     rounds = max(0, first - len(measured))
     if not warmup or not rounds or len(live.run.configs) < 2:
-        return  # one configuration has no verdicts to lose
+        return active  # one configuration has no verdicts to lose
     if emulated_here := emulated(live):
         # function only, no verdicts by design: nothing to pay for, the run measures its budget
         emit(ev.Notice(f"{', '.join(emulated_here)} emulated: no verdicts; one round whatever the budget, "
-                            f"more while the budget of {s.budget_s / 60:g} min lasts"))
-        return
+                       f"more while the budget of {fmt_duration(s.budget_s, 'span')} lasts"))
+        return active
     round_s = round_seconds(warmup)
     estimate = ev.BudgetEstimate(rounds, round_s, rounds * round_s, max(0.0, s.budget_s - live.elapsed()))
     emit(estimate)
-    if not estimate.enough and not s.partial:
-        wanted = math.ceil((live.elapsed() + estimate.needed_s * 1.2) / 60)
+    if estimate.enough or s.partial:
+        return active
+    wanted = _wanted(live, estimate.needed_s)
+    kept = affordable(warmup, round_s, rounds, estimate.left_s)
+    if not kept:
         # kept with the run (saved as it ends), so show and report say why it has no verdicts
         live.run.budget_refused = BudgetRefusal(budget_s=s.budget_s, rounds=first, wanted_min=wanted)
         raise UsageError(
-            f"the budget of {s.budget_s / 60:g} min cannot pay for the {first} rounds a first verdict needs "
-            "under the sequential rule, so no workload would get a verdict; nothing was measured beyond the warm-up",
+            f"the budget of {fmt_duration(s.budget_s, 'span')} cannot pay for the {first} rounds a first verdict "
+            "needs under the sequential rule, so no workload would get a verdict; nothing was measured beyond "
+            "the warm-up",
             f"run again with --budget {wanted}m, or fewer workloads (-w), or --partial to measure anyway"
             + own_budget(s.experiment))
+    return _leave_out(live, active, kept, first, wanted, emit)
+
+
+def _wanted(live: Live, needed_s: float) -> int:
+    """The budget in whole minutes that pays for the rounds still needed, with a margin."""
+    return math.ceil((live.elapsed() + needed_s * 1.2) / 60)
+
+
+def affordable(warmup: list[Trial], round_s: float, rounds: int, left_s: float) -> list[str]:
+    """The most workloads whose `rounds` rounds fit in left_s, the quickest first: each workload's
+    share of a round's time (round_s) is its share of the warm-up's trial time."""
+    work: dict[str, float] = {}
+    for t in warmup:
+        work[t.spec.workload] = work.get(t.spec.workload, 0.0) + t.wall_s
+    total = sum(work.values()) or 1.0
+    kept: list[str] = []
+    spent = 0.0
+    for name in sorted(work, key=lambda n: (work[n], n)):
+        spent += rounds * round_s * work[name] / total
+        if spent > left_s:
+            break
+        kept.append(name)
+    return kept
+
+
+def _leave_out(live: Live, active: list[str], kept: list[str], first: int, wanted: int,
+               emit: Callable[[ev.Event], None]) -> list[str]:
+    """Measure only `kept`: the others are recorded as left out (show and report name them)."""
+    s = live.run.settings
+    budget = fmt_duration(s.budget_s, "span")
+    left = [name for name in active if name not in kept]
+    measuring = ", ".join(name for name in active if name in kept)
+    for name in left:
+        live.failed.add(name)
+        live.run.lost_workloads[name] = LostWorkload(
+            None, f"left out: the budget of {budget} pays for the first verdict of {measuring} only; "
+                  f"--budget {wanted}m measures it too", left_out=True)
+    emit(ev.Notice(f"the budget of {budget} cannot pay for the {first} rounds a first verdict of every workload "
+                   f"needs: measuring {measuring}, the quickest; left out: {', '.join(left)} "
+                   f"(--budget {wanted}m would measure them too)"))
+    return [name for name in active if name in kept]
+
 
 def first_deciding_round(live: Live) -> int:
     """The first round at which the run's sequential rule can give a verdict (stats/design.py)."""

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from typing import Any
 
 from shootout.base.model import WorkloadSpec
 from shootout.base.units import unit
 from shootout.judge.analysis import Analysis, Comparison
-from shootout.report.text import baseline, iter_summaries, metric_rows, others
+from shootout.report.text import (
+    MetricRow,
+    baseline,
+    iter_summaries,
+    metric_rows,
+    one_side_rows,
+    others,
+)
 from shootout.stats import Estimate, Resolution, Verdict
 
 
@@ -52,9 +60,13 @@ def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
     per-category geomeans follow with workload "geomean:<category>".
     A run refused for its budget measured nothing: one row per headline comparison it would have
     made, verdict "refused", its flags saying why and what budget would pay.
+    A run of one configuration compares nothing: one row per metric with its figures (median,
+    min, max over its rounds), no speed-up and no verdict.
     """
     if analysis.refused:
         return [_refused_row(analysis, spec, config.name) for spec in analysis.workloads for config in others(analysis)]
+    if side := one_side_rows(analysis):
+        return [_side_row(analysis, row) for row in side]
     rows = [_comparison_row(comp) for row in metric_rows(analysis) for comp in row.comparisons]
     return rows + _geomean_rows(analysis)
 
@@ -66,6 +78,25 @@ def _refused_row(analysis: Analysis, spec: WorkloadSpec, config: str) -> dict[st
                        direction=str(unit(metric.unit).direction), headline=True, baseline=baseline(analysis).name,
                        config=config, medians={}, log_ratios={}, estimate=None, verdict=Verdict.INCONCLUSIVE)
     return {**_comparison_row(empty), "verdict": "refused", "flags": [analysis.refused]}
+
+
+def _side_row(analysis: Analysis, row: MetricRow) -> dict[str, Any]:
+    config = analysis.configs[0].name
+    values = analysis.values[(row.workload, row.metric, config)]
+    return {
+        "workload": row.workload,
+        "category": row.spec.category if row.spec else None,
+        "metric": row.metric,
+        "headline": row.headline,
+        "unit": row.unit,
+        "direction": row.direction,
+        "config": config,
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "rounds": len(values),
+        "verdict": None,
+    }
 
 
 def _comparison_row(comp: Comparison) -> dict[str, Any]:

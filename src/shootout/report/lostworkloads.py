@@ -20,17 +20,26 @@ def _where(analysis: Analysis, config: str | None) -> str:
     return f" on {shown}" if shown else ""
 
 
+def _left_out(analysis: Analysis) -> set[str]:
+    """The workloads the budget left out (measure/stopping.py): not failed, never measured."""
+    return {name for run in analysis.runs for name, lost in run.lost_workloads.items() if lost.left_out}
+
+
 def lost_phrase(analysis: Analysis) -> str | None:
     """For the summary sentence: 'without membw, which failed on i386'."""
     lost = lost_workloads(analysis)
     if not lost:
         return None
-    parts = [f"{name}, which failed{_where(analysis, config)}" for name, (config, _) in lost.items()]
+    left = _left_out(analysis)
+    parts = [f"{name}, which the budget left out" if name in left else f"{name}, which failed{_where(analysis, config)}"
+             for name, (config, _) in lost.items()]
     return "without " + "; ".join(parts)
 
 
 def lost_notices(analysis: Analysis) -> list[str]:
     """One line per lost workload, with its reason: for the top of a report."""
-    return [f"{name} was not measured: it failed{_where(analysis, config)} ({reason[:200]}); "
-            "the geometric mean leaves it out"
+    left = _left_out(analysis)
+    return [f"{name} was not measured: "
+            + (reason[:200] if name in left else f"it failed{_where(analysis, config)} ({reason[:200]})")
+            + "; the geometric mean leaves it out"
             for name, (config, reason) in lost_workloads(analysis).items()]

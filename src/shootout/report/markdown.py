@@ -13,6 +13,7 @@ from shootout.report.lostworkloads import lost_notices
 from shootout.report.perdollar import per_dollar
 from shootout.report.text import (
     all_notes,
+    all_rows,
     baseline,
     change_phrase,
     direction_text,
@@ -24,7 +25,6 @@ from shootout.report.text import (
     fmt_value,
     geomean_workload_count,
     iter_summaries,
-    metric_rows,
     notes_by_comparison,
     notes_of,
     others,
@@ -57,7 +57,7 @@ def _results(analysis: Analysis) -> list[str]:
     header += [f"{c.display} vs {base.display}" for c in rest] + ["Notes"]
     align = ["l", "l"] + ["r"] * len(analysis.configs) + ["l"] * len(rest) + ["l"]
     rows = []
-    for mrow in metric_rows(analysis):
+    for mrow in all_rows(analysis):  # a run of one configuration: its medians
         medians = row_medians(analysis, mrow)
         star = " \u2605" if mrow.headline else ""
         row = [mrow.workload, f"{mrow.metric} ({mrow.unit}, {direction_text(mrow.direction)}){star}"]

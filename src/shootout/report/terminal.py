@@ -35,14 +35,15 @@ from shootout.report.perdollar import price_lines, stored_prices
 from shootout.report.text import (
     MetricRow,
     all_notes,
+    all_rows,
     baseline,
     fmt_comparison,
     fmt_suite,
     fmt_value,
     geomean_workload_count,
     iter_summaries,
-    metric_rows,
     notes_by_comparison,
+    one_side_rows,
     others,
     row_medians,
     rule_lines,
@@ -78,7 +79,7 @@ def _geomean_verdict(est: Estimate | None, judged: Verdict | None) -> Text:
 def shown_rows(analysis: Analysis, all_metrics: bool) -> list[MetricRow]:
     """Every metric, or one per workload: its headline (or, if the run has none, its first
     metric, which shows as an estimate without a verdict)."""
-    rows = metric_rows(analysis)
+    rows = all_rows(analysis)
     if all_metrics:
         return rows
     picked: dict[str, MetricRow] = {}
@@ -189,9 +190,13 @@ def _width(console: Console, renderable: RenderableType) -> int:
 
 def _legend(analysis: Analysis, rows: list[MetricRow], all_metrics: bool) -> list[str]:
     conf = _confidence(analysis)
-    lines = [f"speed-up = performance of the configuration / baseline (>1: faster), {conf}% CI; "
-             f"threshold \u00b1{analysis.threshold * 100:g}%; \u2191 higher is better, \u2193 lower is better"]
-    hidden = len(metric_rows(analysis)) - len(rows)
+    compared = (f"speed-up = performance of the configuration / baseline (>1: faster), {conf}% CI; "
+                f"threshold \u00b1{analysis.threshold * 100:g}%")
+    if one_side_rows(analysis):
+        compared = "one configuration: the medians of its rounds; nothing compared, so no speed-ups or verdicts " \
+                   "(give a second -c for them)"
+    lines = [f"{compared}; \u2191 higher is better, \u2193 lower is better"]
+    hidden = len(all_rows(analysis)) - len(rows)
     if all_metrics:
         lines.append("* headline metric (one per workload in the geomean, the only ones with verdicts); "
                      "the others are estimates with intervals")

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from shootout.base.model import Config, WorkloadSpec
-from shootout.base.units import UNITS, fmt_duration
+from shootout.base.units import UNITS, fmt_duration, unit
 from shootout.judge.analysis import Analysis, Comparison, Summary
 from shootout.report.lostworkloads import lost_phrase
 from shootout.stats import Estimate, Resolution, Verdict
+from shootout.workloads import cpuclock
 
 TIMES = "\u00d7"  # the multiplication sign of "1.070×"
 MINUS = "\u2212"
@@ -194,6 +195,23 @@ def metric_rows(analysis: Analysis) -> list[MetricRow]:
             MetricRow(specs.get(key[0]), key[0], key[1], c0.unit, c0.direction, c0.headline, tuple(comps))
         )
     return rows
+
+
+def one_side_rows(analysis: Analysis) -> list[MetricRow]:
+    """A run of one configuration compares nothing, but measured: a row per metric with values,
+    without comparisons (its medians are the figures; none for a run that compared)."""
+    if len(analysis.configs) != 1 or analysis.comparisons or len(analysis.runs) != 1:
+        return []
+    (config,), (run,) = analysis.configs, analysis.runs
+    return [MetricRow(spec, spec.name, metric.name, metric.unit, str(unit(metric.unit).direction),
+                      metric.name == cpuclock.headline(run, spec), ())
+            for spec in analysis.workloads for metric in spec.metrics
+            if analysis.values.get((spec.name, metric.name, config.name))]
+
+
+def all_rows(analysis: Analysis) -> list[MetricRow]:
+    """The rows to show: the comparisons' (metric_rows), or one configuration's figures."""
+    return metric_rows(analysis) or one_side_rows(analysis)
 
 
 def rows_by_workload(analysis: Analysis) -> dict[str, list[MetricRow]]:

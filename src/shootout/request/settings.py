@@ -156,6 +156,10 @@ def resolve_settings(asked: Asked, last_run: Callable[[str], LastRun | None] = l
     max_rounds = asked.max_rounds
     if max_rounds is None and (own := _own(tables, where, "max_rounds"))[0] is not None:
         max_rounds = _rounds(*own)
+    if max_rounds is not None and max_rounds < min_rounds:  # raised to the minimum, the run would outlast what was asked
+        said = "--max-rounds" if asked.max_rounds is not None else f"{where}: [run] max_rounds ="
+        raise UsageError(f"{said} {max_rounds} is below the minimum of {min_rounds} rounds",
+                         f"give --max-rounds {min_rounds} or more, or a lower --min-rounds (at least {DEFAULT_MIN_ROUNDS})")
     last = last_run(asked.experiment) if asked.experiment and given is not None else None
     budget_s, rounds = run_limits(asked.experiment, given, max_rounds, partial=asked.partial,
                                   confidence=level, min_rounds=min_rounds, last=last)
