@@ -268,10 +268,14 @@ def test_probe_mirror(mirror: str) -> None:
 
 
 def test_headline_fallback_reasons(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the host's arches are the test's, whatever machine runs it (an arm64 CI too)
     monkeypatch.setattr(configs, "host_arch", lambda: "ppc64el")
+    monkeypatch.setattr(configs, "kernel_arch", lambda: "ppc64el")
     found, reason = configs.headline_configs()
     assert found == [] and reason is not None and "no 32-bit companion userspace for ppc64el" in reason
     monkeypatch.setattr(configs, "host_arch", lambda: "amd64")
+    monkeypatch.setattr(configs, "kernel_arch", lambda: "amd64")
+    monkeypatch.setattr(configs, "arch_problem", lambda a: None)
     monkeypatch.setattr(configs, "host_release", lambda: None)
     assert "not a Debian release" in configs.headline_configs()[1]
     monkeypatch.setattr(configs, "host_release", lambda: "bookworm")
@@ -282,6 +286,8 @@ def test_headline_fallback_reasons(home: Path, monkeypatch: pytest.MonkeyPatch) 
 
 def test_headline_uses_existing_userspaces(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(configs, "host_arch", lambda: "amd64")
+    monkeypatch.setattr(configs, "kernel_arch", lambda: "amd64")
+    monkeypatch.setattr(configs, "arch_problem", lambda a: None)  # i386 runs natively on amd64
     monkeypatch.setattr(configs, "host_release", lambda: "bookworm")
     monkeypatch.setattr(configs.os, "geteuid", lambda: 0)
     fake_userspace("debian-bookworm-amd64", "amd64", {})
