@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shootout.base.errors import UsageError
+from shootout.base.errors import StoreError, UsageError
 from shootout.judge.noisefloor import (
     aa_floor,
     load_noise_floor,
@@ -23,12 +23,18 @@ from shootout.stats import Design, smallest_resolvable
 class DictStore:
     def __init__(self) -> None:
         self.settings: dict[str, dict[str, Any]] = {}
+        self.runs: dict[int, Any] = {}
 
     def put_setting(self, key: str, value: dict[str, Any]) -> None:
         self.settings[key] = value
 
     def get_setting(self, key: str) -> dict[str, Any] | None:
         return self.settings.get(key)
+
+    def get_run(self, ref: str | int) -> Any:
+        if ref not in self.runs:
+            raise StoreError(f"no run {ref}")
+        return self.runs[ref]
 
 
 def test_key_is_per_machine() -> None:
@@ -136,3 +142,19 @@ def test_an_emulated_aa_run_gives_no_floor_for_native_runs() -> None:
     for side in ("host", "host~aa"):
         run.facts.side_for(side)["target"] = {"emulated": True, "emulator": "qemu-user"}
     assert aa_floor(dataclasses.replace(analysis, runs=(run,))) is None
+
+
+def test_a_floor_an_emulated_aa_stored_before_is_not_loaded() -> None:
+    """Earlier versions stored an emulated A/A's spread as the floor: it is not loaded, a native
+    A/A's is, and a floor whose A/A run was deleted stands as stored."""
+    analysis = aa_run(0.016)
+    (run,) = analysis.runs
+    store, here = DictStore(), {"machine_id": "m1"}
+    store.runs[7] = run
+    save_noise_floor(store, here, {"run": 7, "halfwidth": 0.004})
+    assert load_noise_floor(store, here) == {"run": 7, "halfwidth": 0.004}
+    for side in ("host", "host~aa"):
+        run.facts.side_for(side)["target"] = {"emulated": True, "emulator": "qemu-user"}
+    assert load_noise_floor(store, here) is None
+    del store.runs[7]
+    assert load_noise_floor(store, here) == {"run": 7, "halfwidth": 0.004}

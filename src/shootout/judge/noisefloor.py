@@ -9,11 +9,12 @@ from __future__ import annotations
 import statistics
 from typing import TYPE_CHECKING, Any, Protocol
 
-from shootout.base.errors import UsageError
+from shootout.base.errors import StoreError, UsageError
 from shootout.judge.confounders import is_emulated
 from shootout.stats import Design, smallest_resolvable
 
 if TYPE_CHECKING:
+    from shootout.base.model import Run
     from shootout.judge.analysis import Analysis
 
 
@@ -21,6 +22,8 @@ class SettingStore(Protocol):
     def put_setting(self, key: str, value: dict[str, Any]) -> None: ...
 
     def get_setting(self, key: str) -> dict[str, Any] | None: ...
+
+    def get_run(self, ref: str | int) -> Run: ...
 
 
 def noise_floor_key(machine_facts: dict[str, Any]) -> str:
@@ -39,7 +42,16 @@ def save_noise_floor(store: SettingStore, machine_facts: dict[str, Any], floor: 
 
 
 def load_noise_floor(store: SettingStore, machine_facts: dict[str, Any]) -> dict[str, Any] | None:
-    return store.get_setting(noise_floor_key(machine_facts))
+    """This machine's floor; None when there is none, or when an emulated A/A stored it (versions
+    before aa_floor kept those out did), since native runs must not be held to an emulator's spread."""
+    floor = store.get_setting(noise_floor_key(machine_facts))
+    if floor is None or not isinstance(floor.get("run"), int):
+        return floor
+    try:
+        run = store.get_run(floor["run"])
+    except StoreError:  # its A/A run was deleted: the floor stands as stored
+        return floor
+    return None if _emulated(run) else floor
 
 
 def aa_floor(analysis: Analysis) -> dict[str, float] | None:
@@ -68,7 +80,11 @@ def aa_floor(analysis: Analysis) -> dict[str, float] | None:
 
 def emulated_aa(analysis: Analysis) -> bool:
     """Whether a side of the A/A ran under an emulator."""
-    return any(is_emulated(run.facts.side(c.name)) for run in analysis.runs for c in run.configs)
+    return any(_emulated(run) for run in analysis.runs)
+
+
+def _emulated(run: Run) -> bool:
+    return any(is_emulated(run.facts.side(c.name)) for c in run.configs)
 
 
 def resolvable_threshold(floor: dict[str, Any], max_rounds: int, design: Design) -> float | None:
