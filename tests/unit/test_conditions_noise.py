@@ -158,3 +158,23 @@ def test_a_floor_an_emulated_aa_stored_before_is_not_loaded() -> None:
     assert load_noise_floor(store, here) is None
     del store.runs[7]
     assert load_noise_floor(store, here) == {"run": 7, "halfwidth": 0.004}
+
+
+def test_a_userspace_under_qemu_user_is_not_held_to_the_floor() -> None:
+    """A chroot of a foreign arch (armhf on amd64, amd64 on arm64) runs under qemu-user: no
+    verdicts, so no threshold to refuse; a native userspace is held to the floor."""
+    from dataclasses import replace
+
+    from shootout.places.chroot import userspace_config_of
+    from shootout.system.emulator import here as emulator_here
+    from shootout.userspace.arches import host_arch, is_foreign
+
+    native = host_arch()
+    foreign = next(a for a in ("armhf", "amd64", "arm64") if is_foreign(a))
+    floor = {"run": 12, "sd": 0.066, "rounds": 50, "halfwidth": 0.025}
+    sides = [userspace_config_of(f"debian-bookworm-{a}", "bookworm", a) for a in (native, foreign)]
+    check_settings(replace(request(0.01), configs=sides), floor)
+    if emulator_here() is None:  # on a machine that is itself emulated every side is
+        natives = [userspace_config_of(f"debian-bookworm-{native}{n}", "bookworm", native) for n in ("", "-b")]
+        with pytest.raises(UsageError, match="below what this machine can resolve"):
+            check_settings(replace(request(0.01), configs=natives), floor)

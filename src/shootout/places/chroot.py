@@ -289,6 +289,11 @@ class ChrootKind(Kind):
             return named_userspace_config(spec.removeprefix("userspace:"))
         return None
 
+    def emulated_here(self, config: Config) -> bool:
+        """A userspace of a foreign arch runs under qemu-user here (as ChrootTarget finds it)."""
+        ref = config.userspace_ref
+        return (ref is not None and is_foreign(ref.arch)) or emulator_here() is not None
+
 
 def userspace_config(release: str, arch_name: str, *, progress: Progress | None = None,
                      packages: Sequence[str] = ()) -> Config:
