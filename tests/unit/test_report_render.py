@@ -159,6 +159,7 @@ def test_one_configuration_shows_its_medians_in_every_rendering() -> None:
     from shootout.base.runfacts import RunFacts
     from shootout.judge.analysis import analyze
     from shootout.report.jsondata import show_rows
+    from shootout.report.html import render_html
     from shootout.report.markdown import render_markdown
     from shootout.report.terminal import show
 
@@ -177,3 +178,5 @@ def test_one_configuration_shows_its_medians_in_every_rendering() -> None:
         text = out.getvalue()
         assert "intmix" in text and "407 ops/s" in text and "nothing compared" in text, text
     assert "| 407 ops/s |" in render_markdown(analysis, {})
+    page = render_html(analysis)
+    assert "Median host" in page and ">407 ops/s<" in page and ">412 ops/s<" in page

@@ -33,8 +33,10 @@ from shootout.report.text import (
     metric_rows,
     no_estimate,
     no_geomean,
+    one_side_rows,
     others,
     rows_by_workload,
+    side_figures,
     suite_word,
     summary_sentence,
     workload_description,
@@ -95,7 +97,32 @@ def _estimate_cells(est: Estimate | None, why: str = "too few rounds") -> list[C
     ]
 
 
-def _table(analysis: Analysis) -> tuple[list[dict[str, str]], list[dict[str, Any]], list[dict[str, Any]]]:
+Table = tuple[list[dict[str, str]], list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def _side_table(analysis: Analysis) -> Table | None:
+    """A run of one configuration compared nothing: its figures (median, min, max of its rounds)."""
+    if not (side := one_side_rows(analysis)):
+        return None
+    config = analysis.configs[0]
+    columns = [("Workload", "text"), ("Category", "text"), ("Metric", "text"), (f"Median {config.display}", "num"),
+               ("Min", "num"), ("Max", "num"), ("Rounds", "num")]
+    rows = []
+    for mrow in side:
+        arrow = "\u2191" if mrow.direction == "higher" else "\u2193"
+        star = " \u2605" if mrow.headline else ""
+        figures = side_figures(analysis, mrow)
+        cells = [Cell(mrow.workload), Cell(mrow.spec.category if mrow.spec else ""),
+                 Cell(f"{mrow.metric} ({mrow.unit} {arrow}){star}")]
+        cells += [Cell(fmt_value(v, mrow.unit), _num(v), True) for v in figures[:3]]
+        cells.append(Cell(str(figures.rounds), _num(figures.rounds), True))
+        rows.append({"headline": mrow.headline, "cells": cells})
+    return [{"label": label, "type": kind} for label, kind in columns], rows, []
+
+
+def _table(analysis: Analysis) -> Table:
+    if (side := _side_table(analysis)) is not None:
+        return side
     base = baseline(analysis)
     rest = others(analysis)
     many = len(rest) > 1

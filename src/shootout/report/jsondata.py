@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import statistics
 from typing import Any
 
 from shootout.base.model import WorkloadSpec
@@ -16,6 +15,7 @@ from shootout.report.text import (
     metric_rows,
     one_side_rows,
     others,
+    side_figures,
 )
 from shootout.stats import Estimate, Resolution, Verdict
 
@@ -81,8 +81,6 @@ def _refused_row(analysis: Analysis, spec: WorkloadSpec, config: str) -> dict[st
 
 
 def _side_row(analysis: Analysis, row: MetricRow) -> dict[str, Any]:
-    config = analysis.configs[0].name
-    values = analysis.values[(row.workload, row.metric, config)]
     return {
         "workload": row.workload,
         "category": row.spec.category if row.spec else None,
@@ -90,11 +88,8 @@ def _side_row(analysis: Analysis, row: MetricRow) -> dict[str, Any]:
         "headline": row.headline,
         "unit": row.unit,
         "direction": row.direction,
-        "config": config,
-        "median": statistics.median(values),
-        "min": min(values),
-        "max": max(values),
-        "rounds": len(values),
+        "config": analysis.configs[0].name,
+        **side_figures(analysis, row)._asdict(),
         "verdict": None,
     }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterator
+from typing import NamedTuple
 from dataclasses import dataclass
 
 from shootout.base.model import Config, WorkloadSpec
@@ -207,6 +208,20 @@ def one_side_rows(analysis: Analysis) -> list[MetricRow]:
                       metric.name == cpuclock.headline(run, spec), ())
             for spec in analysis.workloads for metric in spec.metrics
             if analysis.values.get((spec.name, metric.name, config.name))]
+
+
+class SideFigures(NamedTuple):
+    """A one-configuration row's figures over its rounds."""
+
+    median: float
+    min: float
+    max: float
+    rounds: int
+
+
+def side_figures(analysis: Analysis, row: MetricRow) -> SideFigures:
+    values = analysis.values[(row.workload, row.metric, analysis.configs[0].name)]
+    return SideFigures(statistics.median(values), min(values), max(values), len(values))
 
 
 def all_rows(analysis: Analysis) -> list[MetricRow]:
