@@ -126,3 +126,25 @@ def test_a_parallel_command_with_one_quiet_trial_keeps_its_wall_time() -> None:
                 if t.spec.round > 0 else t for t in trials]
     cpuclock.record(run, [WORK.spec], parallel)
     assert cpuclock.headline(run, WORK.spec) == "wall"
+
+
+def test_a_declared_clock_is_kept_whatever_the_trials_show() -> None:
+    """clock = "cpu" or "wall" in a [[workload]]: that clock, said to be declared, from the
+    first trial on; the store keeps it with the workload, so a resumed run and compare judge it too."""
+    import pytest
+
+    from shootout.base.errors import UsageError
+    from shootout.store.serialize import workload_from_dict, workload_to_dict
+
+    for clock, shown in (("cpu", {"A": (0.100, 0.050), "B": (0.100, 0.050)}),  # waits, yet declared cpu
+                         ("wall", {"A": (0.100, 0.099), "B": (0.100, 0.099)})):  # computes, yet declared wall
+        declared = CommandWorkload({"name": "work", "command": ["./work"], "clock": clock})
+        run, trials = run_of(shown, rounds=6)
+        run = dataclasses.replace(run, workloads=[declared.spec])
+        assert cpuclock.headline(run, declared.spec) == clock  # before any choice is recorded
+        (line,) = cpuclock.record(run, [declared.spec], trials)
+        assert cpuclock.headline(run, declared.spec) == clock and f'declares (clock = "{clock}")' in line
+        assert workload_from_dict(workload_to_dict(declared.spec)).clock == clock
+    for bad in ({"clock": "user"}, {"clock": "cpu", "regex": "v: ([0-9.]+)", "unit": "ops/s"}):
+        with pytest.raises(UsageError, match="clock must be"):
+            CommandWorkload({"name": "w", "command": "w", **bad})

@@ -30,6 +30,9 @@ class WorkloadSpec:
     # One of `recorded` that decides the headline verdict before any speed-up (shootout.judge.amounts):
     # over the rounds both measured, a configuration with more of it is slower, with less faster.
     guard: str = ""
+    # A timed command's headline clock as its file declares it ("cpu" or "wall"); "" leaves the
+    # choice to the run, from its trials before the first look (shootout.workloads.cpuclock).
+    clock: str = ""
 
     def metric(self, name: str) -> Metric:
         for m in (*self.metrics, *self.recorded):

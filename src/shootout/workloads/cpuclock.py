@@ -23,7 +23,8 @@ unknown (a remote machine) CPU time alone must be within 5%. The choice is made 
 first look from these ratios alone (never from a comparison of the configurations), so it
 cannot favour a verdict; it is kept with the run (Run.headline_clocks, with its figures), so a
 resumed run and `compare` judge the same metric; the wall time stays beside the headline as a
-sub-metric. """
+sub-metric. A [[workload]] that knows what it does declares its clock (clock = "cpu" or "wall"):
+then nothing is chosen, and the output says it was declared. """
 
 from __future__ import annotations
 
@@ -57,8 +58,11 @@ def _ratio(values: dict[str, float], wall: float, delay: float | None) -> float 
 
 
 def pick(spec: WorkloadSpec, trials: Sequence[Trial], last_round: int = 0) -> dict[str, Any] | None:
-    """The clock for this workload from its trials of rounds 0 (the warm-up) to last_round, or
-    None when there is nothing to choose (no CPU metric, no trial, a failed one)."""
+    """The clock for this workload: the one its file declares, or the one its trials of rounds 0
+    (the warm-up) to last_round show; None when there is nothing to choose (no CPU metric, no
+    trial, a failed one)."""
+    if offers_cpu(spec) and spec.clock:
+        return {"clock": spec.clock, "declared": True, "cpu_per_wall": {}}
     mine = [t for t in trials if t.spec.workload == spec.name and t.spec.round <= last_round]
     if not offers_cpu(spec) or not mine or not all(t.ok and t.wall_s > 0 for t in mine):
         return None
@@ -88,12 +92,15 @@ def record(run: Run, specs: Iterable[WorkloadSpec], trials: Sequence[Trial]) -> 
 
 def headline(run: Run, spec: WorkloadSpec) -> str:
     """The metric that carries this workload's verdict in this run."""
-    choice = run.headline_clocks.get(spec.name)
+    choice = {"clock": spec.clock} if spec.clock else run.headline_clocks.get(spec.name)
     return CPU if offers_cpu(spec) and choice is not None and choice["clock"] == CPU else spec.headline
 
 
 def note(name: str, choice: dict[str, Any]) -> str:
     """The rule and its figures, in words."""
+    if choice.get("declared"):
+        what = "the command's CPU time (user + sys), wall time beside it" if choice["clock"] == CPU else "wall time"
+        return f"{name}: the headline is {what}, as its [[workload]] declares (clock = \"{choice['clock']}\")"
     ratios = ", ".join(f"{r:.3f} on {c}" for c, r in choice["cpu_per_wall"].items())
     trials = choice.get("trials")
     over = f"in the median of {trials} trials" if trials else "in the warm-up"

@@ -84,6 +84,11 @@ class CommandWorkload(Workload):
         self.scratch = definition.get("scratch")
         if self.scratch not in (None, "disk"):
             raise UsageError(f"{where}: scratch must be \"disk\"", "leave it out for a command that needs no disk")
+        clock = definition.get("clock", "")
+        if clock not in ("", "cpu", "wall") or (clock and self.regex is not None):
+            raise UsageError(f"{where}: clock must be \"cpu\" or \"wall\", for a command timed by shootout (no regex)",
+                             'clock = "cpu" for a command that only computes, "wall" for one that waits or runs '
+                             "in parallel; leave it out to let the run choose")
         self.definition = dict(definition)
         self.spec = WorkloadSpec(  # type: ignore[misc]  # per-instance spec for user workloads
             name=name,
@@ -94,6 +99,7 @@ class CommandWorkload(Workload):
                 # the headline instead of wall time when the warm-up shows the command CPU-bound
                 Metric(CPU, unit, "CPU time of the command (user + sys)")),
             headline=metric,
+            clock=clock,
         )
 
     def prepare(self, ctx: Context) -> Prepared:
