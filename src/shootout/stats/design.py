@@ -209,11 +209,15 @@ class Design:
     def geomean(self, log_ratios: Mapping[str, Mapping[int, float]]) -> Estimate | None:
         """The geomean's t-interval under this rule, so that it never claims more than the rows
         it sums up: the level of the look of its shortest workload (the looks share alpha as the
-        rows' do; a geomean looked at before the first look gets the first look's level, the
-        strictest). Labelled with the rule; None for no workloads."""
+        rows' do). Labelled with the rule; None for no workloads, and before the first look, as
+        for the rows: looks before it would spend alpha the rule never set aside (the seeded
+        simulation missed 1.49% of 18,000 suites against the 1.25% promised when it allowed them,
+        1.23% without)."""
         if not log_ratios:
             return None
         n = min(len(series) for series in log_ratios.values())
+        if self.before_first_look(n):
+            return None
         return self.adopt(geomean(log_ratios, self.per_look(n)))
 
     def estimates(self, d: np.ndarray) -> list[Estimate | None]:
