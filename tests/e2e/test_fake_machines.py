@@ -90,7 +90,7 @@ def test_four_machines_measure_at_once_and_this_machine_alone(tmp_path: Path) ->
 
 
 CHILD = textwrap.dedent("""
-    import os, sys, time
+    import os, signal, sys, time
     from pathlib import Path
     from shootout.base.model import Config, RunSettings
     from shootout.request.request import workloads_of
@@ -105,6 +105,9 @@ CHILD = textwrap.dedent("""
         return f"throughput: {1000 + n % 5}\\n"
 
     SCRIPTS["lanes"] = script
+    # Ctrl-C as the CLI takes it (cli/run.py): a test started as a background job inherits
+    # SIGINT ignored, and Python then installs no handler of its own
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     url, journal_dir, mode = sys.argv[1:4]
     store = Store(url)
     configs = [Config(name=f"m{i}", target="fake", options=(("script", "lanes"), ("machine", f"box{i}")))
