@@ -82,8 +82,7 @@ class ChrootTarget(LocalFiles):
                              "set userspace = NAME (see `shootout userspace list`)")
         self.journal: Journal = journal
         self.userspace = registry.get_ready(config.userspace)
-        # qemu-user: the arch is foreign here, or this whole machine is emulated (figures: the emulator's)
-        self.emulated = is_foreign(self.userspace.arch) or emulator_here() is not None
+        self.emulated = under_qemu(self.userspace.arch)
         self._session: Path | None = None
         self._claim: IO[str] | None = None
         self._entries: list[int] = []
@@ -222,6 +221,12 @@ class ChrootTarget(LocalFiles):
         return found
 
 
+def under_qemu(arch_name: str) -> bool:
+    """qemu-user runs a userspace of this arch here: the arch is foreign, or this whole machine
+    is emulated (its figures are then the emulator's)."""
+    return is_foreign(arch_name) or emulator_here() is not None
+
+
 def ready(name: str) -> bool:
     return any(u.state == "ready" for u in registry.find(name))
 
@@ -292,7 +297,7 @@ class ChrootKind(Kind):
     def emulated_here(self, config: Config) -> bool:
         """A userspace of a foreign arch runs under qemu-user here (as ChrootTarget finds it)."""
         ref = config.userspace_ref
-        return (ref is not None and is_foreign(ref.arch)) or emulator_here() is not None
+        return under_qemu(ref.arch) if ref is not None else emulator_here() is not None
 
 
 def userspace_config(release: str, arch_name: str, *, progress: Progress | None = None,

@@ -20,6 +20,7 @@ from shootout.report.facts import config_facts, machine_facts
 from shootout.report.lostworkloads import lost_notices
 from shootout.report.perdollar import per_dollar
 from shootout.report.text import (
+    MetricRow,
     all_notes,
     baseline,
     change_phrase,
@@ -97,6 +98,13 @@ def _estimate_cells(est: Estimate | None, why: str = "too few rounds") -> list[C
     ]
 
 
+def _metric_cell(mrow: MetricRow) -> Cell:
+    """'rate (ops/s ↑) ★': the metric, its unit and direction, a star on the headline."""
+    arrow = "\u2191" if mrow.direction == "higher" else "\u2193"
+    star = " \u2605" if mrow.headline else ""
+    return Cell(f"{mrow.metric} ({mrow.unit} {arrow}){star}")
+
+
 Table = tuple[list[dict[str, str]], list[dict[str, Any]], list[dict[str, Any]]]
 
 
@@ -109,11 +117,8 @@ def _side_table(analysis: Analysis) -> Table | None:
                ("Min", "num"), ("Max", "num"), ("Rounds", "num")]
     rows = []
     for mrow in side:
-        arrow = "\u2191" if mrow.direction == "higher" else "\u2193"
-        star = " \u2605" if mrow.headline else ""
         figures = side_figures(analysis, mrow)
-        cells = [Cell(mrow.workload), Cell(mrow.spec.category if mrow.spec else ""),
-                 Cell(f"{mrow.metric} ({mrow.unit} {arrow}){star}")]
+        cells = [Cell(mrow.workload), Cell(mrow.spec.category if mrow.spec else ""), _metric_cell(mrow)]
         cells += [Cell(fmt_value(v, mrow.unit), _num(v), True) for v in figures[:3]]
         cells.append(Cell(str(figures.rounds), _num(figures.rounds), True))
         rows.append({"headline": mrow.headline, "cells": cells})
@@ -135,14 +140,12 @@ def _table(analysis: Analysis) -> Table:
                 ("Flags & confounders", "num")]
     rows = []
     for mrow in metric_rows(analysis):
-        arrow = "\u2191" if mrow.direction == "higher" else "\u2193"
-        star = " \u2605" if mrow.headline else ""
         for comp in mrow.comparisons:
             b, o = comp.medians.get(comp.baseline), comp.medians.get(comp.config)
             cells = [
                 Cell(comp.workload),
                 Cell(comp.category),
-                Cell(f"{comp.metric} ({comp.unit} {arrow}){star}"),
+                _metric_cell(mrow),
                 Cell(fmt_value(b, comp.unit), _num(b), True),
                 Cell(fmt_value(o, comp.unit), _num(o), True),
             ]

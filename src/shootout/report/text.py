@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterator
-from typing import NamedTuple
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from shootout.base.model import Config, WorkloadSpec
 from shootout.base.units import UNITS, fmt_duration, unit
