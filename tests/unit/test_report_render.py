@@ -11,7 +11,7 @@ from shootout.base.errors import UsageError
 from shootout.report.files import write_report
 from shootout.report.perdollar import per_dollar
 from shootout.report.terminal import show_table
-from shootout.report.text import fmt_change, fmt_estimate, summary_sentence
+from shootout.report.text import fmt_estimate, speed, speed_tick, summary_sentence
 from shootout.stats import Estimate
 
 
@@ -47,14 +47,14 @@ def test_show_table_with_no_noise_floor_omits_it(analysis):
     assert "noise floor" not in text
 
 
-def test_summary_sentence_names_winner_gap_and_counts(analysis):
+def test_summary_sentence_names_the_configurations_speed_and_counts(analysis):
     sentence = summary_sentence(analysis, analysis.summaries[0])
     geo = analysis.summaries[0].geomean
-    gap = (1 / geo.ratio - 1) * 100
-    assert sentence.startswith(f"amd64 userspace is {gap:.1f}% faster than i386 userspace")
-    assert f"{(1 / geo.high - 1) * 100:.1f}\u2013{(1 / geo.low - 1) * 100:.1f}%" in sentence
+    gap = (1 - geo.ratio) * 100
+    assert sentence.startswith(f"i386 userspace is {gap:.1f}% slower than amd64 userspace")
+    assert f"(interval {(1 - geo.high) * 100:.1f}\u2013{(1 - geo.low) * 100:.1f}%)" in sentence
     assert "geometric mean of 5 workloads" in sentence
-    assert "i386 userspace faster in 1" in sentence and "amd64 userspace faster in 2" in sentence
+    assert "i386 userspace faster in 1, slower in 2" in sentence
 
 
 def test_summary_sentence_for_same_and_inconclusive(analysis):
@@ -65,10 +65,13 @@ def test_summary_sentence_for_same_and_inconclusive(analysis):
     assert summary_sentence(analysis, unsure).startswith("No clear winner")
 
 
-def test_fmt_change_signs():
-    assert fmt_change(1.07) == "+7.0%"
-    assert fmt_change(0.93) == "\u22127.0%"
-    assert fmt_change(0.99999) == "0.0%"
+def test_speed_says_the_configurations_side_in_words():
+    assert str(speed(1.07, 1.051, 1.089)) == "7.0% faster [5.1\u20138.9%]"
+    assert str(speed(0.93, 0.919, 0.938)) == "7.0% slower [6.2\u20138.1%]"
+    assert str(speed(0.998, 0.834, 1.204)) == "0.2% slower [\u221216.6% to +20.4%]"
+    assert str(speed(4.939, 4.5, 5.2)) == "393.9% faster [350.0\u2013420.0%]"
+    assert speed(0.99999, 0.99, 1.01).short == "0.0% slower"
+    assert [speed_tick(t) for t in (0.8, 1.0, 1.25)] == ["20% slower", "0%", "25% faster"]
 
 
 def test_per_dollar_divides_speedup_by_price_ratio(analysis):

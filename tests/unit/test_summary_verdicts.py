@@ -78,7 +78,7 @@ def test_with_one_workload_the_geomean_is_that_workload_and_the_sentence_agrees(
     the sentence disagreed with the row in some runs."""
     from shootout.report.text import summary_sentence
 
-    words = {Verdict.FASTER: "faster than", Verdict.SLOWER: "faster than", Verdict.SAME: "perform the same",
+    words = {Verdict.FASTER: "faster than", Verdict.SLOWER: "slower than", Verdict.SAME: "perform the same",
              Verdict.INCONCLUSIVE: "No clear winner"}
     disagree = []
     for seed in range(200):

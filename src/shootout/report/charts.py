@@ -34,12 +34,11 @@ from shootout.base.model import Config
 from shootout.judge.analysis import WITHIN_RUN, Analysis, Comparison
 from shootout.report.text import (
     NOT_JUDGED,
-    TIMES,
     MetricRow,
     baseline,
     direction_text,
     display,
-    fmt_gap,
+    fmt_estimate,
     fmt_value,
     headline_comparisons,
     metric_rows,
@@ -47,6 +46,8 @@ from shootout.report.text import (
     no_geomean,
     others,
     rows_by_workload,
+    speed_of,
+    speed_tick,
     workload_description,
     workloads,
 )
@@ -167,7 +168,7 @@ def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_
     fig.suptitle(_wrap(title, 90), fontsize=11, fontweight="bold")
     kind = "paired" if all(c.paired for r in rows for c in r.comparisons) else "unpaired (includes drift between runs)"
     captions.append("Bars start at zero; whiskers: 95% CI of each median (distribution-free, order statistics). "
-                    f"Percentages: {kind} speed-up estimate over the baseline.")
+                    f"Over the bars: the {kind} speed-up against the baseline, [its interval].")
     fig.supxlabel("\n".join(textwrap.fill(c, 110) for c in captions), fontsize=8, color="#444444")
     return render(fig, fmt, f"workload-{workload}", text_as_paths)
 
@@ -194,7 +195,9 @@ def _bar_label(value: str, comp: Comparison | None, is_baseline: bool) -> tuple[
         label += f"\n{comp.verdict}\n({comp.decided_by.figure()})"
         color = VERDICT_COLOR[comp.verdict]
     elif comp is not None and comp.estimate is not None:
-        label += f"\n{fmt_gap(comp.estimate.ratio)} ({comp.verdict})"
+        said = speed_of(comp.estimate)
+        verdict = "" if str(comp.verdict) == said.word else f" ({comp.verdict})"
+        label += f"\n{said.short}{verdict}\n[{said.interval}]"
         color = VERDICT_COLOR[comp.verdict]
     elif is_baseline:
         label += "\nbaseline"
@@ -235,7 +238,7 @@ def _log_ticks(ax, low: float, high: float) -> None:
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xticks(ticks, [f"{t:g}{TIMES}" for t in ticks])
+    ax.set_xticks(ticks, [speed_tick(t) for t in ticks])
 
 
 SummaryRow = tuple[str, Estimate | None, Verdict, bool, str]
@@ -294,7 +297,7 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
     fig.legend(handles=legend, loc=BELOW, ncols=min(3, len(legend)), fontsize=8, frameon=False)
     n = len(headline_comparisons(analysis, rest[0].name))
     scope = f"each of {workloads(n)}" if n != 1 else "1 workload"
-    fig.suptitle(f"Speed-up over {base.display}, headline metric of {scope}", fontsize=11, fontweight="bold")
+    fig.suptitle(f"Speed-up against {base.display}, headline metric of {scope}", fontsize=11, fontweight="bold")
     return render(fig, fmt, "summary", text_as_paths)
 
 
@@ -328,7 +331,7 @@ def _speedup_panel(ax, analysis: Analysis, cfg: Config, base: Config, rows: list
         ax.errorbar([est.ratio], [yi], xerr=[[est.ratio - est.low], [est.high - est.ratio]],
                     fmt="D" if is_geo else "o", color=color, ecolor=color, elinewidth=2.2 if is_geo else 1.6,
                     capsize=4, markersize=8 if is_geo else 6, zorder=3)
-        ax.text(high, yi, " " + fmt_gap(est.ratio, est.low, est.high),
+        ax.text(high, yi, " " + fmt_estimate(est),
                 va="center", ha="left", fontsize=8, color=color,
                 fontweight="bold" if is_geo else "normal")
     ax.set_yticks(y, [r[0] for r in rows])
@@ -346,17 +349,18 @@ def _speedup_panel(ax, analysis: Analysis, cfg: Config, base: Config, rows: list
     within = next((f for c in heads for f in c.flags if f == WITHIN_RUN), None)
     unpaired = any(not c.paired for c in heads)
     note = f", {within}" if within else ", unpaired: includes drift between the runs" if unpaired else ""
-    ax.set_title(f"{cfg.display} vs {base.display}: speed-up, 95% CI{note}", fontsize=10, pad=16)
-    ax.set_xlabel(f"speed-up of {cfg.display} over {base.display} ({TIMES}, log scale)", fontsize=9)
+    ax.set_title(f"{cfg.display} vs {base.display}: speed-up [interval]{note}", fontsize=10, pad=16)
+    ax.set_xlabel(f"speed-up of {cfg.display} against {base.display} (log scale)", fontsize=9)
     # Separate texts, not padded spaces: SVG text collapses runs of spaces.
-    for x, align, text in ((0.0, "left", f"\u2190 {base.display} faster"), (1.0, "right", f"{cfg.display} faster \u2192")):
+    for x, align, text in ((0.0, "left", f"\u2190 {cfg.display} slower"), (1.0, "right", f"{cfg.display} faster \u2192")):
         ax.text(x, 1.0, text, transform=ax.transAxes, ha=align, va="bottom", fontsize=8.5,
                 color=VERDICT_COLOR[Verdict.SLOWER if x == 0.0 else Verdict.FASTER])
 
 
 def _summary_legend(analysis: Analysis, base: Config, rest: Sequence[Config]) -> list[Patch]:
-    legend = [Patch(color=VERDICT_COLOR[Verdict.FASTER], label=f"{display(analysis, rest[0].name) if len(rest) == 1 else 'configuration'} faster"),
-              Patch(color=VERDICT_COLOR[Verdict.SLOWER], label=f"{base.display} faster"),
+    name = display(analysis, rest[0].name) if len(rest) == 1 else "configuration"
+    legend = [Patch(color=VERDICT_COLOR[Verdict.FASTER], label=f"{name} faster"),
+              Patch(color=VERDICT_COLOR[Verdict.SLOWER], label=f"{name} slower"),
               Patch(color=VERDICT_COLOR[Verdict.SAME], label=f"same within \u00b1{analysis.threshold * 100:g}% (dotted lines)"),
               Patch(color=VERDICT_COLOR[Verdict.INCONCLUSIVE], label="inconclusive")]
     if analysis.noise_floor:

@@ -18,18 +18,19 @@ from shootout.report import charts
 from shootout.report.amountstable import amount_table
 from shootout.report.facts import config_facts, machine_facts
 from shootout.report.lostworkloads import lost_notices
-from shootout.report.perdollar import per_dollar
+from shootout.report.perdollar import per_dollar, speed_text
 from shootout.report.text import (
     MetricRow,
     all_notes,
     baseline,
+    capitalized,
     change_phrase,
     display,
-    fmt_change,
-    fmt_comparison,
     fmt_ratio,
+    fmt_ratio_interval,
     fmt_value,
     geomean_workload_count,
+    interval_legend,
     iter_summaries,
     metric_rows,
     no_estimate,
@@ -38,6 +39,9 @@ from shootout.report.text import (
     others,
     rows_by_workload,
     side_figures,
+    speed,
+    speed_legend,
+    speed_of,
     suite_word,
     summary_sentence,
     workload_description,
@@ -89,13 +93,11 @@ def _notes_cell(comp: Comparison) -> Cell:
 
 
 def _estimate_cells(est: Estimate | None, why: str = "too few rounds") -> list[Cell]:
+    """The speed and its interval, sorted by the ratios they say in words."""
     if est is None:
-        return [Cell("n/a", None, True), Cell(why, None, True), Cell("n/a", None, True)]
-    return [
-        Cell(fmt_ratio(est.ratio), _num(est.ratio), True),
-        Cell(f"[{est.low:.3f}, {est.high:.3f}]", _num(est.low), True),
-        Cell(fmt_change(est.ratio), _num((est.ratio - 1) * 100), True),
-    ]
+        return [Cell("n/a", None, True), Cell(why, None, True)]
+    said = speed_of(est)
+    return [Cell(said.short, _num(est.ratio), True), Cell(f"[{said.interval}]", _num(est.low), True)]
 
 
 def _metric_cell(mrow: MetricRow) -> Cell:
@@ -136,7 +138,7 @@ def _table(analysis: Analysis) -> Table:
                (f"Median {base.display}", "num"), (f"Median {other_label}", "num")]
     if many:
         columns.append(("Configuration", "text"))
-    columns += [("Speed-up", "num"), ("95% CI", "num"), ("Change", "num"), ("Verdict", "text"),
+    columns += [("Speed-up", "num"), ("Interval", "num"), ("Verdict", "text"),
                 ("Flags & confounders", "num")]
     rows = []
     for mrow in metric_rows(analysis):
@@ -152,8 +154,7 @@ def _table(analysis: Analysis) -> Table:
             if many:
                 cells.append(Cell(display(analysis, comp.config)))
             if comp.decided_by is not None:  # the counts that decided, in the number's place
-                cells += [Cell(comp.decided_by.figure(), None, True), Cell("speed-up not judged", None, True),
-                          Cell("", None, True)]
+                cells += [Cell(comp.decided_by.figure(), None, True), Cell("speed-up not judged", None, True)]
             else:
                 cells += _estimate_cells(comp.estimate, no_estimate(comp))
             cells += [_verdict_cell(str(comp.verdict)), _notes_cell(comp)]
@@ -188,7 +189,7 @@ def _workloads(analysis: Analysis) -> list[dict[str, Any]]:
         for r in rows:
             for comp in r.comparisons:
                 phrases.append({
-                    "text": f"{r.metric}: {change_phrase(comp, analysis)}; {fmt_comparison(comp)}",
+                    "text": f"{r.metric}: {change_phrase(comp, analysis)}",
                     "flags": comp.flags,
                     "confounders": comp.confounders,
                 })
@@ -221,7 +222,8 @@ def method_items(analysis: Analysis) -> list[str]:
         items.append(
             "Paired rounds: the estimate is the Hodges\u2013Lehmann estimator (median of the Walsh averages of d_r) "
             "with the Wilcoxon signed-rank confidence interval (exact up to 50 rounds, normal approximation "
-            "above), reported as exp(\u00b7), e.g. 1.070\u00d7 [1.051, 1.089]; at least 6 rounds are needed."
+            "above), reported as exp(\u00b7) in percent of the baseline's performance, e.g. "
+            f"{speed(1.070, 1.051, 1.089)}; at least 6 rounds are needed."
         )
     if repeats := max((r.settings.repeats for r in analysis.runs if r.settings.interleaved), default=0):
         items.append(
@@ -262,14 +264,13 @@ def _per_dollar(analysis: Analysis, prices: dict[str, float] | None, price_unit:
         return None
     rows = []
     for r in per_dollar(analysis, prices, price_unit):
-        est = None if r["perf_per_price"] is None else (r["perf_per_price"], r["ppp_low"], r["ppp_high"])
+        priced = r["perf_per_price"] is not None
         rows.append({
             "workload": r["workload"] if r["workload"] != "geomean" else "geomean (all workloads)",
             "config": display(analysis, r["config"]),
-            "speedup": fmt_ratio(r["speedup"]) if r["speedup"] else "n/a",
+            "speedup": speed_text(r),
             "price_ratio": fmt_ratio(r["price_ratio"]),
-            "value": fmt_ratio(est[0]) if est else "n/a",
-            "ci": f"[{est[1]:.3f}, {est[2]:.3f}]" if est else "n/a",
+            "value": fmt_ratio_interval(r["perf_per_price"], r["ppp_low"], r["ppp_high"]) if priced else "n/a",
             "verdict": r["verdict"],
             "word": _VALUE_WORDS.get(r["verdict"], r["verdict"]),
         })
@@ -293,7 +294,6 @@ def subtitle(analysis: Analysis) -> str:
 
 def render_html(analysis: Analysis, prices: dict[str, float] | None = None, price_unit: str = "$") -> str:
     """The whole report as one HTML string; optional prices add a performance-per-price section."""
-    conf = next((round(c.estimate.confidence * 100) for c in analysis.comparisons if c.estimate), 95)
     columns, rows, foot = _table(analysis)
     cfacts = config_facts(analysis)
     summary_svg = inline_svg(charts.summary_chart(analysis, "svg", text_as_paths=False)) if others(analysis) else None
@@ -309,7 +309,8 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
         summary_svg=summary_svg,
         timeline_svg=inline_svg(timeline) if timeline is not None else None,
         baseline=baseline(analysis).display,
-        confidence=conf,
+        median_confidence=round(charts.CONFIDENCE * 100),
+        legend=[capitalized(speed_legend(analysis)), capitalized(interval_legend(analysis))],
         threshold=f"{analysis.threshold * 100:g}",
         noise_floor=f"{analysis.noise_floor * 100:.1f}" if analysis.noise_floor is not None else None,
         columns=columns,

@@ -11,6 +11,7 @@ from shootout.judge.analysis import Analysis, Comparison
 from shootout.report.text import (
     MetricRow,
     baseline,
+    fmt_estimate,
     iter_summaries,
     metric_rows,
     one_side_rows,
@@ -22,11 +23,13 @@ from shootout.stats import Estimate, Resolution, Verdict
 
 def _interval(est: Estimate | None) -> dict[str, Any]:
     if est is None:
-        return {"speedup": None, "ci_low": None, "ci_high": None, "confidence": None, "method": None, "rule": None}
+        return {"speedup": None, "ci_low": None, "ci_high": None, "speedup_text": None, "confidence": None,
+                "method": None, "rule": None}
     return {
         "speedup": est.ratio,
         "ci_low": est.low,
         "ci_high": est.high,
+        "speedup_text": fmt_estimate(est),  # as every other output says it
         "confidence": est.confidence,
         "method": est.method,
         "rule": est.rule or None,
@@ -50,6 +53,7 @@ def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
 
     speedup/ci_low/ci_high are ratios of performance (>1: `config` is faster than
     `baseline`) whatever the metric's direction; null when there were too few rounds.
+    speedup_text says them as the table, the reports and the charts do ("28.0% slower [27.4\u201328.6%]").
     rule names how the interval keeps its confidence over the run's looks and headline
     comparisons; verdict is "estimate" for sub-metrics (no verdict), "not judged" where a headline
     or geomean gets none whatever its interval says (why: the reason), "better"/"worse" where a

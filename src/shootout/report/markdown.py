@@ -10,26 +10,30 @@ from shootout.report.amountstable import amount_table
 from shootout.report.facts import config_facts, machine_facts
 from shootout.report.html import method_items, subtitle
 from shootout.report.lostworkloads import lost_notices
-from shootout.report.perdollar import per_dollar
+from shootout.report.perdollar import per_dollar, speed_text
 from shootout.report.text import (
     all_notes,
     all_rows,
     baseline,
+    capitalized,
     change_phrase,
     direction_text,
     display,
     fmt_comparison,
     fmt_estimate,
     fmt_ratio,
+    fmt_ratio_interval,
     fmt_suite,
     fmt_value,
     geomean_workload_count,
+    interval_legend,
     iter_summaries,
     notes_by_comparison,
     notes_of,
     others,
     row_medians,
     rows_by_workload,
+    speed_legend,
     suite_word,
     summary_sentence,
     workload_description,
@@ -125,10 +129,9 @@ def _per_dollar(analysis: Analysis, prices: dict[str, float], price_unit: str) -
              "speed-up \u00f7 price ratio; the interval scales with it."), ""]
     rows = []
     for r in per_dollar(analysis, prices, price_unit):
-        ppp = "n/a" if r["perf_per_price"] is None else (
-            f"{fmt_ratio(r['perf_per_price'])} [{r['ppp_low']:.3f}, {r['ppp_high']:.3f}]")
-        rows.append([r["workload"], display(analysis, r["config"]),
-                     fmt_ratio(r["speedup"]) if r["speedup"] else "n/a", fmt_ratio(r["price_ratio"]), ppp])
+        ppp = "n/a" if r["perf_per_price"] is None else fmt_ratio_interval(r["perf_per_price"], r["ppp_low"],
+                                                                          r["ppp_high"])
+        rows.append([r["workload"], display(analysis, r["config"]), speed_text(r), fmt_ratio(r["price_ratio"]), ppp])
     return lines + _table(["Workload", "Configuration", "Speed-up", "Price ratio", "Performance per price"],
                           ["l", "l", "r", "r", "r"], rows)
 
@@ -151,15 +154,14 @@ def render_markdown(
     if analysis.explanation:
         lines += ["", "## Beside the write-up", "", *(f"- {line}" for line in analysis.explanation)]
     if charts.SUMMARY_KEY in chart_names:
-        lines += ["", (f"![Speed-up over {base.display} of every workload, log scale, 95% CI]"
+        lines += ["", (f"![Speed-up against {base.display} of every workload, log scale, with its interval]"
                       f"({chart_names[charts.SUMMARY_KEY]})")]
     lines += ["", "## Results", ""]
     lines += _results(analysis)
     nf = "" if analysis.noise_floor is None else (
         f" Noise floor of this machine (A/A): \u00b1{analysis.noise_floor * 100:.1f}%.")
-    lines += ["", (f"Speed-up = performance of the configuration \u00f7 performance of {base.display} "
-                  f"(>1: faster), whatever the metric's direction; 95% CI in brackets; verdict threshold "
-                  f"\u00b1{analysis.threshold * 100:g}%. \u2605 headline metric (one per workload in the geomean).{nf}")]
+    lines += ["", (f"{capitalized(speed_legend(analysis))}. {capitalized(interval_legend(analysis))}. "
+                  f"\u2605 headline metric (one per workload in the geomean).{nf}")]
     if analysis.amounts:
         lines += [""] + _amounts(analysis)
     if prices:
@@ -177,7 +179,7 @@ def render_markdown(
         for r in rows:
             for comp in r.comparisons:
                 notes = "".join(f" \u26a0 {n}." for n in notes_of(comp))
-                lines.append(f"- {r.metric}: {change_phrase(comp, analysis)}; {fmt_comparison(comp)}.{notes}")
+                lines.append(f"- {r.metric}: {change_phrase(comp, analysis)}.{notes}")
     lines += ["", "## Conditions", ""] + _facts(analysis)
     if TIMELINE_KEY in chart_names:
         lines += ["", (f"![During the run: clock, temperature, steal and throttling as each machine's monitor "

@@ -13,6 +13,7 @@ from typing import Any
 
 from shootout.judge.analysis import Analysis
 from shootout.judge.perprice import PerPrice, per_price
+from shootout.report.text import fmt_ratio, fmt_ratio_interval, speed
 
 
 def _row(row: PerPrice, prices: dict[str, float], price_unit: str) -> dict[str, Any]:
@@ -55,6 +56,11 @@ def stored_prices(analysis: Analysis) -> tuple[dict[str, float], str] | None:
     return dict(settings.prices), settings.price_unit
 
 
+def speed_text(row: dict[str, Any]) -> str:
+    """A row's speed-up in the one framing of every output, or n/a."""
+    return "n/a" if row["speedup"] is None else str(speed(row["speedup"], row["ci_low"], row["ci_high"]))
+
+
 def price_lines(analysis: Analysis, prices: dict[str, float], price_unit: str) -> list[str]:
     """The geomean rows in words, for the terminal: one line per configuration."""
     listed = ", ".join(f"{c.display} {prices[c.name]:g}" for c in analysis.configs)
@@ -63,6 +69,7 @@ def price_lines(analysis: Analysis, prices: dict[str, float], price_unit: str) -
         if r["workload"] != "geomean" or r["perf_per_price"] is None:
             continue
         lines.append(f"performance per {price_unit} of {r['config']} over {r['baseline']}: "
-                     f"{r['perf_per_price']:.3f}\u00d7 [{r['ppp_low']:.3f}, {r['ppp_high']:.3f}] ({r['verdict']}; "
-                     f"geomean speed-up {r['speedup']:.3f}\u00d7 \u00f7 price ratio {r['price_ratio']:.3f})")
+                     f"{fmt_ratio_interval(r['perf_per_price'], r['ppp_low'], r['ppp_high'])} ({r['verdict']}; "
+                     f"the geomean's speed, {speed_text(r)}, is {fmt_ratio(r['speedup'])} \u00f7 price ratio "
+                     f"{fmt_ratio(r['price_ratio'])})")
     return lines

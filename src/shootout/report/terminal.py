@@ -41,12 +41,14 @@ from shootout.report.text import (
     fmt_suite,
     fmt_value,
     geomean_workload_count,
+    interval_legend,
     iter_summaries,
     notes_by_comparison,
     one_side_rows,
     others,
     row_medians,
     rule_lines,
+    speed_legend,
     suite_word,
     summary_sentence,
     workloads,
@@ -189,13 +191,11 @@ def _width(console: Console, renderable: RenderableType) -> int:
 
 
 def _legend(analysis: Analysis, rows: list[MetricRow], all_metrics: bool) -> list[str]:
-    conf = _confidence(analysis)
-    compared = (f"speed-up = performance of the configuration / baseline (>1: faster), {conf}% CI; "
-                f"threshold \u00b1{analysis.threshold * 100:g}%")
+    compared = [speed_legend(analysis), interval_legend(analysis)]
     if one_side_rows(analysis):
-        compared = "one configuration: the medians of its rounds; nothing compared, so no speed-ups or verdicts " \
-                   "(give a second -c for them)"
-    lines = [f"{compared}; \u2191 higher is better, \u2193 lower is better"]
+        compared = [("one configuration: the medians of its rounds; nothing compared, so no speed-ups or verdicts "
+                     "(give a second -c for them)")]
+    lines = [*compared, "\u2191 higher is better, \u2193 lower is better"]
     hidden = len(all_rows(analysis)) - len(rows)
     if all_metrics:
         lines.append("* headline metric (one per workload in the geomean, the only ones with verdicts); "
@@ -316,10 +316,3 @@ def show_table(analysis: Analysis, all_metrics: bool = False) -> Table:
     table.title = _title(analysis)
     table.caption = "\n".join(_legend(analysis, rows, all_metrics))
     return table
-
-
-def _confidence(analysis: Analysis) -> int:
-    for comp in analysis.comparisons:
-        if comp.estimate is not None:
-            return round(comp.estimate.confidence * 100)
-    return round(analysis.runs[0].settings.confidence * 100) if analysis.runs else 95

@@ -30,14 +30,83 @@ def fmt_value(value: float | None, symbol: str) -> str:
 
 
 def fmt_ratio(ratio: float) -> str:
+    """A ratio that is not a speed-up (a price ratio, performance per price): '1.070×'."""
     return f"{ratio:.3f}{TIMES}"
 
 
+def fmt_ratio_interval(ratio: float, low: float, high: float) -> str:
+    """Such a ratio with its interval: '1.070× [1.051, 1.089]'."""
+    return f"{fmt_ratio(ratio)} [{low:.3f}, {high:.3f}]"
+
+
+FASTER, SLOWER = str(Verdict.FASTER), str(Verdict.SLOWER)
+
+
+class Speed(NamedTuple):
+    """One speed-up as every output says it, from the compared configuration's side against
+    the baseline: number '28.0%', word 'slower', interval '27.4–28.6%' (the number's word
+    holds for both ends) or '−16.6% to +20.4%' (an interval across no change: − slower,
+    + faster; short enough for a cell of an 80-column table).
+
+    Percentages of the baseline's performance, so that the number, its word and the table's
+    column ('X vs baseline') speak of the same thing; never the winner's side in one place
+    and the configuration's in another."""
+
+    number: str
+    word: str
+    interval: str
+
+    def __str__(self) -> str:
+        return f"{self.number} {self.word} [{self.interval}]"
+
+    @property
+    def short(self) -> str:
+        return f"{self.number} {self.word}"
+
+
+def _percent(size: float) -> str:
+    return f"{size * 100:,.1f}"
+
+
+def _size(ratio: float, word: str) -> float:
+    """How much faster or slower than the baseline, as a fraction of its performance."""
+    return ratio - 1.0 if word == FASTER else 1.0 - ratio
+
+
+def speed(ratio: float, low: float, high: float) -> Speed:
+    """The one framing of a speed-up ratio (configuration / baseline) and its interval."""
+    word = FASTER if ratio >= 1.0 else SLOWER
+    if (low >= 1.0) if word == FASTER else (high <= 1.0):
+        ends = sorted((_size(low, word), _size(high, word)))
+        interval = f"{_percent(ends[0])}{EN_DASH}{_percent(ends[1])}%"
+    else:
+        interval = f"{MINUS}{_percent(1.0 - low)}% to +{_percent(high - 1.0)}%"  # across no change: signed
+    return Speed(f"{_percent(_size(ratio, word))}%", word, interval)
+
+
+def speed_of(est: Estimate) -> Speed:
+    return speed(est.ratio, est.low, est.high)
+
+
+def speed_tick(ratio: float) -> str:
+    """An axis tick of speed-ups in the same words: 0.8 -> '20% slower', 1 -> '0%'."""
+    if ratio == 1.0:
+        return "0%"
+    word = FASTER if ratio > 1.0 else SLOWER
+    return f"{_size(ratio, word) * 100:.3g}% {word}"
+
+
+def speed_sentence(est: Estimate, subject: str, base: str, scope: str = "") -> str:
+    """'i386 is 28.0% slower than amd64[ on …] (interval 27.4–28.6%)'."""
+    s = speed_of(est)
+    return f"{subject} is {s.short} than {base}{scope} (interval {s.interval})"
+
+
 def fmt_estimate(est: Estimate | None, why: str = "too few rounds") -> str:
-    """'1.070× [1.051, 1.089]', or why there is no estimate."""
+    """'28.0% slower [27.4–28.6%]', or why there is no estimate."""
     if est is None:
         return f"n/a ({why})"
-    return f"{est.ratio:.3f}{TIMES} [{est.low:.3f}, {est.high:.3f}]"
+    return str(speed_of(est))
 
 
 def no_estimate(comp: Comparison) -> str:
@@ -72,27 +141,8 @@ def suite_word(est: Estimate | None, judged: Verdict | None) -> Verdict | None:
     return judged if est is not None or judged is Verdict.NOT_JUDGED else None
 
 
-def fmt_change(ratio: float, digits: int = 1) -> str:
-    """Signed percent change of a speed-up ratio: 1.07 -> '+7.0%', 0.93 -> '−7.0%'."""
-    pct = round((ratio - 1.0) * 100.0, digits)
-    if pct == 0:
-        return f"{0:.{digits}f}%"
-    sign = "+" if pct > 0 else MINUS
-    return f"{sign}{abs(pct):.{digits}f}%"
-
-
 def workloads(n: int) -> str:
     return f"{n} workload" if n == 1 else f"{n} workloads"
-
-
-def fmt_gap(ratio: float, low: float | None = None, high: float | None = None) -> str:
-    """A speed-up for chart labels: percent when modest, ratios when the estimate is 2x or more
-    either way (+362.9% reads worse than 4.63x); an interval, if given, uses the same form."""
-    fmt = fmt_change if 0.5 < ratio < 2.0 else (lambda r: f"{r:.3g}{TIMES}")
-    text = fmt(ratio)
-    if low is not None and high is not None:
-        text += f" [{fmt(low)}, {fmt(high)}]"
-    return text
 
 
 _SI = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
@@ -260,20 +310,16 @@ def row_medians(analysis: Analysis, row: MetricRow) -> dict[str, float]:
     return medians
 
 
-def _winner_phrase(est: Estimate, faster: str, slower: str, inverted: bool, n: int) -> str:
-    # Express the gap from the winner's side: "A is 9.8% faster than B, 95% CI 7.1–12.6%".
-    ratio, low, high = (1 / est.ratio, 1 / est.high, 1 / est.low) if inverted else (est.ratio, est.low, est.high)
-    conf = round(est.confidence * 100)
-    return (
-        f"{faster} is {(ratio - 1) * 100:.1f}% faster than {slower} on the geometric mean of "
-        f"{workloads(n)}, {conf}% CI {(low - 1) * 100:.1f}{EN_DASH}{(high - 1) * 100:.1f}%"
-    )
-
-
 def _undecided_because(summary: Summary) -> str:
     # "needs more rounds" would contradict rows that are all decided, some each way
     return "the workloads go both ways" if summary.faster and summary.slower and not summary.inconclusive \
         else "needs more rounds"
+
+
+def _in_brackets(est: Estimate, other: str) -> str:
+    """An estimate beside a sentence that gives no verdict: 'i386 28.0% slower, interval 27.4–28.6%'."""
+    s = speed_of(est)
+    return f"{other} {s.short}, interval {s.interval}"
 
 
 def summary_sentence(analysis: Analysis, summary: Summary) -> str:
@@ -283,38 +329,29 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
     n = geomean_workload_count(analysis, summary.config)
     est = summary.geomean
     delta = analysis.threshold * 100
+    scope = f" on the geometric mean of {workloads(n)}"
     if summary.verdict is Verdict.NOT_JUDGED:
         head = f"No suite verdict for {other} against {base}: {no_geomean(summary)}"
         if est is not None:
-            head += (f" ({other}/{base} = {fmt_ratio(est.ratio)}, {round(est.confidence * 100)}% CI "
-                     f"{fmt_ratio(est.low)}{EN_DASH}{fmt_ratio(est.high)})")
+            head += f" ({_in_brackets(est, other)})"
     elif est is None:
         head = f"No suite geomean for {other} against {base}: {no_geomean(summary)}"
     else:
         v = summary.verdict
-        conf = round(est.confidence * 100)
-        interval = f"{conf}% CI {fmt_ratio(est.low)}{EN_DASH}{fmt_ratio(est.high)}"
-        if v is Verdict.FASTER:
-            head = _winner_phrase(est, other, base, inverted=False, n=n)
-        elif v is Verdict.SLOWER:
-            head = _winner_phrase(est, base, other, inverted=True, n=n)
+        if v in (Verdict.FASTER, Verdict.SLOWER):
+            head = speed_sentence(est, other, base, scope)
         elif v is Verdict.SAME:
-            head = (
-                f"{other} and {base} perform the same within \u00b1{delta:g}% on the geometric mean "
-                f"of {workloads(n)} ({other}/{base} = {fmt_ratio(est.ratio)}, {interval})"
-            )
+            head = f"{other} and {base} perform the same within \u00b1{delta:g}%{scope} ({_in_brackets(est, other)})"
         else:
-            head = (
-                f"No clear winner between {other} and {base} on the geometric mean of {workloads(n)} "
-                f"({other}/{base} = {fmt_ratio(est.ratio)}, {interval}; {_undecided_because(summary)})"
-            )
+            head = (f"No clear winner between {other} and {base}{scope} "
+                    f"({_in_brackets(est, other)}; {_undecided_because(summary)})")
     if summary.note:
         head += f" ({summary.note})"
     if lost := lost_phrase(analysis):
         head += f" ({lost})"
     parts = []
     if summary.faster + summary.slower + summary.same + summary.inconclusive or not summary.guarded:
-        parts = [f"{other} faster in {summary.faster}", f"{base} faster in {summary.slower}"]
+        parts = [f"{other} {FASTER} in {summary.faster}", f"{SLOWER} in {summary.slower}"]
     if summary.guarded:  # decided by a guard (e.g. tabs lost), not by speed
         parts.append(f"{other} better in {summary.better} and {base} better in {summary.worse} by what they lost "
                      "(their speed not judged)")
@@ -328,39 +365,26 @@ def summary_sentence(analysis: Analysis, summary: Summary) -> str:
 
 
 def change_phrase(comp: Comparison, analysis: Analysis) -> str:
-    """One comparison in words, from the winner's side like the summary sentence."""
+    """One comparison in words, in the framing of the summary sentence, with its verdict."""
     est = comp.estimate
     base = display(analysis, comp.baseline)
     other = display(analysis, comp.config)
-    if est is None:
-        return f"{other} against {base}: not enough rounds for an interval"
-    conf = round(est.confidence * 100)
-    if comp.verdict is Verdict.ESTIMATE:
-        return (f"{other} against {base}: {fmt_change(est.ratio)} ({conf}% CI {fmt_change(est.low)} to "
-                f"{fmt_change(est.high)}; a sub-metric, no verdict)")
     if comp.decided_by is not None:
         winner, loser = (other, base) if comp.verdict is Verdict.BETTER else (base, other)
         by = comp.decided_by
         return (f"{winner} is better than {loser} by {by.amount} ({other} {by.lost.lost:g}, {base} "
                 f"{by.lost.baseline:g} over {by.lost.rounds} rounds), whatever the speed: speed-up "
                 f"{fmt_estimate(est)}, not judged")
+    if est is None:
+        return f"{other} against {base}: not enough rounds for an interval"
+    said = speed_sentence(est, other, base)
+    if comp.verdict is Verdict.ESTIMATE:
+        return f"{said}; a sub-metric, no verdict"
     if comp.verdict is Verdict.SAME:
-        return f"{other} and {base}: no difference beyond \u00b1{analysis.threshold * 100:g}%"
-    if comp.verdict is Verdict.FASTER:
-        gap = (est.ratio - 1, est.low - 1, est.high - 1)
-        winner, loser = other, base
-    elif comp.verdict is Verdict.SLOWER:
-        gap = (1 / est.ratio - 1, 1 / est.high - 1, 1 / est.low - 1)
-        winner, loser = base, other
-    else:
-        return (
-            f"{other} against {base}: inconclusive (the interval crosses "
-            f"the \u00b1{analysis.threshold * 100:g}% threshold)"
-        )
-    return (
-        f"{winner} is {gap[0] * 100:.1f}% faster than {loser} "
-        f"({conf}% CI {gap[1] * 100:.1f}{EN_DASH}{gap[2] * 100:.1f}%)"
-    )
+        return f"{said}: the same, no difference beyond \u00b1{analysis.threshold * 100:g}%"
+    if comp.verdict is Verdict.INCONCLUSIVE:
+        return f"{said}: inconclusive (the interval crosses the \u00b1{analysis.threshold * 100:g}% threshold)"
+    return f"{said}: {comp.verdict}"
 
 
 def all_notes(analysis: Analysis) -> list[str]:
@@ -405,9 +429,49 @@ def resolution_text(res: Resolution) -> str:
 
 def rule_lines(analysis: Analysis) -> list[str]:
     """Which rule produced the intervals shown with verdicts (named in every output)."""
-    rules = sorted({c.estimate.rule for c in analysis.comparisons
-                    if c.headline and c.estimate and c.estimate.rule and not c.why})
-    return [f"verdict intervals: {rule}" for rule in rules]
+    return [f"verdict intervals: {rule}" for rule in _headline_rules(analysis)]
+
+
+def _headline_rules(analysis: Analysis) -> list[str]:
+    return sorted({c.estimate.rule for c in analysis.comparisons
+                   if c.headline and c.estimate and c.estimate.rule and not c.why})
+
+
+def capitalized(line: str) -> str:
+    """A legend line as a sentence of a report: its first letter upper case ('[interval]' kept)."""
+    return line[:1].upper() + line[1:]
+
+
+def promised_level(analysis: Analysis) -> int:
+    """What every interval shown with a verdict promises, in percent (--confidence; 95)."""
+    for comp in analysis.comparisons:
+        if comp.estimate is not None:
+            return round(comp.estimate.confidence * 100)
+    return round(analysis.runs[0].settings.confidence * 100) if analysis.runs else 95
+
+
+def speed_legend(analysis: Analysis) -> str:
+    """What the number and its word mean, and the threshold of the verdicts."""
+    return (f"speed-up: how much faster or slower each configuration performs than {baseline(analysis).display}, "
+            f"in percent of its performance, whatever the metric's direction; verdict threshold "
+            f"\u00b1{analysis.threshold * 100:g}%")
+
+
+def interval_legend(analysis: Analysis) -> str:
+    """The interval in plain words, and why it is wider than a plain one: the sequential rule
+    (looks after every round) and Bonferroni over the headline comparisons (stats/design.py)."""
+    level = f"{promised_level(analysis)}%"
+    rules = " ".join(_headline_rules(analysis))
+    looks, many = "sequential" in rules, "Bonferroni" in rules
+    lead = f"[interval]: where the true speed-up lies ({MINUS} slower, + faster where it spans both)"
+    if not looks and not many:
+        return f"{lead}, at {level}"
+    why = " and ".join(w for w, on in (("the sequential rule", looks), ("the number of comparisons", many)) if on)
+    holds = "every verdict of the run holds" if many else "the verdict holds"
+    together = " together" if many else ""
+    stopped = ", whichever round each workload stopped at" if looks else ""
+    return (f"{lead}, at the level {why} require{'' if looks and many else 's'} (wider than a plain {level} "
+            f"interval, so that {holds} at {level}{together}{stopped})")
 
 
 def iter_summaries(analysis: Analysis) -> Iterator[Summary]:
