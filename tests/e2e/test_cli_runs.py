@@ -29,5 +29,7 @@ def test_runs_into_a_pipe_keeps_every_configuration_name_whole(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert "…" not in done.stdout
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["id", "started", "status", "configurations", "workloads", "trials"]
-    assert len(lines) == 2 and ", ".join(CONFIGS) in lines[1] and ", ".join(WORKLOADS) in lines[1]
+    assert lines[0].split()[0] == "1" and lines[0].endswith("complete  0 trials")
+    assert all(len(line) <= 80 for line in lines)
+    words = " ".join(done.stdout.split())  # wrapped between names, each name whole
+    assert f"configurations: {', '.join(CONFIGS)}" in words and f"workloads: {', '.join(WORKLOADS)}" in words

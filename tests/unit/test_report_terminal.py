@@ -16,9 +16,9 @@ ELLIPSIS = "\u2026"
 BOX = set("\u2502\u2503\u2501\u2500\u250f\u2513\u2517\u251b\u2523\u252b")
 
 
-def render(analysis, width: int = 80, terminal: bool = True, all_metrics: bool = False) -> str:
+def render(analysis, width: int = 80, terminal: bool = True, all_metrics: bool = False, wide: bool = False) -> str:
     out = io.StringIO()
-    show(analysis, Console(file=out, width=width, force_terminal=terminal, color_system=None), all_metrics)
+    show(analysis, Console(file=out, width=width, force_terminal=terminal, color_system=None), all_metrics, wide)
     return out.getvalue()
 
 
@@ -53,8 +53,15 @@ def test_a_wide_terminal_gets_the_medians(analysis):
     assert "41,011,500 iter/s" in render(analysis, width=220)  # the xz note is long: its estimate sits at the threshold
 
 
-def test_piped_output_is_plain_and_whole(analysis):
+def test_piped_output_fits_80_columns_plain(analysis):
     text = render(analysis, width=80, terminal=False, all_metrics=True)
+    assert not BOX & set(text) and ELLIPSIS not in text and "\x1b[" not in text
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert "0.780\u00d7 [0.776, 0.783]" in text
+
+
+def test_piped_wide_output_is_plain_and_whole(analysis):
+    text = render(analysis, width=80, terminal=False, all_metrics=True, wide=True)
     assert not BOX & set(text) and ELLIPSIS not in text and "\x1b[" not in text
     line = next(line for line in text.splitlines() if "openssl \u2191" in line)
     assert "confounder: openssl SHA-1 uses SHA-NI on amd64, generic C on i386" in line  # one line, whole
@@ -123,7 +130,7 @@ def test_each_comparisons_flags_sit_on_a_row_of_their_own(analysis):
     from shootout.report.markdown import render_markdown
 
     three = two_comparisons(analysis)
-    lines = render(three, width=400, terminal=False).splitlines()
+    lines = render(three, width=400, terminal=False, wide=True).splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("xz "))
     assert "i386 userspace: cv>10%" in lines[at] and "steal" not in lines[at]
     assert lines[at + 1].strip().startswith("x32 userspace: steal;")  # the next row, alone

@@ -56,11 +56,19 @@ def test_suites_come_from_the_declarations():
     found = suites()
     assert found["native"] == [n for n, c in REGISTRY.items() if "native" in c.suites]
     assert found["native"] == ["intmix", "ptrtree", "membw", "sha1-sparse"]
-    assert found["quick"] == found["full"] == list(REGISTRY)
+    assert found["full"] == list(REGISTRY)
     for name, cls in REGISTRY.items():
         assert name in found[cls.spec.category]
-    assert registry.suite_params("quick")["flac"] == {"minutes": 3.0}
+    assert registry.suite_params("quick")["memlat"] == memory.MemLatency.quick
     assert registry.suite_params("native") == {}
+
+
+def test_quick_is_the_cpu_and_memory_kernels_that_run_without_root():
+    quick = suites()["quick"]
+    assert quick == ["intmix", "ptrtree", "maxalloc", "memlat"]
+    assert all(REGISTRY[n].spec.category in ("cpu", "memory") and not REGISTRY[n].needs_root for n in quick)
+    assert {n for n, c in REGISTRY.items() if c.needs_root} >= {"tcp-veth", "drop-rate", "vpn", "membw"}
+    assert suites()["native"] == ["intmix", "ptrtree", "membw", "sha1-sparse"]  # the main job's: unchanged
 
 
 def test_default_parameters_are_sized_by_the_target_facts_not_this_machine():

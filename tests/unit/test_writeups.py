@@ -81,10 +81,11 @@ def test_shootout_experiments_names_where_the_figures_are() -> None:
 
     from shootout.cli.main import app
 
-    out = CliRunner().invoke(app, ["experiments"]).output
+    out = CliRunner().invoke(app, ["experiments", "rpi64"]).output
     assert "  the write-up's figures: docs/writeups.md, section A\n  run: shootout run --experiment rpi64" in out
-    assert "docs/writeups.md, sections D, E" in out  # browser32
-    assert out.count("docs/writeups.md") == len(EXPERIMENTS)
+    assert "docs/writeups.md, sections D, E" in CliRunner().invoke(app, ["experiments", "browser32"]).output
+    listed = CliRunner().invoke(app, ["experiments"]).output.splitlines()
+    assert [line.split()[:3] for line in listed if line.startswith("browser32")] == [["browser32", "D,", "E"]]
 
 
 def test_the_doc_lists_every_experiment_and_workload_under_the_sections_it_cites() -> None:

@@ -13,6 +13,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from shootout.cli.consoles import say
+
 from shootout.conditions.preflight import Preflight, preflight
 from shootout.measure.clock import measure_mhz
 
@@ -24,9 +26,11 @@ def preflight_lines(pf: Preflight) -> list[str]:
 
 
 def print_preflight(pf: Preflight, console: Console | None = None) -> None:
-    console = console or Console()
-    for line in preflight_lines(pf):
-        console.print(line, soft_wrap=True)  # a log keeps each finding on one line
+    """A finding a paragraph, wrapped at words; then the run-level flags (if any)."""
+    for line in pf.lines:
+        say(line, indent=2, on=console)
+    if pf.flags:
+        say(f"flags: {', '.join(pf.flags)}", indent=2, on=console)
 
 
 def conditions_command(

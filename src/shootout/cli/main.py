@@ -17,9 +17,9 @@ from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from shootout.base.errors import ShootoutError
 from shootout.base.model import RunSettings
-from shootout.cli import stored
-from shootout.cli.consoles import console, err_console
-from shootout.cli.stored import DbOption, open_store
+from shootout.cli import listings, stored
+from shootout.cli.consoles import console, err_console, say
+from shootout.cli.stored import DbOption, WideOption, open_store
 from shootout.cli.userspace import app as userspace_app
 from shootout.places import config_help
 
@@ -59,6 +59,7 @@ def run(
     price_unit: Annotated[Optional[str], typer.Option(help=escape("with --price: what a price is, e.g. '$/h' or '$' (default $/h, or the file's [run] price_unit)"), show_default=False)] = None,
     parallel: Annotated[bool, typer.Option("--parallel/--sequential", help="measure configurations on different machines (ssh) at the same time, this machine's alone (default), or every trial one after another")] = True,
     emulate: Annotated[bool, typer.Option("--emulate", help="run vm: configurations under TCG where KVM is not hardware-backed (function only: results marked emulated, no verdicts)")] = False,
+    wide: WideOption = False,
     db: DbOption = None,
 ) -> None:
     """Run workloads under every configuration in randomized interleaved rounds, then show the verdicts."""
@@ -79,41 +80,8 @@ app.command("show")(stored.show_run)
 app.command()(stored.runs)
 
 
-@app.command()
-def workloads() -> None:
-    """The catalogue: name, category, metrics with unit and direction, what it measures, suites."""
-    from rich.table import Table
-
-    from shootout.base.units import unit
-    from shootout.workloads.catalogue import REGISTRY, suites
-
-    table = Table("name", "category", "metrics (unit, better)", "measures", "reproduces")
-    for name, cls in REGISTRY.items():
-        s = cls.spec
-        metrics = "\n".join(f"{m.name}{' *' if m.name == s.headline else ''} ({m.unit}, {unit(m.unit).direction})"
-                            for m in s.metrics)
-        table.add_row(name, s.category, metrics, s.description, s.reproduces)
-    console.print(table)
-    console.print("* headline metric (counted in the suite geomean)")
-    for name, members in suites().items():
-        console.print(f"suite {name}: {', '.join(members)}")
-
-
-@app.command()
-def experiments(db: DbOption = None) -> None:
-    """The named experiments: each reproduces a published comparison with one command."""
-    from shootout.conditions.machinefacts import machine_id
-    from shootout.experiments import EXPERIMENTS
-    from shootout.experiments.limits import how_long, last_run
-
-    store = open_store(db)
-    runs, machine = store.list_runs(), machine_id()
-    for name, item in EXPERIMENTS.items():
-        last = last_run(runs, lambda i: store.trials(i, include_warmup=True), name, machine)
-        console.print(f"{name}: {escape(item.description)}\n  reproduces {escape(item.reproduces)}\n"
-                      f"  the write-up's figures: {item.cited}\n"
-                      f"  run: shootout run --experiment {name}"
-                      + "".join(f"\n  {escape(line)}" for line in how_long(item, last)), soft_wrap=True, highlight=False)
+app.command()(listings.workloads)
+app.command()(listings.experiments)
 
 
 @app.command()
@@ -181,7 +149,7 @@ def doctor() -> None:
     if not undone and not errors:
         console.print("no changes left behind by earlier runs")
     for line in tool_report():
-        console.print(line, soft_wrap=True, markup=False, highlight=False)
+        say(line, hanging=9)  # under the tool's name
     if errors:
         raise typer.Exit(1)
 

@@ -114,7 +114,7 @@ class ProgressView:
                     f"a first verdict needs {est.rounds} rounds: about {fmt_duration(est.needed_s)} "
                     f"({fmt_duration(est.round_s)} a round, as the warm-up took); "
                     f"{fmt_duration(est.left_s)} of the budget left"
-                    + ("" if est.enough else ": not enough"), highlight=False, soft_wrap=True)
+                    + ("" if est.enough else ": not enough"), highlight=False)
             case ev.RoundStarted(round=r, workloads=ws, eta_s=eta):
                 label = "warm-up" if r == 0 else f"round {r}"
                 self._update(description=f"{label} ({_workloads(len(ws))})", eta=_fmt_eta(eta))
@@ -145,12 +145,16 @@ class ProgressView:
         if self.held is not None:
             self.held.append((console, text))
         else:
-            console.print(text, highlight=False, soft_wrap=True)
+            self._print(console, text)
 
     def _release(self) -> None:
         for console, text in self.held or ():
-            console.print(text, highlight=False, soft_wrap=True)
+            self._print(console, text)
         self.held = None
+
+    def _print(self, console: Console, text: str) -> None:
+        # stdout's lines wrap at words to its width (80 into a pipe); a problem on stderr stays one line
+        console.print(text, highlight=False, soft_wrap=console is self.errors)
 
     def _update(self, **kwargs: object) -> None:
         if self.task is not None:

@@ -64,6 +64,7 @@ class RunOptions:
     price_unit: str | None  # None: the [run] price_unit of --file, else $/h
     parallel: bool
     emulate: bool
+    wide: bool
     db: str | None
 
 
@@ -104,7 +105,7 @@ def run_command(o: RunOptions, early: EarlyWindow) -> None:
         job = _Job(request=_request(o, store))
     across = across_boots(store, job.stored, job.request, o.boots, o.across_boots)
     run_id, block = _measure(o, store, job, across, early, wait_s)
-    analysis = show_analysis(store, str(run_id), as_json=False)
+    analysis = show_analysis(store, str(run_id), as_json=False, wide=o.wide)
     if block:
         console.print(escape(block.message()))
         prepare_next_boot(block, o.next_kernel, o.resume_at_boot, o.db)

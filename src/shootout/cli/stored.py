@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 DbOption = Annotated[Optional[str], typer.Option("--db", help="database URL (default: SQLite in the data directory)")]
 RunArg = Annotated[str, typer.Argument(help="run id, or 'last' for the newest run")]
+WideOption = Annotated[bool, typer.Option("--wide", help="the wide table (medians per configuration, flags) whatever the width")]
 
 
 def open_store(db: str | None):
@@ -46,7 +47,7 @@ def analysis_of(store, stored):
     return analysis
 
 
-def show_analysis(store, ref: str, as_json: bool, all_metrics: bool = False):
+def show_analysis(store, ref: str, as_json: bool, all_metrics: bool = False, wide: bool = False):
     from shootout.report.jsondata import show_rows
     from shootout.report.terminal import show
 
@@ -54,43 +55,36 @@ def show_analysis(store, ref: str, as_json: bool, all_metrics: bool = False):
     if as_json:  # a refused run too: its rows say "refused" and why
         print(json.dumps(show_rows(analysis), indent=2))
     else:
-        show(analysis, console, all_metrics)
+        show(analysis, console, all_metrics, wide)
     return analysis
 
 
 def show_run(ref: RunArg = "last", json_out: Annotated[bool, typer.Option("--json", help="print the rows as JSON (every metric)")] = False,
              all_metrics: Annotated[bool, typer.Option("--all", help="also the sub-metrics, as estimates without verdicts")] = False,
-             db: DbOption = None) -> None:
+             wide: WideOption = False, db: DbOption = None) -> None:
     """Verdicts per workload: speed-up of its headline metric over the baseline with its 95% CI, verdict, flags; then the geomean.
 
-    Fits the terminal (80 columns: speed-ups and verdicts; wider: medians too); written to a
-    file or a pipe, plain lines with every cell whole.
+    Fits the width it has (80 columns, and a pipe or a file: speed-ups and verdicts, a row a
+    line; wider: medians too); --wide: the wide table, into a pipe as plain lines.
     """
-    show_analysis(open_store(db), ref, json_out, all_metrics)
+    show_analysis(open_store(db), ref, json_out, all_metrics, wide)
 
 
 def runs(db: DbOption = None) -> None:
-    """List stored runs, newest first. Into a file or a pipe: plain lines, every cell whole."""
-    from rich import box
-    from rich.table import Table
-
-    from shootout.report.terminal import plain_text
-
-    plain = not console.is_terminal
-    table = Table(box=None if plain else box.HEAVY_HEAD, pad_edge=not plain)
-    for name in ("id", "started", "status", "configurations", "workloads", "trials"):
-        table.add_column(name, no_wrap=plain)
-    store = open_store(db)
+    """List stored runs, newest first: a line a run, its configurations and workloads under it."""
     import datetime as dt
 
-    for r in store.list_runs():
-        table.add_row(str(r.id), dt.datetime.fromtimestamp(r.created_at).strftime("%Y-%m-%d %H:%M"), r.status,
-                      ", ".join(c.name for c in r.configs), ", ".join(w.name for w in r.workloads),
-                      str(store.trial_count(r.id)))
-    if plain:
-        console.file.write(plain_text([], table, []).strip("\n") + "\n")
-    else:
-        console.print(table)
+    from shootout.cli.consoles import say
+
+    store = open_store(db)
+    listed = store.list_runs()
+    if not listed:
+        console.print("no runs yet (start one: shootout run)")
+    for r in listed:
+        started = dt.datetime.fromtimestamp(r.created_at).strftime("%Y-%m-%d %H:%M")
+        console.print(f"{r.id:>4}  {started}  {r.status}  {store.trial_count(r.id)} trials", highlight=False, markup=False)
+        for what, names in (("configurations", [c.name for c in r.configs]), ("workloads", [w.name for w in r.workloads])):
+            say(f"{what}: {', '.join(names)}", indent=6)  # wrapped between names, never inside one
 
 
 def export_run(ref: RunArg, format: Annotated[str, typer.Option("--format", help="json or csv")] = "json",

@@ -11,6 +11,7 @@ from shootout.experiments.writeup import Experiment
 
 EXPERIMENT = Experiment(
     name="browser32",
+    title="64-bit vs 32-bit Chromium: pages, JS, tabs",
     description="the native userspace's Chromium vs its 32-bit companion's: page work, JavaScript "
                 "kernels, start-up and renderer memory, tab switching",
     reproduces="D, browser benchmarks in Chromium 32-bit vs 64-bit (Pi 4 and Pi 3B+); E, a dozen tabs",

@@ -106,6 +106,7 @@ def explain(analysis: Analysis) -> list[str]:
 
 EXPERIMENT = Experiment(
     name="cloud-openssl",
+    title="openssl speed per price on machines you name",
     description="openssl speed -multi on the machines you name (ssh, groups of instances), kB/s and performance "
                 "per price",
     reproduces="C, ARM vs Intel cloud instances: openssl speed -multi, and performance per price",

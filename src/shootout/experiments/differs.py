@@ -182,7 +182,7 @@ def _browser(analysis: Analysis) -> list[str]:
                      "frame and root take the others), 9-10 on 32-bit ARM and 11-12 on x64, so the x86 pair is "
                      "further apart in registers than the Pi's was; and V8 has no Maglev (its mid-tier "
                      "optimising compiler) on ia32, where x64 and both ARM ports have one (--trace-opt with Debian's "
-                     "Chromium on an x86 VM, benchmarks/results/browser32-harness-audit.txt: Maglev and Turbofan on "
+                     "Chromium on x86, benchmarks/results/browser32-harness-audit.txt: Maglev and Turbofan on "
                      "amd64, Turbofan alone on i386)")
         json = next((c for c in analysis.comparisons if c.metric == "engine_json" and c.estimate), None)
         if json is not None:

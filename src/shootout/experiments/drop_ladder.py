@@ -72,6 +72,7 @@ def explain(analysis: Analysis) -> list[str]:
 
 EXPERIMENT = Experiment(
     name="drop-ladder",
+    title="64-byte frames dropped from socket to XDP",
     description="64-byte UDP frames dropped at a socket, an nft rule, tc (cls_bpf), XDP generic and XDP native: "
                 "receive-side CPU time per packet, and the rate",
     reproduces=REPRODUCES,

@@ -60,6 +60,7 @@ class KernelModes(Experiment):
 
 EXPERIMENT = KernelModes(
     name="kernel-modes",
+    title="32/32 vs 64/32 vs 64/64 kernel and userspace",
     description="32/32, 64-bit kernel + 32-bit userspace and 64/64 as three VMs of Debian bookworm "
                 "(x86: 686-pae and amd64 kernels; on a Raspberry Pi its own kernels across reboots): pointer chasing, "
                 "memory latency and bandwidth, 7-zip, FLAC",

@@ -144,7 +144,7 @@ def _took(named: Experiment, own: Plan, last: LastRun | None) -> str:
                 f"(its last run here, run {last.run_id}" + (f"; rounds of {last.round_s:.0f} s)" if last.round_s else ")"))
     return (f"takes: about {fmt_duration(own.first_verdict_s, 'span')} to a first verdict, "
             f"at most {fmt_duration(sizing.limit_s, 'span')} (estimate: rounds of {sizing.round_s:.0f} s "
-            f"and {fmt_duration(sizing.prepare_s, 'span')} of preparing, {sizing.measured})")
+            f"and {fmt_duration(sizing.prepare_s, 'span')} of preparing on 2 cores)")
 
 
 def _short_budget(named: Experiment, own: Plan, last: LastRun | None) -> list[str]:

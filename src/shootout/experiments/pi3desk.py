@@ -115,6 +115,7 @@ def explain(analysis: Analysis) -> list[str]:
 
 EXPERIMENT = Experiment(
     name="pi3desk",
+    title="ext4 vs compressing btrfs behind a USB 2 link",
     description="ext4 vs btrfs compress=zstd vs compress=zlib (also with the write-up's vm.dirty_ratio=50, "
                 "vm.dirty_background_ratio=1) behind an emulated 30 MB/s link: dd of zeros and of realistic data, "
                 "fio, small files (the storage half of Pi3Desk)",

@@ -199,6 +199,7 @@ def _zswap(analysis: Analysis, config: str, ratio: Amount, pool: Amount) -> str:
 
 EXPERIMENT = Experiment(
     name="pi3desk-swap",
+    title="no swap vs disk, zswap, zram under 512 MiB",
     description="no swap vs disk swap vs zswap+disk vs zram under a 512 MiB memory limit, "
                 "twelve browser-like tabs of twice that (root; zswap and zram)",
     reproduces="E, 'Pi3Desk' (Pi 3 with 1 GB: zswap, max_pool_percent=15, in front of swap on a USB SSD)",

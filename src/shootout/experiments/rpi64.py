@@ -48,6 +48,7 @@ def _maxalloc(analysis: Analysis, comp: Comparison) -> str:
 
 EXPERIMENT = Experiment(
     name="rpi64",
+    title="64-bit vs 32-bit userspace: CPU, RAM, audio",
     description="native 64-bit userspace vs its 32-bit companion: Dhrystone-style integers, SHA-1, "
                 "RAM, the largest buffer, lame and flac (the CPU half of the 64-bit Raspberry Pi write-up)",
     reproduces=REPRODUCES,

@@ -184,6 +184,7 @@ size_mib = 16
 
 EXPERIMENT = Experiment(
     name="rpi-iozone",
+    title="64-bit vs 32-bit userspace: iozone's matrix",
     description="iozone's published matrix in the native 64-bit userspace vs its 32-bit companion, each behind "
                 "an emulated USB 2 SSD link (30 MB/s; the SD card's 20 MB/s with -c NATIVE-sd -c COMPANION-sd) "
                 "(the storage part of the 32-vs-64-bit Raspberry Pi write-up)",

@@ -16,6 +16,7 @@ from shootout.experiments.writeup import Experiment
 
 EXPERIMENT = Experiment(
     name="rpi-mbw-build",
+    title="64-bit vs 32-bit userspace: mbw and builds",
     description="native 64-bit userspace vs its 32-bit companion: Debian's mbw, and the time to build iozone3 "
                 "and 7-Zip with each side's compiler (the 32-vs-64-bit Raspberry Pi OS write-up)",
     reproduces="D, 'Raspberry Pi OS: 32-bit vs 64-bit Benchmarking' (Pi 3B+ and Pi 4: mbw, building iozone3)",

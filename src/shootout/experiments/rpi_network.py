@@ -35,6 +35,7 @@ drop = "tc"
 
 EXPERIMENT = Experiment(
     name="rpi-network",
+    title="64-bit vs 32-bit userspace: network",
     description="64-bit vs 32-bit userspace: iperf3 over veth (offloads off), 64-byte frames at a tc "
                 "drop rule, WireGuard and OpenVPN between namespaces (the network half of the write-up)",
     reproduces="A, 'Run a 64-bit OS on your Raspberry Pi 4', network section (iperf3, TC drop, WireGuard/OpenVPN)",
@@ -77,13 +78,13 @@ affinity = "auto"
                   note="2 s of one iperf3 stream over veth (no parallel phase), 3 s through each tunnel and 3 s "
                        "of frames per drop count, instead of the workloads' 5 s and four more streams. OpenVPN's "
                        "ends each on a CPU of their own (affinity), as two machines' are. Its 64-vs-32 "
-                       "difference (~8%) stays undecided at ±5% within 20 rounds here: its throughput varies "
+                       "difference (~8%) stays undecided at ±5% within 20 rounds on a 2-core machine: its throughput varies "
                        "5-10% from trial to trial on a quiet machine, ~30% with others' tests beside it, and its CPU "
                        "seconds per GiB about as much even with the retransmits gone "
-                       "(benchmarks/results/rpi-network-openvpn-noise.txt): the noise is this shared VM's, not the "
+                       "(benchmarks/results/rpi-network-openvpn-noise.txt): the noise is the busy machine's, not the "
                        "tunnel's queues, and ±5% would take ~450-550 rounds"),
     threshold=fraction(OWN_THRESHOLD, "experiment rpi-network: [run] threshold"),
-    threshold_why="on a shared 2-core VM iperf3 over veth and the tick-sampled softirq time of the drop "
+    threshold_why="on a busy 2-core machine iperf3 over veth and the tick-sampled softirq time of the drop "
                   "rule vary by several percent from trial to trial; ±1% would take hours of rounds",
     needs_root=NETWORK_NEEDS_ROOT,
     found={

@@ -6,6 +6,7 @@ from shootout.experiments.writeup import NETWORK_NEEDS_ROOT, Experiment, host_la
 
 EXPERIMENT = Experiment(
     name="veth-offloads",
+    title="iperf3 over veth, offloads on vs off",
     description="iperf3 over veth with the offloads on vs off (the write-up turned them off)",
     reproduces="A's iperf3 over veth with the fake offloads off; here against them on",
     toml=host_ladder(["tcp-veth"], {"offloads-off": 'veth = { offloads = "off" }',

@@ -7,6 +7,7 @@ from shootout.experiments.writeup import NETWORK_NEEDS_ROOT, Experiment, host_la
 
 EXPERIMENT = Experiment(
     name="vpn",
+    title="WireGuard vs OpenVPN: throughput and CPU",
     description="WireGuard vs OpenVPN (AES-256-GCM, CHACHA20-POLY1305): Mbit/s and CPU seconds per GiB",
     reproduces="A's WireGuard against OpenVPN between containers",
     toml=host_ladder(["vpn"], {

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Experiment:
     name: str
+    title: str  # a few words for the one-line listing (shootout experiments)
     description: str
     reproduces: str  # the write-up, by its letter in docs/writeups.md (then its title or part)
     # [run], [[config]], [[workload]] and [params.WORKLOAD] tables, as in shootout.toml; $native and
@@ -52,9 +53,14 @@ class Experiment:
     threshold_why: str = ""
 
     @property
+    def sections(self) -> list[str]:
+        """The letters of the write-ups it reproduces, in docs/writeups.md: ['D', 'E']."""
+        return list(dict.fromkeys(_SECTION.findall(self.reproduces)))
+
+    @property
     def cited(self) -> str:
         """Where the write-up's figures are: 'docs/writeups.md, section A' (or 'sections D, E')."""
-        letters = list(dict.fromkeys(_SECTION.findall(self.reproduces)))
+        letters = self.sections
         where = f"{WRITEUPS}, section{'s' if len(letters) > 1 else ''} {', '.join(letters)}"
         return where + (" and its reference numbers" if "reference numbers" in self.reproduces else "")
 

@@ -1,11 +1,14 @@
 """What `shootout show` prints: verdicts that fit the terminal, or plain lines for a file.
 
-Layouts, chosen from where the output goes (never by truncating cells):
-- a terminal wide enough for it: the wide table (medians per configuration, speed-up,
-  verdict and flags per other configuration);
-- a narrower terminal (80 columns): the compact table (speed-up and verdict), its flags
-  and confounders as numbered notes under it;
-- not a terminal (a pipe, a file, a CI log): the wide table as plain text, every cell whole.
+Layouts, chosen from the width the output has (never by truncating cells):
+- wide enough for it: the wide table (medians per configuration, speed-up, verdict and
+  flags per other configuration);
+- narrower (80 columns, and a pipe or a file, where the width is 80): the compact table
+  (speed-up and verdict, a row a line), its flags and confounders as numbered notes under it;
+  the sentences under it wrapped at words;
+- `wide` (show --wide): the wide table whatever the width; into a pipe or a file as plain
+  lines, every cell whole.
+Into a pipe or a file there is no colour and no box.
 By default one row per workload: its headline metric, the only kind with a verdict;
 `all_metrics` adds the sub-metrics, estimates with intervals and no verdict.
 Machine-wide conditions come first; after the table the summary sentence, a named
@@ -161,15 +164,15 @@ def wide_table(analysis: Analysis, rows: list[MetricRow], all_metrics: bool = Tr
 
 
 def compact_table(analysis: Analysis, rows: list[MetricRow], configs: list[Config],
-                  all_metrics: bool) -> tuple[Table, list[str]]:
-    """Speed-up and verdict only, for 80 columns; flags become numbered notes (returned)."""
-    base = baseline(analysis)
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+                  all_metrics: bool, plain: bool = False) -> tuple[Table, list[str]]:
+    """Speed-up and verdict only, for 80 columns; flags become numbered notes (returned).
+    The baseline is named in the title line above, so a column says only what it compares."""
+    table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=False)
     # Names break over lines rather than lose their end when even this does not fit.
     table.add_column("workload", overflow="fold")
     table.add_column("metric", overflow="fold")
     for cfg in configs:
-        table.add_column(f"{cfg.display}\nvs {base.display}", justify="right", no_wrap=True)
+        table.add_column(f"{cfg.display}\nvs baseline", justify="right", no_wrap=True)
         table.add_column("verdict", no_wrap=True)
     table.add_column("", justify="right", no_wrap=True)  # the number of the row's note
     notes: list[str] = []
@@ -218,7 +221,7 @@ def _title(analysis: Analysis) -> str:
             f"(baseline: {baseline(analysis).display})")
 
 
-def show(analysis: Analysis, console: Console, all_metrics: bool = False) -> None:
+def show(analysis: Analysis, console: Console, all_metrics: bool = False, wide: bool = False) -> None:
     """Print the verdicts in the layout that suits `console` (see the module docstring)."""
     rows = shown_rows(analysis, all_metrics)
     head = [_title(analysis), *lost_lines(analysis.lost)] + lost_notices(analysis) + [f"during the run: {line}" for line in analysis.conditions]
@@ -233,7 +236,8 @@ def show(analysis: Analysis, console: Console, all_metrics: bool = False) -> Non
         sentences += price_lines(analysis, *stored)
     legend = _legend(analysis, rows, all_metrics)
     recorded = amount_table(analysis)
-    if not console.is_terminal:
+    plain = not console.is_terminal
+    if wide and plain:
         tail = [*sentences, *analysis.explanation, *legend]
         console.file.write(plain_text(head, wide_table(analysis, rows, all_metrics, plain=True), tail))
         if recorded.rows:
@@ -241,22 +245,7 @@ def show(analysis: Analysis, console: Console, all_metrics: bool = False) -> Non
         return
     for line in head:
         console.print(line, style="bold" if line == head[0] else "yellow", highlight=False, markup=False)
-    wide = wide_table(analysis, rows, all_metrics)
-    if _width(console, wide) <= console.width:
-        console.print(wide)
-    else:
-        rest = others(analysis)
-        tables = [compact_table(analysis, rows, rest, all_metrics)]
-        if _width(console, tables[0][0]) > console.width:  # one table per configuration then
-            tables = [compact_table(analysis, rows, [cfg], all_metrics) for cfg in rest]
-        for table, notes in tables:
-            console.print(table)
-            listed = Table.grid(padding=(0, 2))
-            listed.add_column(justify="right")
-            listed.add_column(style="magenta")
-            for i, note in enumerate(notes, 1):
-                listed.add_row(str(i), Text(note))
-            console.print(listed)
+    _print_tables(analysis, rows, console, all_metrics, wide)
     console.print()
     for lines, style in ((sentences, "bold"), (analysis.explanation, ""), (legend, "dim")):
         for line in lines:
@@ -264,8 +253,35 @@ def show(analysis: Analysis, console: Console, all_metrics: bool = False) -> Non
     if recorded.rows:
         console.print()
         console.print(f"{amounts.TITLE}: {amounts.INTRO}", highlight=False, markup=False)
-        wide = amounts_table(recorded, plain=False)
-        console.print(wide if _width(console, wide) <= console.width else narrow_amounts_table(recorded))
+        table = amounts_table(recorded, plain=plain)
+        console.print(table if _width(console, table) <= console.width else narrow_amounts_table(recorded, plain))
+
+
+def _print_tables(analysis: Analysis, rows: list[MetricRow], console: Console, all_metrics: bool, wide: bool) -> None:
+    """The wide table where it fits (or where asked for: as wide as it is), else the compact
+    one, else a compact table per configuration, each with its numbered notes."""
+    plain = not console.is_terminal
+    table = wide_table(analysis, rows, all_metrics, plain=plain)
+    needs = _width(console, table)
+    if needs <= console.width:
+        console.print(table)
+        return
+    if wide:  # as wide as it is: a console of that width (one cannot print past its own)
+        Console(file=console.file, width=needs, force_terminal=console.is_terminal,
+                color_system=console.color_system).print(table)  # type: ignore[arg-type]
+        return
+    rest = others(analysis)
+    tables = [compact_table(analysis, rows, rest, all_metrics, plain)]
+    if _width(console, tables[0][0]) > console.width:  # one table per configuration then
+        tables = [compact_table(analysis, rows, [cfg], all_metrics, plain) for cfg in rest]
+    for compact, notes in tables:
+        console.print(compact)
+        listed = Table.grid(padding=(0, 2))
+        listed.add_column(justify="right")
+        listed.add_column(style="magenta")
+        for i, note in enumerate(notes, 1):
+            listed.add_row(str(i), Text(note))
+        console.print(listed)
 
 
 def amounts_table(recorded: AmountTable, *, plain: bool) -> Table:
@@ -281,10 +297,10 @@ def amounts_table(recorded: AmountTable, *, plain: bool) -> Table:
     return table
 
 
-def narrow_amounts_table(recorded: AmountTable) -> Table:
+def narrow_amounts_table(recorded: AmountTable, plain: bool = False) -> Table:
     """For 80 columns: one line per amount and configuration, no descriptions; each
     workload's name on a line of its own above its amounts."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("amount", overflow="fold")
     table.add_column("config", overflow="fold")
     table.add_column("median", justify="right", no_wrap=True)

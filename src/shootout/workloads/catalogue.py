@@ -32,6 +32,7 @@ from shootout.workloads import (
 )
 from shootout.workloads import compile as build_workload
 from shootout.workloads.contract import Workload
+from shootout.workloads.kernel import CompiledWorkload
 from shootout.workloads.user import CommandWorkload, workload_name
 
 MODULES = (cpu, memory, mbw, crypto, media, compress, sevenzip, build_workload, sourcebuild, js, browser, fio, iozone,
@@ -42,17 +43,25 @@ REGISTRY: dict[str, type[Workload]] = {cls.spec.name: cls for module in MODULES 
 DEFAULT_SUITE = "native"
 # Suites whose workloads run with their reduced `quick` parameters.
 REDUCED_SUITES = {"quick"}
+# The quick suite: the compiled kernels of these categories that run without root.
+QUICK_CATEGORIES = ("cpu", "memory")
+
+
+def in_quick(cls: type[Workload]) -> bool:
+    """A kernel shootout compiles (no tool to install), of a quick category, that needs no root."""
+    return issubclass(cls, CompiledWorkload) and cls.spec.category in QUICK_CATEGORIES and not cls.needs_root
 
 
 def suites() -> dict[str, list[str]]:
-    """Suite name -> workloads: the declared suites, quick and full (everything), each category."""
+    """Suite name -> workloads: the declared suites, quick, full (everything), each category."""
     named: dict[str, list[str]] = {}
     categories: dict[str, list[str]] = {}
     for name, cls in REGISTRY.items():
         for suite_name in cls.suites:
             named.setdefault(suite_name, []).append(name)
         categories.setdefault(cls.spec.category, []).append(name)
-    return {**named, "quick": list(REGISTRY), "full": list(REGISTRY), **categories}
+    quick = [name for name, cls in REGISTRY.items() if in_quick(cls)]
+    return {**named, "quick": quick, "full": list(REGISTRY), **categories}
 
 
 def workload(name: str) -> Workload:

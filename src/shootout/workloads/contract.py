@@ -101,6 +101,11 @@ class Workload(ABC):
     # False for big packages (a browser): a userspace gets them on first use, not at creation.
     preinstalled: ClassVar[bool] = True
     quick: ClassVar[dict[str, Any]] = {}  # overrides for the quick suite (less work)
+    # Why it cannot run without root even on the host ("" where it can): kept out of the quick
+    # suite, marked in the catalogue.
+    needs_root: ClassVar[str] = ""
+    # Why a trial takes ten seconds or more at its defaults ("" where it does not): marked in the catalogue.
+    slow: ClassVar[str] = ""
 
     @classmethod
     def debian_packages(cls) -> tuple[str, ...]:

@@ -129,6 +129,7 @@ class Fio(ScratchWorkload):
     )
     tools = (Tool("fio", "fio"), Tool("mktemp", "coreutils"))
     quick = {"size_mib": 64, "runtime_s": 2, "ramp_s": 0.5}
+    slow = "six jobs of 10 s after a 2 s ramp each"
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         # With direct I/O no page cache holds the file; 1 GiB is beyond any disk's own cache

@@ -56,6 +56,7 @@ class Flac(Workload):
     )
     tools = (Tool("flac", "flac"), Tool("cmp", "diffutils"), Tool("date", "coreutils"))
     quick = {"minutes": 3.0}
+    slow = "a 23.5-minute track encoded, decoded and encoded again"
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"minutes": 23.5, "level": 5}
@@ -95,6 +96,7 @@ class Lame(Workload):
     )
     tools = (Tool("lame", "lame"), Tool("date", "coreutils"))
     quick = {"minutes": 1.0}
+    slow = "a 23.5-minute track: 14-24 s of CPU a trial on 2 cores"
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"minutes": 23.5, "lame_args": []}  # lame's defaults: 128 kbit/s CBR, -q 3

@@ -95,6 +95,7 @@ class MemBandwidth(CompiledWorkload):
     suites = ("native",)
     kernel = "membw"
     quick = {"reps": 3}
+    needs_root = "mlock() of buffers beyond the default RLIMIT_MEMLOCK (or ulimit -l, or mlock = false)"
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         caches = facts.caches_kib or FALLBACK_CACHES

@@ -36,6 +36,7 @@ class NetWorkload(Workload):
     """What the network workloads share: root, the run's network session, files in their directory."""
 
     preinstalled: ClassVar[bool] = False  # their programs come into a userspace on first use
+    needs_root: ClassVar[str] = "network namespaces and veth pairs"
 
     def topology(self, ctx: Context, *, drop: bool = False, vpn: NetOptions | None = None) -> Topology:
         if not kind_of(ctx.config).this_kernel:  # the namespaces are this machine's: entered by /proc/PID
@@ -95,6 +96,7 @@ class TcpVeth(NetWorkload):
     )
     tools = (IPERF3, NSENTER)
     quick = {"seconds": 1, "parallel": 0, "affinity": ""}
+    slow = "one stream for 5 s, then several for 5 s"
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         # affinity "N,M": the sender on CPU N, the receiver on CPU M (iperf3 -A); "auto": 0,1 on two

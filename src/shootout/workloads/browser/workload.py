@@ -211,6 +211,7 @@ class BrowserTabs(_Chromium):
     )
 
     quick = {"tabs": 4, "switches": 16, "heavy_sections": 40}
+    slow = "a dozen tabs of the heavy page: 15-18 s a trial on 2 cores"
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"tabs": 12, "switches": 48, "seed": 1, "heavy_sections": 300, "timeout_s": 900}
