@@ -201,3 +201,66 @@ def test_report_in_headless_chromium(browser, tmp_path):
     assert png.startswith(b"\x89PNG") and len(png) > 50_000
     (artifacts / "report-chromium.png").write_bytes(png)
     (artifacts / "report.html").write_bytes(report.read_bytes())
+
+
+# Every text of the inline charts (its box on the page and its font size on screen), and every
+# image's box; at the page's 800 px the charts must read as drawn, without one text over another.
+LAYOUT_JS = """(() => {
+  const texts = [], images = [];
+  for (const el of document.querySelectorAll('svg, img')) {
+    if (el.parentElement.closest('svg')) continue;
+    const b = el.getBoundingClientRect();
+    const figure = images.length;
+    images.push({figure, left: b.left, right: b.right, width: b.width});
+    for (const t of el.querySelectorAll('text')) {
+      const r = t.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      const m = t.getScreenCTM();  // its scale on screen, whatever its rotation
+      const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+      texts.push({figure, text: t.textContent, px, left: r.left, right: r.right,
+                  top: r.top + scrollY, bottom: r.bottom + scrollY});
+    }
+  }
+  return {texts, images, page: document.documentElement.clientWidth};
+})()"""
+TOUCH_PX = 0.5  # boxes of two lines of one label may share their edge
+
+
+def _overlapping(texts: list[dict]) -> list[tuple[str, str]]:
+    hits = []
+    for i, a in enumerate(texts):
+        for b in texts[i + 1:]:
+            if (min(a["right"], b["right"]) - max(a["left"], b["left"]) > TOUCH_PX
+                    and min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > TOUCH_PX):
+                hits.append((a["text"], b["text"]))
+    return hits
+
+
+def test_the_charts_of_a_stored_run_read_at_800_px_without_overlaps(browser, shootout, tmp_path):
+    """A real run (membw's 17 metrics, long configuration names, flags) imported and reported as a
+    user would, then laid out by Chromium in a page 800 px wide."""
+    imported = shootout("import", str(FIXTURES / "stored-run.json"), "--db", shootout.db)
+    assert imported.returncode == 0, imported.stderr
+    done = shootout("report", "last", "--out", str(tmp_path / "report"), "--db", shootout.db)
+    assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr, done.stderr  # matplotlib's, e.g. a layout that collapsed
+
+    page = browser
+    page.send("Emulation.setDeviceMetricsOverride", width=800, height=900, deviceScaleFactor=1, mobile=False)
+    page.send("Page.enable")
+    page.send("Page.navigate", url=(tmp_path / "report" / "report.html").as_uri())
+    page.wait_event("Page.loadEventFired")
+    found = page.eval(LAYOUT_JS)
+
+    assert len(found["images"]) >= 6 and len(found["texts"]) > 100, found["images"]
+    wide = [i for i in found["images"] if i["left"] < 0 or i["right"] > found["page"]]
+    small = sorted({(round(t["px"], 1), t["text"]) for t in found["texts"] if t["px"] < 9.5})
+    hits = _overlapping(found["texts"])
+    assert not (wide or small or hits), (
+        f"images wider than the {found['page']} px page: {wide}; {len(small)} chart texts under 10 px, "
+        f"e.g. {small[:6]}; {len(hits)} pairs of chart texts overlap, e.g. {hits[:8]}")
+
+    shot = page.send("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+    artifacts = Path(os.environ.get("SHOOTOUT_ARTIFACTS") or tmp_path)
+    artifacts.mkdir(parents=True, exist_ok=True)
+    (artifacts / "report-800px.png").write_bytes(base64.b64decode(shot["data"]))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
+import warnings
 
 import matplotlib.image as mpimg
 import numpy as np
@@ -37,7 +39,7 @@ def test_png_charts_are_real_images(analysis):
         assert data.startswith(b"\x89PNG\r\n\x1a\n")
         img = mpimg.imread(io.BytesIO(data), format="png")
         h, w = img.shape[:2]
-        assert w >= 500 and h >= 400
+        assert 600 <= w <= 800 and h >= 250  # a blog's column, at the dpi it was saved at
         assert np.std(img[..., :3]) > 0.05  # not a blank canvas
 
 
@@ -55,10 +57,30 @@ def test_workload_bars_start_at_zero_and_have_median_heights(analysis):
     svg = charts.workload_chart(analysis, "intmix", "svg", text_as_paths=False)
     ticks = [t for _, t in _texts(svg) if re.fullmatch(r"[\d,.]+M?", t)]
     assert ticks[0] == "0", f"y axis must start at zero, ticks: {ticks}"
-    sha = charts.workload_chart(analysis, "sha1-sparse", "svg", text_as_paths=False)
+    sha = charts.workload_chart(analysis, "sha1-sparse", "svg", text_as_paths=False, all_metrics=True)
     words = " ".join(t for _, t in _texts(sha))
     assert "sha1sum (MB/s)" in words and "openssl (MB/s)" in words  # one panel per metric
     assert "confounder" in words
+
+
+def test_a_workload_chart_draws_its_headline_metric_unless_all_are_asked_for(analysis):
+    words = " ".join(t for _, t in _texts(charts.workload_chart(analysis, "sha1-sparse", "svg", text_as_paths=False)))
+    assert "sha1sum (MB/s)" in words and "openssl (MB/s)" not in words
+    assert "shootout report --all draws the other 1" in words
+    every = " ".join(t for _, t in _texts(charts.workload_chart(analysis, "xz", "svg", text_as_paths=False)))
+    assert "--all" not in every  # xz has one metric: nothing left out
+
+
+def test_many_flags_on_every_panel_lay_out_without_a_warning(analysis):
+    """Captions that name every flag grow the figure: a fixed height collapsed the axes to zero."""
+    flags = ("cv>10%", "outliers", "trend", "short-trial", "throttled", "steal 3.2%", "swap activity")
+    comps = tuple(dataclasses.replace(c, flags=flags, confounders=("the C libraries copy with different code",) * 3)
+                  for c in analysis.comparisons)
+    flagged = dataclasses.replace(analysis, comparisons=comps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # matplotlib's layout warnings
+        for w in analysis.workloads:
+            charts.workload_chart(flagged, w.name, "svg", all_metrics=True)
 
 
 def test_summary_chart_is_sorted_by_speedup(analysis):

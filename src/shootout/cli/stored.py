@@ -167,6 +167,7 @@ def report(refs: Annotated[list[str], typer.Argument(help="one run, or several t
            out: Annotated[Path, typer.Option("--out", help="directory to write into")] = Path("shootout-report"),
            price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE for performance per dollar (repeatable; default: the prices given to run --price)")] = [],
            price_unit: Annotated[Optional[str], typer.Option(help="what a price is, e.g. '$/h' or '$' (default: the run's, else $/h)")] = None,
+           all_metrics: Annotated[bool, typer.Option("--all", help="a chart panel for every metric, not only each workload's headline")] = False,
            db: DbOption = None) -> None:
     """Write a report people would rather look at: charts with CI whiskers, HTML or Markdown."""
     from shootout.report.files import write_report
@@ -178,7 +179,8 @@ def report(refs: Annotated[list[str], typer.Argument(help="one run, or several t
     prices, unit = parse_prices(price, [c.name for c in analysis.configs]), price_unit or "$/h"
     if not prices and (stored := stored_prices(analysis)) is not None:
         prices, unit = stored[0], price_unit or stored[1]
-    for path in write_report(analysis, out, format, prices=prices or None, price_unit=unit):
+    for path in write_report(analysis, out, format, prices=prices or None, price_unit=unit,
+                             all_metrics=all_metrics):
         console.print(f"wrote {path}")
 
 

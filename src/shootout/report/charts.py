@@ -17,6 +17,7 @@ import math
 import re
 import textwrap
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import ParamSpec
 
 import matplotlib
@@ -26,7 +27,7 @@ matplotlib.use("Agg")
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 from scipy.stats import binom
 
 from shootout.base.errors import UsageError
@@ -70,6 +71,14 @@ FORMATS = ("svg", "png")
 BELOW = ("outside lower center" if tuple(int(v) for v in matplotlib.__version__.split(".")[:2]) >= (3, 7)
          else "lower center")
 CONFIDENCE = 0.95
+# A blog's column of 800 px: charts 7.8 in wide (with the margin bbox_inches="tight" adds, under
+# 800 px) saved at 100 dpi, or in pt as SVG; 8 pt text is then 11 px.
+WIDTH_IN = 7.8
+DPI = 100
+LABEL_CHARS = 30  # the figures right of a bar, per line
+# Between the lines of one text: matplotlib's 1.2 leaves less than a browser's em box (the SVGs
+# inline in the HTML report), where one line's box then overlaps the next.
+LINESPACING = 1.35
 P = ParamSpec("P")
 _NICE_TICKS = (0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99, 1.0,
                1.01, 1.02, 1.03, 1.05, 1.1, 1.15, 1.2, 1.25, 1.33, 1.5, 2.0, 3.0, 4.0, 5.0, 10.0)
@@ -100,7 +109,7 @@ def render(fig: Figure, fmt: str, salt: str, text_as_paths: bool) -> bytes:
         if fmt == "svg":
             fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
         else:
-            fig.savefig(buf, format="png", dpi=150, metadata={"Software": None}, bbox_inches="tight")
+            fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None}, bbox_inches="tight")
     return buf.getvalue()
 
 
@@ -117,6 +126,12 @@ def _wrap(label: str, width: int = 16) -> str:
     return "\n".join(textwrap.wrap(label, width)) or label
 
 
+def _chars(fontsize: float, bold: bool = False) -> int:
+    """How many characters of this size fit across the figure: DejaVu Sans averages ~0.6 em a
+    character, bold ~0.66; a tenth kept for the margins."""
+    return int(WIDTH_IN * 72 * 0.9 / (fontsize * (0.66 if bold else 0.6)))
+
+
 def literal_text(func: Callable[P, bytes]) -> Callable[P, bytes]:
     """Build the figure with math text off: labels such as "sh -c 'exit $x'" stay literal."""
 
@@ -128,49 +143,91 @@ def literal_text(func: Callable[P, bytes]) -> Callable[P, bytes]:
     return wrapper
 
 
-@literal_text
-def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_paths: bool = True) -> bytes:
-    """Bars from zero, one per configuration and a panel per metric, with median CIs."""
+def panel_rows(analysis: Analysis, workload: str, all_metrics: bool = False) -> list[MetricRow]:
+    """The metrics a workload's chart draws: its headline (the first metric where none is marked),
+    or every metric with all_metrics."""
     rows = rows_by_workload(analysis).get(workload, [])
     if not rows:
         raise UsageError(f"no results for workload {workload!r} in this analysis")
-    spec = rows[0].spec
+    return rows if all_metrics else [r for r in rows if r.headline][:1] or rows[:1]
+
+
+@literal_text
+def workload_chart(analysis: Analysis, workload: str, fmt: str = "svg", text_as_paths: bool = True,
+                   all_metrics: bool = False) -> bytes:
+    """Horizontal bars from zero, one per configuration, with median CIs; a panel per metric drawn
+    (the headline, or all of them). Names sit left of the bars and the figures in a column right of
+    the axes, so neither long configuration names nor flags run into each other."""
+    rows = panel_rows(analysis, workload, all_metrics)
     configs = list(analysis.configs)
-    fig = Figure(figsize=(max(4.2, 1.3 * len(configs) + 1.6) * len(rows), 4.6), layout="constrained")
-    axes = fig.subplots(1, len(rows), squeeze=False)[0]
-    captions = []
-    for ax, row in zip(axes, rows):
-        comps = {c.config: c for c in row.comparisons}
-        medians, lows, highs, counts = _bars(analysis, row, configs)
-        x = np.arange(len(configs))
-        colors = [CONFIG_COLORS[i % len(CONFIG_COLORS)] for i in range(len(configs))]
-        ax.bar(x, medians, width=0.6, color=colors, edgecolor="#333333", linewidth=0.6, zorder=2)
-        ax.errorbar(x, medians, yerr=[lows, highs], fmt="none", ecolor="#111111", elinewidth=1.4,
-                    capsize=7, capthick=1.4, zorder=3)
-        ax.set_ylim(0, max([m + h for m, h in zip(medians, highs) if math.isfinite(m)] or [1.0]) * 1.32)
-        ax.set_xticks(x, [_wrap(c.display) for c in configs])
-        ax.set_ylabel(row.unit)
-        ax.yaxis.set_major_formatter(FuncFormatter(_plain_number))
-        ax.set_title(f"{row.metric} ({row.unit}) \u2014 {direction_text(row.direction)}", fontsize=10)
-        ax.grid(axis="y", color="#dddddd", zorder=0)
-        ax.spines[["top", "right"]].set_visible(False)
-        top = ax.get_ylim()[1]
-        for i, cfg in enumerate(configs):
-            if not math.isfinite(medians[i]):
-                continue
-            label, color = _bar_label(fmt_value(medians[i], row.unit), comps.get(cfg.name),
-                                      cfg.name == baseline(analysis).name)
-            ax.text(i, medians[i] + highs[i] + top * 0.015, label, ha="center", va="bottom",
-                    fontsize=8.5, color=color)
-        captions.append(_panel_caption(row, counts))
-    desc = workload_description(analysis, spec, workload)  # sizes from the run's parameters
-    title = f"{workload}: {desc}" if desc and desc != workload else workload
-    fig.suptitle(_wrap(title, 90), fontsize=11, fontweight="bold")
+    panels = [_panel(analysis, row, configs) for row in rows]
+    lines = max(label.count("\n") + 1 for panel in panels for label, _ in panel.labels)
+    bar_in = max(0.4, 0.18 * lines + 0.1)  # a configuration's row: its figures' lines, never less than a bar
+    desc = workload_description(analysis, rows[0].spec, workload)  # sizes from the run's parameters
+    title = _wrap(f"{workload}: {desc}" if desc and desc != workload else workload, _chars(11, bold=True))
     kind = "paired" if all(c.paired for r in rows for c in r.comparisons) else "unpaired (includes drift between runs)"
-    captions.append("Bars start at zero; whiskers: 95% CI of each median (distribution-free, order statistics). "
-                    f"Over the bars: the {kind} speed-up against the baseline, [its interval].")
-    fig.supxlabel("\n".join(textwrap.fill(c, 110) for c in captions), fontsize=8, color="#444444")
+    notes = [_panel_caption(row, panel.counts) for row, panel in zip(rows, panels)]
+    notes.append("Bars start at zero; whiskers: 95% CI of each median (distribution-free, order statistics). "
+                 f"Beside the bars: the {kind} speed-up against the baseline, [its interval].")
+    if (hidden := len(rows_by_workload(analysis)[workload]) - len(rows)) > 0:
+        notes.append(f"The headline metric only: shootout report --all draws the other {hidden}.")
+    caption = "\n".join(textwrap.fill(n, _chars(8)) for n in notes)
+    height = (0.3 + 0.2 * (title.count("\n") + 1) + 0.15 * (caption.count("\n") + 1)
+              + len(rows) * (0.75 + bar_in * len(configs)))
+    fig = Figure(figsize=(WIDTH_IN, height), layout="constrained")
+    axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
+    for ax, row, panel in zip(axes, rows, panels):
+        _draw_panel(ax, row, configs, panel)
+    fig.suptitle(title, fontsize=11, fontweight="bold", linespacing=LINESPACING)
+    fig.supxlabel(caption, fontsize=8, color="#444444", linespacing=LINESPACING)
     return render(fig, fmt, f"workload-{workload}", text_as_paths)
+
+
+@dataclass(frozen=True)
+class _Panel:
+    """One metric's bars: per configuration the median, its CI's reach below and above, the rounds,
+    and the figures beside the bar with their colour."""
+
+    medians: list[float]
+    lows: list[float]
+    highs: list[float]
+    counts: list[int]
+    labels: list[tuple[str, str]]
+
+
+def _panel(analysis: Analysis, row: MetricRow, configs: Sequence[Config]) -> _Panel:
+    comps = {c.config: c for c in row.comparisons}
+    medians, lows, highs, counts = _bars(analysis, row, configs)
+    base = baseline(analysis).name
+    labels = [_bar_label(fmt_value(m, row.unit), comps.get(cfg.name), cfg.name == base) if math.isfinite(m)
+              else ("", "") for m, cfg in zip(medians, configs)]
+    # each line of the figures wrapped to the column's width (the flags' line may be long)
+    labels = [("\n".join(textwrap.fill(line, LABEL_CHARS) for line in text.split("\n")), color)
+              for text, color in labels]
+    return _Panel(medians, lows, highs, counts, labels)
+
+
+def _draw_panel(ax, row: MetricRow, configs: Sequence[Config], panel: _Panel) -> None:
+    y = np.arange(len(configs))[::-1]  # the first configuration (the baseline) on top
+    colors = [CONFIG_COLORS[i % len(CONFIG_COLORS)] for i in range(len(configs))]
+    ax.barh(y, panel.medians, height=0.6, color=colors, edgecolor="#333333", linewidth=0.6, zorder=2)
+    ax.errorbar(panel.medians, y, xerr=[panel.lows, panel.highs], fmt="none", ecolor="#111111",
+                elinewidth=1.4, capsize=5, capthick=1.4, zorder=3)
+    reach = [m + h for m, h in zip(panel.medians, panel.highs) if math.isfinite(m)]
+    ax.set_xlim(0, max(reach or [1.0]) * 1.04)
+    ax.set_ylim(-0.6, len(configs) - 0.4)
+    ax.set_yticks(y, [_wrap(c.display, 20) for c in configs], fontsize=9, linespacing=LINESPACING)
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
+    ax.xaxis.set_major_formatter(FuncFormatter(_plain_number))
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_title(f"{row.metric} ({row.unit}) \u2014 {direction_text(row.direction)}", fontsize=10, loc="left")
+    ax.grid(axis="x", color="#dddddd", zorder=0)
+    ax.spines[["top", "right"]].set_visible(False)
+    for yi, (label, color) in ((yi, lc) for yi, lc in zip(y, panel.labels) if lc[0]):
+        # a column right of the axes: constrained layout makes room for it
+        ax.annotate(label, xy=(1.0, yi), xycoords=("axes fraction", "data"), xytext=(8, 0),
+                    textcoords="offset points", ha="left", va="center", fontsize=8.5, color=color,
+                    linespacing=LINESPACING)
 
 
 def _bars(analysis: Analysis, row: MetricRow,
@@ -189,7 +246,7 @@ def _bars(analysis: Analysis, row: MetricRow,
 
 
 def _bar_label(value: str, comp: Comparison | None, is_baseline: bool) -> tuple[str, str]:
-    """The text over a bar and its colour: the value, then the verdict or what decided it, and warnings."""
+    """The text beside a bar and its colour: the value, then the verdict or what decided it, and warnings."""
     label, color = value, "#222222"
     if comp is not None and comp.decided_by is not None:  # not a speed-up: what decided
         label += f"\n{comp.verdict}\n({comp.decided_by.figure()})"
@@ -286,7 +343,7 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
         return _refused_chart(analysis, fmt, text_as_paths)
     panels = [(cfg, _summary_rows(analysis, cfg.name)) for cfg in rest]
     n_rows = max(len(rows) for _, rows in panels)
-    fig = Figure(figsize=(9.5, 1.0 + len(rest) * (1.4 + 0.42 * n_rows)), layout="constrained")
+    fig = Figure(figsize=(WIDTH_IN, 1.0 + len(rest) * (1.4 + 0.42 * n_rows)), layout="constrained")
     axes = fig.subplots(len(rest), 1, squeeze=False)[:, 0]
     bounds = [b for _, rows in panels for _, e, _, _, _ in rows if e for b in (e.low, e.high)]
     span = max([abs(math.log(b)) for b in bounds] + [math.log(1.05)])
@@ -303,10 +360,10 @@ def summary_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = Tr
 
 def _refused_chart(analysis: Analysis, fmt: str, text_as_paths: bool) -> bytes:
     """The summary of a run refused for its budget: its configurations and why nothing was measured."""
-    fig = Figure(figsize=(9.5, 2.2), layout="constrained")
+    fig = Figure(figsize=(WIDTH_IN, 2.2), layout="constrained")
     fig.suptitle(f"{' vs '.join(c.display for c in analysis.configs)}: no speed-ups", fontsize=11,
                  fontweight="bold")
-    fig.text(0.5, 0.45, textwrap.fill(analysis.refused, 100), ha="center", va="center", fontsize=9)
+    fig.text(0.5, 0.45, textwrap.fill(analysis.refused, _chars(9)), ha="center", va="center", fontsize=9)
     return render(fig, fmt, "summary", text_as_paths)
 
 

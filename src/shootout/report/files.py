@@ -31,23 +31,25 @@ def write_report(
     fmt: str,
     prices: dict[str, float] | None = None,
     price_unit: str = "$",
+    all_metrics: bool = False,
 ) -> list[Path]:
     """Write the report for `shootout report --format html|md|png|svg --out DIR`.
 
     html: report.html (self-contained); md: report.md plus its PNG charts; png/svg: the
-    charts only (with the monitors' timeline when something was sampled). Returns the paths written. Everything is rendered before anything is
-    written, so a rendering error leaves the directory untouched.
+    charts only (with the monitors' timeline when something was sampled). A workload's chart draws its
+    headline metric, or every metric with all_metrics. Returns the paths written. Everything is
+    rendered before anything is written, so a rendering error leaves the directory untouched.
     """
     fmt = report_format(fmt)
     files: dict[str, bytes] = {}
     if fmt == "html":
-        files["report.html"] = render_html(analysis, prices, price_unit).encode("utf-8")
+        files["report.html"] = render_html(analysis, prices, price_unit, all_metrics).encode("utf-8")
     else:
         ext = "png" if fmt == "md" else fmt
         names = charts.chart_names(analysis, ext)
         for key, name in names.items():
             files[name] = (charts.summary_chart(analysis, ext) if key == charts.SUMMARY_KEY
-                           else charts.workload_chart(analysis, key, ext))
+                           else charts.workload_chart(analysis, key, ext, all_metrics=all_metrics))
         if (timeline := timeline_chart(analysis, ext)) is not None:
             names[TIMELINE_KEY] = f"timeline.{ext}"
             files[names[TIMELINE_KEY]] = timeline

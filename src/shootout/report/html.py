@@ -180,7 +180,7 @@ def _table(analysis: Analysis) -> Table:
     return [{"label": label, "type": kind} for label, kind in columns], rows, foot
 
 
-def _workloads(analysis: Analysis) -> list[dict[str, Any]]:
+def _workloads(analysis: Analysis, all_metrics: bool) -> list[dict[str, Any]]:
     out = []
     for rows in rows_by_workload(analysis).values():
         mrow = rows[0]
@@ -193,7 +193,7 @@ def _workloads(analysis: Analysis) -> list[dict[str, Any]]:
                     "flags": comp.flags,
                     "confounders": comp.confounders,
                 })
-        svg = charts.workload_chart(analysis, mrow.workload, "svg", text_as_paths=False)
+        svg = charts.workload_chart(analysis, mrow.workload, "svg", text_as_paths=False, all_metrics=all_metrics)
         out.append({
             "name": mrow.workload,
             "anchor": re.sub(r"[^A-Za-z0-9_-]+", "-", mrow.workload),
@@ -292,8 +292,10 @@ def subtitle(analysis: Analysis) -> str:
     return text + f"; baseline: {baseline(analysis).display}"
 
 
-def render_html(analysis: Analysis, prices: dict[str, float] | None = None, price_unit: str = "$") -> str:
-    """The whole report as one HTML string; optional prices add a performance-per-price section."""
+def render_html(analysis: Analysis, prices: dict[str, float] | None = None, price_unit: str = "$",
+                all_metrics: bool = False) -> str:
+    """The whole report as one HTML string; optional prices add a performance-per-price section; a
+    workload's chart draws its headline metric, or every metric with all_metrics."""
     columns, rows, foot = _table(analysis)
     cfacts = config_facts(analysis)
     summary_svg = inline_svg(charts.summary_chart(analysis, "svg", text_as_paths=False)) if others(analysis) else None
@@ -320,7 +322,7 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
         amounts_title=amounts.TITLE,
         amounts_intro=amounts.INTRO,
         per_dollar=_per_dollar(analysis, prices, price_unit),
-        workloads=_workloads(analysis),
+        workloads=_workloads(analysis, all_metrics),
         config_facts=cfacts,
         machine_facts=machine_facts(analysis),
         differing=cfacts.differing,

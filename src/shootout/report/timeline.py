@@ -25,7 +25,7 @@ from matplotlib.lines import Line2D
 
 from shootout.judge.analysis import Analysis
 from shootout.judge.machines import machine_of
-from shootout.report.charts import BELOW, CONFIG_COLORS, literal_text, render
+from shootout.report.charts import BELOW, CONFIG_COLORS, WIDTH_IN, literal_text, render
 
 PANELS = (
     ("mhz_mean", "clock, MHz"),
@@ -89,7 +89,7 @@ def timeline_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = T
     times = [s["t"] for samples in found.values() for s in samples] + [c[2] for c in measured if len(c) >= 3]
     t0 = min(times) if times else 0.0
     span = (0.0, (max(times) - t0) / 60.0 if times else 1.0)
-    fig = Figure(figsize=(8.0, 0.6 + 1.7 * len(panels)), layout="constrained")
+    fig = Figure(figsize=(WIDTH_IN, 0.6 + 1.7 * len(panels)), layout="constrained")
     axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
     for ax, (key, title) in zip(axes, panels):
         for i, (label, samples) in enumerate(found.items()):
@@ -101,7 +101,7 @@ def timeline_chart(analysis: Analysis, fmt: str = "svg", text_as_paths: bool = T
             # its own legend: the figure's names the machines, this one which clock is which
             kernel = Line2D([], [], color="#777777", linewidth=1.0,
                             label="as the kernel reports it (cpufreq or /proc/cpuinfo; a VM's is nominal), mean of cores")
-            ax.legend(handles=[_draw_measured(ax, measured, t0, span), kernel], fontsize=7, loc="best", frameon=False)
+            ax.legend(handles=[_draw_measured(ax, measured, t0, span), kernel], fontsize=8, loc="best", frameon=False)
         ax.set_ylabel(title, fontsize=8)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3)
