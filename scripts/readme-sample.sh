@@ -42,7 +42,7 @@ load_after="$(load)"
 
 # the table as an 80-column terminal shows it (a pty of 80 columns), colours stripped
 script -qec "stty cols 80 rows 200; '$python' -m shootout show last" /dev/null |
-  sed -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\r$//' >"$out/table.txt"
+  sed -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/[[:space:]]*$//' >"$out/table.txt"
 shootout report last --format png --out "$out/report" >/dev/null
 mkdir -p docs/img
 cp "$out/report/summary.png" docs/img/summary.png
@@ -50,15 +50,18 @@ cp "$out/table.txt" docs/img/sample-table.txt
 
 made_how="its userspaces already made"
 ((made_home)) && made_how="its two userspaces made in a fresh data directory"
-machine="$(nproc)-core $(uname -m) $(. /etc/os-release && echo "$PRETTY_NAME")"
+machine="$(nproc)-CPU $(uname -m) $(. /etc/os-release && echo "$PRETTY_NAME") machine"
 virt="$(systemd-detect-virt 2>/dev/null || true)"
-[ -n "$virt" ] && [ "$virt" != none ] && machine="$machine ($virt VM)"
+[ -n "$virt" ] && [ "$virt" != none ] && machine="$machine (virtualized: $virt)"
 {
   echo '<!-- sample: begin -->'
   echo '<!-- written by scripts/readme-sample.sh: rerun it rather than edit this block -->'
-  echo "\`shootout run ${args[*]}\` on a $machine took ${seconds} s,"
-  echo "${made_how} (load average ${load_before} before,"
-  echo "${load_after} after); then \`shootout show\` at 80 columns:"
+  echo "A small real run of the main job's two configurations on two of its workloads,"
+  echo
+  echo "    shootout run ${args[*]}"
+  echo
+  echo "took ${seconds} s on a $machine, $made_how, at a load average of"
+  echo "${load_before%% *} before and ${load_after%% *} after (1 minute, on $(nproc) CPUs). Then \`shootout show\` at 80 columns:"
   echo
   echo '```'
   cat "$out/table.txt"
