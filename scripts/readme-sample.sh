@@ -60,8 +60,9 @@ virt="$(systemd-detect-virt 2>/dev/null || true)"
   echo
   echo "    shootout run ${args[*]}"
   echo
-  echo "took ${seconds} s on a $machine, $made_how, at a load average of"
-  echo "${load_before%% *} before and ${load_after%% *} after (1 minute, on $(nproc) CPUs). Then \`shootout show\` at 80 columns:"
+  echo "took ${seconds} s on a $machine, $made_how, at a load average of ${load_before%% *}" \
+    "before and ${load_after%% *} after (1 minute, on $(nproc) CPUs). Then \`shootout show\` at 80 columns:" |
+    fold -s -w 96 | sed 's/[[:space:]]*$//'
   echo
   echo '```'
   cat "$out/table.txt"
