@@ -1,5 +1,5 @@
-"""The real command as a new user meets it: README's file with its own workloads, a run written
-to a file, and `show` at 80 columns on a terminal and into a pipe."""
+"""The real command as a new user meets it: a file with its own workloads (docs/configurations.md),
+a run written to a file, and `show` at 80 columns on a terminal and into a pipe."""
 
 from __future__ import annotations
 

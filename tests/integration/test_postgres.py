@@ -1,5 +1,5 @@
 """A real PostgreSQL server (.ci/postgres in CI): two `shootout run` processes writing into one
-new, empty database at once, one SIGKILLed mid-run and resumed; and the README's team set-up.
+new, empty database at once, one SIGKILLed mid-run and resumed; and the team set-up of docs/machines.md.
 
 Without SHOOTOUT_TEST_PG_URL these skip, except in CI (CI is set), where they fail.
 """
@@ -20,7 +20,7 @@ from conftest import Shootout
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+TEAM_DOC = Path(__file__).resolve().parents[2] / "docs" / "machines.md"
 ROUNDS = 12  # measured rounds of each run, after its warm-up round
 WORKLOADS = ("nap", "count")
 TOML = """
@@ -176,24 +176,24 @@ def test_database_going_away_mid_run(pg_server: str, pg_url: str, shootout: Shoo
     assert set(slots) == _expected("g") and max(slots.values()) == 1
 
 
-def _readme_commands() -> list[str]:
-    """The indented commands of the README's "A shared database for a team", in order."""
-    section = README.read_text().split("### A shared database for a team\n", 1)[1].split("\n#", 1)[0]
+def _team_commands() -> list[str]:
+    """The indented commands of docs/machines.md's "A shared database for a team", in order."""
+    section = TEAM_DOC.read_text().split("## A shared database for a team\n", 1)[1].split("\n#", 1)[0]
     return [line.strip() for line in section.splitlines() if line.startswith("    ")]
 
 
 @pytest.mark.root
-def test_readme_team_setup(require_root: None, pg_server: str, tmp_path: Path) -> None:
-    # pg_server: a running server (skipped without one, failed in CI); the README's commands reach it as postgres
-    install, create, run = _readme_commands()
+def test_the_documented_team_setup(require_root: None, pg_server: str, tmp_path: Path) -> None:
+    # pg_server: a running server (skipped without one, failed in CI); the page's commands reach it as postgres
+    install, create, run = _team_commands()
     assert install == "apt-get install postgresql"
     assert subprocess.run(["dpkg-query", "-W", "postgresql"], capture_output=True).returncode == 0
-    # The README's names, but a role of this test's own: a real "shootout" role is left alone.
+    # The page's names, but a role of this test's own: a real "shootout" role is left alone.
     name, password = f"shootout_readme_{secrets.token_hex(4)}", secrets.token_hex(8)
     assert create == "sudo -u postgres createuser --pwprompt shootout && sudo -u postgres createdb -O shootout shootout"
     create = re.sub(r"\bshootout\b", name, create)
-    url_in_readme = "postgresql+psycopg://shootout:PASSWORD@dbhost/shootout"
-    assert run == f"shootout run --db {url_in_readme} -c ssh:user@host-a"
+    url_in_page = "postgresql+psycopg://shootout:PASSWORD@dbhost/shootout"
+    assert run == f"shootout run --db {url_in_page} -c ssh:user@host-a"
     url = f"postgresql+psycopg://{name}:{password}@localhost/{name}"
     try:
         # a session of its own: no terminal, so --pwprompt reads the password (twice) from stdin

@@ -160,17 +160,17 @@ def test_every_module_sits_in_one_listed_folder_and_none_is_loose() -> None:
         layer(module)  # KeyError for a module outside the listed folders
 
 
-def readme_layers() -> list[tuple[str, tuple[str, ...]]]:
-    """The layer table of README.md's section for contributors: (layer, folders) per row."""
-    text = (SRC.parents[1] / "README.md").read_text()
+def documented_layers() -> list[tuple[str, tuple[str, ...]]]:
+    """The layer table of docs/contributing.md's section on the code: (layer, folders) per row."""
+    text = (SRC.parents[1] / "docs" / "contributing.md").read_text()
     section = text.split("## The code, for contributors", 1)[1]
     rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| layer")]
     return [(cells[0], tuple(f.strip("`/ ") for f in cells[1].split(",")))
             for cells in ([c.strip() for c in row.strip("|").split("|")] for row in rows)]
 
 
-def test_the_readme_layer_table_is_this_tests_table() -> None:
-    assert readme_layers() == LAYERS
+def test_the_documented_layer_table_is_this_tests_table() -> None:
+    assert documented_layers() == LAYERS
 
 
 def test_the_graph_sees_imports_in_functions_and_under_type_checking(tmp_path: Path) -> None:

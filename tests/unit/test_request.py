@@ -1,4 +1,4 @@
-"""What `shootout run --file` runs when the file defines workloads (README's own example)."""
+"""What `shootout run --file` runs when the file defines workloads (docs/configurations.md's own example)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ def quiet(line: str) -> None:
     """Messages of a request nobody reads here."""
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CONFIGURATIONS = Path(__file__).resolve().parents[2] / "docs" / "configurations.md"
 
 
-def readme_toml(tmp_path: Path) -> Path:
-    """The shootout.toml example of README.md, verbatim."""
-    match = re.search(r"```toml\n(.*?)```", README.read_text(), re.S)
-    assert match, "README lost its shootout.toml example"
+def example_toml(tmp_path: Path) -> Path:
+    """The shootout.toml example of docs/configurations.md, verbatim."""
+    match = re.search(r"```toml\n(.*?)```", CONFIGURATIONS.read_text(), re.S)
+    assert match, "docs/configurations.md lost its shootout.toml example"
     path = tmp_path / "shootout.toml"
     path.write_text(match.group(1))
     return path
@@ -30,8 +30,8 @@ def readme_toml(tmp_path: Path) -> Path:
 
 def test_a_file_that_defines_workloads_and_selects_none_runs_them(tmp_path: Path) -> None:
     said: list[str] = []
-    request = build_request(Wish(file=readme_toml(tmp_path)), said.append)
-    # Its own workload, and the built-in one it gives parameters to (README's [params.intmix]).
+    request = build_request(Wish(file=example_toml(tmp_path)), said.append)
+    # Its own workload, and the built-in one it gives parameters to (the example's [params.intmix]).
     assert [w.spec.name for w in request.workloads] == ["mytool", "intmix"]
     assert request.params["intmix"]["iterations"] == 2000000
     assert [c.name for c in request.configs] == ["plain", "lto"]
@@ -45,7 +45,7 @@ def test_a_file_that_defines_workloads_and_selects_none_runs_them(tmp_path: Path
 ])
 def test_an_explicit_choice_wins_over_the_file(tmp_path: Path, wish: dict, expected: list[str] | None) -> None:
     said: list[str] = []
-    request = build_request(Wish(file=readme_toml(tmp_path), **wish), said.append)
+    request = build_request(Wish(file=example_toml(tmp_path), **wish), said.append)
     names = [w.spec.name for w in request.workloads]
     if expected is None:
         assert "mytool" not in names and names
@@ -58,7 +58,7 @@ def test_an_explicit_choice_wins_over_the_file(tmp_path: Path, wish: dict, expec
 
 
 def test_workloads_listed_in_the_run_table_are_used(tmp_path: Path) -> None:
-    path = readme_toml(tmp_path)
+    path = example_toml(tmp_path)
     path.write_text(path.read_text().replace('[run]\n', '[run]\nworkloads = ["intmix"]\n'))
     request = build_request(Wish(file=path), lambda line: None)
     assert [w.spec.name for w in request.workloads] == ["intmix"]

@@ -27,7 +27,7 @@ from shootout.execution.tools import find_tool
 
 log = logging.getLogger(__name__)
 
-# What --no-monitor turns off, as the run says it (README, "How a comparison is measured", says the same)
+# What --no-monitor turns off, as the run says it (docs/method.md, "Trials and rounds", says the same)
 OFF = ("monitor off (--no-monitor): no samples of clock, temperature, throttling, load or steal during the "
        "trials, so no steal, hot or throttled flags, clock drops seen only by the clock check of each round, "
        "and no timeline in the report; trials that other programs interrupted are still set aside and measured "
