@@ -65,12 +65,14 @@ def test_help_and_no_arguments_still_show_the_help(tmp_path: Path) -> None:
 def test_doctor_into_a_pipe_keeps_each_line_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     """`doctor | cat` cut paths at 80 columns, mid-word."""
     from shootout.boots import switch
-    from shootout.cli import doctor, main
+    from shootout.cli import consoles, doctor, main
     from shootout.system import journal
 
     long_path = "/var/lib/shootout/userspaces/debian-bookworm-i386/" + "deep/" * 12 + "mounted-scratch"
     out = io.StringIO()
-    monkeypatch.setattr(main, "console", Console(file=out, width=80, force_terminal=False))
+    piped = Console(file=out, width=80, force_terminal=False)
+    monkeypatch.setattr(main, "console", piped)
+    monkeypatch.setattr(consoles, "console", piped)  # what say() wraps to
     monkeypatch.setattr(journal, "recover", lambda: ([f"unmount {long_path}"], []))
     monkeypatch.setattr(switch, "undo_next_boot", lambda: ([], []))
     tool = f"missing  tool-with-a-long-name (used by {long_path}): apt-get install a-package-with-a-long-name"

@@ -98,9 +98,14 @@ def test_every_format_carries_the_same_amounts_table(swap_run):
     html = render_html(swap_run)
     assert 'id="amounts-table"' in html and row in html and "50 <small>[50, 50]</small>" in html
     piped = io.StringIO()
-    show(swap_run, Console(file=piped, width=80, color_system=None))
+    show(swap_run, Console(file=piped, width=80, color_system=None), wide=True)  # one whole line a row
     assert any(row in line and all(c in line for c in cells) and "tabs the OOM killer" in line
                for line in piped.getvalue().splitlines())
+    compact = io.StringIO()
+    show(swap_run, Console(file=compact, width=80, color_system=None))  # a line per amount and side
+    lines = compact.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert any(line.split()[:5] == ["tabs_killed", "(tabs)", "none", "50", "[50,"] for line in lines if line.strip())
     narrow = io.StringIO()
     show(swap_run, Console(file=narrow, width=80, force_terminal=True, color_system=None))
     text = narrow.getvalue()

@@ -57,7 +57,7 @@ def test_piped_output_fits_80_columns_plain(analysis):
     text = render(analysis, width=80, terminal=False, all_metrics=True)
     assert not BOX & set(text) and ELLIPSIS not in text and "\x1b[" not in text
     assert all(len(line) <= 80 for line in text.splitlines())
-    assert "0.780\u00d7 [0.776, 0.783]" in text
+    assert "22.0% slower [21.7\u201322.4%]" in text
 
 
 def test_piped_wide_output_is_plain_and_whole(analysis):
