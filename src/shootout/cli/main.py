@@ -24,23 +24,26 @@ from shootout.cli.userspace import app as userspace_app
 from shootout.places import config_help
 
 app = typer.Typer(help="Compare machine configurations honestly: paired, interleaved rounds with confidence intervals.",
-                  no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
+                  no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
+                  rich_markup_mode=None)  # click's plain help: wrapped at words, never cut with "…"
 
 
-@app.command()
+# Each command's short_help is its line in `shootout --help`, which would otherwise be cut at 45
+# characters.
+@app.command(short_help="Run workloads under every configuration in interleaved rounds.")
 def run(
-    config: Annotated[list[str], typer.Option("--config", "-c", help=escape(config_help()))] = [],
+    config: Annotated[list[str], typer.Option("--config", "-c", help=config_help())] = [],
     workload: Annotated[list[str], typer.Option("--workload", "-w", help="workload name (repeatable)")] = [],
     suite: Annotated[Optional[str], typer.Option(help="suite name: native, quick, full, or a category")] = None,
-    file: Annotated[Optional[Path], typer.Option("--file", "-f", help=escape("shootout.toml with [[config]] and [[workload]] tables; without -w or --suite, its workloads run"))] = None,
+    file: Annotated[Optional[Path], typer.Option("--file", "-f", help="shootout.toml with [[config]] and [[workload]] tables; without -w or --suite, its workloads run")] = None,
     experiment: Annotated[Optional[str], typer.Option("--experiment", "-e", help="a named experiment that reproduces a published comparison (see: shootout experiments)")] = None,
-    budget: Annotated[Optional[str], typer.Option(help=escape("time budget of the measuring, e.g. 10m; checked after the warm-up round (default 4m, or the file's [run] budget; a named experiment's own: see shootout experiments)"), show_default=False)] = None,
+    budget: Annotated[Optional[str], typer.Option(help="time budget of the measuring, e.g. 10m; checked after the warm-up round (default 4m, or the file's [run] budget; a named experiment's own: see shootout experiments)", show_default=False)] = None,
     partial: Annotated[bool, typer.Option("--partial", help="measure even when the budget cannot reach the first round that can give a verdict (no verdicts then)")] = False,
     precision: Annotated[Optional[str], typer.Option(help="stop a workload once its CI half-width is under this (default: half the threshold)")] = None,
-    threshold: Annotated[Optional[str], typer.Option(help=escape("practical threshold δ for faster/slower/same (0.1% or more; default 1%, or the experiment's or file's [run] threshold)"))] = None,
+    threshold: Annotated[Optional[str], typer.Option(help="practical threshold δ for faster/slower/same (0.1% or more; default 1%, or the experiment's or file's [run] threshold)")] = None,
     confidence: Annotated[str, typer.Option(help="what every interval shown with a verdict promises, over all rounds and workloads")] = "95%",
-    min_rounds: Annotated[Optional[int], typer.Option(help=escape("minimum measured rounds (default 6, the least for a 95% CI, or the file's [run] min_rounds)"), show_default=False)] = None,
-    max_rounds: Annotated[Optional[int], typer.Option(help=escape("never more rounds than this (default 50, or the file's [run] max_rounds; a named experiment's own: what its budget pays for)"), show_default=False)] = None,
+    min_rounds: Annotated[Optional[int], typer.Option(help="minimum measured rounds (default 6, the least for a 95% CI, or the file's [run] min_rounds)", show_default=False)] = None,
+    max_rounds: Annotated[Optional[int], typer.Option(help="never more rounds than this (default 50, or the file's [run] max_rounds; a named experiment's own: what its budget pays for)", show_default=False)] = None,
     seed: Annotated[Optional[int], typer.Option(help="seed of the shuffled order (default: random, stored)")] = None,
     repeats: Annotated[int, typer.Option(help="measure a trial again, up to this often, when other programs used a CPU during it (0: never)")] = RunSettings.repeats,
     aa: Annotated[bool, typer.Option("--aa", help="A/A: the first configuration against itself (noise floor)")] = False,
@@ -55,8 +58,8 @@ def run(
     boots: Annotated[int, typer.Option(help="with --across-boots: how many boots (blocks) in all, a multiple of twice the kernels")] = 4,
     next_kernel: Annotated[bool, typer.Option("--next-kernel", help="with --across-boots: boot the next scheduled kernel once: GRUB's grub-reboot, or a Raspberry Pi's tryboot.txt (then reboot '0 tryboot'); undo with shootout doctor")] = False,
     resume_at_boot: Annotated[bool, typer.Option("--resume-at-boot", help="with --across-boots: install a one-shot systemd unit that measures the next block after the reboot")] = False,
-    price: Annotated[list[str], typer.Option("--price", help=escape("CONFIG=PRICE, e.g. ssh:host-a=0.408: stored with the run; show and report add performance per price (repeatable, every configuration; default: the file's [run] prices)"))] = [],
-    price_unit: Annotated[Optional[str], typer.Option(help=escape("with --price: what a price is, e.g. '$/h' or '$' (default $/h, or the file's [run] price_unit)"), show_default=False)] = None,
+    price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE, e.g. ssh:host-a=0.408: stored with the run; show and report add performance per price (repeatable, every configuration; default: the file's [run] prices)")] = [],
+    price_unit: Annotated[Optional[str], typer.Option(help="with --price: what a price is, e.g. '$/h' or '$' (default $/h, or the file's [run] price_unit)", show_default=False)] = None,
     parallel: Annotated[bool, typer.Option("--parallel/--sequential", help="measure configurations on different machines (ssh) at the same time, this machine's alone (default), or every trial one after another")] = True,
     emulate: Annotated[bool, typer.Option("--emulate", help="run vm: configurations under TCG where KVM is not hardware-backed (function only: results marked emulated, no verdicts)")] = False,
     wide: WideOption = False,
@@ -76,15 +79,15 @@ def run(
         raise typer.Exit(130) from None
 
 
-app.command("show")(stored.show_run)
-app.command()(stored.runs)
+app.command("show", short_help="The verdicts of a stored run, or its rows as JSON.")(stored.show_run)
+app.command(short_help="The stored runs, newest first.")(stored.runs)
 
 
-app.command()(listings.workloads)
-app.command()(listings.experiments)
+app.command(short_help="The workloads, a line each; workloads NAME for one.")(listings.workloads)
+app.command(short_help="The named experiments; experiments NAME for one.")(listings.experiments)
 
 
-@app.command()
+@app.command(short_help="The machine's conditions now: load, clocks, steal, throttling.")
 def conditions(
     wait: Annotated[float, typer.Option(help="seconds to wait for an idle machine")] = 5.0,
     as_json: Annotated[bool, typer.Option("--json", help="print the facts and flags as JSON")] = False,
@@ -125,13 +128,13 @@ def info(config: Annotated[list[str], typer.Option("--config", "-c", help="confi
                 target.close()
 
 
-app.command("export")(stored.export_run)
+app.command("export", short_help="Write a run with its raw trials as JSON or CSV.")(stored.export_run)
 app.command("import")(stored.import_run)
-app.command()(stored.compare)
-app.command()(stored.report)
+app.command(short_help="Compare stored runs (unpaired).")(stored.compare)
+app.command(short_help="Write a report: charts, HTML or Markdown.")(stored.report)
 
 
-@app.command()
+@app.command(short_help="Tools present or missing; undo what a killed run left.")
 def doctor() -> None:
     """Tools present or missing (with the package to install); undo changes left by a killed run."""
     from shootout.boots.switch import undo_next_boot
@@ -177,7 +180,8 @@ def main() -> None:
         code = app(prog_name="shootout", standalone_mode=False)
         if isinstance(code, int) and code:
             sys.exit(code)
-    except NoArgsIsHelpError as exc:  # `shootout` alone: Typer printed the help when it raised this
+    except NoArgsIsHelpError as exc:  # `shootout` alone: the help is the message (plain help mode)
+        typer.echo(exc.format_message())
         sys.exit(exc.exit_code)
     except UsageError as exc:
         err_console.print(f"[red]error:[/] {escape(_usage_line(exc))}", highlight=False, soft_wrap=True)

@@ -62,7 +62,7 @@ def show_analysis(store, ref: str, as_json: bool, all_metrics: bool = False, wid
 def show_run(ref: RunArg = "last", json_out: Annotated[bool, typer.Option("--json", help="print the rows as JSON (every metric)")] = False,
              all_metrics: Annotated[bool, typer.Option("--all", help="also the sub-metrics, as estimates without verdicts")] = False,
              wide: WideOption = False, db: DbOption = None) -> None:
-    """Verdicts per workload: speed-up of its headline metric over the baseline with its 95% CI, verdict, flags; then the geomean.
+    """Verdicts per workload: speed-up of its headline metric over the baseline with its interval, verdict, flags; then the geomean.
 
     Fits the width it has (80 columns, and a pipe or a file: speed-ups and verdicts, a row a
     line; wider: medians too); --wide: the wide table, into a pipe as plain lines.

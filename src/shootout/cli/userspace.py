@@ -13,7 +13,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 app = typer.Typer(help="Create, list, update and remove Debian userspaces (chroot targets).",
-                  no_args_is_help=True)
+                  no_args_is_help=True, rich_markup_mode=None)  # plain help, as the main app's
 console = Console()
 err_console = Console(stderr=True)
 
@@ -31,7 +31,7 @@ def _progress(title: str) -> Iterator[Callable[[str], None]]:
         yield update
 
 
-@app.command()
+@app.command(short_help="Build a userspace with mmdebstrap, with the workloads' packages.")
 def create(
     name: Annotated[str, typer.Argument(help="name of the new userspace, e.g. debian-bookworm-i386")],
     arch: Annotated[str, typer.Option("--arch", "-a", help="Debian architecture: amd64, i386, arm64, armhf, ...")],
@@ -53,7 +53,7 @@ def create(
                   f"in {time.monotonic() - started:.0f} s: {made.root}")
 
 
-@app.command("list")
+@app.command("list", short_help="Userspaces on this machine, half-made ones marked.")
 def list_() -> None:
     """Userspaces on this machine: ready ones, and half-made ones marked incomplete."""
     from shootout.userspace.arches import is_foreign
@@ -91,7 +91,7 @@ def remove(name: Annotated[str, typer.Argument(help="userspace to delete (ready 
         console.print(f"removed {path}")
 
 
-@app.command()
+@app.command(short_help="apt-get upgrade inside a userspace; record the new versions.")
 def update(name: Annotated[str, typer.Argument(help="userspace to upgrade")]) -> None:
     """apt-get update and upgrade inside the userspace, then record the new package versions."""
     from shootout.places.chroot import ChrootTarget
