@@ -97,3 +97,26 @@ def test_json_rows_carry_the_same_words_as_the_table(analysis):
             continue
         number, word, interval = expected(row["speedup"], row["ci_low"], row["ci_high"])
         assert row["speedup_text"] == f"{number} {word} [{interval}]"
+
+
+def test_every_result_of_a_real_stored_run_reads_the_same_everywhere():
+    """The same check over a real run as stored (membw's 17 metrics, flags, an inconclusive row):
+    each headline comparison's number, word and interval in every output."""
+    from pathlib import Path
+
+    from shootout.importers import load_results
+    from shootout.judge.analysis import analyze
+    from shootout.store.results import from_results
+
+    run, trials = from_results(load_results(Path(__file__).parents[1] / "fixtures/report/stored-run.json"))
+    analysis = analyze(run, trials)
+    outputs = _outputs(analysis)
+    del outputs["sentence"]
+    judged = [c for c in analysis.comparisons if c.headline and c.estimate is not None and c.decided_by is None]
+    assert judged
+    for comp in judged:
+        number, word, interval = expected(comp.estimate.ratio, comp.estimate.low, comp.estimate.high)
+        framed = f"{number} {word}"
+        charted = _svg_text(charts.workload_chart(analysis, comp.workload, "svg", text_as_paths=False))
+        for name, text in {**outputs, "workload chart": charted}.items():
+            assert framed in text and interval in text, f"{comp.workload}, {comp.config}, {name}: no {framed!r} [{interval}]"

@@ -174,7 +174,7 @@ class Sha1Sparse(Workload):
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         # A rate, the same from 500 MB as from the write-up's 2 GB (the rpi64 experiment's size):
         # each tool still hashes for half a second on a fast core (2 s on a Pi 4), and the main
-        # job's rounds stay short enough for its first verdicts within the README's 3 minutes.
+        # job's rounds stay short enough for its first verdicts within the default 4-minute budget.
         return {"size": 500_000_000}
 
     def prepare(self, ctx: Context) -> Prepared:
