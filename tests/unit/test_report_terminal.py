@@ -140,3 +140,22 @@ def test_each_comparisons_flags_sit_on_a_row_of_their_own(analysis):
     at = next(i for i, line in enumerate(md) if line.startswith("| xz |"))
     assert "i386 userspace: \u26a0 cv>10%" in md[at] and "steal" not in md[at]
     assert md[at + 1].startswith("|  |  |") and "|  | x32 userspace: \u26a0 steal; " in md[at + 1]
+
+
+def test_long_names_stay_whole_at_80_columns_and_an_interval_goes_under_its_figure(analysis):
+    """A configuration and a workload named as people name them: the names are not folded;
+    what gives way is the interval, on a line of its own under its figure."""
+    workload = "python-random-throughput"
+    configs = tuple(dataclasses.replace(c, label=f"{c.name}+malloc-arena-max-2") for c in analysis.configs)
+    renamed = {w.name: workload for w in analysis.workloads[:1]}
+    long = dataclasses.replace(
+        analysis, configs=configs,
+        workloads=tuple(dataclasses.replace(w, name=renamed.get(w.name, w.name)) for w in analysis.workloads),
+        comparisons=tuple(dataclasses.replace(c, workload=renamed.get(c.workload, c.workload))
+                          for c in analysis.comparisons))
+    for terminal in (True, False):
+        lines = render(long, terminal=terminal).splitlines()
+        assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+        assert any(line.split()[:1] == [workload] for line in lines), "\n".join(lines)
+        first = next(i for i, line in enumerate(lines) if line.split()[:1] == [workload])
+        assert lines[first + 1].strip().startswith("["), lines[first:first + 2]  # its interval, under it

@@ -105,16 +105,22 @@ def _notes(row: MetricRow, configs: list[Config], plain: bool) -> list[str]:
     return [(f"{name}: " if name else "") + sep.join(notes) for name, notes in notes_by_comparison(row, configs)]
 
 
-def _comparison_cells(row: MetricRow, configs: list[Config]) -> list[Text | str]:
+def _stack(cell: str, stacked: bool) -> str:
+    """A figure with its interval on a line of its own, where a row of 80 columns needs it."""
+    return cell.replace(" [", "\n[", 1) if stacked else cell
+
+
+def _comparison_cells(row: MetricRow, configs: list[Config], stacked: bool = False) -> list[Text | str]:
     by_config = {c.config: c for c in row.comparisons}
     cells: list[Text | str] = []
     for cfg in configs:
         comp = by_config.get(cfg.name)
-        cells += [DASH, DASH] if comp is None else [fmt_comparison(comp), verdict_text(comp.verdict)]
+        cells += [DASH, DASH] if comp is None else [_stack(fmt_comparison(comp), stacked), verdict_text(comp.verdict)]
     return cells
 
 
-def _geomean_rows(table: Table, analysis: Analysis, configs: list[Config], lead: int, tail: int) -> None:
+def _geomean_rows(table: Table, analysis: Analysis, configs: list[Config], lead: int, tail: int,
+                  stacked: bool = False) -> None:
     """The suite geomean (and per category) under the metric rows; `lead` empty cells after the
     label pair, `tail` after the comparison cells."""
     summaries = {s.config: s for s in iter_summaries(analysis)}
@@ -131,7 +137,7 @@ def _geomean_rows(table: Table, analysis: Analysis, configs: list[Config], lead:
         cells: list[Text | str] = [label, what, *[""] * lead]
         for cfg in configs:
             est, judged = pick(summaries[cfg.name]) if cfg.name in summaries else (None, None)
-            cells += [fmt_suite(est, summaries.get(cfg.name)), _geomean_verdict(est, judged)]
+            cells += [_stack(fmt_suite(est, summaries.get(cfg.name)), stacked), _geomean_verdict(est, judged)]
         table.add_row(*cells, *[""] * tail, style=style)
 
 
@@ -164,15 +170,18 @@ def wide_table(analysis: Analysis, rows: list[MetricRow], all_metrics: bool = Tr
 
 
 def compact_table(analysis: Analysis, rows: list[MetricRow], configs: list[Config],
-                  all_metrics: bool, plain: bool = False) -> tuple[Table, list[str]]:
+                  all_metrics: bool, plain: bool = False, stacked: bool = False) -> tuple[Table, list[str]]:
     """Speed-up and verdict only, for 80 columns; flags become numbered notes (returned).
-    The baseline is named in the title line above, so a column says only what it compares."""
-    table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=False)
+    The baseline is named in the title line above, so a column says only what it compares; a
+    table of one configuration names it in its own title, its column only "vs baseline"."""
+    one = configs[0].display if len(configs) == 1 else None
+    table = Table(box=None if plain else box.SIMPLE_HEAD, pad_edge=False, title=one and f"{one}:",
+                  title_justify="left", title_style="bold")
     # Names break over lines rather than lose their end when even this does not fit.
     table.add_column("workload", overflow="fold")
     table.add_column("metric", overflow="fold")
     for cfg in configs:
-        table.add_column(f"{cfg.display}\nvs baseline", justify="right", no_wrap=True)
+        table.add_column("vs baseline" if one else f"{cfg.display}\nvs baseline", justify="right", no_wrap=True)
         table.add_column("verdict", no_wrap=True)
     table.add_column("", justify="right", no_wrap=True)  # the number of the row's note
     notes: list[str] = []
@@ -183,9 +192,9 @@ def compact_table(analysis: Analysis, rows: list[MetricRow], configs: list[Confi
             notes.append(f"{row.workload} {row.metric}{f' ({name})' if name else ''}: {'; '.join(found)}")
         numbers = "" if len(notes) < first else str(first) if len(notes) == first else f"{first}-{len(notes)}"
         table.add_row("" if row.workload == previous else row.workload, _metric_label(row, all_metrics),
-                      *_comparison_cells(row, configs), numbers)
+                      *_comparison_cells(row, configs, stacked), numbers)
         previous = row.workload
-    _geomean_rows(table, analysis, configs, lead=0, tail=1)
+    _geomean_rows(table, analysis, configs, lead=0, tail=1, stacked=stacked)
     return table, notes
 
 
@@ -274,6 +283,8 @@ def _print_tables(analysis: Analysis, rows: list[MetricRow], console: Console, a
     tables = [compact_table(analysis, rows, rest, all_metrics, plain)]
     if _width(console, tables[0][0]) > console.width:  # one table per configuration then
         tables = [compact_table(analysis, rows, [cfg], all_metrics, plain) for cfg in rest]
+    if any(_width(console, table) > console.width for table, _ in tables):  # intervals under figures then
+        tables = [compact_table(analysis, rows, [cfg], all_metrics, plain, stacked=True) for cfg in rest]
     for compact, notes in tables:
         console.print(compact)
         listed = Table.grid(padding=(0, 2))
