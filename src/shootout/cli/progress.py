@@ -14,6 +14,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.status import Status
+from rich.table import Column
 
 from shootout.base.units import fmt_duration
 from shootout.measure import events as ev
@@ -65,8 +66,11 @@ class ProgressView:
         self.errors = errors  # skipped workloads are problems: they go to stderr
         self.min_rounds = min_rounds
         self.progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[eta]}"), TimeElapsedColumn(), console=console, transient=True,
+            # long names wrap in their column; the counts and times beside them stay whole
+            TextColumn("[bold]{task.description}", table_column=Column(ratio=1, overflow="fold")),
+            BarColumn(bar_width=20), MofNCompleteColumn(table_column=Column(no_wrap=True)),
+            TextColumn("{task.fields[eta]}", table_column=Column(no_wrap=True)),
+            TimeElapsedColumn(table_column=Column(no_wrap=True)), console=console, transient=True,
             # No refresh thread: it would redraw during trials and compete for a CPU. The bar
             # is redrawn on every event instead, i.e. between trials.
             auto_refresh=False,
