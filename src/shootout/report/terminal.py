@@ -282,10 +282,10 @@ def _print_tables(analysis: Analysis, rows: list[MetricRow], console: Console, a
     rest = others(analysis)
     tables = [compact_table(analysis, rows, rest, all_metrics, plain)]
     if _width(console, tables[0][0]) > console.width:  # one table per configuration then
-        tables = [compact_table(analysis, rows, [cfg], all_metrics, plain) for cfg in rest]
-    if any(_width(console, table) > console.width for table, _ in tables):  # intervals under figures then
-        tables = [compact_table(analysis, rows, [cfg], all_metrics, plain, stacked=True) for cfg in rest]
-    for compact, notes in tables:
+        tables = [_one_side_compact(analysis, rows, cfg, all_metrics, console) for cfg in rest]
+    for i, (compact, notes) in enumerate(tables):
+        if i:
+            console.print()
         console.print(compact)
         listed = Table.grid(padding=(0, 2))
         listed.add_column(justify="right")
@@ -293,6 +293,17 @@ def _print_tables(analysis: Analysis, rows: list[MetricRow], console: Console, a
         for i, note in enumerate(notes, 1):
             listed.add_row(str(i), Text(note))
         console.print(listed)
+
+
+def _one_side_compact(analysis: Analysis, rows: list[MetricRow], cfg: Config, all_metrics: bool,
+                      console: Console) -> tuple[Table, list[str]]:
+    """One configuration's compact table; its intervals under their figures where a line
+    would not fit otherwise."""
+    plain = not console.is_terminal
+    table = compact_table(analysis, rows, [cfg], all_metrics, plain)
+    if _width(console, table[0]) <= console.width:
+        return table
+    return compact_table(analysis, rows, [cfg], all_metrics, plain, stacked=True)
 
 
 def amounts_table(recorded: AmountTable, *, plain: bool) -> Table:
