@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -15,6 +16,7 @@ from rich.progress import (
 )
 from rich.status import Status
 from rich.table import Column
+from rich.text import Text
 
 from shootout.base.units import fmt_duration
 from shootout.measure import events as ev
@@ -61,7 +63,9 @@ class ProgressView:
         # What is said before the first trial is measured (the machine's conditions, the run's
         # number, skipped workloads) is held until then: a run that fails as a whole before
         # measuring anything is not kept, and its error is then the only line.
-        self.held: list[tuple[Console, str]] | None = [(errors, line) for line in head]
+        # The head is information, wrapped at words under its indent; later lines on stderr are
+        # problems, each kept on one line.
+        self.held: list[tuple[Console, str, bool]] | None = [(errors, line, True) for line in head]
         self.lines = not console.is_terminal
         self.errors = errors  # skipped workloads are problems: they go to stderr
         self.min_rounds = min_rounds
@@ -147,18 +151,22 @@ class ProgressView:
     def _say(self, console: Console, text: str) -> None:
         """Print a line (Rich markup), or hold it until the first trial is measured."""
         if self.held is not None:
-            self.held.append((console, text))
+            self.held.append((console, text, False))
         else:
             self._print(console, text)
 
     def _release(self) -> None:
-        for console, text in self.held or ():
-            self._print(console, text)
+        for console, text, wrapped in self.held or ():
+            self._print(console, text, wrapped)
         self.held = None
 
-    def _print(self, console: Console, text: str) -> None:
+    def _print(self, console: Console, text: str, wrapped: bool = False) -> None:
         # stdout's lines wrap at words to its width (80 into a pipe); a problem on stderr stays one line
-        console.print(text, highlight=False, soft_wrap=console is self.errors)
+        if wrapped:
+            indent = len(text) - len(text.lstrip(" "))
+            console.print(Padding(Text.from_markup(text[indent:]), (0, 0, 0, indent), expand=False), highlight=False)
+        else:
+            console.print(text, highlight=False, soft_wrap=console is self.errors)
 
     def _update(self, **kwargs: object) -> None:
         if self.task is not None:

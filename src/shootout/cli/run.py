@@ -19,7 +19,7 @@ from shootout.base.errors import UsageError
 from shootout.base.model import Run, RunSettings
 from shootout.cli.boots import across_boots, prepare_next_boot, run_block
 from shootout.cli.conditions import preflight_lines
-from shootout.cli.consoles import console, err_console
+from shootout.cli.consoles import console, err_console, say
 from shootout.cli.progress import PREPARING, ProgressView, prepared_lines, preparing
 from shootout.cli.stored import open_store, show_analysis
 from shootout.conditions.preflight import EarlyWindow, preflight
@@ -166,8 +166,8 @@ def _request(o: RunOptions, store: Store) -> RunRequest:
     from shootout.conditions.machinefacts import hostname, machine_id
     from shootout.judge.noisefloor import load_noise_floor
 
-    def notify(text: str) -> None:
-        err_console.print(escape(text), soft_wrap=True)
+    def notify(text: str) -> None:  # a note or a warning, wrapped at words (errors stay one line)
+        say(text, on=err_console)
 
     decided, settings = _settings(o, store)
     parsed = build_request(Wish(o.config, o.workload, o.suite, o.file, o.experiment, settings, emulate=o.emulate,
