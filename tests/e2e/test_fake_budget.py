@@ -251,3 +251,11 @@ def test_a_budget_short_for_every_workload_measures_those_it_can_decide(tmp_path
     store.update_run(run_id, status="interrupted", elapsed_s=0.0)
     Runner(store, Journal(tmp_path)).resume(store.get_run(run_id), request.workloads)
     assert not any(t.spec.workload == "w0" for t in store.trials(run_id))
+
+
+
+def test_an_estimate_fits_the_budget_only_with_its_margin():
+    """The main job once fitted its 13 rounds in 3m41s of 3m43s left, had 3 trials interrupted
+    by other programs, and ended with no verdict at all: what is left must hold the margin too."""
+    assert not ev.BudgetEstimate(rounds=13, round_s=17.0, needed_s=221.0, left_s=223.0).enough
+    assert ev.BudgetEstimate(rounds=13, round_s=17.0, needed_s=221.0, left_s=221.0 * ev.BUDGET_MARGIN).enough

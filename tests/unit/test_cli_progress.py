@@ -96,7 +96,7 @@ def test_an_attempt_set_aside_shows_on_the_bar_and_adds_no_line() -> None:
 def test_a_short_budget_is_said_before_measuring() -> None:
     progress, out = view(terminal=False)
     progress(ev.BudgetEstimate(rounds=6, round_s=120.0, needed_s=720.0, left_s=100.0))
-    assert " ".join(out.getvalue().split()).endswith("1m40s of the budget left: not enough")  # wrapped at words
+    assert " ".join(out.getvalue().split()).endswith("1m40s of the budget left: not enough with a 20% margin")
 
 
 def test_rounds_are_counted_to_the_first_verdict_when_it_comes_after_the_minimum() -> None:

@@ -122,7 +122,8 @@ class ProgressView:
                     f"a first verdict needs {est.rounds} rounds: about {fmt_duration(est.needed_s)} "
                     f"({fmt_duration(est.round_s)} a round, as the warm-up took); "
                     f"{fmt_duration(est.left_s)} of the budget left"
-                    + ("" if est.enough else ": not enough"), highlight=False)
+                    + ("" if est.enough else f": not enough with a {ev.BUDGET_MARGIN - 1:.0%} margin"),
+                    highlight=False)
             case ev.RoundStarted(round=r, workloads=ws, eta_s=eta):
                 label = "warm-up" if r == 0 else f"round {r}"
                 self._update(description=f"{label} ({_workloads(len(ws))})", eta=_fmt_eta(eta))

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from shootout.measure.events import BUDGET_MARGIN as MARGIN  # the runner's, for the same rounds
 from shootout.stats import Design
 
-MARGIN = 1.2  # the runner asks a budget for 1.2x its estimate of the rounds up to a first verdict
 MAX_ROUNDS = 50  # `shootout run`'s own default
 DEFAULT_BUDGET_S = 4 * 60.0  # `shootout run --budget`'s default outside an experiment
 

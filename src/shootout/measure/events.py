@@ -55,6 +55,12 @@ class RoundStarted(Event):
     eta_s: float | None
 
 
+# What the budget must hold beyond the estimate of the rounds up to a first verdict: trials
+# set aside and measured again, and rounds slower than the warm-up, would otherwise leave a
+# run that fitted on paper without a single verdict.
+BUDGET_MARGIN = 1.2
+
+
 @dataclass(frozen=True)
 class BudgetEstimate(Event):
     """After the warm-up: what the rounds up to the first possible verdict still need against
@@ -67,7 +73,7 @@ class BudgetEstimate(Event):
 
     @property
     def enough(self) -> bool:
-        return self.needed_s <= self.left_s
+        return self.needed_s * BUDGET_MARGIN <= self.left_s
 
 
 @dataclass(frozen=True)

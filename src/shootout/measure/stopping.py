@@ -99,7 +99,7 @@ def check_budget(live: Live, active: list[str], emit: Callable[[ev.Event], None]
     if estimate.enough or s.partial:
         return active
     wanted = _wanted(live, estimate.needed_s)
-    kept = affordable(warmup, round_s, rounds, estimate.left_s)
+    kept = affordable(warmup, round_s, rounds, estimate.left_s / ev.BUDGET_MARGIN)
     if not kept:
         # kept with the run (saved as it ends), so show and report say why it has no verdicts
         live.run.budget_refused = BudgetRefusal(budget_s=s.budget_s, rounds=first, wanted_min=wanted)
@@ -114,7 +114,7 @@ def check_budget(live: Live, active: list[str], emit: Callable[[ev.Event], None]
 
 def _wanted(live: Live, needed_s: float) -> int:
     """The budget in whole minutes that pays for the rounds still needed, with a margin."""
-    return math.ceil((live.elapsed() + needed_s * 1.2) / 60)
+    return math.ceil((live.elapsed() + needed_s * ev.BUDGET_MARGIN) / 60)
 
 
 def affordable(warmup: list[Trial], round_s: float, rounds: int, left_s: float) -> list[str]:
