@@ -287,6 +287,7 @@ create_userspace(sys.argv[1], sys.argv[2], "bookworm", packages=("make",), progr
 def test_killed_create_is_incomplete_and_removable(spaces: Spaces) -> None:
     spaces.need(COMPANION)  # its download cache makes this quick
     name = f"killed-{COMPANION_ARCH}"
+    in_tmp = set(Path("/tmp").glob("mmdebstrap.*"))
     child = subprocess.Popen([sys.executable, "-c", _CHILD_CREATE, name, COMPANION_ARCH], env=_child_env(spaces.home),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -313,6 +314,7 @@ def test_killed_create_is_incomplete_and_removable(spaces: Spaces) -> None:
     assert removed.returncode == 0, removed.stderr
     assert find(name) == []
     assert _mounts_under(spaces.home) == []
+    assert set(Path("/tmp").glob("mmdebstrap.*")) <= in_tmp  # its gpg home went with the half-made one
 
 
 # -- armhf under qemu -----------------------------------------------------------------------------

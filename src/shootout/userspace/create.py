@@ -140,9 +140,13 @@ def _kill(proc: subprocess.Popen[str]) -> None:
         pass
 
 
-def _stream(argv: list[str], progress: Progress | None, prefix: str) -> tuple[int, list[str]]:
-    """Run argv, passing its output lines to progress; returns (exit status, all lines)."""
-    env = {"PATH": CLEAN_PATH, "LC_ALL": "C", "HOME": "/root", "DEBIAN_FRONTEND": "noninteractive"}
+def _stream(argv: list[str], progress: Progress | None, prefix: str, tmp: Path) -> tuple[int, list[str]]:
+    """Run argv, passing its output lines to progress; returns (exit status, all lines). Its
+    temporary files (mmdebstrap's gpg home) go to tmp, which goes with the half-made userspace
+    even when shootout is killed, not to /tmp."""
+    tmp.mkdir(exist_ok=True)
+    env = {"PATH": CLEAN_PATH, "LC_ALL": "C", "HOME": "/root", "DEBIAN_FRONTEND": "noninteractive",
+           "TMPDIR": str(tmp)}
     # setpriv --pdeathsig: if shootout is killed, the PID namespace's keeper dies; --kill-child:
     # then its init does, and with it every apt and dpkg mmdebstrap started.
     keeper = ["setpriv", "--pdeathsig", "KILL", "unshare", "--pid", "--fork", "--kill-child"]
@@ -167,6 +171,7 @@ def _stream(argv: list[str], progress: Progress | None, prefix: str) -> tuple[in
     finally:
         with _running_lock:
             _running.discard(proc)
+        safe_rmtree(tmp)  # what mmdebstrap left in it, if anything
 
 
 def _link_missing(into: Path, debs: Iterable[Path]) -> None:
@@ -323,7 +328,7 @@ def _build(name: str, arch_name: str, release: str, mirror: str, packages: tuple
         cache, archives = _seed_archives(root, release, arch_name)
         with j.lock:
             bind_id = bind_private(j, root, root, f"userspace {name} while it is built")
-        rc, lines = _stream(_builder_argv(root, arch_name, release, mirror, packages), progress, prefix)
+        rc, lines = _stream(_builder_argv(root, arch_name, release, mirror, packages), progress, prefix, work / "tmp")
         if rc != 0:
             raise _failure(name, lines, _save_log(name, lines))
         with j.lock:
