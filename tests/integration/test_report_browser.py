@@ -96,6 +96,7 @@ def browser(tmp_path):
     proc = subprocess.Popen(
         [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},  # its temporary files go with the test's
     )
     try:
         port_file = profile / "DevToolsActivePort"
@@ -236,12 +237,43 @@ def _overlapping(texts: list[dict]) -> list[tuple[str, str]]:
     return hits
 
 
-def test_the_charts_of_a_stored_run_read_at_800_px_without_overlaps(browser, shootout, tmp_path):
-    """A real run (membw's 17 metrics, long configuration names, flags) imported and reported as a
-    user would, then laid out by Chromium in a page 800 px wide."""
-    imported = shootout("import", str(FIXTURES / "stored-run.json"), "--db", shootout.db)
-    assert imported.returncode == 0, imported.stderr
-    done = shootout("report", "last", "--out", str(tmp_path / "report"), "--db", shootout.db)
+def three_configurations(db: str) -> None:
+    """A real run of three configurations with names as long as people give them (the fake
+    target's commands, a few percent apart), stored as `shootout run` stores it."""
+    from shootout.base.model import Config, RunSettings
+    from shootout.measure.runner import Runner, RunRequest
+    from shootout.places.fake import SCRIPTS
+    from shootout.store import Store
+    from shootout.system.journal import Journal
+    from shootout.workloads.user import CommandWorkload
+
+    names = ("debian-bookworm-amd64-plain", "debian-bookworm-i386-plain", "debian-bookworm-amd64-lto")
+
+    def script(argv, config, n):
+        return f"rate: {1000 * (1 + 0.03 * names.index(config)) * (1 + 0.01 * ((n * 7) % 5 - 2)):.3f}\n"
+
+    SCRIPTS["three"] = script
+    configs = [Config(name=n, target="fake", options=(("script", "three"),)) for n in names]
+    work = [CommandWorkload({"name": name, "command": [name], "regex": r"rate: ([0-9.]+)", "unit": "ops/s"})
+            for name in ("compile-the-kernel-tree", "sqlite-insert-rows")]
+    home = Path(db.removeprefix("sqlite:///")).parent
+    Runner(Store(db), Journal(home)).start(RunRequest(configs, work, RunSettings(seed=5, max_rounds=12, repeats=0)))
+
+
+@pytest.mark.parametrize("report", ["stored run", "stored run, every metric", "three configurations"])
+def test_the_report_reads_at_800_px_without_overlaps(browser, shootout, tmp_path, report):
+    """A real run (membw's 17 metrics, flags) imported and reported as a user would, with every
+    metric's panel too, and a run of three configurations; each laid out by Chromium in a page
+    800 px wide: no two chart texts overlap, none is under 10 px, no image is wider than the page,
+    the page never scrolls sideways, and the results table shows its answer (speed-up, interval,
+    verdict) inside the page, any wider table scrolling in a wrapper of its own."""
+    if report == "three configurations":
+        three_configurations(shootout.db)
+    else:
+        imported = shootout("import", str(FIXTURES / "stored-run.json"), "--db", shootout.db)
+        assert imported.returncode == 0, imported.stderr
+    every = ["--all"] if report == "stored run, every metric" else []
+    done = shootout("report", "last", *every, "--out", str(tmp_path / "report"), "--db", shootout.db)
     assert done.returncode == 0, done.stderr
     assert "Warning" not in done.stderr, done.stderr  # matplotlib's, e.g. a layout that collapsed
 
@@ -252,15 +284,32 @@ def test_the_charts_of_a_stored_run_read_at_800_px_without_overlaps(browser, sho
     page.wait_event("Page.loadEventFired")
     found = page.eval(LAYOUT_JS)
 
-    assert len(found["images"]) >= 6 and len(found["texts"]) > 100, found["images"]
+    assert len(found["images"]) >= 3 and len(found["texts"]) > 50, found["images"]
     wide = [i for i in found["images"] if i["left"] < 0 or i["right"] > found["page"]]
     small = sorted({(round(t["px"], 1), t["text"]) for t in found["texts"] if t["px"] < 9.5})
     hits = _overlapping(found["texts"])
     assert not (wide or small or hits), (
         f"images wider than the {found['page']} px page: {wide}; {len(small)} chart texts under 10 px, "
         f"e.g. {small[:6]}; {len(hits)} pairs of chart texts overlap, e.g. {hits[:8]}")
+    tables = page.eval(TABLES_JS)
+    assert tables["scroll"] <= tables["page"], f"the page scrolls sideways: {tables['scroll']} px"
+    assert not [t for t in tables["tables"] if t["right"] > tables["page"] and not t["wrapped"]], tables
+    answer = [h for h in tables["heads"] if h["text"] in ("Speed-up", "Interval", "Verdict")]
+    assert len(answer) == 3 and all(h["right"] <= tables["page"] for h in answer), answer
 
     shot = page.send("Page.captureScreenshot", format="png", captureBeyondViewport=True)
     artifacts = Path(os.environ.get("SHOOTOUT_ARTIFACTS") or tmp_path)
     artifacts.mkdir(parents=True, exist_ok=True)
-    (artifacts / "report-800px.png").write_bytes(base64.b64decode(shot["data"]))
+    (artifacts / f"report-800px-{report.replace(' ', '-').replace(',', '')}.png").write_bytes(
+        base64.b64decode(shot["data"]))
+
+
+# Every table's box, whether a scrolling wrapper holds it, and the results table's headings.
+TABLES_JS = """(() => {
+  const tables = Array.from(document.querySelectorAll('table')).map(t => ({
+    id: t.id, right: t.getBoundingClientRect().right, wrapped: !!t.closest('.table-wrap')}));
+  const heads = Array.from(document.querySelectorAll('#results-table thead th')).map(h => ({
+    text: h.textContent.replace(/[\u2195\u25B2\u25BC]/g, '').trim(), right: h.getBoundingClientRect().right}));
+  return {tables, heads, page: document.documentElement.clientWidth,
+          scroll: document.documentElement.scrollWidth};
+})()"""

@@ -75,6 +75,7 @@ class Cell:
     sort: str | None = None
     num: bool = False
     colspan: int = 1
+    css: str = ""  # a class of its own, beside "num"
 
 
 def _num(value: float | None) -> str | None:
@@ -89,7 +90,7 @@ def _verdict_cell(v: str) -> Cell:
 def _notes_cell(comp: Comparison) -> Cell:
     spans = [f'<span class="flag">{escape(f)}</span>' for f in ([comp.why] if comp.why else []) + list(comp.flags)]
     spans += [f'<span class="flag confounder">confounder: {escape(c)}</span>' for c in comp.confounders]
-    return Cell(Markup(" ".join(spans)), sort=str(len(spans)))
+    return Cell(Markup(" ".join(spans)), sort=str(len(spans)), css="flags")
 
 
 def _estimate_cells(est: Estimate | None, why: str = "too few rounds") -> list[Cell]:
@@ -134,30 +135,27 @@ def _table(analysis: Analysis) -> Table:
     rest = others(analysis)
     many = len(rest) > 1
     other_label = "configuration" if many else rest[0].display if rest else "configuration"
-    columns = [("Workload", "text"), ("Category", "text"), ("Metric", "text"),
-               (f"Median {base.display}", "num"), (f"Median {other_label}", "num")]
+    # The answer first (speed-up, interval, verdict), the figures behind it after: at 800 px the
+    # table scrolls in its wrapper, and what scrolls out of sight is the detail.
+    columns = [("Workload", "text"), ("Metric", "text")]
     if many:
         columns.append(("Configuration", "text"))
     columns += [("Speed-up", "num"), ("Interval", "num"), ("Verdict", "text"),
-                ("Flags & confounders", "num")]
+                (f"Median {base.display}", "num"), (f"Median {other_label}", "num"),
+                ("Flags & confounders", "num"), ("Category", "text")]
     rows = []
     for mrow in metric_rows(analysis):
         for comp in mrow.comparisons:
             b, o = comp.medians.get(comp.baseline), comp.medians.get(comp.config)
-            cells = [
-                Cell(comp.workload),
-                Cell(comp.category),
-                _metric_cell(mrow),
-                Cell(fmt_value(b, comp.unit), _num(b), True),
-                Cell(fmt_value(o, comp.unit), _num(o), True),
-            ]
+            cells = [Cell(comp.workload), _metric_cell(mrow)]
             if many:
                 cells.append(Cell(display(analysis, comp.config)))
             if comp.decided_by is not None:  # the counts that decided, in the number's place
                 cells += [Cell(comp.decided_by.figure(), None, True), Cell("speed-up not judged", None, True)]
             else:
                 cells += _estimate_cells(comp.estimate, no_estimate(comp))
-            cells += [_verdict_cell(str(comp.verdict)), _notes_cell(comp)]
+            cells += [_verdict_cell(str(comp.verdict)), Cell(fmt_value(b, comp.unit), _num(b), True),
+                      Cell(fmt_value(o, comp.unit), _num(o), True), _notes_cell(comp), Cell(comp.category)]
             rows.append({"headline": comp.headline, "cells": cells})
     foot = []
     width = len(columns)
@@ -169,12 +167,12 @@ def _table(analysis: Analysis) -> Table:
                         for cat, est in sorted(summary.by_category.items())]
         for name, scope, est, judged, is_cat in entries:
             label = f"{name}: {scope}" + (f" ({display(analysis, summary.config)})" if many else "")
-            cells = [Cell(label, colspan=5)]
+            cells = [Cell(label, colspan=2)]
             if many:
                 cells.append(Cell(display(analysis, summary.config)))
             cells += _estimate_cells(est, no_geomean(summary, short=True))
             word = suite_word(est, judged)
-            cells += [_verdict_cell(str(word) if word else ""), Cell("")]
+            cells += [_verdict_cell(str(word) if word else ""), Cell("", colspan=4)]
             assert sum(c.colspan for c in cells) == width
             foot.append({"category": is_cat, "cells": cells})
     return [{"label": label, "type": kind} for label, kind in columns], rows, foot
