@@ -11,7 +11,9 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
+import math
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -250,7 +252,8 @@ def three_configurations(db: str) -> None:
     names = ("debian-bookworm-amd64-plain", "debian-bookworm-i386-plain", "debian-bookworm-amd64-lto")
 
     def script(argv, config, n):
-        return f"rate: {1000 * (1 + 0.03 * names.index(config)) * (1 + 0.01 * ((n * 7) % 5 - 2)):.3f}\n"
+        noise = random.Random(f"{config}:{n}:{argv}").gauss(0, 0.01)
+        return f"rate: {1000 * (1 + 0.03 * names.index(config)) * math.exp(noise):.3f}\n"
 
     SCRIPTS["three"] = script
     configs = [Config(name=n, target="fake", options=(("script", "three"),)) for n in names]

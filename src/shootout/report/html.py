@@ -166,8 +166,7 @@ def _table(analysis: Analysis) -> Table:
             entries += [("geomean", f"{cat} workloads", est, summary.category_verdicts[cat], True)
                         for cat, est in sorted(summary.by_category.items())]
         for name, scope, est, judged, is_cat in entries:
-            label = f"{name}: {scope}" + (f" ({display(analysis, summary.config)})" if many else "")
-            cells = [Cell(label, colspan=2)]
+            cells = [Cell(f"{name}: {scope}", colspan=2)]  # its configuration in the column beside it
             if many:
                 cells.append(Cell(display(analysis, summary.config)))
             cells += _estimate_cells(est, no_geomean(summary, short=True))
