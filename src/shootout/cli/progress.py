@@ -110,7 +110,7 @@ class ProgressView:
             case ev.WorkloadSkipped(workload=w, reason=reason):
                 self._say(self.errors, f"[yellow]skipping {w}[/]: {escape(reason)}")
             case ev.Notice(text=text):
-                self._say(self.errors, f"[yellow]note[/]: {escape(text)}")
+                self._say(self.errors, f"[yellow]note[/]: {escape(text)}", wrapped=True)
             case ev.BudgetEstimate() as est:
                 self._release()
                 if est.rounds > self.min_rounds:  # the sequential rule's first look comes later
@@ -149,12 +149,13 @@ class ProgressView:
                     self.console.print(f"run {run_id} {status}")
                 self.held = None  # not kept: the error is all there is to say
 
-    def _say(self, console: Console, text: str) -> None:
-        """Print a line (Rich markup), or hold it until the first trial is measured."""
+    def _say(self, console: Console, text: str, wrapped: bool = False) -> None:
+        """Print a line (Rich markup), or hold it until the first trial is measured; a note
+        (wrapped) wraps at words, a problem stays one line."""
         if self.held is not None:
-            self.held.append((console, text, False))
+            self.held.append((console, text, wrapped))
         else:
-            self._print(console, text)
+            self._print(console, text, wrapped)
 
     def _release(self) -> None:
         for console, text, wrapped in self.held or ():

@@ -148,7 +148,7 @@ def _leave_out(live: Live, active: list[str], kept: list[str], first: int, wante
                   f"--budget {wanted}m measures it too", left_out=True)
     emit(ev.Notice(f"the budget of {budget} cannot pay for the {first} rounds a first verdict of every workload "
                    f"needs: measuring {measuring}, the quickest; left out: {', '.join(left)} "
-                   f"(--budget {wanted}m would measure them too)"))
+                   f"(--budget {wanted}m would measure {'it' if len(left) == 1 else 'them'} too)"))
     return [name for name in active if name in kept]
 
 
