@@ -195,6 +195,12 @@ def test_report_in_headless_chromium(browser, tmp_path):
 
     assert page.eval("document.querySelectorAll('#facts-configs tr.differs').length") >= 1
     assert page.eval("document.querySelectorAll('#results-table .confounder').length") >= 1
+    # at 800 px the per-price table too stays in the page or scrolls in its own wrapper
+    page.send("Emulation.setDeviceMetricsOverride", width=800, height=900, deviceScaleFactor=1, mobile=False)
+    tables = page.eval(TABLES_JS)
+    assert tables["scroll"] <= tables["page"] and any(t["id"] == "per-dollar-table" for t in tables["tables"]), tables
+    assert not [t for t in tables["tables"] if t["right"] > tables["page"] and not t["wrapped"]], tables
+    page.send("Emulation.clearDeviceMetricsOverride")
 
     page.eval("window.scrollTo(0, 0)")
     shot = page.send("Page.captureScreenshot", format="png", captureBeyondViewport=True)
