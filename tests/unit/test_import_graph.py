@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("store", ("store", "importers")),
     ("execution", ("execution",)),
     ("system", ("system",)),
-    ("machinery", ("arm", "boots", "conditions", "net", "remote", "storage", "swap", "userspace", "vm")),
+    ("machinery", ("arm", "boots", "conditions", "counters", "net", "remote", "storage", "swap", "userspace", "vm")),
     ("places", ("places",)),
     ("parts", ("parts",)),
     ("workloads", ("workloads",)),
