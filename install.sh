@@ -108,4 +108,9 @@ else
   wait "$pip" || { cat .venv/pip.log >&2; echo "error: pip install ${pip_args[*]} failed (above)" >&2; exit 1; }
   trap - EXIT
 fi
+# the counters pass's tools (cachegrind's model, the PMU's counters): a distribution without one
+# (a 32-bit Raspberry Pi OS may lack either) still runs; the run says which sides went without
+for optional in valgrind linux-perf; do
+  apt_install "$optional" 2>/dev/null || echo "note: no $optional here: shootout's counters pass goes without it" >&2
+done
 echo "installed: $(.venv/bin/shootout --help >/dev/null && echo .venv/bin/shootout)"

@@ -135,6 +135,9 @@ class RunSettings:
     interleaved: bool = True
     experiment: str = ""  # the named experiment this run reproduces (shootout.experiments), if any
     partial: bool = False  # measure even when the budget cannot reach the first deciding round (no verdicts then)
+    counters: bool = True  # after the rounds, the counters pass that says why (measure/counterpass.py)
+    cache_model: str = "host"  # the caches cachegrind models where the machine has no PMU: host, pi4, pi5
+    meter: str = ""  # a command that prints watts, for the energy of each trial where nothing else reports it
     repeats: int = 3  # a trial other programs interrupted is measured again up to this often (conditions/repeats.py)
     # config name -> price (`run --price`): show and report give performance per price with it
     prices: dict[str, float] = field(default_factory=dict, hash=False)
@@ -169,6 +172,8 @@ class Run:
     set_aside: list[dict[str, Any]] = field(default_factory=list)
     # the run across boots this run is a block of: {"campaign", "schedule", "block", "configs"[, "boots"]}
     across_boots: dict[str, Any] | None = None
+    # workload -> config -> what its counters pass recorded, once and untimed (measure/counterpass.py)
+    counters: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def baseline(self) -> Config:

@@ -63,6 +63,9 @@ class RunOptions:
     price: list[str]
     price_unit: str | None  # None: the [run] price_unit of --file, else $/h
     parallel: bool
+    counters: bool
+    cache_model: str
+    meter: str | None
     emulate: bool
     wide: bool
     db: str | None
@@ -157,8 +160,17 @@ def _settings(o: RunOptions, store: Store) -> tuple[Settings, RunSettings]:
         budget_s=decided.budget_s,
         seed=o.seed if o.seed is not None else secrets.randbelow(2**31), aa=o.aa,
         confidence=decided.confidence, experiment=o.experiment or "", partial=o.partial,
-        repeats=o.repeats, parallel=o.parallel,
+        repeats=o.repeats, parallel=o.parallel, counters=o.counters, cache_model=_cache_model(o.cache_model),
+        meter=o.meter or "",
     )
+
+
+def _cache_model(name: str) -> str:
+    from shootout.counters.cachegrind import MODELS
+
+    if name not in MODELS:
+        raise UsageError(f"unknown --cache-model {name!r}", f"use one of: {', '.join(MODELS)}")
+    return name
 
 
 def _request(o: RunOptions, store: Store) -> RunRequest:

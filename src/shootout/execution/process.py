@@ -45,6 +45,11 @@ class ProcResult:
     # Time the command's own process was runnable but waited for a CPU (/proc/PID/schedstat,
     # read before it is reaped); None where not known (a remote machine, no schedstat).
     run_delay_s: float | None = None
+    # The rest of its rusage, for the counters beside the headline (None where not known)
+    minor_faults: int | None = None
+    major_faults: int | None = None
+    voluntary_switches: int | None = None
+    involuntary_switches: int | None = None
 
     def stderr_tail(self, lines: int = 10) -> str:
         return "\n".join(self.stderr.strip().splitlines()[-lines:])
@@ -176,6 +181,10 @@ class _Started:
             started_at=self.started_at,
             timed_out=timed_out,
             run_delay_s=delay,
+            minor_faults=usage.ru_minflt,
+            major_faults=usage.ru_majflt,
+            voluntary_switches=usage.ru_nvcsw,
+            involuntary_switches=usage.ru_nivcsw,
         )
 
 

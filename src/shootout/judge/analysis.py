@@ -22,6 +22,7 @@ from shootout.judge.ceiling import ceiling_flags
 from shootout.judge.confounders import confounders, is_emulated
 from shootout.judge.inforce import compared_notes
 from shootout.judge.machines import machines_note
+from shootout.judge.why import Why, whys
 from shootout.stats import (
     MIN_PAIRED_ROUNDS,
     Design,
@@ -117,6 +118,7 @@ class Analysis:
     explanation: tuple[str, ...] = ()  # a named experiment's results beside its write-up's (experiments/)
     amounts: tuple[Amount, ...] = ()  # what the trials counted that may be zero, per configuration
     refused: str = ""  # why the run measured nothing (its budget), said instead of "too few rounds"
+    whys: tuple[Why, ...] = ()  # the counters beside each headline, furthest from 1 first (why.py)
 
 
 def budget_refusal(run: Run) -> str:
@@ -325,7 +327,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
         facts=RunFacts(machine=run.facts.machine, sides={c.name: dict(run.facts.side(c.name)) for c in run.configs}),
         lost=dict(run.lost),
         rules=method_rules(designs[True], s.interleaved),
-        amounts=amounts(run, measured), refused=refused,
+        amounts=amounts(run, measured), refused=refused, whys=whys(run, measured),
     )
 
 

@@ -21,10 +21,12 @@ from shootout.base.runfacts import LostWorkload, RunFacts
 from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, record
 from shootout.conditions.throttling import kernel_events_since
+from shootout.counters.energy import EnergySource, find_source
 from shootout.configs.groups import check_architectures, machine_arch
 from shootout.execution.tree import run_prefix
 from shootout.measure import events as ev
 from shootout.measure.binaries import provide_alike, verify_binaries
+from shootout.measure.counterpass import CounterPass, cap_s
 from shootout.measure.lanes import each_machine, lanes_of, run_round
 from shootout.measure.plan import round_order
 from shootout.measure.runstate import Live, RunRequest
@@ -121,6 +123,7 @@ class Runner:
         # after a kill, doctor ends what the run's commands left running (a trial's browser)
         commands = self.journal.record("the processes of this run's commands", {"end_marked": run_prefix()})
         try:
+            live.energy = self._energy(live)
             self._open_targets(live)
             live.parts = RunParts(run.configs, self.journal, live.scratches)
             self._prepare(live, calibrated)
@@ -129,6 +132,7 @@ class Runner:
             live.session_start = time.monotonic()
             self._rounds(live)
             self._choose_clocks(live)  # a run that ended before its first look
+            self._count(live)
             if not self._active(live):
                 raise self._nothing_measured(live)
             if not any(t.ok and t.spec.round > 0 for t in live.trials):
@@ -162,6 +166,32 @@ class Runner:
                 self.store.delete_run(run.id)
             self.emit(ev.RunFinished(run.id, status, kept=kept))
         return run.id
+
+    def _energy(self, live: Live) -> EnergySource | None:
+        """This machine's energy source for its trials, kept in the facts; a --meter that does
+        not give watts is the run's error, before anything is prepared."""
+        meter = live.run.settings.meter or None
+        found = find_source(meter=meter)
+        if isinstance(found, str):
+            if meter:
+                raise UsageError(found, "give --meter a command that prints the watts it reads, e.g. 5.2")
+            live.run.facts.machine["energy"] = {"none": found}
+            return None
+        live.run.facts.machine["energy"] = {"source": found.kind, "label": found.label}
+        return found
+
+    def _count(self, live: Live) -> None:
+        """The counters pass (counterpass.py), after the rounds of a run that asked for it."""
+        active = [w for w in self._active(live) if any(t.ok and t.spec.workload == w for t in live.trials)]
+        if not live.run.settings.counters or not active or live.run.across_boots is not None:
+            return
+        counting = CounterPass(live, lambda line: self.emit(ev.Notice(line)))
+        if not counting.sides():
+            return
+        self.emit(ev.Notice(f"counters: one untimed pass per side and workload ({counting.describe()}), "
+                            f"up to {cap_s(live, len(active) * len(counting.sides())):.0f} s each"))
+        counting.run(active)
+        self.store.update_run(live.run.id, records=live.run)
 
     def _nothing_measured(self, live: Live) -> ShootoutError:
         """The run's one error when no workload produced a result: a single workload's own error

@@ -8,6 +8,7 @@ from typing import Any
 
 from shootout.base.errors import ShootoutError, WorkloadError
 from shootout.base.model import Trial, TrialSpec
+from shootout.counters import pertrial
 from shootout.measure.runstate import Live
 from shootout.places.target import layout_padding
 from shootout.workloads import cpuclock
@@ -35,9 +36,12 @@ def run_trial(live: Live, spec: TrialSpec) -> Trial:
             with live.lock:  # the parts write the journal: one lane at a time
                 in_force = live.parts.before_trial(config)
                 wrap = live.parts.wrap(config)
+        # the energy of this machine's trials only: another machine's is not read here
+        reading = live.energy.start() if live.energy is not None and target.machine_monitor() is None else None
         try:
             result = target.run(argv, env=layout_padding(), timeout=float(params.get("timeout_s", 1800)), wrap=wrap)
         finally:  # also after a failed start: a part may have made something for this trial
+            joules = reading.stop() if reading is not None else None
             if live.parts is not None:
                 with live.lock:
                     observed = live.parts.after_trial(config)
@@ -62,6 +66,10 @@ def run_trial(live: Live, spec: TrialSpec) -> Trial:
         error = "; ".join([error, *live.parts.failure_notes(observed)])
     if result.run_delay_s is not None:  # waited for a CPU: cpuclock tells computing from waiting by it
         observed = {**observed, cpuclock.SCHED: {"run_delay_s": result.run_delay_s}}
+    if rusage := pertrial.rusage_of(result):
+        observed = {**observed, pertrial.RUSAGE: rusage}
+    if joules is not None:
+        observed = {**observed, pertrial.ENERGY: {"joules": joules}}
     return Trial(spec, values, result.wall_s, result.user_s, result.sys_s, result.max_rss_kb,
                  result.ctx_switches, result.exit_status, result.stderr_tail(), result.started_at,
                  error=error, in_force=in_force, observed=observed)

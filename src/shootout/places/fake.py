@@ -84,6 +84,7 @@ class FakeTarget(LocalFiles):
 class FakeKind(Kind):
     name = "fake"
     target = FakeTarget
+    scripted = True
 
     def machine(self, config: Config) -> str | None:
         return "fake " + str(config.option("machine")) if config.option("machine") else None

@@ -51,6 +51,7 @@ class Kind:
     userspace: ClassVar[bool] = False
     host_abi: ClassVar[bool] = False
     disk_scratch: ClassVar[bool] = False
+    scripted: ClassVar[bool] = False  # its commands' output is scripted (the tests' fake): nothing to count
 
     def parse(self, spec: str) -> Config | None:
         return None

@@ -79,5 +79,5 @@ class RemoteBackground(Background):
         usage, stderr = helper.parse_usage(b"".join(self._err).decode(errors="replace"), self.token)
         self._result = ProcResult(self.argv, usage.exit_status, b"".join(self._out).decode(errors="replace"), stderr,
                                   usage.wall_s, usage.user_s, usage.sys_s, usage.max_rss_kb, usage.ctx_switches,
-                                  self.started_at, usage.timed_out)
+                                  self.started_at, usage.timed_out, **usage.rest())
         return self._result

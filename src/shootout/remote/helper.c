@@ -13,7 +13,7 @@
  *       the ssh channel goes away (stdout reports an error or hang-up: sshd does not signal
  *       a command without a pty) or TIMEOUT_S passes, the group is killed. SIGTERM passes
  *       SIGTERM on to the group, SIGUSR1 kills it. Last, to stderr: "\n" TOKEN " " USAGE.
- *   USAGE: status=S wall=W user=U sys=Y maxrss=K nvcsw=V nivcsw=I started=T timedout=0|1
+ *   USAGE: status=S wall=W user=U sys=Y maxrss=K nvcsw=V nivcsw=I minflt=F majflt=J started=T timedout=0|1
  *       from wait4() of the command's own process, so the resource usage is the remote
  *       program's; S is the exit status, or minus the signal that killed the command.
  *   helper snap PATTERN...
@@ -101,10 +101,11 @@ static pid_t start(char **argv, char **envp, const char *cwd, const int fds[3]) 
 
 static void usage_line(FILE *out, int status, const struct rusage *ru, double wall, double started, int timed_out) {
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-    fprintf(out, "status=%d wall=%.9f user=%.6f sys=%.6f maxrss=%ld nvcsw=%ld nivcsw=%ld started=%.6f timedout=%d\n",
+    fprintf(out, "status=%d wall=%.9f user=%.6f sys=%.6f maxrss=%ld nvcsw=%ld nivcsw=%ld minflt=%ld majflt=%ld "
+            "started=%.6f timedout=%d\n",
             code, wall, ru->ru_utime.tv_sec + ru->ru_utime.tv_usec * 1e-6,
             ru->ru_stime.tv_sec + ru->ru_stime.tv_usec * 1e-6, ru->ru_maxrss, ru->ru_nvcsw, ru->ru_nivcsw,
-            started, timed_out);
+            ru->ru_minflt, ru->ru_majflt, started, timed_out);
 }
 
 static void kill_and_reap(pid_t pid, int *status, struct rusage *ru) {

@@ -22,7 +22,8 @@ from shootout.remote.channel import SshChannel
 
 _FIELDS = re.compile(
     r"status=(?P<status>-?\d+) wall=(?P<wall>[0-9.]+) user=(?P<user>[0-9.]+) sys=(?P<sys>[0-9.]+) "
-    r"maxrss=(?P<maxrss>\d+) nvcsw=(?P<nvcsw>\d+) nivcsw=(?P<nivcsw>\d+) started=(?P<started>[0-9.]+) "
+    r"maxrss=(?P<maxrss>\d+) nvcsw=(?P<nvcsw>\d+) nivcsw=(?P<nivcsw>\d+) "
+    r"minflt=(?P<minflt>\d+) majflt=(?P<majflt>\d+) started=(?P<started>[0-9.]+) "
     r"timedout=(?P<timedout>[01])\n?$")
 
 # One exec that finds (or makes) everything a target needs: the remote's home, its cache
@@ -52,6 +53,15 @@ class RemoteUsage:
     ctx_switches: int
     started_at: float  # remote clock
     timed_out: bool
+    voluntary: int = 0
+    involuntary: int = 0
+    minor_faults: int = 0
+    major_faults: int = 0
+
+    def rest(self) -> dict[str, int]:
+        """The rest of the rusage, as ProcResult's keyword arguments."""
+        return {"minor_faults": self.minor_faults, "major_faults": self.major_faults,
+                "voluntary_switches": self.voluntary, "involuntary_switches": self.involuntary}
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,8 @@ def parse_fields(text: str) -> RemoteUsage | None:
     return RemoteUsage(
         exit_status=int(m["status"]), wall_s=float(m["wall"]), user_s=float(m["user"]), sys_s=float(m["sys"]),
         max_rss_kb=int(m["maxrss"]), ctx_switches=int(m["nvcsw"]) + int(m["nivcsw"]),
-        started_at=float(m["started"]), timed_out=m["timedout"] == "1")
+        started_at=float(m["started"]), timed_out=m["timedout"] == "1", voluntary=int(m["nvcsw"]),
+        involuntary=int(m["nivcsw"]), minor_faults=int(m["minflt"]), major_faults=int(m["majflt"]))
 
 
 def run_command(helper: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str,

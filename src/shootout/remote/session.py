@@ -76,7 +76,7 @@ class HelperSession:
         out, err, usage = self.call(argv, env, cwd, timeout, stdin)
         return ProcResult(tuple(argv), usage.exit_status, out.decode(errors="replace"), err.decode(errors="replace"),
                           usage.wall_s, usage.user_s, usage.sys_s, usage.max_rss_kb, usage.ctx_switches, started,
-                          usage.timed_out)
+                          usage.timed_out, **usage.rest())
 
     def call(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, timeout: float,
              stdin: Stdin = None) -> tuple[bytes, bytes, RemoteUsage]:

@@ -10,6 +10,7 @@ from shootout.report import charts
 from shootout.report.html import render_html
 from shootout.report.markdown import render_markdown
 from shootout.report.timeline import TIMELINE_KEY, timeline_chart
+from shootout.report.whychart import WHY_KEY, why_chart
 
 REPORT_FORMATS = ("html", "md", "png", "svg")
 # Other spellings people type for the same formats (case is ignored too).
@@ -53,6 +54,9 @@ def write_report(
         if (timeline := timeline_chart(analysis, ext)) is not None:
             names[TIMELINE_KEY] = f"timeline.{ext}"
             files[names[TIMELINE_KEY]] = timeline
+        if (counters := why_chart(analysis, ext)) is not None:
+            names[WHY_KEY] = f"why.{ext}"
+            files[names[WHY_KEY]] = counters
         if fmt == "md":
             files["report.md"] = render_markdown(analysis, names, prices, price_unit).encode("utf-8")
     try:

@@ -14,6 +14,7 @@ import shootout
 from shootout.judge.analysis import Analysis, Comparison
 from shootout.measure.lostconfigs import lost_lines
 from shootout.report import amountstable as amounts
+from shootout.report import why
 from shootout.report import charts
 from shootout.report.amountstable import amount_table
 from shootout.report.facts import config_facts, machine_facts
@@ -48,6 +49,7 @@ from shootout.report.text import (
     workloads,
 )
 from shootout.report.timeline import timeline_chart
+from shootout.report.whychart import why_chart
 from shootout.stats import Estimate
 
 _ENV = Environment(
@@ -297,6 +299,7 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
     cfacts = config_facts(analysis)
     summary_svg = inline_svg(charts.summary_chart(analysis, "svg", text_as_paths=False)) if others(analysis) else None
     timeline = timeline_chart(analysis, "svg", text_as_paths=False)
+    counters = why_chart(analysis, "svg", text_as_paths=False)
     return _ENV.get_template("report.html.j2").render(
         title="shootout: " + " vs ".join(c.display for c in analysis.configs),
         subtitle=subtitle(analysis),
@@ -315,6 +318,10 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
         columns=columns,
         rows=rows,
         foot=foot,
+        why_title=why.TITLE,
+        why_intro=capitalized(why.INTRO),
+        why_lines=why.why_lines(analysis),
+        why_svg=inline_svg(counters) if counters is not None else None,
         amounts=amount_table(analysis),
         amounts_title=amounts.TITLE,
         amounts_intro=amounts.INTRO,

@@ -71,8 +71,20 @@ def show_rows(analysis: Analysis) -> list[dict[str, Any]]:
         return [_refused_row(analysis, spec, config.name) for spec in analysis.workloads for config in others(analysis)]
     if side := one_side_rows(analysis):
         return [_side_row(analysis, row) for row in side]
-    rows = [_comparison_row(comp) for row in metric_rows(analysis) for comp in row.comparisons]
+    rows = [_comparison_row(comp) | _counters(analysis, comp) for row in metric_rows(analysis) for comp in row.comparisons]
     return rows + _geomean_rows(analysis)
+
+
+def _counters(analysis: Analysis, comp: Comparison) -> dict[str, Any]:
+    """A headline's counters (judge/why.py), furthest from 1 first: ratio is the configuration's
+    over the baseline's; ci_low/ci_high where the counter has a value per round; shown: on the
+    "why" line. Recorded amounts, never part of the verdict."""
+    found = next((w for w in analysis.whys if w.workload == comp.workload and w.config == comp.config), None)
+    if not comp.headline or found is None:
+        return {}
+    shown = found.shown()
+    return {"counters": [{"name": r.name, "label": r.label, "ratio": r.ratio, "ci_low": r.low, "ci_high": r.high,
+                          "source": r.source or "trials", "shown": r in shown} for r in found.ratios]}
 
 
 def _refused_row(analysis: Analysis, spec: WorkloadSpec, config: str) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from shootout.judge.analysis import Analysis
 from shootout.measure.lostconfigs import lost_lines
 from shootout.report import amountstable as amounts
+from shootout.report import why
+from shootout.report.whychart import WHY_KEY
 from shootout.report import charts
 from shootout.report.amountstable import amount_table
 from shootout.report.facts import config_facts, machine_facts
@@ -105,6 +107,14 @@ def _amounts(analysis: Analysis) -> list[str]:
                     ["l", "l", *["r"] * len(table.columns), "l"], rows)]
 
 
+def _why(analysis: Analysis, chart_names: dict[str, str]) -> list[str]:
+    lines = why.why_lines(analysis)
+    if not lines:
+        return []
+    chart = ["", f"![The counters' ratios per workload, log scale]({chart_names[WHY_KEY]})"] if WHY_KEY in chart_names else []
+    return [f"## {why.TITLE}", "", f"{capitalized(why.INTRO)}.", "", *(f"- {line}" for line in lines), *chart]
+
+
 def _facts(analysis: Analysis) -> list[str]:
     table = config_facts(analysis)
     machine = machine_facts(analysis)
@@ -162,6 +172,8 @@ def render_markdown(
         f" Noise floor of this machine (A/A): \u00b1{analysis.noise_floor * 100:.1f}%.")
     lines += ["", (f"{capitalized(speed_legend(analysis))}. {capitalized(interval_legend(analysis))}. "
                   f"\u2605 headline metric (one per workload in the geomean).{nf}")]
+    if said := _why(analysis, chart_names):
+        lines += [""] + said
     if analysis.amounts:
         lines += [""] + _amounts(analysis)
     if prices:

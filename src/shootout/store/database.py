@@ -29,7 +29,7 @@ from shootout.store.serialize import (
 _RUNS_HINT = "list runs with: shootout runs"
 # What update_run(records=run) writes: the facts and the runner's records of Run
 RECORDS = ("facts", "lost", "lost_workloads", "calibrated", "budget_refused", "headline_clocks", "set_aside",
-           "across_boots")
+           "across_boots", "counters")
 
 
 class Store:

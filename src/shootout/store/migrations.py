@@ -164,11 +164,17 @@ def _v4_typed_facts(conn: Connection) -> None:
             {key: moved[key] for key in ("configs", "facts", *records)}))
 
 
+def _v5_run_counters(conn: Connection) -> None:
+    """What each run's counters pass recorded (Run.counters): nothing for the runs before it."""
+    conn.execute(text("ALTER TABLE runs ADD COLUMN counters JSON NOT NULL DEFAULT '{}'"))
+
+
 MIGRATIONS: list[Migration] = [
     _v1_create_tables,
     _v2_trial_in_force,
     _v3_trial_observed,
     _v4_typed_facts,
+    _v5_run_counters,
 ]
 
 

@@ -47,6 +47,7 @@ runs = Table(
     Column("headline_clocks", JSON, nullable=False),
     Column("set_aside", JSON, nullable=False),
     Column("across_boots", JSON, nullable=True),
+    Column("counters", JSON, nullable=False),  # version 5
 )
 
 trials = Table(

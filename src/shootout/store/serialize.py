@@ -152,7 +152,7 @@ def run_from_dict(data: Any) -> Run:
         if not isinstance(kw[key], (list, tuple)):
             raise _bad("run", f"{key!r} should be a list, got {kw[key]!r}")
         kw[key] = [build(item) for item in kw[key]]
-    for key in ("params", "user_workloads", "lost", "headline_clocks"):
+    for key in ("params", "user_workloads", "lost", "headline_clocks", "counters"):
         if key in kw:
             kw[key] = _dict(kw[key], f"run {key}")
     kw["facts"] = _run_facts(kw["facts"])

@@ -1,0 +1,74 @@
+"""The "why" lines every renderer shows under the verdicts: for each workload whose sides
+differ enough to matter, its speed-up and the counters furthest from 1 (judge/why.py), then
+what the counters came from and, once, where energy came from or why there is none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shootout.judge.analysis import Analysis, Comparison
+from shootout.judge.why import Why
+from shootout.report.text import display, fmt_comparison
+from shootout.stats.verdict import Verdict
+
+TITLE = "Why"
+INTRO = ("the counters whose ratio (configuration / baseline) is furthest from 1: recorded beside the "
+         "headline, never part of a verdict or the geomean")
+
+
+def _headline(analysis: Analysis, why: Why) -> Comparison | None:
+    return next((c for c in analysis.comparisons
+                 if c.headline and c.workload == why.workload and c.config == why.config), None)
+
+
+def why_line(analysis: Analysis, why: Why) -> str | None:
+    """'ptrtree, i386: 25.0% faster [..]: RSS 0.55× [0.54–0.56], D1 misses 0.62× (cachegrind host
+    model)', or None where no counter differs enough (or a verdict says the sides are the same)."""
+    comp = _headline(analysis, why)
+    if not why.shown() or (comp is not None and comp.verdict is Verdict.SAME):
+        return None
+    speed = f" {fmt_comparison(comp)}" if comp is not None else ""
+    return f"{why.workload}, {display(analysis, why.config)}{speed}: {why.line()}"
+
+
+def _source(record: dict[str, Any]) -> str:
+    if record.get("source") == "cachegrind":
+        caches = f" ({record['caches']})" if record.get("caches") else ""
+        return f"cachegrind's {record.get('model', 'host')} cache model{caches}: a model, not this CPU's counters"
+    return "the PMU's counters (perf stat)"
+
+
+def _size(workload: str, record: dict[str, Any]) -> str:
+    if record.get("scaled"):
+        return f"{workload} at {record['scaled']}"
+    return f"{workload} cut at its cap (rates per instruction)" if record.get("partial") else ""
+
+
+def model_lines(analysis: Analysis) -> list[str]:
+    """Where the once-per-side counters came from, and the passes not at the run's own size."""
+    sources: dict[str, None] = {}
+    sizes: dict[str, None] = {}
+    for run in analysis.runs:
+        for workload, records in run.counters.items():
+            for record in records.values():
+                sources[_source(record)] = None
+                if said := _size(workload, record):
+                    sizes[said] = None
+    out = [f"counters once per side, untimed: {source}" for source in sources]
+    return out + ([f"passes of a smaller size: {'; '.join(sizes)}"] if sizes else [])
+
+
+def energy_line(analysis: Analysis) -> str:
+    found = analysis.facts.machine.get("energy") or {}
+    if "label" in found:
+        return f"energy per trial: {found['label']}"
+    return found.get("none", "")
+
+
+def why_lines(analysis: Analysis) -> list[str]:
+    """The section's lines (without its title): [] when no workload has one."""
+    lines = [line for w in analysis.whys if (line := why_line(analysis, w)) is not None]
+    if not lines:
+        return []
+    return lines + model_lines(analysis) + ([e] if (e := energy_line(analysis)) else [])
