@@ -12,7 +12,8 @@ import pytest
 TESTS = Path(__file__).resolve().parents[1]
 # fixture trees written from the formats (no board of theirs was at hand), and the tests that read them
 WRITTEN = {"bootparts": ("unit/bootparts.py", "unit/test_pi_kernel_modes.py"),
-           "arm": ("unit/test_arm_facts.py",)}
+           "arm": ("unit/test_arm_facts.py",),
+           "energy": ("unit/test_counters_energy.py",)}
 CALLED_RECORDED = re.compile(r"recorded (?:boot partitions?|partitions|board|outputs|in the formats)|trees recorded",
                              re.IGNORECASE)
 
