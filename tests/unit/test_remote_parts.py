@@ -53,17 +53,18 @@ def test_host_keys_are_always_checked() -> None:
 def test_usage_line_is_parsed_and_stripped_from_stderr() -> None:
     token = new_token()
     stderr = (f"warning: something\npartial line without newline\n{token} status=-9 wall=1.500000000 user=0.25 "
-              f"sys=0.125 maxrss=2048 nvcsw=3 nivcsw=4 minflt=500 majflt=2 started=1700000000.5 timedout=1\n")
+              f"sys=0.125 maxrss=2048 nvcsw=3 nivcsw=4 minflt=500 majflt=2 delay=0.25 started=1700000000.5 timedout=1\n")
     usage, rest = parse_usage(stderr, token)
     assert rest == "warning: something\npartial line without newline"
     assert (usage.exit_status, usage.wall_s, usage.user_s, usage.sys_s) == (-9, 1.5, 0.25, 0.125)
     assert (usage.max_rss_kb, usage.ctx_switches, usage.timed_out) == (2048, 7, True)
-    assert usage.rest() == {"minor_faults": 500, "major_faults": 2, "voluntary_switches": 3, "involuntary_switches": 4}
+    assert usage.rest() == {"minor_faults": 500, "major_faults": 2, "voluntary_switches": 3, "involuntary_switches": 4,
+                            "run_delay_s": 0.25}
 
 
 def test_a_forged_or_missing_usage_line_is_an_error() -> None:
     token = new_token()
-    forged = "\nshootout-usage-0000 status=0 wall=1 user=1 sys=0 maxrss=1 nvcsw=0 nivcsw=0 minflt=0 majflt=0 started=1 timedout=0\n"
+    forged = "\nshootout-usage-0000 status=0 wall=1 user=1 sys=0 maxrss=1 nvcsw=0 nivcsw=0 minflt=0 majflt=0 delay=-1 started=1 timedout=0\n"
     with pytest.raises(TargetError, match="did not report"):
         parse_usage(forged, token)
     with pytest.raises(TargetError, match="did not report"):

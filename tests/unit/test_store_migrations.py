@@ -67,7 +67,7 @@ def url(request: pytest.FixtureRequest, tmp_path) -> str:
 def test_fresh_database_matches_schema_py(url: str) -> None:
     """Migrations and schema.py must describe the same tables, or queries break on old files."""
     with Store(url) as s:
-        assert s.schema_version == len(migrations.MIGRATIONS) == 4
+        assert s.schema_version == len(migrations.MIGRATIONS) == 5
         insp = inspect(s._engine)
         assert set(insp.get_table_names()) == set(schema.metadata.tables)
         for name, table in schema.metadata.tables.items():
@@ -88,8 +88,8 @@ def test_version_0_files_are_created(tmp_path) -> None:
     con.close()
     for path in (empty, other):
         with Store(f"sqlite:///{path}") as s:
-            assert s.schema_version == 4
-        assert raw(path, "SELECT version FROM schema_version") == [(4,)]
+            assert s.schema_version == 5
+        assert raw(path, "SELECT version FROM schema_version") == [(5,)]
     assert raw(other, "SELECT text FROM notes") == [("keep me",)]
 
 
@@ -104,6 +104,7 @@ def test_hand_made_v1_database_is_read(tmp_path) -> None:
         assert (trial.spec.config, trial.values, trial.max_rss_kb, trial.ok) == ("b", {"m": 1.5}, 2048, True)
         assert trial.in_force == {}  # version 2 added the column; old trials had nothing recorded
         assert trial.observed == {}  # and version 3 this one
+        assert run.counters == {}  # and version 5 the counters pass's record
         assert s.get_setting("noise") == {"w": 0.01}
         assert s.create_run(run) == 5  # ids go on after the old ones
 
@@ -113,21 +114,21 @@ def test_appended_migration_upgrades_v1(tmp_path, monkeypatch) -> None:
     hand_made_v1(path)
     calls = []
 
-    def v5_add_host(conn) -> None:
+    def v6_add_host(conn) -> None:
         calls.append(1)
         conn.execute(text("ALTER TABLE runs ADD COLUMN host VARCHAR(200)"))
         conn.execute(text("UPDATE runs SET host = 'pi4'"))
 
-    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, v5_add_host])
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, v6_add_host])
     with Store(f"sqlite:///{path}") as s:
-        assert s.schema_version == 5
+        assert s.schema_version == 6
         assert s.get_run(4).note == "old"
     assert raw(path, "SELECT host FROM runs") == [("pi4",)]
     assert raw(path, "SELECT in_force FROM trials") == [("{}",)]
     assert raw(path, "SELECT observed FROM trials") == [("{}",)]
-    assert raw(path, "SELECT version FROM schema_version") == [(5,)]
-    with Store(f"sqlite:///{path}") as s:  # already at 5: nothing runs again
-        assert s.schema_version == 5
+    assert raw(path, "SELECT version FROM schema_version") == [(6,)]
+    with Store(f"sqlite:///{path}") as s:  # already at 6: nothing runs again
+        assert s.schema_version == 6
     assert calls == [1]
 
 
@@ -157,7 +158,7 @@ def test_newer_database_is_refused(tmp_path) -> None:
     con.close()
     with pytest.raises(StoreError) as err:
         Store(f"sqlite:///{path}")
-    assert "schema version 9, newer than this shootout knows (4)" in err.value.message
+    assert "schema version 9, newer than this shootout knows (5)" in err.value.message
     assert "upgrade shootout" in err.value.hint
 
 

@@ -138,8 +138,13 @@ def test_energy_per_trial_compares_like_any_counter_and_says_its_source() -> Non
     run.facts.machine["energy"] = {"source": "rapl", "label": "RAPL package-0 (powercap)"}
     found = {r.name: r for r in trial_ratios(run, trials, "ptrtree", "i386")}
     assert found["energy"].ratio == pytest.approx(0.72, abs=0.02) and found["energy"].high < 1
-    lines = why_lines(analyze(run, trials))
+    analysis = analyze(run, trials)
+    lines = why_lines(analysis)
     assert "energy per trial: RAPL package-0 (powercap)" in lines
+    per_watt = next(line for line in lines if "performance per watt" in line)
+    assert per_watt.startswith("ptrtree, i386: work per joule 1.39\u00d7 [")
+    joules = {a.config: a for a in analysis.amounts if a.name == "energy.joules"}  # per side, with an interval
+    assert joules["amd64"].interval.median == pytest.approx(5.0, rel=0.03) and joules["i386"].unit == "J"
 
 
 def test_every_renderer_shows_the_why_line_and_json_carries_every_counter() -> None:
@@ -149,7 +154,7 @@ def test_every_renderer_shows_the_why_line_and_json_carries_every_counter() -> N
     lines = why_lines(analysis)
     assert lines[0].startswith("ptrtree, i386 ") and "faster" in lines[0] and ": RSS 0.55\u00d7" in lines[0]
     assert any("cachegrind's pi4 cache model (D1 32 KiB 2-way, LL 1 MiB 16-way)" in line for line in lines)
-    assert "passes of a smaller size: ptrtree at lookups 50,000 of 500,000" in lines
+    assert "passes not at the run's size: ptrtree at lookups 50,000 of 500,000" in lines
     assert lines[-1].startswith("energy: this machine reports none")
     out = io.StringIO()
     show(analysis, Console(file=out, width=80))

@@ -69,6 +69,7 @@ UNITS: dict[str, Unit] = {
         Unit("score", "score", 1.0, _H, ",.4g"),
         Unit("GFLOPS", "flop-rate", 1e9, _H, ",.2f"),
         Unit("W", "power", 1.0, _L, ",.1f"),
+        Unit("J", "energy", 1.0, _L, ",.3g"),  # a trial's energy, where the machine reports it
         Unit("switches/s", "rate", 1.0, _H, ",.1f"),
         # Recorded amounts (may be zero; summarised per configuration, never a speed-up)
         Unit("tabs", "count", 1.0, _L, ",.0f"),

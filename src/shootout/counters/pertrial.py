@@ -8,11 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from shootout.base.model import Trial
+from shootout.base.model import Metric, Trial
 from shootout.execution.process import ProcResult
 
 RUSAGE = "rusage"  # Trial.observed key of the rest of the trial's rusage
 ENERGY = "energy"  # Trial.observed key of the joules the trial used ({"joules": J})
+# ... and how the recorded amounts (judge/amounts.py) name it: a median per side, with an interval
+JOULES = Metric("joules", "J", "energy one trial used (one run of the work), as this machine reported it")
 
 
 @dataclass(frozen=True)

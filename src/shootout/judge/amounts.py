@@ -1,9 +1,10 @@
 """Recorded amounts of a run: what its trials counted that may be zero, per configuration.
 
-Two sources, both stored with each trial: a workload's `recorded` values (tabs the OOM
+Three sources, all stored with each trial: a workload's `recorded` values (tabs the OOM
 killer took, major faults: Trial.values beside the metrics) and what the configuration's
 parts saw during the trial (pressure stall time, swap traffic, zswap's pool: Trial.observed,
-described by each Part's `observes`). They are not speed-ups: each configuration gets the
+described by each Part's `observes`), and the energy the trial used where the machine reports
+it (counters/pertrial.py). They are not speed-ups: each configuration gets the
 median over its rounds with a distribution-free interval (stats.recorded.median_interval).
 A workload's `guard` (tabs lost) decides its headline verdict before any speed-up does
 (stats.recorded.guarded_verdict).
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shootout.base.model import Metric, Run, Trial, WorkloadSpec
+from shootout.counters import pertrial
 from shootout.parts import PARTS
 from shootout.stats.recorded import Interval, Lost, guarded_verdict, median_interval
 from shootout.stats.verdict import Verdict
@@ -32,7 +34,8 @@ class Amount:
 
 
 def _observed_metrics() -> dict[str, Metric]:
-    return {f"{part.name}.{m.name}": m for part in PARTS.values() for m in part.observes}
+    parts = {f"{part.name}.{m.name}": m for part in PARTS.values() for m in part.observes}
+    return parts | {f"{pertrial.ENERGY}.{pertrial.JOULES.name}": pertrial.JOULES}
 
 
 def by_round(trials: Sequence[Trial], workload: str, name: str, config: str) -> dict[int, float]:

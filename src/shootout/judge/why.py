@@ -50,7 +50,7 @@ class CounterRatio:
     def text(self) -> str:
         """'RSS 0.55× [0.54–0.56]' or 'D1 misses 0.62× (cachegrind model)'."""
         shown = f"{self.label} {_times(self.ratio)}"
-        if self.low is not None and self.high is not None:
+        if self.low is not None and self.high is not None and f"{self.low:.3f}" != f"{self.high:.3f}":
             digits = 2 if f"{self.low:.2f}" != f"{self.high:.2f}" else 3  # a narrow interval keeps two ends
             shown += f" [{_times(self.low, '', digits)}\u2013{_times(self.high, digits=digits)}]"
         return f"{shown} ({self.source})" if self.source else shown

@@ -33,7 +33,9 @@ from shootout.workloads.contract import Workload
 # the counters cost a run (at least MIN_CAP_S a pass: valgrind takes about a second to start)
 SHARE = 0.10
 MIN_CAP_S = 2.0
-SLOWDOWN = 40.0  # cachegrind's slowdown to plan a scaled pass by (10x memory-bound, 50x+ register-only)
+# cachegrind's slowdown to plan a scaled pass by: 8x on ptrtree, 60-80x on a register loop here
+SLOWDOWN = 80.0
+STARTUP_S = 1.0  # valgrind's own start, before the program runs
 # perf stat's event names -> the names judge/why.py gives them
 PERF_NAMES = {"instructions": "instructions", "cycles": "cycles", "ipc": "ipc", "L1-dcache-load-misses": "l1d_misses",
               "LLC-load-misses": "llc_misses", "dTLB-load-misses": "dtlb_misses", "branch-misses": "branch_misses"}
@@ -54,7 +56,7 @@ def scaled_params(live: Live, workload: Workload, cap: float) -> tuple[dict[str,
     """The parameters of a cachegrind pass, and what was scaled ("" for the run's own)."""
     params = dict(live.run.params[workload.spec.name])
     param = getattr(workload, "calibrate_param", None)
-    factor = cap / (SLOWDOWN * _trial_wall(live, workload.spec.name))
+    factor = max(cap - STARTUP_S, 0.5) / (SLOWDOWN * _trial_wall(live, workload.spec.name))
     if param is None or factor >= 1 or not isinstance(params.get(param), int):
         return params, ""
     full = params[param]
@@ -112,7 +114,7 @@ class CounterPass:
 
     def describe(self) -> str:
         if self.no_pmu:
-            return f"cachegrind's {self.live.run.settings.cache_model} cache model: {self.no_pmu}"
+            return f"cachegrind's {self.live.run.settings.cache_model} cache model: {self.no_pmu.partition(':')[0]}"
         return "perf stat: the PMU's counters"
 
     def sides(self) -> list[Config]:

@@ -31,7 +31,8 @@ from shootout.measure.lanes import each_machine, lanes_of, run_round
 from shootout.measure.plan import round_order
 from shootout.measure.runstate import Live, RunRequest
 from shootout.measure.stopping import check_budget, emulated, eta, undecided
-from shootout.measure.trial import failed, run_trial
+from shootout.measure.smallparent import SmallParent
+from shootout.measure.trial import failed, here, run_trial
 from shootout.parts import RunParts, sized
 from shootout.places import LOCAL, machine_key, make_target
 from shootout.places.target import Target
@@ -124,6 +125,8 @@ class Runner:
         commands = self.journal.record("the processes of this run's commands", {"end_marked": run_prefix()})
         try:
             live.energy = self._energy(live)
+            if any(here(c) for c in run.configs):
+                live.small_parent = SmallParent.here()
             self._open_targets(live)
             live.parts = RunParts(run.configs, self.journal, live.scratches)
             self._prepare(live, calibrated)

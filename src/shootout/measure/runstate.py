@@ -11,6 +11,7 @@ from shootout.base.errors import ShootoutError
 from shootout.base.model import Config, Run, RunSettings, Trial
 from shootout.conditions.repeats import Repeats
 from shootout.counters.energy import EnergySource
+from shootout.measure.smallparent import SmallParent
 from shootout.parts import RunParts
 from shootout.places.target import Target
 from shootout.storage.scratch import Scratches
@@ -47,6 +48,7 @@ class Live:
     trial_seconds: list[float] = field(default_factory=list)
     repeats: dict[str, Repeats] = field(default_factory=dict)  # each machine's count of interrupted attempts
     energy: EnergySource | None = None  # where this machine reports the energy its trials use
+    small_parent: SmallParent | None = None  # what this machine's trials are forked from (smallparent.py)
     # machines measured in parallel (lanes.py): one lane records at a time; after a lane's
     # failure or an interrupt nothing more is recorded
     lock: threading.RLock = field(default_factory=threading.RLock)

@@ -7,11 +7,19 @@ import time
 from typing import Any
 
 from shootout.base.errors import ShootoutError, WorkloadError
-from shootout.base.model import Trial, TrialSpec
+from shootout.base.model import Config, Trial, TrialSpec
 from shootout.counters import pertrial
 from shootout.measure.runstate import Live
+from shootout.measure.smallparent import SmallParent
+from shootout.places.kind import KINDS
 from shootout.places.target import layout_padding
 from shootout.workloads import cpuclock
+
+
+def here(config: Config) -> bool:
+    """A configuration whose trials run as processes of this machine (not a remote's, not scripted)."""
+    kind = KINDS[config.target]
+    return not kind.elsewhere and not kind.scripted
 
 
 def failed(trial: Trial) -> WorkloadError:
@@ -36,12 +44,16 @@ def run_trial(live: Live, spec: TrialSpec) -> Trial:
             with live.lock:  # the parts write the journal: one lane at a time
                 in_force = live.parts.before_trial(config)
                 wrap = live.parts.wrap(config)
+        timeout = float(params.get("timeout_s", 1800))
+        parent, token = live.small_parent.wrap(timeout) if live.small_parent and here(config) else ([], "")
         # the energy of this machine's trials only: another machine's is not read here
         reading = live.energy.start() if live.energy is not None and target.machine_monitor() is None else None
         try:
-            result = target.run(argv, env=layout_padding(), timeout=float(params.get("timeout_s", 1800)), wrap=wrap)
+            result = target.run(argv, env=layout_padding(), timeout=timeout, wrap=[*parent, *wrap])
         finally:  # also after a failed start: a part may have made something for this trial
             joules = reading.stop() if reading is not None else None
+        if token:
+            result = SmallParent.result(result, token)
             if live.parts is not None:
                 with live.lock:
                     observed = live.parts.after_trial(config)

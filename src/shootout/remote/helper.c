@@ -13,8 +13,10 @@
  *       the ssh channel goes away (stdout reports an error or hang-up: sshd does not signal
  *       a command without a pty) or TIMEOUT_S passes, the group is killed. SIGTERM passes
  *       SIGTERM on to the group, SIGUSR1 kills it. Last, to stderr: "\n" TOKEN " " USAGE.
- *   USAGE: status=S wall=W user=U sys=Y maxrss=K nvcsw=V nivcsw=I minflt=F majflt=J started=T timedout=0|1
+ *   USAGE: status=S wall=W user=U sys=Y maxrss=K nvcsw=V nivcsw=I minflt=F majflt=J delay=D started=T timedout=0|1
  *       from wait4() of the command's own process, so the resource usage is the remote
+ *       program's (forked from this small helper, its max RSS is its own, not a big parent's);
+ *       D: seconds it waited for a CPU (/proc/PID/schedstat, read before it is reaped; -1: unknown);
  *       program's; S is the exit status, or minus the signal that killed the command.
  *   helper snap PATTERN...
  *       For every file matching a glob pattern: "F LENGTH PATH\n" then LENGTH bytes (up to
@@ -99,13 +101,35 @@ static pid_t start(char **argv, char **envp, const char *cwd, const int fds[3]) 
     return pid;
 }
 
-static void usage_line(FILE *out, int status, const struct rusage *ru, double wall, double started, int timed_out) {
+static void usage_line(FILE *out, int status, const struct rusage *ru, double wall, double delay, double started,
+                       int timed_out) {
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
     fprintf(out, "status=%d wall=%.9f user=%.6f sys=%.6f maxrss=%ld nvcsw=%ld nivcsw=%ld minflt=%ld majflt=%ld "
-            "started=%.6f timedout=%d\n",
+            "delay=%.9f started=%.6f timedout=%d\n",
             code, wall, ru->ru_utime.tv_sec + ru->ru_utime.tv_usec * 1e-6,
             ru->ru_stime.tv_sec + ru->ru_stime.tv_usec * 1e-6, ru->ru_maxrss, ru->ru_nvcsw, ru->ru_nivcsw,
-            ru->ru_minflt, ru->ru_majflt, started, timed_out);
+            ru->ru_minflt, ru->ru_majflt, delay, started, timed_out);
+}
+
+static double run_delay(pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/schedstat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    unsigned long long ran, waited;
+    int n = fscanf(f, "%llu %llu", &ran, &waited);
+    fclose(f);
+    return n == 2 ? (double)waited * 1e-9 : -1;
+}
+
+/* 1 once the command has exited: its wait for a CPU read while it is a zombie, then reaped. */
+static int reaped_now(pid_t pid, int *status, struct rusage *ru, double *delay) {
+    siginfo_t info;
+    info.si_pid = 0;
+    if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != pid) return 0;
+    *delay = run_delay(pid);
+    while (wait4(pid, status, 0, ru) < 0 && errno == EINTR) {}
+    return 1;
 }
 
 static void kill_and_reap(pid_t pid, int *status, struct rusage *ru) {
@@ -128,9 +152,10 @@ static int run(int argc, char **argv) {
     pid_t pid = start(argv + 6, NULL, argv[4], inherit);
     if (pid < 0) return 2;
     int timed_out = 0, status = 0, termed = 0;
+    double delay = -1;
     struct rusage ru;
     for (;;) {
-        if (wait4(pid, &status, WNOHANG, &ru) == pid) break;
+        if (reaped_now(pid, &status, &ru, &delay)) break;
         double left = timeout - (clock_s(CLOCK_MONOTONIC) - t0);
         timed_out = left <= 0;
         if (term_asked && !termed) { killpg(pid, SIGTERM); termed = 1; } /* stop(): the group may end itself */
@@ -145,7 +170,7 @@ static int run(int argc, char **argv) {
     double wall = clock_s(CLOCK_MONOTONIC) - t0;
     killpg(pid, SIGKILL); /* stragglers the command left behind must not disturb the next one */
     fprintf(stderr, "\n%s ", token);
-    usage_line(stderr, status, &ru, wall, started, timed_out);
+    usage_line(stderr, status, &ru, wall, delay, started, timed_out);
     return 0;
 }
 
@@ -249,10 +274,10 @@ static int serve_one(FILE *in) {
     close(err[1]);
     if (pid < 0) return -1;
     int timed_out = 0, status = 0, reaped = 0, lost = 0;
-    double wall = 0, drain_until = 0;
+    double wall = 0, drain_until = 0, delay = -1;
     struct rusage ru;
     for (;;) {
-        if (!reaped && wait4(pid, &status, WNOHANG, &ru) == pid) {
+        if (!reaped && reaped_now(pid, &status, &ru, &delay)) {
             reaped = 1;
             wall = clock_s(CLOCK_MONOTONIC) - t0;
             killpg(pid, SIGKILL); /* stragglers must not disturb the next command */
@@ -286,7 +311,7 @@ static int serve_one(FILE *in) {
     if (err[0] >= 0) close(err[0]);
     if (lost) return -1;
     fputs("x ", stdout);
-    usage_line(stdout, status, &ru, wall, started, timed_out);
+    usage_line(stdout, status, &ru, wall, delay, started, timed_out);
     fflush(stdout);
     return 1;
 }

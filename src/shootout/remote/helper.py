@@ -15,6 +15,7 @@ import secrets
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 from importlib import resources
 
 from shootout.base.errors import TargetError, ToolMissing
@@ -23,7 +24,7 @@ from shootout.remote.channel import SshChannel
 _FIELDS = re.compile(
     r"status=(?P<status>-?\d+) wall=(?P<wall>[0-9.]+) user=(?P<user>[0-9.]+) sys=(?P<sys>[0-9.]+) "
     r"maxrss=(?P<maxrss>\d+) nvcsw=(?P<nvcsw>\d+) nivcsw=(?P<nivcsw>\d+) "
-    r"minflt=(?P<minflt>\d+) majflt=(?P<majflt>\d+) started=(?P<started>[0-9.]+) "
+    r"minflt=(?P<minflt>\d+) majflt=(?P<majflt>\d+) delay=(?P<delay>-?[0-9.]+) started=(?P<started>[0-9.]+) "
     r"timedout=(?P<timedout>[01])\n?$")
 
 # One exec that finds (or makes) everything a target needs: the remote's home, its cache
@@ -57,11 +58,13 @@ class RemoteUsage:
     involuntary: int = 0
     minor_faults: int = 0
     major_faults: int = 0
+    run_delay_s: float | None = None  # waited for a CPU (None: unknown)
 
-    def rest(self) -> dict[str, int]:
+    def rest(self) -> dict[str, Any]:
         """The rest of the rusage, as ProcResult's keyword arguments."""
         return {"minor_faults": self.minor_faults, "major_faults": self.major_faults,
-                "voluntary_switches": self.voluntary, "involuntary_switches": self.involuntary}
+                "voluntary_switches": self.voluntary, "involuntary_switches": self.involuntary,
+                "run_delay_s": self.run_delay_s}
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,8 @@ def parse_fields(text: str) -> RemoteUsage | None:
         exit_status=int(m["status"]), wall_s=float(m["wall"]), user_s=float(m["user"]), sys_s=float(m["sys"]),
         max_rss_kb=int(m["maxrss"]), ctx_switches=int(m["nvcsw"]) + int(m["nivcsw"]),
         started_at=float(m["started"]), timed_out=m["timedout"] == "1", voluntary=int(m["nvcsw"]),
-        involuntary=int(m["nivcsw"]), minor_faults=int(m["minflt"]), major_faults=int(m["majflt"]))
+        involuntary=int(m["nivcsw"]), minor_faults=int(m["minflt"]), major_faults=int(m["majflt"]),
+        run_delay_s=float(m["delay"]) if float(m["delay"]) >= 0 else None)
 
 
 def run_command(helper: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str,

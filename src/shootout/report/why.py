@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from shootout.judge.analysis import Analysis, Comparison
-from shootout.judge.why import Why
+from shootout.judge.why import CounterRatio, Why
 from shootout.report.text import display, fmt_comparison
 from shootout.stats.verdict import Verdict
 
@@ -40,9 +40,9 @@ def _source(record: dict[str, Any]) -> str:
 
 
 def _size(workload: str, record: dict[str, Any]) -> str:
-    if record.get("scaled"):
-        return f"{workload} at {record['scaled']}"
-    return f"{workload} cut at its cap (rates per instruction)" if record.get("partial") else ""
+    said = [f"at {record['scaled']}"] if record.get("scaled") else []
+    said += ["cut at its cap (rates per instruction)"] if record.get("partial") else []
+    return f"{workload} {', '.join(said)}" if said else ""
 
 
 def model_lines(analysis: Analysis) -> list[str]:
@@ -56,7 +56,7 @@ def model_lines(analysis: Analysis) -> list[str]:
                 if said := _size(workload, record):
                     sizes[said] = None
     out = [f"counters once per side, untimed: {source}" for source in sources]
-    return out + ([f"passes of a smaller size: {'; '.join(sizes)}"] if sizes else [])
+    return out + ([f"passes not at the run's size: {'; '.join(sizes)}"] if sizes else [])
 
 
 def energy_line(analysis: Analysis) -> str:
@@ -66,9 +66,25 @@ def energy_line(analysis: Analysis) -> str:
     return found.get("none", "")
 
 
+def per_joule_lines(analysis: Analysis) -> list[str]:
+    """Performance per watt: the work each configuration does per joule against the baseline's
+    (the inverse of the energy ratio of the same work, with its interval inverted)."""
+    out = []
+    base = analysis.configs[0].display
+    for w in analysis.whys:
+        energy = next((r for r in w.ratios if r.name == "energy"), None)
+        if energy is None:
+            continue
+        per = CounterRatio("per_joule", "work per joule", 1 / energy.ratio,
+                           1 / energy.high if energy.high else None, 1 / energy.low if energy.low else None)
+        out.append(f"{w.workload}, {display(analysis, w.config)}: {per.text()} of {base}'s (performance per watt)")
+    return out
+
+
 def why_lines(analysis: Analysis) -> list[str]:
     """The section's lines (without its title): [] when no workload has one."""
     lines = [line for w in analysis.whys if (line := why_line(analysis, w)) is not None]
+    lines += per_joule_lines(analysis)
     if not lines:
         return []
     return lines + model_lines(analysis) + ([e] if (e := energy_line(analysis)) else [])
