@@ -33,8 +33,9 @@ from shootout.workloads.contract import Workload
 # the counters cost a run (at least MIN_CAP_S a pass: valgrind takes about a second to start)
 SHARE = 0.10
 MIN_CAP_S = 2.0
-# cachegrind's slowdown to plan a scaled pass by: 8x on ptrtree, 60-80x on a register loop here
-SLOWDOWN = 80.0
+# cachegrind's slowdown to plan a scaled pass by: 8-30x here, and a 32-bit side may run twice the
+# instructions; planned high, so that both sides of a scaled pass end within the cap
+SLOWDOWN = 200.0
 STARTUP_S = 1.0  # valgrind's own start, before the program runs
 # perf stat's event names -> the names judge/why.py gives them
 PERF_NAMES = {"instructions": "instructions", "cycles": "cycles", "ipc": "ipc", "L1-dcache-load-misses": "l1d_misses",
@@ -85,8 +86,9 @@ def _cachegrind(target: Target, argv: list[str], wrap: list[str], model: str, ca
     names = target.run(["ls", out_dir], timeout=60).stdout.split()
     found = cachegrind.parse([target.read(f"{out_dir}/{n}").decode(errors="replace") for n in names])
     target.remove(out_dir)
+    counts = {k: v for k, v in found.as_dict().items() if k not in ("caches", "processes")}
     return {"source": "cachegrind", "model": model, "caches": found.caches, "partial": partial,
-            "counts": found.as_dict()}
+            "processes": found.processes, "counts": counts}
 
 
 def _perf(target: Target, argv: list[str], wrap: list[str], cap: float, out_dir: str) -> dict[str, Any]:
@@ -98,7 +100,7 @@ def _perf(target: Target, argv: list[str], wrap: list[str], cap: float, out_dir:
         raise ShootoutError(f"exit {result.exit_status} under perf stat: {result.stderr_tail(1)[:120]}")
     counts = perfstat.parse(target.read(out).decode(errors="replace"))
     target.remove(out_dir)
-    return {"source": "perf", "partial": False,
+    return {"source": "perf", "partial": False, "multiplexed": counts.get("multiplexed"),
             "counts": {PERF_NAMES[k]: v for k, v in counts.items() if k in PERF_NAMES}}
 
 
@@ -142,8 +144,11 @@ class CounterPass:
                      "no model for it")
             return False
         target = self.live.targets[config.name]
+        t0 = time.monotonic()
         try:
-            target.provide([self.package])
+            if target.provide([self.package]):
+                self.say(f"counters: installed {self.package} into {config.display} "
+                         f"({time.monotonic() - t0:.0f} s, once)")
         except ShootoutError:
             pass  # a host is never changed: said below when the tool is missing
         if target.which(self.tool) is None:

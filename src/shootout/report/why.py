@@ -39,22 +39,25 @@ def _source(record: dict[str, Any]) -> str:
     return "the PMU's counters (perf stat)"
 
 
-def _size(workload: str, record: dict[str, Any]) -> str:
-    said = [f"at {record['scaled']}"] if record.get("scaled") else []
-    said += ["cut at its cap (rates per instruction)"] if record.get("partial") else []
+def _sizes(analysis: Analysis, workload: str, records: dict[str, dict[str, Any]]) -> str:
+    """'intmix at iterations 93,631 of 10,000,000, cut at its cap on i386' ('' at the run's size)."""
+    said = [f"at {scaled}"] if (scaled := next((r["scaled"] for r in records.values() if r.get("scaled")), "")) else []
+    cut = [name for name, r in records.items() if r.get("partial")]
+    if cut:
+        where = "" if len(cut) == len(records) else " on " + ", ".join(display(analysis, n) for n in cut)
+        said.append(f"cut at its cap{where} (rates per instruction)")
     return f"{workload} {', '.join(said)}" if said else ""
 
 
 def model_lines(analysis: Analysis) -> list[str]:
     """Where the once-per-side counters came from, and the passes not at the run's own size."""
     sources: dict[str, None] = {}
-    sizes: dict[str, None] = {}
+    sizes = []
     for run in analysis.runs:
         for workload, records in run.counters.items():
-            for record in records.values():
-                sources[_source(record)] = None
-                if said := _size(workload, record):
-                    sizes[said] = None
+            sources.update({_source(r): None for r in records.values()})
+            if said := _sizes(analysis, workload, records):
+                sizes.append(said)
     out = [f"counters once per side, untimed: {source}" for source in sources]
     return out + ([f"passes not at the run's size: {'; '.join(sizes)}"] if sizes else [])
 
