@@ -29,7 +29,7 @@ def test_ptrtree_is_faster_at_m32_with_a_ci_that_excludes_one_and_says_why(shoot
     assert counters["max_rss"]["ratio"] < 0.8 and counters["max_rss"]["ci_high"] < 1, counters
     assert counters["d1_misses"]["ratio"] < 1 and counters["d1_misses"]["source"] == "cachegrind host model"
     assert counters["text_bytes"]["source"] == "ELF"
-    assert "Why: the counters" in done.stdout and "ptrtree, host+m32" in done.stdout
+    assert "Why: the counters" in done.stdout and "ptrtree, host -m32" in done.stdout
     assert "cachegrind's host cache model" in done.stdout
 
 
