@@ -85,6 +85,11 @@ def test_sigkill_of_a_chroot_run_leaves_no_mount_and_resume_completes(spaces: Sp
     expected = {(r, w, c) for w in last for r in range(0, last[w] + 1) for c in configs}
     assert set(after) == expected and set(before) <= set(after)
     assert _others(spaces.home) == {}
+    # the counters pass ran inside each userspace (valgrind installed there on first use), every
+    # process of the pipeline under cachegrind
+    counted = Store(f"sqlite:///{db}").get_run("last").counters["count"]
+    assert {c: r["source"] for c, r in counted.items()} == dict.fromkeys(configs, "cachegrind"), done.stderr
+    assert all(r["processes"] >= 2 and r["counts"]["instructions"] > 0 for r in counted.values())
 
 
 class BcAndIozone(CommandWorkload):

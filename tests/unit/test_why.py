@@ -13,6 +13,7 @@ from rich.console import Console
 
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.base.runfacts import RunFacts
+from shootout.counters.baseline import baseline
 from shootout.judge.analysis import analyze
 from shootout.judge.why import CounterRatio, pass_ratios, trial_ratios, why
 from shootout.report.html import render_html
@@ -178,3 +179,27 @@ def test_no_counters_no_section_and_no_chart() -> None:
     assert why_lines(analysis) == []
     assert 'id="why"' not in render_html(analysis)
     assert why_chart(analysis) is not None  # the ratios of 1 are still drawn (RSS, switches)
+
+
+@pytest.mark.parametrize(("machine", "elf_class", "arch", "said"), [
+    ("x86", 32, "i386", "i686: x87 floating point (SSE2 not assumed), 8 general registers"),
+    ("x86-64", 64, "amd64", "x86-64: SSE2, 16 general registers"),
+    ("arm", 32, "armhf", "ARMv7-A, VFPv3-D16, Thumb-2, NEON not assumed (Debian armhf; Raspbian's is ARMv6 with VFPv2)"),
+    ("arm", 32, None, "32-bit ARM (its architecture level is not known here)"),
+    (None, None, "amd64", None)])
+def test_the_baseline_a_side_was_built_for_is_said_from_its_binary(machine, elf_class, arch, said) -> None:
+    assert baseline(machine, elf_class, arch) == said
+
+
+def test_the_why_section_says_what_each_side_was_built_for_and_the_paths_its_openssl_chose() -> None:
+    run, trials = ptrtree_run()
+    for config, machine, bits, paths in (("amd64", "x86-64", 64, ["sse2", "aes-ni", "sha-ni", "vaes"]),
+                                         ("i386", "x86", 32, ["sse2", "aes-ni", "sha-ni"])):
+        side = run.facts.side_for(config)
+        side["target"] = {"dpkg_arch": config}
+        side["workloads"] = {"ptrtree": {"elf": {"native kernel": {"machine": machine, "elf_class": bits}}}}
+        side["code_paths"] = {"openssl": paths}
+    lines = why_lines(analyze(run, trials))
+    assert ("built for: amd64 x86-64: SSE2, 16 general registers; i386 i686: x87 floating point (SSE2 not "
+            "assumed), 8 general registers") in lines
+    assert "OpenSSL's code paths: every side sse2, aes-ni, sha-ni; amd64 also vaes" in lines

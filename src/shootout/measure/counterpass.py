@@ -4,9 +4,10 @@ Where the machine has a CPU PMU the trial's command runs once under `perf stat`;
 VM, most clouds, qemu) under valgrind's cachegrind, a model of the caches named with its
 figures. Both run inside the side (its userspace's perf or valgrind, installed there like a
 workload's tools), with the run's parameters. Cachegrind slows a program 10-50 times, so a
-pass has a cap of its own (the passes together: a tenth of the rounds' time): a workload that sizes its work by one parameter (calibrate_param)
-runs it scaled down so that the pass ends within the cap (both sides at the same size), any
-other is stopped at the cap by SIGTERM and compared by its rates per instruction. The size of
+pass has a cap (all passes together: a tenth of the rounds' time): a workload that sizes its
+work by one parameter (calibrate_param) runs it scaled down so that the pass ends within the
+cap (both sides at the same size); any other is stopped at the cap by SIGTERM and compared by
+its rates per instruction. The size of
 the code that ran and the OpenSSL paths of each side are read beside it. Nothing here enters a
 verdict (judge/why.py); a pass that cannot run is one line in the run's notes.
 """
@@ -175,10 +176,11 @@ class CounterPass:
 
     def _code_paths(self, config: Config) -> None:
         target = self.live.targets[config.name]
-        if target.which("openssl") is None:
-            return
-        result = target.run(["openssl", "version", "-c"], timeout=60)
-        if paths := codepaths.openssl_paths(result.stdout):
+        try:
+            result = target.run(["openssl", "version", "-c"], timeout=60) if target.which("openssl") else None
+        except ShootoutError:
+            result = None  # no openssl to ask: the side's facts say nothing of its paths
+        if result is not None and (paths := codepaths.openssl_paths(result.stdout)):
             self.live.run.facts.side_for(config.name)["code_paths"] = {"openssl": list(paths)}
 
     def _one(self, name: str, config: Config, params: dict[str, Any], scaled: str, cap: float) -> None:
@@ -191,10 +193,10 @@ class CounterPass:
             with self._parts(config) as wrap:
                 record = (_cachegrind(target, argv, wrap, live.run.settings.cache_model, cap, out_dir)
                           if self.no_pmu else _perf(target, argv, wrap, cap, out_dir))
-        except ShootoutError as exc:
+            record.update(seconds=round(time.monotonic() - t0, 2), scaled=scaled)
+            if (binary := main_binary(target, workload, argv)) is not None:
+                record["code"] = codesize.code_size(target, binary)
+        except ShootoutError as exc:  # a side without counters, said; never the run's failure
             self.say(f"counters: {name} on {config.display}: {exc.message}")
             return
-        record.update(seconds=round(time.monotonic() - t0, 2), scaled=scaled)
-        if (binary := main_binary(target, workload, argv)) is not None:
-            record["code"] = codesize.code_size(target, binary)
         live.run.counters.setdefault(name, {})[config.name] = record

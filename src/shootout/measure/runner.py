@@ -21,8 +21,8 @@ from shootout.base.runfacts import LostWorkload, RunFacts
 from shootout.conditions.monitor import Monitor, TrialWindow, others_during, wait_quiet
 from shootout.conditions.repeats import LIMIT_CPUS, QUIET_WAIT_S, record
 from shootout.conditions.throttling import kernel_events_since
-from shootout.counters.energy import EnergySource, find_source
 from shootout.configs.groups import check_architectures, machine_arch
+from shootout.counters.energy import EnergySource, find_source
 from shootout.execution.tree import run_prefix
 from shootout.measure import events as ev
 from shootout.measure.binaries import provide_alike, verify_binaries

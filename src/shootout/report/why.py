@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from shootout.base.runfacts import dig
+from shootout.counters.baseline import baseline
 from shootout.judge.analysis import Analysis, Comparison
 from shootout.judge.why import CounterRatio, Why
 from shootout.report.text import display, fmt_comparison
@@ -84,10 +86,41 @@ def per_joule_lines(analysis: Analysis) -> list[str]:
     return out
 
 
+def _binary_of(analysis: Analysis, config: str) -> tuple[str | None, int | None]:
+    """The ELF machine and class of the first workload binary a side recorded."""
+    for spec in analysis.workloads:
+        for found in analysis.facts.workload(config, spec.name).get("elf", {}).values():
+            if isinstance(found, dict) and found.get("machine") and found.get("elf_class"):
+                return found["machine"], found["elf_class"]
+    return None, None
+
+
+def code_lines(analysis: Analysis) -> list[str]:
+    """What each side's binaries may assume of the CPU, and the paths its OpenSSL chose."""
+    built, paths = {}, {}
+    for config in analysis.configs:
+        target = analysis.facts.target(config.name)
+        if said := baseline(*_binary_of(analysis, config.name), target.get("dpkg_arch") or target.get("arch")):
+            built[config.display] = said
+        if chosen := dig(analysis.facts.side(config.name), "code_paths", "openssl"):
+            paths[config.display] = list(chosen)
+    out = [f"built for: {'; '.join(f'{name} {said}' for name, said in built.items())}"] if built else []
+    return out + ([_paths_line(paths, len(analysis.configs))] if paths else [])
+
+
+def _paths_line(paths: dict[str, list[str]], sides: int) -> str:
+    """'OpenSSL's code paths: every side sse2, aes-ni, sha-ni; amd64 userspace also vaes'."""
+    common = [p for p in next(iter(paths.values())) if all(p in chosen for chosen in paths.values())]
+    said = [f"{'every side' if len(paths) == sides else ', '.join(paths)} {', '.join(common) or 'none'}"]
+    said += [f"{name} also {', '.join(extra)}" for name, chosen in paths.items()
+             if (extra := [p for p in chosen if p not in common])]
+    return f"OpenSSL's code paths: {'; '.join(said)}"
+
+
 def why_lines(analysis: Analysis) -> list[str]:
     """The section's lines (without its title): [] when no workload has one."""
     lines = [line for w in analysis.whys if (line := why_line(analysis, w)) is not None]
     lines += per_joule_lines(analysis)
     if not lines:
         return []
-    return lines + model_lines(analysis) + ([e] if (e := energy_line(analysis)) else [])
+    return lines + model_lines(analysis) + code_lines(analysis) + ([e] if (e := energy_line(analysis)) else [])
