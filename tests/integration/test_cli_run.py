@@ -86,6 +86,7 @@ def test_sigkill_then_resume_completes_with_every_trial_once(shootout, tmp_path)
     (("-c", "host", "--confidence", "1"), "--confidence 1 must be above 50% and below 100%"),
     (("-c", "host", "--aa", "-w", "intmix", "-w", "ptrtree", "--max-rounds", "6"),
      "--max-rounds 6 is too few"),
+    (("-c", "host", "--cache-model", "pi9"), "error: unknown --cache-model 'pi9' (use one of: host, pi4, pi5)"),
 ])
 def test_bad_input_is_one_line_and_nonzero(shootout, args, message):
     done = shootout("run", *args, "--db", shootout.db)
