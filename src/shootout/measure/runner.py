@@ -126,7 +126,11 @@ class Runner:
         try:
             live.energy = self._energy(live)
             if any(here(c) for c in run.configs):
-                live.small_parent = SmallParent.here()
+                found = SmallParent.here()
+                if isinstance(found, str):
+                    self.emit(ev.Notice(found))
+                else:
+                    live.small_parent = found
             self._open_targets(live)
             live.parts = RunParts(run.configs, self.journal, live.scratches)
             self._prepare(live, calibrated)

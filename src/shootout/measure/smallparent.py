@@ -11,7 +11,6 @@ for a CPU are its own; the helper reports them with its exit status on its last 
 from __future__ import annotations
 
 import dataclasses
-import logging
 import secrets
 
 from shootout.base.errors import ShootoutError, TargetError
@@ -21,7 +20,6 @@ from shootout.execution.process import ProcResult
 from shootout.places.host import HostTarget
 from shootout.remote import helper
 
-log = logging.getLogger(__name__)
 MARGIN_S = 5.0  # the runner's own timeout ends a trial first; the helper's is the backstop
 
 
@@ -30,14 +28,13 @@ class SmallParent:
     binary: str
 
     @staticmethod
-    def here() -> SmallParent | None:
-        """The helper compiled with this machine's cc (cached), or None with the reason logged."""
+    def here() -> SmallParent | str:
+        """The helper compiled with this machine's cc (cached), or one line saying why not."""
         host = HostTarget(Config(name="host"))
         try:
             return SmallParent(compile_c(host, "helper", {"helper.c": helper.source()}, ["-O2"]).path)
         except ShootoutError as exc:
-            log.warning("trials start from shootout's own process (their max RSS is at least its own): %s", exc)
-            return None
+            return f"trials start from shootout's own process, so their max RSS reads at least its own: {exc}"
         finally:
             host.close()
 
