@@ -1,6 +1,8 @@
 """The "why" lines every renderer shows under the verdicts: for each workload whose sides
-differ enough to matter, its speed-up and the counters furthest from 1 (judge/why.py), then
-what the counters came from and, once, where energy came from or why there is none.
+differ enough to matter, its speed-up and the counters furthest from 1 (judge/why.py), and the
+work per joule where energy was read; then what the counters came from, what each side's
+binaries were built for and the paths its OpenSSL chose, and where energy came from or why
+there is none.
 """
 
 from __future__ import annotations
