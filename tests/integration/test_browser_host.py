@@ -102,7 +102,7 @@ def test_host_against_itself_is_same(chromium, tmp_path):
     the run goes on past 10 rounds until the sequential rule decides, as a user's run would;
     a run of fixed length would fail now and then on noise alone, not on a bias."""
     host = Config(name="host")
-    settings = RunSettings(seed=5, budget_s=1200, aa=True, threshold=0.20, precision=0.10, min_rounds=10, max_rounds=30)
+    settings = RunSettings(seed=5, budget_s=1200, aa=True, counters=False, threshold=0.20, precision=0.10, min_rounds=10, max_rounds=30)
     params = {"browser": {**Browser.quick, **SMALL, "sets": ["todo"], "todo_target_ms": 300}}
     store = Store(f"sqlite:///{tmp_path / 'aa.db'}")
     run_id = Runner(store, Journal(tmp_path)).start(RunRequest([host, aa_copy(host)], [Browser()], settings, params=params))

@@ -119,7 +119,7 @@ def test_native_suite_and_media_run_in_a_target_whose_files_are_not_here(userspa
     config = Config(name="remote", target="chroot", userspace=I386, label="private-root stand-in")
     params = {"membw": {"size_mib": 32, "reps": 2}, "sha1-sparse": {"size": 100_000_000},
               "flac": {"minutes": 0.2}, "lame": {"minutes": 0.2}, "ptrtree": {"nodes": 200_000}}
-    request = RunRequest([config], [workload(n) for n in names], RunSettings(seed=5, min_rounds=1, max_rounds=1),
+    request = RunRequest([config], [workload(n) for n in names], RunSettings(seed=5, min_rounds=1, max_rounds=1, counters=False),
                          params=params)
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
     home_before = sorted(p.name for p in (userspace_root / "var/cache").iterdir())

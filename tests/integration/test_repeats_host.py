@@ -49,7 +49,7 @@ def test_outside_load_sets_trials_aside_and_the_trials_own_work_does_not(tmp_pat
     monitor = Monitor()
     with monitor:
         run_id = Runner(store, Journal(tmp_path), on_event, monitor=monitor).start(
-            RunRequest(configs, [work], RunSettings(seed=1, max_rounds=8)))
+            RunRequest(configs, [work], RunSettings(seed=1, max_rounds=8, counters=False)))
     aside = store.get_run(run_id).set_aside
     assert loaded and aside, "the outside load set no attempt aside"
     during = [a for a in aside if loaded[0] - 0.5 <= a["started_at"] <= loaded[0] + LOAD_S]
@@ -77,7 +77,7 @@ def test_without_the_monitor_outside_load_still_sets_trials_aside(tmp_path: Path
     configs = [Config(name=n, target="host") for n in ("A", "B")]
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
     run_id = Runner(store, Journal(tmp_path), on_event, monitor=None).start(
-        RunRequest(configs, [work], RunSettings(seed=1, max_rounds=8)))
+        RunRequest(configs, [work], RunSettings(seed=1, max_rounds=8, counters=False)))
     aside = store.get_run(run_id).set_aside
     during = [a for a in aside if loaded and loaded[0] - 0.5 <= a["started_at"] <= loaded[0] + LOAD_S]
     assert during and max(a["others_cpus"] for a in during) > 1.0, aside
@@ -104,7 +104,7 @@ def test_a_computing_command_is_judged_by_its_cpu_time_and_a_parallel_one_by_wal
         store = Store(f"sqlite:///{tmp_path / f'{name}.db'}")
         work = CommandWorkload({"name": name, "command": ["sh", "-c", command]})
         run_id = Runner(store, Journal(tmp_path), on_event).start(
-            RunRequest(configs, [work], RunSettings(seed=1, max_rounds=6)))
+            RunRequest(configs, [work], RunSettings(seed=1, max_rounds=6, counters=False)))
         run = store.get_run(run_id)
         chosen = run.headline_clocks[name]
         heads.update({c.workload: (c.metric, chosen) for c in analyze(run, store.trials(run_id)).comparisons

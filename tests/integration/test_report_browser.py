@@ -266,7 +266,7 @@ def three_configurations(db: str) -> None:
     work = [CommandWorkload({"name": name, "command": [name], "regex": r"rate: ([0-9.]+)", "unit": "ops/s"})
             for name in ("compile-the-kernel-tree", "sqlite-insert-rows")]
     home = Path(db.removeprefix("sqlite:///")).parent
-    Runner(Store(db), Journal(home)).start(RunRequest(configs, work, RunSettings(seed=5, max_rounds=12, repeats=0)))
+    Runner(Store(db), Journal(home)).start(RunRequest(configs, work, RunSettings(seed=5, max_rounds=12, repeats=0, counters=False)))
 
 
 @pytest.mark.parametrize("report", ["stored run", "stored run, every metric", "three configurations"])

@@ -30,7 +30,7 @@ def test_membw_far_buffers_fit_the_i386_side_of_a_480_mib_l3_machine(
     monkeypatch.setattr(probe, "parse_caches", lambda text: {**real(text), "l3": ISSUE_L3_KIB})
     configs = [named_userspace_config(AMD64), named_userspace_config(I386)]
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
-    settings = RunSettings(seed=5, min_rounds=1, max_rounds=1, partial=True, repeats=0)
+    settings = RunSettings(seed=5, min_rounds=1, max_rounds=1, partial=True, repeats=0, counters=False)
     with journal() as j:
         run_id = Runner(store, j).start(RunRequest(configs, [MemBandwidth()], settings, params={"membw": {"reps": 1}}))
     run = store.get_run(run_id)

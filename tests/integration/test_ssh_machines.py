@@ -103,7 +103,7 @@ def _start(machines: list[LocalSshd], tmp_path: Path, events: list, journal, par
 
     work = CommandWorkload({"name": "echo", "command": "echo 1", "metric": "wall", "unit": "s"})
     configs = [m.config(f"ssh:{m.alias}") for m in machines]
-    settings = RunSettings(seed=1, min_rounds=1, max_rounds=1, repeats=0, budget_s=600, parallel=parallel)
+    settings = RunSettings(seed=1, min_rounds=1, max_rounds=1, repeats=0, budget_s=600, parallel=parallel, counters=False)
     store = Store(f"sqlite:///{tmp_path / 'open.db'}")
     return Runner(store, journal, target_factory=_spanned(events)).start(RunRequest(configs, [work], settings))
 
@@ -169,7 +169,7 @@ def test_machines_measured_side_by_side_repeat_the_trials_their_own_load_interru
     work = CommandWorkload({"name": "nap", "command": "sleep 0.3", "metric": "wall", "unit": "s"})
     configs = [m.config(f"ssh:{m.alias}") for m in machines[:2]]
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
-    settings = RunSettings(seed=1, min_rounds=6, max_rounds=6, repeats=3, budget_s=600)
+    settings = RunSettings(seed=1, min_rounds=6, max_rounds=6, repeats=3, budget_s=600, counters=False)
     run_id = Runner(store, Journal(tmp_path / "journal"), on_event).start(RunRequest(configs, [work], settings))
     spinner[0].wait()
     aside = store.get_run(run_id).set_aside

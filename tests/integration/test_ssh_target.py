@@ -88,6 +88,10 @@ def test_native_suite_runs_through_ssh_with_remote_rusage(sshd: LocalSshd, tmp_p
     assert len(samples) >= 3 and all(s["load1"] is not None for s in samples)
     # The binaries were built and kept on the server's side only (a tmpfs the host cannot see).
     assert list(sshd.remote_cache.iterdir()) == []
+    # the remote helper reports each trial's faults and wait for a CPU; the counters pass ran there
+    assert all(t.observed["rusage"]["minor_faults"] > 0 and "sched" in t.observed for t in trials)
+    assert run.counters["intmix"][remote.name]["source"] == "cachegrind"
+    assert run.counters["intmix"][remote.name]["counts"]["instructions"] > 0
 
 
 def test_rusage_is_the_remote_programs_not_the_ssh_clients(target: SshTarget) -> None:

@@ -76,7 +76,7 @@ def test_a_performance_vm_is_refused_without_hardware_kvm(spaces: Spaces) -> Non
 def test_under_tcg_the_vm_boots_and_runs_a_native_trial(image: VmImage, tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
     config = emulated(vm_config(SPEC))
-    settings = RunSettings(seed=1, min_rounds=1, max_rounds=1, budget_s=900)
+    settings = RunSettings(seed=1, min_rounds=1, max_rounds=1, budget_s=900, counters=False)
     t0 = time.monotonic()
     run_id = Runner(store, Journal(tmp_path)).start(RunRequest([config], [workload("intmix")], settings))
     elapsed = time.monotonic() - t0
@@ -135,7 +135,8 @@ def test_sigkill_of_an_emulated_run_inside_a_trial_leaves_nothing_after_doctor(i
     a child subreaper: qemu and whatever else the run left would be re-parented here), its
     VM run directory and journal are gone and nothing of it is mounted."""
     home = Path(os.environ["SHOOTOUT_HOME"])  # the cached image's (the spaces fixture's)
-    env = {**os.environ, "SHOOTOUT_HOME": str(home), "PYTHONPATH": str(SRC), "SHOOTOUT_LOAD_WAIT": "0s"}
+    env = {**os.environ, "SHOOTOUT_HOME": str(home), "PYTHONPATH": str(SRC), "SHOOTOUT_LOAD_WAIT": "0s",
+           "SHOOTOUT_COUNTERS": "0"}
     shootout = [sys.executable, "-m", "shootout"]
     runs = home / "vm-runs"
     before = set(runs.iterdir()) if runs.exists() else set()
