@@ -23,6 +23,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from shootout.conditions.throttling import vcgencmd as run_vcgencmd
+from shootout.execution.fsread import read_int, read_text
 
 NONE_FOUND = ("energy: this machine reports none (no RAPL powercap, hwmon power or energy sensor, or Pi 5 PMIC); "
               "--meter CMD reads an external meter")
@@ -169,18 +170,6 @@ def _why(error: BaseException) -> str:
 # RAPL through powercap
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return None
-
-
-def _int(path: Path) -> int | None:
-    text = _read(path)
-    return int(text) if text is not None and text.isdigit() else None
-
-
 def rapl_zones(sys_root: Path) -> list[tuple[str, Counter]]:
     """The top-level zones to sum, (name, counter): every package-N, or psys alone where no package
     zone is listed (psys covers the packages, so the two are never summed)."""
@@ -188,9 +177,10 @@ def rapl_zones(sys_root: Path) -> list[tuple[str, Counter]]:
     zones = []
     top = [zone for zone in base.glob("intel-rapl:*") if _RAPL_TOP_ZONE.fullmatch(zone.name)]
     for zone in sorted(top, key=lambda p: int(p.name.partition(":")[2])):
-        name = _read(zone / "name")
+        name = read_text(sys_root, zone / "name")
         if name is not None:
-            zones.append((name, Counter(zone / "energy_uj", _int(zone / "max_energy_range_uj"))))
+            wraps_at = read_int(sys_root, zone / "max_energy_range_uj")
+            zones.append((name, Counter(zone / "energy_uj", wraps_at)))
     packages = [z for z in zones if z[0].startswith("package-")]
     return packages or [z for z in zones if z[0] == "psys"]
 
@@ -216,11 +206,11 @@ def hwmon_inputs(sys_root: Path, kind: str) -> list[tuple[str, Path]]:
     """Every hwmon `<kind>K_input` file (kind: energy or power), named `device label`."""
     found = []
     for device in sorted((sys_root / "class" / "hwmon").glob("hwmon*"), key=lambda p: p.name):
-        name = _read(device / "name") or device.name
+        name = read_text(sys_root, device / "name") or device.name
         for path in sorted(device.glob(f"{kind}*_input")):
             match = _INPUT.fullmatch(path.name)
             if match and match.group(1) == kind:
-                label = _read(device / f"{kind}{match.group(2)}_label") or f"{kind}{match.group(2)}"
+                label = read_text(sys_root, device / f"{kind}{match.group(2)}_label") or f"{kind}{match.group(2)}"
                 found.append((f"{name} {label}", path))
     return found
 
