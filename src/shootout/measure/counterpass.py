@@ -114,27 +114,24 @@ class CounterPass:
         self.no_pmu = perfstat.pmu_here()  # None: the PMU counts
         self.tool = "valgrind" if self.no_pmu else "perf"
         self.package = "valgrind" if self.no_pmu else "linux-perf"
+        # the configurations whose commands run for real here (not a test's scripted fake)
+        self.sides = [c for c in live.run.configs if c.name in live.targets and not KINDS[c.target].scripted]
 
     def describe(self) -> str:
         if self.no_pmu:
             return f"cachegrind's {self.live.run.settings.cache_model} cache model: {self.no_pmu.partition(':')[0]}"
         return "perf stat: the PMU's counters"
 
-    def sides(self) -> list[Config]:
-        """The configurations whose commands run for real here (not a test's scripted fake)."""
-        return [c for c in self.live.run.configs if c.name in self.live.targets and not KINDS[c.target].scripted]
-
-    def run(self, workloads: list[str]) -> None:
+    def run(self, workloads: list[str], cap: float) -> None:
+        """Every workload on every side, each pass within `cap` seconds (cap_s)."""
         live = self.live
-        configs = self.sides()
-        cap = cap_s(live, len(workloads) * len(configs))
-        usable = {c.name: self._usable(c) for c in configs}
-        for config in configs:
+        usable = {c.name: self._usable(c) for c in self.sides}
+        for config in self.sides:
             self._code_paths(config)
         for name in workloads:
             params, scaled = scaled_params(live, live.workloads[name], cap) if self.no_pmu else (
                 live.run.params[name], "")
-            for config in [c for c in configs if usable[c.name]]:
+            for config in [c for c in self.sides if usable[c.name]]:
                 self._one(name, config, params, scaled, cap)
 
     def _usable(self, config: Config) -> bool:

@@ -193,11 +193,12 @@ class Runner:
         if not live.run.settings.counters or not active or live.run.across_boots is not None:
             return
         counting = CounterPass(live, lambda line: self.emit(ev.Notice(line)))
-        if not counting.sides():
+        if not counting.sides:
             return
+        cap = cap_s(live, len(active) * len(counting.sides))
         self.emit(ev.Notice(f"counters: one untimed pass per side and workload ({counting.describe()}), "
-                            f"up to {cap_s(live, len(active) * len(counting.sides())):.0f} s each"))
-        counting.run(active)
+                            f"up to {cap:.0f} s each"))
+        counting.run(active, cap)
         self.store.update_run(live.run.id, records=live.run)
 
     def _nothing_measured(self, live: Live) -> ShootoutError:
