@@ -41,6 +41,7 @@ packages=(
   coreutils openssl flac lame 7zip zstd xz-utils gzip fio mbw
   iproute2 ethtool
   e2fsprogs btrfs-progs xfsprogs  # filesystems for scratch = { fs = ... }
+  fdisk mtools                    # image: sides: sfdisk reads the partition table, mtype the boot files
   btrfs-compsize                  # what a compressing btrfs scratch made of the files
   # network workloads: the programs measured, and the host's tools that build topologies
   iperf3 netsniff-ng wireguard-go wireguard-tools openvpn nftables clang
@@ -63,7 +64,8 @@ packages+=(mount)  # swapon/swapoff for swap setups (mkswap: util-linux; chattr 
 [ -z "$print_arch" ] && command -v npm >/dev/null || packages+=(npm)
 extras=()
 if [ -n "$test_mode" ]; then
-  extras=(chromium hyperfine openssh-server sudo)  # sudo: the README's PostgreSQL set-up, followed by a test
+  # sudo: the README's PostgreSQL set-up, followed by a test; dosfstools: the tests' SD card images
+  extras=(chromium hyperfine openssh-server sudo dosfstools)
   # arm64: no -m32; the native kernels' test builds its 32-bit side with the armhf cross compiler
   [ "$arch" = arm64 ] && extras+=(gcc-arm-linux-gnueabihf libc6-dev-armhf-cross)  # its libc: only recommended
   # armhf: no psycopg-binary, zstandard or lz4 wheels on PyPI either

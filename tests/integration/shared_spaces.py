@@ -1,6 +1,6 @@
 """The mmdebstrap userspaces the integration tests share: this machine's native pair (bookworm
 amd64 and i386 on x86-64; arm64 and armhf on an arm64 machine, as inside emulated-arm64.sh) and,
-on x86-64, a foreign armhf one run under qemu.
+on x86-64, foreign armhf and arm64 ones run under qemu.
 
 Created once (in parallel) by the `spaces` fixture of conftest.py, in SHOOTOUT_TEST_HOME when
 set (kept between runs; ready ones are reused), else in a temporary directory.
@@ -26,13 +26,14 @@ from shootout.userspace.registry import find
 from shootout.workloads.debpackages import workload_packages
 
 RELEASE = "bookworm"
-AMD64, I386, ARMHF = f"debian-{RELEASE}-amd64", f"debian-{RELEASE}-i386", "test-armhf"
+AMD64, I386, ARMHF, ARM64 = f"debian-{RELEASE}-amd64", f"debian-{RELEASE}-i386", "test-armhf", "test-arm64"
 # the native pair: its 64-bit architecture and its 32-bit companion (AMD64 and I386 on x86-64)
 NATIVE_ARCH, COMPANION_ARCH = ("arm64", "armhf") if kernel_arch() == "arm64" else ("amd64", "i386")
 NATIVE, COMPANION = f"debian-{RELEASE}-{NATIVE_ARCH}", f"debian-{RELEASE}-{COMPANION_ARCH}"
 FOREIGN = ARMHF if NATIVE_ARCH == "amd64" else None  # an arm64 machine runs armhf natively: its companion
 WANTED = [(NATIVE, NATIVE_ARCH, workload_packages()), (COMPANION, COMPANION_ARCH, workload_packages()),
-          *([(ARMHF, "armhf", ("gcc", "libc6-dev"))] if FOREIGN else [])]
+          # foreign ones under qemu: armhf with a compiler, arm64 bare (an SD card image's root, test_images.py)
+          *([(ARMHF, "armhf", ("gcc", "libc6-dev")), (ARM64, "arm64", ())] if FOREIGN else [])]
 
 
 @dataclass

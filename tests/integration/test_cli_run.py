@@ -87,6 +87,11 @@ def test_sigkill_then_resume_completes_with_every_trial_once(shootout, tmp_path)
     (("-c", "host", "--aa", "-w", "intmix", "-w", "ptrtree", "--max-rounds", "6"),
      "--max-rounds 6 is too few"),
     (("-c", "host", "--cache-model", "pi9"), "error: unknown --cache-model 'pi9' (use one of: host, pi4, pi5)"),
+    (("-c", "host", "-c", "image:/nonexistent/raspios.img.xz"),
+     "error: image:/nonexistent/raspios.img.xz: No such file or directory (use image:PATH for a disk image"),
+    (("-c", "host", "-c", "image:/tmp"), "error: image:/tmp: not a file (image: takes a disk image file"),
+    (("-c", "host", "-c", "rootfs:/etc/hostname"), "error: rootfs:/etc/hostname: neither a directory nor a block device"),
+    (("-c", "host", "-c", "image:"), "error: 'image:' names no path"),
 ])
 def test_bad_input_is_one_line_and_nonzero(shootout, args, message):
     done = shootout("run", *args, "--db", shootout.db)

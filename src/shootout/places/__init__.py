@@ -11,7 +11,7 @@ comparing Config.target with names.
 from __future__ import annotations
 
 from shootout.base.model import Config
-from shootout.places import chroot, fake, host, ssh, vm
+from shootout.places import chroot, fake, host, image, ssh, vm
 from shootout.places.kind import (
     KINDS,
     LOCAL,
@@ -29,6 +29,7 @@ from shootout.system.journal import Journal
 
 register(host.HostKind())
 register(chroot.ChrootKind())
+register(image.ImageKind())
 register(ssh.SshKind())
 register(vm.VmKind())
 register(fake.FakeKind())

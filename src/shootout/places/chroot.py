@@ -77,16 +77,19 @@ def sessions_dir() -> Path:
 class ChrootTarget(LocalFiles):
     def __init__(self, config: Config, journal: Journal) -> None:
         super().__init__(config, journal)
-        if not config.userspace:
-            raise UsageError(f"configuration {config.name} runs in a chroot but names no userspace",
-                             "set userspace = NAME (see `shootout userspace list`)")
         self.journal: Journal = journal
-        self.userspace = registry.get_ready(config.userspace)
+        self.userspace = self._userspace(config)
         self.emulated = under_qemu(self.userspace.arch)
         self._session: Path | None = None
         self._claim: IO[str] | None = None
         self._entries: list[int] = []
         self.close_errors: list[str] = []
+
+    def _userspace(self, config: Config) -> registry.Userspace:
+        if not config.userspace:
+            raise UsageError(f"configuration {config.name} runs in a chroot but names no userspace",
+                             "set userspace = NAME (see `shootout userspace list`)")
+        return registry.get_ready(config.userspace)
 
     @property
     def root(self) -> Path:
@@ -112,7 +115,7 @@ class ChrootTarget(LocalFiles):
             if self.emulated:
                 # Left registered until the journal is undone: other targets may rely on it.
                 ensure_emulation(self.userspace.arch, j)
-            self._entries.append(bind_private(j, self.root, session, f"userspace {self.userspace.name}"))
+            self._entries.append(bind_private(j, self.userspace.root, session, f"userspace {self.userspace.name}"))
             self._session = session
             self._entries.append(mount_fs(j, "proc", session / "proc", "nosuid,nodev,noexec", "/proc"))
             self._entries.append(bind_private(j, Path("/sys"), session / "sys", "/sys"))

@@ -19,6 +19,9 @@ Config.target with names.
   problem(config)  why it cannot be used here, in one line, before anything starts
   emulate(config)  the configuration under --emulate; emulated_here(config): whether it then
                  runs under an emulator here (no verdicts)
+  prepare(config, say)  the configuration completed, before the run, with what only the machine
+                 can tell (a brought image unpacked and its root's architecture read); itself
+                 for most kinds
 
 Capability flags (class attributes):
   elsewhere      its commands run on another machine than shootout's (a VM, over ssh): the
@@ -67,6 +70,9 @@ class Kind:
 
     def emulated_here(self, config: Config) -> bool:
         return False
+
+    def prepare(self, config: Config, say: Callable[[str], None]) -> Config:
+        return config
 
 
 # The registry: filled by shootout/places/__init__.py, one line per kind, in the order specs are

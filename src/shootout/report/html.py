@@ -14,7 +14,7 @@ import shootout
 from shootout.judge.analysis import Analysis, Comparison
 from shootout.measure.lostconfigs import lost_lines
 from shootout.report import amountstable as amounts
-from shootout.report import why
+from shootout.report import sides, why
 from shootout.report import charts
 from shootout.report.amountstable import amount_table
 from shootout.report.facts import config_facts, machine_facts
@@ -308,6 +308,8 @@ def render_html(analysis: Analysis, prices: dict[str, float] | None = None, pric
         notes=lost_lines(analysis.lost, "Not compared")
         + [f"During the run: {line}" for line in analysis.conditions] + all_notes(analysis),
         explanation=analysis.explanation,
+        sides_title=sides.TITLE,
+        side_lines=sides.side_lines(analysis),
         summary_svg=summary_svg,
         timeline_svg=inline_svg(timeline) if timeline is not None else None,
         baseline=baseline(analysis).display,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from shootout.judge.analysis import Analysis
 from shootout.measure.lostconfigs import lost_lines
 from shootout.report import amountstable as amounts
-from shootout.report import why
+from shootout.report import sides, why
 from shootout.report.whychart import WHY_KEY
 from shootout.report import charts
 from shootout.report.amountstable import amount_table
@@ -161,6 +161,8 @@ def render_markdown(
     lines += [f"> **{line}**" for line in lost_notices(analysis)]
     lines += [f"> During the run: {line}" for line in analysis.conditions]
     lines += [f"> {note}" for note in all_notes(analysis)]
+    if brought := sides.side_lines(analysis):
+        lines += ["", f"## {sides.TITLE}", "", *(f"- {line}" for line in brought)]
     if analysis.explanation:
         lines += ["", "## Beside the write-up", "", *(f"- {line}" for line in analysis.explanation)]
     if charts.SUMMARY_KEY in chart_names:

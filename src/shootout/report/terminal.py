@@ -32,7 +32,7 @@ from shootout.base.model import Config
 from shootout.judge.analysis import WITHIN_RUN, Analysis
 from shootout.measure.lostconfigs import lost_lines, lost_sentence
 from shootout.report import amountstable as amounts
-from shootout.report import why
+from shootout.report import sides, why
 from shootout.report.amountstable import AmountTable, amount_table
 from shootout.report.lostworkloads import lost_notices
 from shootout.report.perdollar import price_lines, stored_prices
@@ -249,8 +249,10 @@ def show(analysis: Analysis, console: Console, all_metrics: bool = False, wide: 
     plain = not console.is_terminal
     found = why.why_lines(analysis)
     said_why = ["", f"{why.TITLE}: {why.INTRO}", *found, ""] if found else []
+    brought = sides.side_lines(analysis)
+    said_sides = ["", f"{sides.TITLE}:", *brought] if brought else []
     if wide and plain:
-        tail = [*sentences, *analysis.explanation, *said_why, *legend]
+        tail = [*sentences, *said_sides, *analysis.explanation, *said_why, *legend]
         console.file.write(plain_text(head, wide_table(analysis, rows, all_metrics, plain=True), tail))
         if recorded.rows:
             console.file.write(plain_text([f"{amounts.TITLE}: {amounts.INTRO}"], amounts_table(recorded, plain=True), []))
@@ -259,7 +261,8 @@ def show(analysis: Analysis, console: Console, all_metrics: bool = False, wide: 
         console.print(line, style="bold" if line == head[0] else "yellow", highlight=False, markup=False)
     _print_tables(analysis, rows, console, all_metrics, wide)
     console.print()
-    for lines, style in ((sentences, "bold"), (analysis.explanation, ""), (said_why, ""), (legend, "dim")):
+    for lines, style in ((sentences, "bold"), (said_sides, ""), (analysis.explanation, ""), (said_why, ""),
+                         (legend, "dim")):
         for line in lines:
             console.print(line, style=style, highlight=False, markup=False)
     if recorded.rows:

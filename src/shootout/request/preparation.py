@@ -123,12 +123,13 @@ def prepare(parsed: Parsed, notify: Notify, progress: Notify | None = None) -> R
     if configs is None:
         configs = default_configs(notify, progress, parsed.packages, wish.emulate)
         settings = priced(wish, side_names(configs))
-    elif not wish.emulate:
-        refuse_emulated(configs)
     # Checked before any userspace is made: a run that cannot compare makes nothing.
     asked = configs
     configs, lost = usable(configs)
     check_sides(asked, configs, lost, wish.settings.aa)
+    configs = [kind_of(c).prepare(c, notify) for c in configs]  # a brought image's architecture, read
+    if parsed.configs is not None and not wish.emulate:
+        refuse_emulated(configs)
     if wish.settings.aa:  # it measures the first alone: the others were not going to be compared
         lost = {}
     for name, problem in lost.items():

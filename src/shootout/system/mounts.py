@@ -42,7 +42,9 @@ def mount(journal: Journal, description: str, argv: list[str], point: Path) -> i
     try:
         return journal.run(description, argv, umount_undo(point))
     except subprocess.CalledProcessError as exc:
-        detail = (exc.stderr or "").strip().splitlines()[-1:] or [f"exit {exc.returncode}"]
+        # mount(8) ends with a pointer to dmesg: the line before it says what failed
+        said = [line for line in (exc.stderr or "").strip().splitlines() if "dmesg(1)" not in line]
+        detail = said[-1:] or [f"exit {exc.returncode}"]
         raise TargetError(f"cannot {description}: {detail[0]}", "run as root; see `findmnt` and dmesg") from None
 
 

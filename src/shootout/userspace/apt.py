@@ -78,7 +78,10 @@ def apt_get(target: UserspacePlace, args: Sequence[str], what: str, hint: str, t
 
 def update_sources(target: UserspacePlace, components: Sequence[str] = ()) -> bool:
     """The sources this version of shootout writes (a userspace made by an older one lists its
-    release only), with `components` (e.g. non-free) and those already enabled; True if changed."""
+    release only), with `components` (e.g. non-free) and those already enabled; True if changed.
+    A brought system's sources are its own (Raspbian's mirror is not Debian's): never rewritten."""
+    if target.userspace.brought:
+        return False
     try:
         text = target.read(_SOURCES).decode()
     except TargetError:
@@ -226,6 +229,8 @@ def provide(target: UserspacePlace, packages: Sequence[str], components: Sequenc
         versions = installed_versions(target.root)
         if absent := [p for p in wanted if p not in versions]:
             raise TargetError(f"{', '.join(absent)} did not install in {name}", hint)
+        if target.userspace.brought:
+            return wanted
         found = registry.get_ready(name)
         on_use = dict(found.meta.get("installed_on_use", {}))
         on_use.update({p: {"version": versions[p], "at": time.time()} for p in wanted})

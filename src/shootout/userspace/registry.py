@@ -76,6 +76,12 @@ class Userspace:
     def packages(self) -> dict[str, str]:
         return dict(self.meta.get("packages", {}))
 
+    @property
+    def brought(self) -> bool:
+        """A system the user brought (places/image.py), not one of the registry's: its apt
+        sources are its own, and what is installed into it is not recorded here."""
+        return "image" in self.meta
+
 
 def read_meta(directory: Path) -> dict[str, Any]:
     try:
