@@ -65,7 +65,7 @@ def test_the_hints_name_a_new_kind(echo: None) -> None:
     assert "echo:DIR" in unknown.value.hint and "kernel:RELEASE[:MACHINE]" in unknown.value.hint
     with pytest.raises(UsageError, match="unknown target 'bogus'") as target:
         make_target(Config(name="b", target="bogus"), Journal())
-    assert target.value.hint == "use host, chroot, ssh, vm or echo"
+    assert target.value.hint == "use host, chroot, image, ssh, vm or echo"
 
 
 def test_without_its_line_a_kind_is_unknown(tmp_path: Path) -> None:

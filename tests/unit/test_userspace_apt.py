@@ -34,7 +34,8 @@ class Scripted:
                  answers: dict[tuple[str, ...], ProcResult] | None = None) -> None:
         self.files = dict(files or {})
         self.answers = answers or {}
-        self.userspace = SimpleNamespace(name="u", release="bookworm", arch="i386", meta={"mirror": "http://m/debian"})
+        self.userspace = SimpleNamespace(name="u", release="bookworm", arch="i386", meta={"mirror": "http://m/debian"},
+                                         brought=False)
 
     def read(self, path: str) -> bytes:
         if path not in self.files:
