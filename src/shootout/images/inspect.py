@@ -119,8 +119,10 @@ def inspect_disk(path: Path, kind: str, journal: Journal, say: Callable[[str], N
     for part in tried:
         found = _mounted_read(journal, path, kind, backing, part, how, digest)
         if found is not None:
-            if digest:
-                _cached(digest).write_text(json.dumps(found.as_dict(), indent=1))
+            if digest:  # written whole or not at all: another run may read it meanwhile
+                part = _cached(digest).with_suffix(f".{os.getpid()}.tmp")
+                part.write_text(json.dumps(found.as_dict(), indent=1))
+                part.replace(_cached(digest))
             return found
     listed = ", ".join(p.describe() for p in parts)
     raise TargetError(f"{path}: no partition holds a Linux root with /etc/os-release (found {listed})",

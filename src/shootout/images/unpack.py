@@ -7,6 +7,7 @@ journal holds, so a kill leaves no half image that a later run would take for wh
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -54,7 +55,7 @@ def sha256(path: Path) -> str:
         while chunk := fh.read(1 << 20):
             digest.update(chunk)
     known[key] = [stat.st_size, stat.st_mtime_ns, digest.hexdigest()]
-    part = memo.with_suffix(".tmp")
+    part = memo.with_suffix(f".{os.getpid()}.tmp")
     part.write_text(json.dumps(known, indent=1))
     part.replace(memo)
     return digest.hexdigest()
@@ -68,6 +69,12 @@ def raw_image(path: Path, journal: Journal, say: Callable[[str], None]) -> Path:
     cached = images_dir() / f"{sha256(path)}.img"
     if cached.is_file():
         return cached
+    with open(cached.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another shootout unpacking the same image: wait for its copy
+        return cached if cached.is_file() else _unpack(path, suffix, cached, journal, say)
+
+
+def _unpack(path: Path, suffix: str, cached: Path, journal: Journal, say: Callable[[str], None]) -> Path:
     command, package = UNPACKERS[suffix]
     if shutil.which(command[0], path=CLEAN_PATH) is None:
         raise ToolMissing(command[0], package)

@@ -66,7 +66,6 @@ def brought_root(config: Config, journal: Journal, say: Callable[[str], None]) -
 class ImageTarget(ChrootTarget):
     def _userspace(self, config: Config) -> registry.Userspace:
         self.brought = brought_root(config, self.journal, lambda line: None)
-        self._overlay: Path | None = None
         tag = self.brought.sha256[:12] if self.brought.sha256 else re.sub(r"[^a-z0-9.+_-]+", "-",
                                                                          _label(Path(self.brought.source)).lower())
         name = f"{IMAGE}-{tag}"[:64]
