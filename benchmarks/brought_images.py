@@ -14,7 +14,6 @@ and each image's sha256 before and after. Root; run under the shared lock:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import subprocess
@@ -25,17 +24,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "integration"))
-from sdimage import sd_image  # noqa: E402  (the tests' SD card image builder)
+from sdimage import sd_image, sha
 
 SHOOTOUT = [sys.executable, "-m", "shootout"]
 
-
-def sha(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def timed_run(args: list[str], home: Path) -> tuple[float, float | None, int]:

@@ -6,6 +6,7 @@ an ext4 root whose PARTUUID cmdline.txt names, then compressed. Only files are w
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,6 +15,15 @@ MIB = 1 << 20
 BOOT_START = 4 * MIB  # as Raspberry Pi OS: the first partition at 4 MiB
 BOOT_SIZE = 64 * MIB  # FAT32 needs at least 65,525 clusters: 64 MiB of 512-byte ones
 COMPRESS = {".xz": ["xz", "-T0", "-0", "-c"], ".zst": ["zstd", "-q", "-T0", "-1", "-c"], ".gz": ["gzip", "-1", "-c"]}
+
+
+def sha(path: Path) -> str:
+    """The sha256 of a file (an image must be the same after a run as before it)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _run(*argv: str | Path, stdout=None) -> None:

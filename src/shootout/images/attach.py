@@ -35,7 +35,7 @@ def loop_readonly(journal: Journal, backing: Path, part: Partition | None, entri
     attached: list[str] = []
 
     def attach() -> None:
-        done = subprocess.run(["losetup", "--find", "--show", "--read-only", *window, str(backing)],
+        done = subprocess.run(["losetup", "--find", "--show", "--read-only", *window, str(backing)], check=False,
                               capture_output=True, text=True, timeout=60, env={**os.environ, "PATH": CLEAN_PATH})
         if done.returncode != 0 or not done.stdout.strip().startswith("/dev/"):
             raise TargetError(f"cannot attach a loop device to {backing}: {done.stderr.strip() or done.returncode}",

@@ -31,7 +31,12 @@ from typing import Any
 from shootout.base.errors import UsageError
 from shootout.base.model import Config, UserspaceRef
 from shootout.execution.tools import find_tool
-from shootout.images.attach import loop_readonly, mount_overlay, mount_readonly, overlay_dir
+from shootout.images.attach import (
+    loop_readonly,
+    mount_overlay,
+    mount_readonly,
+    overlay_dir,
+)
 from shootout.images.inspect import Root, inspect_directory, inspect_disk
 from shootout.images.unpack import UNPACKERS
 from shootout.places.chroot import ChrootKind, ChrootTarget
