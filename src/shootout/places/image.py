@@ -41,7 +41,7 @@ from shootout.images.inspect import Root, inspect_directory, inspect_disk
 from shootout.images.unpack import UNPACKERS
 from shootout.places.chroot import ChrootKind, ChrootTarget
 from shootout.system.journal import Journal, journal
-from shootout.userspace import registry
+from shootout.userspace import apt, registry
 from shootout.userspace.packages import installed_versions
 
 IMAGE, ROOTFS = "image", "rootfs"  # the option holding the path, by form
@@ -108,8 +108,6 @@ class ImageTarget(ChrootTarget):
 
     def provide(self, packages: Sequence[str], components: Sequence[str] = (),
                 versions: Mapping[str, str] | None = None) -> list[str]:
-        from shootout.userspace import apt
-
         installed = apt.provide(self, packages, components, versions)
         if installed:  # into the overlay: this target's own, gone with it
             self.userspace = replace(self.userspace, meta={**self.userspace.meta,
@@ -140,8 +138,8 @@ class ImageKind(ChrootKind):
     target = ImageTarget
 
     def parse(self, spec: str) -> Config | None:
-        form, _, value = spec.partition(":")
-        if form not in (IMAGE, ROOTFS) or not _:
+        form, colon, value = spec.partition(":")
+        if form not in (IMAGE, ROOTFS) or not colon:
             return None
         if not value:
             raise UsageError(f"{spec!r} names no path", self.hint)
