@@ -134,12 +134,20 @@ def load_file(path: Path) -> FileSettings:
     return settings
 
 
-def load_text(text: str, where: str) -> FileSettings:
-    """[run], [[config]], [[workload]] and [params.WORKLOAD] tables from TOML text."""
+def parse_toml(text: str, where: str) -> dict[str, Any]:
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{where}: malformed TOML: {exc}", "fix the file at that line") from None
+
+
+def load_text(text: str, where: str) -> FileSettings:
+    """[run], [[config]], [[workload]] and [params.WORKLOAD] tables from TOML text."""
+    return load_data(parse_toml(text, where), where)
+
+
+def load_data(data: dict[str, Any], where: str) -> FileSettings:
+    """The tables of parsed TOML (load_text's, or a named experiment's at a size of its own)."""
     settings = FileSettings(run=dict(data.get("run", {})))
     for i, table in enumerate(data.get("config", []), 1):
         config = _config_from_table(table, f"{where}: [[config]] #{i}")
