@@ -144,6 +144,9 @@ class RunSettings:
     price_unit: str = "$/h"
     # configurations on different machines (ssh) measured at the same time (lanes.py); False: one after another
     parallel: bool = True
+    size: str = "default"  # a named experiment's: its own ("default") or its write-up's ("writeup"), `run --size`
+    # workload -> parameter -> value given with `run --set WORKLOAD.PARAM=VALUE`, over the file's or experiment's
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict, hash=False)
 
 
 @dataclass

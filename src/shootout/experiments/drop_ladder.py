@@ -77,7 +77,8 @@ EXPERIMENT = Experiment(
                 "receive-side CPU time per packet, and the rate",
     reproduces=REPRODUCES,
     toml=host_ladder(["drop-rate"], {rung: f'drop = "{rung}"' for rung in RUNGS}),
-    sizing=Sizing(round_s=25, prepare_s=60, measured="from rpi-network's trial times of the same workloads (2-core x86-64 VM)"),
+    sizing=Sizing(round_s=25, prepare_s=60, estimated=True,
+                  measured="from rpi-network's trial times of the same workloads (2-core x86-64 VM)"),
     needs_root=NETWORK_NEEDS_ROOT,
     explainer=explain,
 )

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shootout.configs.specs import FileSettings, load_text
 from shootout.experiments.sizing import Sizing
 from shootout.experiments.writeup import Experiment
 
@@ -36,19 +35,19 @@ class KernelModes(Experiment):
     root: Path = Path("/")  # where the board and its boot partition are read (a fake tree in tests)
     system: str = ""  # the system's Debian architecture (dpkg's); "" asks this machine
 
-    def settings(self) -> FileSettings:
+    def text(self) -> str:
         """Three VMs, or on a Raspberry Pi the kernels and userspaces its boots run."""
         from shootout.arm.board import pi_board
 
         model = (pi_board(self.root) or {}).get("model") or ""
         if not model.startswith("Raspberry Pi"):
-            return super().settings()
+            return super().text()
         from shootout.boots.partition import boot_partition
         from shootout.boots.pimodes import pi_sides, pi_toml
         from shootout.userspace.arches import host_arch
 
         sides = pi_sides(model, boot_partition(self.root), self.system or host_arch())
-        return load_text(pi_toml(sides, WORKLOADS), f"experiment {self.name} on this {model}")
+        return pi_toml(sides, WORKLOADS)
 
     def explain(self, analysis: Analysis) -> list[str]:
         """The write-up's lines, and on a Pi 5 that its 32/32 side cannot exist there."""
@@ -70,7 +69,7 @@ EXPERIMENT = KernelModes(
 configs = ["vm:debian:bookworm:i386:686-pae", "vm:debian:bookworm:i386:amd64", "vm:debian:bookworm:amd64:amd64"]
 workloads = ["ptrtree", "memlat", "membw", "7zip", "flac"]
 """,  # the same as WORKLOADS
-    sizing=Sizing(round_s=40, prepare_s=180,
+    sizing=Sizing(round_s=40, prepare_s=180, estimated=True,
                   measured="a guess from these workloads' trial times on the host: no hardware KVM here to measure it"),
     found={
         "membw": "memory bandwidth: 32-bit won on the Pi 3B+",

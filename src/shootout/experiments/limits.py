@@ -20,8 +20,10 @@ from shootout.base.units import fmt_duration
 from shootout.experiments import experiment
 from shootout.experiments.sizing import (
     DEFAULT_BUDGET_S,
+    DEFAULT_SIZE,
     MARGIN,
     MAX_ROUNDS,
+    WRITEUP_SIZE,
     DoesNotFit,
     Plan,
     first_verdict_seconds,
@@ -62,11 +64,14 @@ def round_seconds(trials: Sequence[Trial], warm_up: bool = False) -> float | Non
     return statistics.median(_span(ts) for ts in rounds.values() if len(ts) == len(first))
 
 
-def last_run(runs: Sequence[Run], trials_of: TrialsOf, name: str, machine: str | None) -> LastRun | None:
-    """The newest run of experiment `name` on the machine with this id that measured a round, or
-    that was refused for its budget after measuring its warm-up round."""
+def last_run(runs: Sequence[Run], trials_of: TrialsOf, name: str, machine: str | None,
+             size: str = DEFAULT_SIZE) -> LastRun | None:
+    """The newest run of experiment `name` at this size on the machine with this id that measured
+    a round, or that was refused for its budget after measuring its warm-up round."""
     for run in runs:  # newest first (Store.list_runs)
         if run.settings.experiment != name or not machine or run.facts.machine_id != machine:
+            continue
+        if run.settings.size != size:  # a round at the write-up's sizes says nothing of the cut ones
             continue
         trials = trials_of(run.id)
         ends = [t.started_at + t.wall_s for t in trials if t.started_at]
@@ -85,31 +90,35 @@ def needs_root(named: Experiment) -> None:
                          f"run it as root: sudo shootout run --experiment {named.name}")
 
 
-def here(named: Experiment, last: LastRun | None, confidence: float = 0.95, min_rounds: int = 6) -> Plan:
-    """Its plan, with this machine's measured round when its last run here measured one."""
-    own = named.plan(confidence, min_rounds)
+def here(named: Experiment, last: LastRun | None, confidence: float = 0.95, min_rounds: int = 6,
+         size: str = DEFAULT_SIZE) -> Plan:
+    """Its plan at that size, with this machine's measured round when its last run here measured one."""
+    own = named.plan(confidence, min_rounds, size)
     if last is None or last.round_s is None:
         return own
-    return replace(own, first_verdict_s=first_verdict_seconds(replace(named.sizing, round_s=last.round_s),
+    return replace(own, first_verdict_s=first_verdict_seconds(replace(named.sizing_at(size), round_s=last.round_s),
                                                               own.first_look))
 
 
 def run_limits(name: str | None, budget_s: float | None, max_rounds: int | None, *, partial: bool = False,
-               confidence: float = 0.95, min_rounds: int = 6, last: LastRun | None = None) -> tuple[float, int]:
-    """(--budget in seconds, --max-rounds) of a run: the user's, else the experiment's own, else
-    the defaults. A --budget below the experiment's first verdict here is refused (not with --partial)."""
+               confidence: float = 0.95, min_rounds: int = 6, last: LastRun | None = None,
+               size: str = DEFAULT_SIZE) -> tuple[float, int]:
+    """(--budget in seconds, --max-rounds) of a run: the user's, else the experiment's own at that
+    size, else the defaults. A --budget below the experiment's first verdict here is refused (not
+    with --partial)."""
     if not name:
         return budget_s if budget_s is not None else DEFAULT_BUDGET_S, max_rounds or MAX_ROUNDS
     named = experiment(name)
     try:
-        own = here(named, last, confidence, min_rounds)
+        own = here(named, last, confidence, min_rounds, size)
     except DoesNotFit:  # other statistical settings than the experiment was sized for
         return budget_s if budget_s is not None else DEFAULT_BUDGET_S, max_rounds or MAX_ROUNDS
     if budget_s is None:
         return own.budget_s, max_rounds or own.max_rounds
-    needed = own.first_verdict_s - named.sizing.prepare_s  # the budget pays for the measuring only
+    needed = own.first_verdict_s - named.sizing_at(size).prepare_s  # the budget pays for the measuring only
     if budget_s < needed and not partial:
         where = f"its last run here, run {last.run_id}" if last and last.round_s else "its estimate for 2 cores"
+        name += " --size writeup" if size == WRITEUP_SIZE else ""
         raise UsageError(
             f"--budget {minutes(budget_s)} cannot pay for experiment {name}'s first verdict: "
             f"about {fmt_duration(needed, 'span')} of measuring (a warm-up and {own.first_look} rounds, {where}); "
@@ -119,23 +128,24 @@ def run_limits(name: str | None, budget_s: float | None, max_rounds: int | None,
     return budget_s, max_rounds or MAX_ROUNDS
 
 
-def own_budget(name: str) -> str:
+def own_budget(name: str, size: str = DEFAULT_SIZE) -> str:
     """For the runner's refusal after the warm-up: ' (experiment NAME's own budget is 7m, sized for
     rounds of 35 s on 2 cores)', or '' for a run that is not a named experiment."""
     if not name:
         return ""
     try:
         named = experiment(name)
-        own = named.plan()
+        own = named.plan(size=size)
     except (UsageError, DoesNotFit):
         return ""
-    return (f" (experiment {name}'s own budget is {minutes(own.budget_s)}, sized for rounds of "
-            f"{named.sizing.round_s:.0f} s on 2 cores)")
+    at = " at the write-up's sizes" if size == WRITEUP_SIZE else ""
+    return (f" (experiment {name}'s own budget{at} is {minutes(own.budget_s)}, sized for rounds of "
+            f"{named.sizing_at(size).round_s:.0f} s on 2 cores)")
 
 
-def _took(named: Experiment, own: Plan, last: LastRun | None) -> str:
+def _took(named: Experiment, own: Plan, last: LastRun | None, size: str = DEFAULT_SIZE) -> str:
     """How long it takes: its last run here (or why that run stopped), else the estimate."""
-    sizing = named.sizing
+    sizing = named.sizing_at(size)
     if last is not None and last.refused_for is not None:
         return (f"takes here: its last run here, run {last.run_id}, was refused for its budget after a warm-up "
                 f"round of {last.round_s:.0f} s; --budget {last.refused_for}m would pay for its first verdict")
@@ -163,12 +173,42 @@ def _short_budget(named: Experiment, own: Plan, last: LastRun | None) -> list[st
     return [warning]
 
 
-def how_long(named: Experiment, last: LastRun | None) -> list[str]:
-    """`shootout experiments`' lines: how long it takes here, its budget, and the size it uses."""
+def span(named: Experiment, size: str = DEFAULT_SIZE, last: LastRun | None = None) -> str:
+    """How long a run takes, for the listing's one line: '5-8m' from its first verdict to its limit
+    (its last run here when there is one: '4m44s'), '*' where the round time is an estimate."""
+    if last is not None and last.refused_for is None:
+        return fmt_duration(last.seconds, "span")
+    sizing = named.sizing_at(size)
+    try:
+        first = named.plan(size=size).first_verdict_s
+    except DoesNotFit:
+        return "?"
+    low, high = math.ceil(first / 60), math.ceil(sizing.limit_s / 60)
+    text = f"{low}-{high}m" if high < 120 else f"{low / 60:.1f}-{high / 60:g}h"
+    return text + ("*" if sizing.estimated else "")
+
+
+def _writeup_lines(named: Experiment, last: LastRun | None) -> list[str]:
+    """What --size writeup changes and how long it takes (or that the experiment cuts nothing)."""
+    if not named.cuts:
+        return ["at the write-up's sizes (--size writeup): the same run, nothing is cut"]
+    sizing = named.sizing_at(WRITEUP_SIZE)
+    own = here(named, last, size=WRITEUP_SIZE)
+    took = (_took(named, own, last, WRITEUP_SIZE) if last is not None else
+            f"takes about {fmt_duration(own.first_verdict_s, 'span')} to a first verdict, at most "
+            f"{fmt_duration(sizing.limit_s, 'span')} ({'estimated' if sizing.estimated else 'measured'}: "
+            f"{sizing.measured})")
+    return [f"at the write-up's sizes (--size writeup): {named.writeup_note}; {took}; "
+            f"budget {minutes(own.budget_s)}, at most {own.max_rounds} rounds"]
+
+
+def how_long(named: Experiment, last: LastRun | None, last_writeup: LastRun | None = None) -> list[str]:
+    """`shootout experiments`' lines: how long it takes here, its budget, the size it uses, and
+    the same at the write-up's sizes."""
     own = named.plan()
     sizing = named.sizing
     rounds = f"a first verdict after round {own.first_look}; budget {minutes(own.budget_s)}, at most {own.max_rounds} rounds"
     delta = ([f"threshold: ±{named.threshold * 100:g}% instead of 1% ({named.threshold_why})"]
              if named.threshold is not None else [])
     return ([_took(named, own, last), rounds, *_short_budget(named, own, last)]
-            + ([f"size: {sizing.note}"] if sizing.note else []) + delta)
+            + ([f"size: {sizing.note}"] if sizing.note else []) + _writeup_lines(named, last_writeup) + delta)

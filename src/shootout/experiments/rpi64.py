@@ -75,6 +75,11 @@ minutes = 3
                        "23.5-minute one: with that track a round took 1m25s on 2 cores (lame 14-24 s of CPU "
                        "a trial), and the 11 rounds a first verdict needs would not fit 8 minutes; an "
                        "encoder's speed per second of audio does not depend on the track's length"),
+    writeup_params={"lame": {"minutes": 23.5}, "flac": {"minutes": 23.5}},  # "Echoes", 23.5 minutes
+    writeup_sizing=Sizing(round_s=85, prepare_s=60, limit_s=25 * 60,
+                          measured="2-core x86-64 VM, 2026-11-26: rounds of 1m25s with the 23.5-minute track "
+                                   "(lame 14-24 s of CPU a trial)"),
+    writeup_note="lame and flac encode the write-up's 23.5-minute track",
     found=FOUND,
     readings={"maxalloc": _maxalloc},
 )

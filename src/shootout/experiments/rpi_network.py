@@ -83,6 +83,14 @@ affinity = "auto"
                        "seconds per GiB about as much even with the retransmits gone "
                        "(benchmarks/results/rpi-network-openvpn-noise.txt): the noise is the busy machine's, not the "
                        "tunnel's queues, and ±5% would take ~450-550 rounds"),
+    # the write-up names no durations: the workloads' own, five streams over veth, 5 s through each tunnel
+    writeup_params={"tcp-veth": {"seconds": 5, "parallel": 4}, "drop-rate": {"ceiling_s": 1.0},
+                    "vpn-wireguard": {"seconds": 5}, "vpn-openvpn": {"seconds": 5}},
+    writeup_sizing=Sizing(round_s=55, prepare_s=90, limit_s=20 * 60, estimated=True,
+                          measured="estimated from its measured 30 s rounds: each side's trials 12.5 s longer "
+                                   "(tcp-veth 3 s and its parallel phase 5 s, each tunnel 2 s, the ceiling 0.5 s)"),
+    writeup_note="the workloads' own durations (the write-up names none): 5 s of iperf3 and a phase of five "
+                 "streams over veth, 5 s through each tunnel, 1 s of the generator's ceiling",
     threshold=fraction(OWN_THRESHOLD, "experiment rpi-network: [run] threshold"),
     threshold_why="on a busy 2-core machine iperf3 over veth and the tick-sampled softirq time of the drop "
                   "rule vary by several percent from trial to trial; ±1% would take hours of rounds",

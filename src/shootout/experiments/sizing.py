@@ -18,6 +18,9 @@ from shootout.measure.events import BUDGET_MARGIN as MARGIN  # the runner's, for
 from shootout.stats import Design
 
 MAX_ROUNDS = 50  # `shootout run`'s own default
+# `shootout run --size`: the experiment's own (cut to fit its limit here), or the write-up's
+DEFAULT_SIZE, WRITEUP_SIZE = "default", "writeup"
+SIZES = (DEFAULT_SIZE, WRITEUP_SIZE)
 DEFAULT_BUDGET_S = 4 * 60.0  # `shootout run --budget`'s default outside an experiment
 
 
@@ -26,7 +29,8 @@ class Sizing:
     round_s: float  # one round of every workload under every configuration, measured on 2 cores
     prepare_s: float  # before the warm-up, from a fresh start: userspaces, tools, images, scratches
     limit_s: float = 12 * 60  # the whole run, preparation included
-    measured: str = ""  # where round_s and prepare_s were measured
+    measured: str = ""  # where round_s and prepare_s were measured (or how they were estimated)
+    estimated: bool = False  # True: round_s scaled from the workloads' trial times, not a measured round
     note: str = ""  # which size it uses where the write-up's full size cannot fit, and why
 
 

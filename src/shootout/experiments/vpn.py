@@ -15,7 +15,8 @@ EXPERIMENT = Experiment(
         "openvpn-aes": 'vpn = { kind = "openvpn", cipher = "AES-256-GCM" }',
         "openvpn-chacha": 'vpn = { kind = "openvpn", cipher = "CHACHA20-POLY1305" }',
     }),
-    sizing=Sizing(round_s=20, prepare_s=60, measured="from rpi-network's trial times of the same workloads (2-core x86-64 VM)"),
+    sizing=Sizing(round_s=20, prepare_s=60, estimated=True,
+                  measured="from rpi-network's trial times of the same workloads (2-core x86-64 VM)"),
     needs_root=NETWORK_NEEDS_ROOT,
     found={"vpn": "between containers (as here): OpenVPN CPU-bound, no figure given; over the Pi 4's "
                   "gigabit port: WireGuard (kernel) near line rate, OpenVPN about 10x slower"},

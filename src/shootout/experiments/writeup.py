@@ -4,16 +4,17 @@ The write-ups (A-E) and their figures are restated in the repository's docs/writ
 
 from __future__ import annotations
 
+import copy
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from string import Template
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from shootout.base.errors import UsageError
-from shootout.configs.specs import FileSettings, load_text
-from shootout.experiments.sizing import Plan, Sizing, plan
+from shootout.configs.specs import FileSettings, load_data, parse_toml
+from shootout.experiments.sizing import DEFAULT_SIZE, SIZES, WRITEUP_SIZE, Plan, Sizing, plan
 from shootout.userspace.arches import headline_arches, host_arch, kernel_arch
 
 # why an experiment whose every configuration has a network part needs root
@@ -51,6 +52,14 @@ class Experiment:
     threshold: float | None = None
     # why its [run] table sets a threshold other than the default 1% (said beside its verdicts)
     threshold_why: str = ""
+    # The write-up's own sizes where `toml` cuts them (`shootout run --size writeup`), kept here
+    # beside the toml: [params.WORKLOAD] keys that replace the toml's, and [[config]] keys by the
+    # configuration's name (a scratch big enough for them); inline tables merge key by key.
+    writeup_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    writeup_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # its rounds at those sizes, with a limit they fit (None: nothing is cut, the same as sizing)
+    writeup_sizing: Sizing | None = None
+    writeup_note: str = ""  # what --size writeup changes, in words
 
     @property
     def sections(self) -> list[str]:
@@ -64,12 +73,39 @@ class Experiment:
         where = f"{WRITEUPS}, section{'s' if len(letters) > 1 else ''} {', '.join(letters)}"
         return where + (" and its reference numbers" if "reference numbers" in self.reproduces else "")
 
-    def settings(self) -> FileSettings:
+    def text(self) -> str:
+        """Its TOML with $native and $companion replaced by this machine's pair."""
         text = self.toml
         if "$native" in text or "$companion" in text:
             native, companion = _sides(self.name)
             text = Template(text).substitute(native=native, companion=companion)
-        return load_text(text, f"experiment {self.name}")
+        return text
+
+    def tables(self, size: str = DEFAULT_SIZE) -> dict[str, Any]:
+        """Its tables as parsed TOML, at its own size or (WRITEUP_SIZE) the write-up's."""
+        if size not in SIZES:
+            raise UsageError(f"--size {size!r} is not a size", f"use one of: {', '.join(SIZES)}")
+        data = parse_toml(self.text(), f"experiment {self.name}")
+        if size == WRITEUP_SIZE:
+            params = data.setdefault("params", {})
+            for workload, table in self.writeup_params.items():
+                params[workload] = _merged(params.get(workload, {}), table)
+            for config in data.get("config", []):
+                config.update(_merged(config, self.writeup_configs.get(config.get("name", ""), {})))
+        return data
+
+    def settings(self, size: str = DEFAULT_SIZE) -> FileSettings:
+        at = " at the write-up's sizes" if size == WRITEUP_SIZE else ""
+        return load_data(self.tables(size), f"experiment {self.name}{at}")
+
+    def sizing_at(self, size: str = DEFAULT_SIZE) -> Sizing:
+        """Its round time and limit at that size (the write-up's: its own where it cuts nothing)."""
+        return self.writeup_sizing if size == WRITEUP_SIZE and self.writeup_sizing is not None else self.sizing
+
+    @property
+    def cuts(self) -> bool:
+        """Whether its own size cuts the write-up's (then --size writeup runs something else)."""
+        return bool(self.writeup_params or self.writeup_configs)
 
     def family(self) -> int:
         """Its run's headline comparisons: workloads x configurations after the baseline
@@ -78,15 +114,16 @@ class Experiment:
         sides = len(run.get("configs", [])) or 2
         return max(1, len(run.get("workloads", [])) * (sides - 1))
 
-    def plan(self, confidence: float = 0.95, min_rounds: int = 6) -> Plan:
-        return plan(self.sizing, self.family(), confidence, min_rounds)
+    def plan(self, confidence: float = 0.95, min_rounds: int = 6, size: str = DEFAULT_SIZE) -> Plan:
+        return plan(self.sizing_at(size), self.family(), confidence, min_rounds)
 
     def explain(self, analysis: Analysis) -> list[str]:
         """Lines for the report: each headline result beside what the write-up found."""
         from shootout.experiments.differs import differences
 
         if self.explainer is not None:
-            return self.explainer(analysis) + self._threshold_line(analysis) + differences(analysis)
+            return (self.explainer(analysis) + self._size_line(analysis) + self._threshold_line(analysis)
+                    + differences(analysis))
         from shootout.report.text import fmt_estimate
 
         by_id = {c.name: c.display for c in analysis.configs}
@@ -99,7 +136,13 @@ class Experiment:
             measured = (reading(analysis, comp) if reading is not None else
                         f"{by_id[comp.config]} vs {by_id[comp.baseline]}: {fmt_estimate(comp.estimate)}, {comp.verdict}")
             lines.append(f"{comp.workload}: {measured}" + (f"; the write-up: {found}" if found else ""))
-        return lines + self._threshold_line(analysis) + differences(analysis)
+        return lines + self._size_line(analysis) + self._threshold_line(analysis) + differences(analysis)
+
+    def _size_line(self, analysis: Analysis) -> list[str]:
+        """At the write-up's sizes (--size writeup): what they are, where they differ from its own."""
+        if not self.cuts or not any(r.settings.size == WRITEUP_SIZE for r in analysis.runs):
+            return []
+        return [f"at the write-up's sizes (--size writeup): {self.writeup_note}"]
 
     def _threshold_line(self, analysis: Analysis) -> list[str]:
         """Where the experiment sets its own threshold: which one the run used, and why."""
@@ -110,6 +153,14 @@ class Experiment:
         if math.isclose(analysis.threshold, own):
             return [f"threshold ±{own * 100:g}%: {why}"]
         return [f"threshold ±{analysis.threshold * 100:g}% (--threshold); {why}"]
+
+
+def _merged(table: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """table with over's keys replacing its own; where both hold a table, merged key by key."""
+    out = copy.deepcopy(dict(table))
+    for k, v in over.items():
+        out[k] = _merged(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else copy.deepcopy(v)
+    return out
 
 
 def _sides(name: str) -> tuple[str, str]:
