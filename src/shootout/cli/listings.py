@@ -76,27 +76,58 @@ def _workload(name: str) -> None:
     say("* headline metric (its verdict is the workload's; counted in the suite geomean)")
 
 
-def experiments(name: Annotated[Optional[str], typer.Argument(help="an experiment: its write-up, sizes and time here")] = None,
+def experiments(name: Annotated[Optional[str], typer.Argument(help="an experiment: its write-up, sizes and time "
+                                                                    "here (also: show NAME)", show_default=False)] = None,
+                shown: Annotated[Optional[str], typer.Argument(help="after show: the experiment", show_default=False)] = None,
+                toml: Annotated[bool, typer.Option("--toml", help="print it as a run file for shootout run --file")] = False,
+                size: Annotated[str, typer.Option(help="with --toml: 'default' (its own sizes) or 'writeup' (the write-up's)")] = "default",
                 db: DbOption = None) -> None:
     """The named experiments, a line each: each reproduces a published comparison with one command."""
     from shootout.experiments import EXPERIMENTS, experiment
+    from shootout.experiments.limits import span
 
+    if name == "show":  # `experiments show NAME`, the same as `experiments NAME`
+        if shown is None:
+            raise UsageError("experiments show needs an experiment", "list them with: shootout experiments")
+        name, shown = shown, None
+    if shown is not None:
+        raise UsageError(f"experiments takes one name, not {name!r} and {shown!r}", "e.g. shootout experiments show rpi64")
+    if name is None and (toml or size != "default"):
+        raise UsageError("--toml and --size need an experiment", "e.g. shootout experiments show rpi64 --toml")
     if name is not None:
-        return _experiment(experiment(name), db)
-    table = _listing("experiment", "write-up", "root", "what")
-    for key, item in EXPERIMENTS.items():
-        table.add_row(key, ", ".join(item.sections), "root" if item.needs_root else "", item.title)
+        return _experiment(experiment(name), db, toml, size)
+    rows = [(key, ", ".join(item.sections), "root" if item.needs_root else "", span(item),
+             span(item, "writeup") if item.cuts else "same", item.title) for key, item in EXPERIMENTS.items()]
+    table = _listing("experiment", "write-up", "root", "time", "full size", "what")
+    for column, cells in zip(table.columns[:-1], zip(*rows)):  # only the last column is cut to fit
+        column.min_width = max(len(column.header), *map(len, cells))  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(*row)
     console.print(table)
     say("write-up: sections of docs/writeups.md; root = every configuration needs root")
-    say("details, sizes and the time here: shootout experiments NAME")
+    say("time: from its first verdict to its limit here (2 cores); full size: the same with --size writeup, at "
+        "the write-up's own sizes (same: nothing is cut); * estimated from the workloads' scaling, not measured")
+    say("details, sizes and the time here: shootout experiments NAME; as a run file: shootout experiments show "
+        "NAME --toml")
 
 
-def _experiment(item, db: str | None) -> None:
+def _experiment(item, db: str | None, toml: bool = False, size: str = "default") -> None:
     from shootout.conditions.machinefacts import machine_id
     from shootout.experiments.limits import how_long, last_run
+    from shootout.request.settings import check_size
 
+    check_size(size, item.name)
+    if toml:
+        from shootout.experiments.runfile import run_file
+
+        print(run_file(item, size), end="")  # plain: a file to redirect, never wrapped or styled
+        return None
+    if size != "default":
+        raise UsageError("--size goes with --toml here", f"shootout experiments show {item.name} --toml --size {size}")
     store = open_store(db)
-    last = last_run(store.list_runs(), lambda i: store.trials(i, include_warmup=True), item.name, machine_id())
+    runs = store.list_runs()
+    last = last_run(runs, lambda i: store.trials(i, include_warmup=True), item.name, machine_id())
+    last_writeup = last_run(runs, lambda i: store.trials(i, include_warmup=True), item.name, machine_id(), "writeup")
     console.print(f"{item.name}: {item.title}", style="bold", highlight=False)
     _say("what", item.description)
     _say("reproduces", item.reproduces)
@@ -104,5 +135,5 @@ def _experiment(item, db: str | None) -> None:
     if item.needs_root:
         _say("needs root", item.needs_root)
     _say("run", f"shootout run --experiment {item.name}")
-    for line in how_long(item, last):
+    for line in how_long(item, last, last_writeup):
         say(line, indent=2)

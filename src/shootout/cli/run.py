@@ -26,8 +26,9 @@ from shootout.conditions.preflight import EarlyWindow, preflight
 from shootout.measure.runner import Runner, RunRequest, check_resumable
 from shootout.request import values as options
 from shootout.request.preparation import prepare
+from shootout.request.overrides import parse_sets
 from shootout.request.request import Wish, build_request, check_settings, workloads_of
-from shootout.request.settings import Asked, Settings, resolve_settings
+from shootout.request.settings import Asked, Settings, check_size, resolve_settings
 from shootout.store import Store
 from shootout.workloads.contract import Workload
 
@@ -41,6 +42,8 @@ class RunOptions:
     suite: str | None
     file: Path | None
     experiment: str | None
+    size: str
+    set_: list[str]
     budget: str | None
     partial: bool
     precision: str | None
@@ -128,6 +131,8 @@ def _checked(o: RunOptions) -> float:
         raise UsageError(*problem)
     if o.across_boots and o.aa:
         raise UsageError("--aa and --across-boots do not combine", "for a noise floor, run --aa under one kernel")
+    check_size(o.size, o.experiment)
+    parse_sets(o.set_)  # its form and values, before anything is opened (the workloads check its names)
     return options.duration(o.load_wait, "--load-wait")
 
 
@@ -148,12 +153,12 @@ def _settings(o: RunOptions, store: Store) -> tuple[Settings, RunSettings]:
     from shootout.experiments.limits import last_run
 
     def last(name: str) -> Any:  # a --budget is checked against what the first verdict needs here
-        return last_run(store.list_runs(), lambda i: store.trials(i, include_warmup=True), name, machine_id())
+        return last_run(store.list_runs(), lambda i: store.trials(i, include_warmup=True), name, machine_id(), o.size)
 
     decided = resolve_settings(Asked(
         experiment=o.experiment, file=o.file, threshold=o.threshold, budget=o.budget, min_rounds=o.min_rounds,
         max_rounds=o.max_rounds, partial=o.partial, confidence=o.confidence, precision=o.precision,
-        prices=o.price, price_unit=o.price_unit), last)
+        prices=o.price, price_unit=o.price_unit, size=o.size), last)
     return decided, RunSettings(
         threshold=decided.threshold, precision=decided.precision,
         min_rounds=decided.min_rounds, max_rounds=decided.max_rounds,
@@ -161,7 +166,7 @@ def _settings(o: RunOptions, store: Store) -> tuple[Settings, RunSettings]:
         seed=o.seed if o.seed is not None else secrets.randbelow(2**31), aa=o.aa,
         confidence=decided.confidence, experiment=o.experiment or "", partial=o.partial,
         repeats=o.repeats, parallel=o.parallel, counters=o.counters, cache_model=_cache_model(o.cache_model),
-        meter=o.meter or "",
+        meter=o.meter or "", size=decided.size, overrides=parse_sets(o.set_),
     )
 
 
@@ -182,8 +187,9 @@ def _request(o: RunOptions, store: Store) -> RunRequest:
         say(text, on=err_console)
 
     decided, settings = _settings(o, store)
-    parsed = build_request(Wish(o.config, o.workload, o.suite, o.file, o.experiment, settings, emulate=o.emulate,
-                                prices=decided.prices, price_unit=decided.price_unit, tables=decided.tables), notify)
+    parsed = build_request(Wish(o.config, o.workload, o.suite, o.file, o.experiment, settings, settings.overrides,
+                                emulate=o.emulate, prices=decided.prices, price_unit=decided.price_unit,
+                                tables=decided.tables, size=decided.size), notify)
     with err_console.status(PREPARING) as status:  # what is built, compiled or probed: one step
         request = prepare(parsed, notify, progress=preparing(err_console, status))
     check_settings(request, load_noise_floor(store, {"machine_id": machine_id(), "hostname": hostname()}))
@@ -214,7 +220,7 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
         if not o.monitor:
             head.append(f"  {escape(MONITOR_OFF)}")
         runner = Runner(store, j, ProgressView(console, err_console, job.min_rounds, head), monitor=sampler,
-                        clock=clock, own_budget=own_budget)
+                        clock=clock, own_budget=lambda name: own_budget(name, o.size))
         with runner.emit:
             block = run_block(runner, across, job.request, pf.facts) if across else None
             if block:

@@ -50,6 +50,7 @@ from shootout.report.text import (
     notes_by_comparison,
     one_side_rows,
     others,
+    overrides_lines,
     row_medians,
     rule_lines,
     speed_legend,
@@ -234,7 +235,8 @@ def _title(analysis: Analysis) -> str:
 def show(analysis: Analysis, console: Console, all_metrics: bool = False, wide: bool = False) -> None:
     """Print the verdicts in the layout that suits `console` (see the module docstring)."""
     rows = shown_rows(analysis, all_metrics)
-    head = [_title(analysis), *lost_lines(analysis.lost)] + lost_notices(analysis) + [f"during the run: {line}" for line in analysis.conditions]
+    head = ([_title(analysis), *overrides_lines(analysis), *lost_lines(analysis.lost)] + lost_notices(analysis)
+            + [f"during the run: {line}" for line in analysis.conditions])
     if analysis.refused:  # nothing measured: the refusal, not a table of "too few rounds"
         for line in head + [analysis.refused]:
             console.print(line, style="bold" if line == head[0] else "yellow", highlight=False, markup=False)

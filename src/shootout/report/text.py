@@ -172,6 +172,13 @@ def run_params(analysis: Analysis, workload: str) -> str:
     return ", ".join(" vs ".join(fmt_param(name, v) for v in vs) for name, vs in values.items())
 
 
+def overrides_lines(analysis: Analysis) -> list[str]:
+    """The parameters the run(s) were given with --set, over the file's or the experiment's: one line."""
+    given = [f"{workload}.{name} = {value!r}" for run in analysis.runs
+             for workload, table in run.settings.overrides.items() for name, value in table.items()]
+    return [f"set with --set: {', '.join(dict.fromkeys(given))}"] if given else []
+
+
 def workload_description(analysis: Analysis, spec: WorkloadSpec | None, workload: str) -> str:
     """A workload's description with this run's parameters: 'SHA-1 of … (this run: size = 2 GB)'."""
     desc = spec.description if spec else ""

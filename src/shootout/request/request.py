@@ -20,6 +20,8 @@ from shootout.configs.specs import FileSettings, resolve
 from shootout.judge.noisefloor import resolvable_threshold
 from shootout.measure.runstate import RunRequest
 from shootout.places import runs_emulated
+from shootout.experiments.sizing import DEFAULT_SIZE
+from shootout.request.overrides import check_params, merged
 from shootout.request.prices import check_prices, parse_prices
 from shootout.request.settings import load_tables, where_of
 from shootout.stats import Design
@@ -47,12 +49,14 @@ class Wish:
     file: Path | None = None
     experiment: str | None = None
     settings: RunSettings = field(default_factory=RunSettings)
+    # --set: workload -> parameter -> value, over the file's or the experiment's [params], key by key
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     emulate: bool = False  # VMs under TCG where KVM is not hardware-backed: function only, no verdicts
     # --price CONFIG=PRICE (or prices already read: settings.Settings.prices), checked against the configurations
     prices: Sequence[str] | Mapping[str, float] = field(default_factory=list)
     price_unit: str = "$/h"
     tables: FileSettings | None = None  # of --file or the experiment, when already loaded (settings.resolve_settings)
+    size: str = DEFAULT_SIZE  # --size: a named experiment's own, or its write-up's
 
 
 def make_workload(name: str, user_defs: dict[str, dict[str, Any]], where: str = "shootout.toml") -> Workload:
@@ -131,7 +135,7 @@ def _chosen(wish: Wish, file: FileSettings, where: str, notify: Notify) -> tuple
     suite_name = wish.suite or file.run.get("suite")
     if not names and not suite_name:
         names, suite_name = default_workloads(file, where, notify)
-    params = {**file.params, **wish.params}
+    params = dict(file.params)
     if suite_name:
         names += suite(suite_name)
         params = {**suite_params(suite_name), **params}
@@ -148,7 +152,7 @@ def _chosen(wish: Wish, file: FileSettings, where: str, notify: Notify) -> tuple
         notify(f"{tables} of {where} not used: not among the workloads chosen with "
                f"{'-w' if wish.workloads else '--suite'}")
         params = {name: table for name, table in params.items() if name not in stray}
-    return chosen, params
+    return chosen, merged(params, wish.params)  # --set over the file's, key by key
 
 
 def build_request(wish: Wish, notify: Notify) -> Parsed:
@@ -160,15 +164,22 @@ def build_request(wish: Wish, notify: Notify) -> Parsed:
         from shootout.experiments.limits import needs_root
 
         needs_root(experiment(wish.experiment))  # one line, before any userspace or part is made
-    file = wish.tables if wish.tables is not None else load_tables(wish.experiment, wish.file)
+    file = wish.tables if wish.tables is not None else load_tables(wish.experiment, wish.file, wish.size)
     where = where_of(wish.experiment, wish.file)
     chosen, params = _chosen(wish, file, where, notify)
     workloads = [make_workload(n, file.workloads, where) for n in chosen]
+    check_params(workloads, {n: t for n, t in file.params.items() if n in chosen}, where)
+    check_params(workloads, wish.params, "--set")
     user_defs = {n: file.workloads[n] for n in chosen if n in file.workloads}
     # The workloads first: a userspace this run creates gets what they need (workloads.debpackages).
     packages = packages_at_creation(workloads)
     specs = wish.configs or list(file.run.get("configs", [])) or default_config_names(file, where, notify)
     _machines_named(wish, specs)
+    if wish.experiment and wish.configs:  # the experiment's workloads and sizes on the user's sides
+        from shootout.experiments import experiment
+        from shootout.experiments.ownsides import check_user_sides
+
+        check_user_sides(experiment(wish.experiment), file, wish.configs, wish.size)
     configs = resolve(specs, file.configs) if specs else None
     settings = wish.settings
     if configs is not None:

@@ -13,6 +13,9 @@ Where each comes from:
   [run], else a named experiment's own (its sizing, experiments/limits.py), else 4 minutes and
   50 rounds; a budget below what the experiment's first verdict needs here is refused (not with
   --partial);
+- the size of a named experiment's workloads: --size writeup, its write-up's own (each experiment's
+  writeup_params, with its own round time and limit: experiments/writeup.py), else the experiment's
+  cut size; --size writeup without --experiment is refused;
 - min rounds: --min-rounds, else min_rounds = 8 in [run], else 6 (the least for a 95% interval);
 - prices: --price CONFIG=PRICE, else prices = ["CONFIG=PRICE", ...] in [run], else none; read
   here, checked against the configurations once they are known (request.priced); their unit
@@ -28,6 +31,7 @@ from pathlib import Path
 from shootout.base.errors import UsageError
 from shootout.configs.specs import FileSettings, load_file
 from shootout.experiments.limits import LastRun, run_limits
+from shootout.experiments.sizing import DEFAULT_SIZE, SIZES, WRITEUP_SIZE
 from shootout.request import values
 from shootout.request.prices import read_prices
 
@@ -51,6 +55,7 @@ class Asked:
     precision: str | None = None
     prices: Sequence[str] = ()
     price_unit: str | None = None
+    size: str = DEFAULT_SIZE  # --size: the experiment's own, or "writeup"
 
 
 @dataclass(frozen=True)
@@ -67,15 +72,26 @@ class Settings:
     price_unit: str = "$/h"
     tables: FileSettings = field(default_factory=FileSettings)  # of --file or the experiment, loaded once
     where: str = "shootout.toml"  # where the tables come from, for messages
+    size: str = DEFAULT_SIZE  # the named experiment's: its own, or the write-up's
 
 
-def load_tables(experiment: str | None, file: Path | None) -> FileSettings:
-    """The tables of --file, or of the named experiment (which is one such file)."""
+def check_size(size: str, experiment: str | None) -> None:
+    """--size names one of the sizes, and writeup only with an experiment (a file's sizes are its own)."""
+    if size not in SIZES:
+        raise UsageError(f"--size {size!r} is not a size", f"use one of: {', '.join(SIZES)}")
+    if size == WRITEUP_SIZE and not experiment:
+        raise UsageError("--size writeup needs --experiment: only a named experiment knows its write-up's sizes",
+                         "add --experiment NAME (see: shootout experiments), or set sizes with --set WORKLOAD.PARAM=VALUE")
+
+
+def load_tables(experiment: str | None, file: Path | None, size: str = DEFAULT_SIZE) -> FileSettings:
+    """The tables of --file, or of the named experiment (which is one such file) at that size."""
+    check_size(size, experiment)
     if experiment:
         from shootout.experiments import experiment as named_experiment
 
         named = named_experiment(experiment)
-        settings = named.settings()
+        settings = named.settings(size)
         if file and named.machines:  # the file names the machines (and groups of them)
             loaded = load_file(file)
             if extra := [k for k, v in (("[run]", loaded.run), ("[[workload]]", loaded.workloads),
@@ -145,7 +161,7 @@ def resolve_settings(asked: Asked, last_run: Callable[[str], LastRun | None] = l
     --budget against what the first verdict needs here); asked only when a --budget is given.
     tables: already loaded ones (else loaded here)."""
     if tables is None:
-        tables = load_tables(asked.experiment, asked.file)
+        tables = load_tables(asked.experiment, asked.file, asked.size)
     where = where_of(asked.experiment, asked.file)
     delta = _threshold(asked, tables, where)
     level = values.confidence(asked.confidence)
@@ -162,10 +178,10 @@ def resolve_settings(asked: Asked, last_run: Callable[[str], LastRun | None] = l
                          f"give --max-rounds {min_rounds} or more, or a lower --min-rounds (at least {DEFAULT_MIN_ROUNDS})")
     last = last_run(asked.experiment) if asked.experiment and given is not None else None
     budget_s, rounds = run_limits(asked.experiment, given, max_rounds, partial=asked.partial,
-                                  confidence=level, min_rounds=min_rounds, last=last)
+                                  confidence=level, min_rounds=min_rounds, last=last, size=asked.size)
     prices, price_unit = _prices(asked, tables, where)
     return Settings(
         threshold=delta, precision=values.precision(asked.precision, delta), confidence=level,
         budget_s=budget_s, min_rounds=min_rounds, max_rounds=max(rounds, min_rounds),
-        prices=prices, price_unit=price_unit, tables=tables, where=where,
+        prices=prices, price_unit=price_unit, tables=tables, where=where, size=asked.size,
     )
