@@ -89,6 +89,15 @@ def test_the_paragraph_names_the_fastest_setup_and_the_one_losing_tabs_with_inte
     assert "compression ratio 1.90 [1.90, 1.90]" in zswap and "written_back_pages 0" in zswap
 
 
+def test_the_paragraph_says_the_limit_the_setups_had(swap_run):
+    import dataclasses
+
+    assert experiment("pi3desk-swap").explain(swap_run)[0].startswith("pi3desk-swap: Under the 512 MiB limit")
+    at_writeup = [dataclasses.replace(c, parts={"memory": {"limit": 1 << 30}}) for c in swap_run.configs]
+    text = experiment("pi3desk-swap").explain(dataclasses.replace(swap_run, configs=tuple(at_writeup)))[0]
+    assert text.startswith("pi3desk-swap: Under the 1 GiB limit with about twice that in tabs")
+
+
 def test_every_format_carries_the_same_amounts_table(swap_run):
     row = "tabs_killed (tabs)"
     cells = ["50 [50, 50]", "0 [0, 0]"]

@@ -134,6 +134,7 @@ def _experiment(item, db: str | None, toml: bool = False, size: str = "default")
     _say("the write-up's figures", item.cited)
     if item.needs_root:
         _say("needs root", item.needs_root)
-    _say("run", f"shootout run --experiment {item.name}")
+    _say("run", f"shootout run --experiment {item.name}" + (" (--size writeup: the write-up's sizes)" if item.cuts else ""))
+    _say("as a run file", f"shootout experiments show {item.name} --toml")
     for line in how_long(item, last, last_writeup):
         say(line, indent=2)

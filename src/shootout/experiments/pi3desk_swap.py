@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from shootout.judge.analysis import Analysis, Comparison
 
 WORKLOAD = "tabs"
-LIMIT = "512 MiB"  # every setup's memory limit, said in the paragraph
+LIMIT = "512 MiB"  # every setup's memory limit at its own size (the write-up's: 1 GiB, --size writeup)
 # debugfs counters the write-up's dump listed besides the pool's size and its pages
 DUMP_COUNTS = ("written_back_pages", "reject_compress_poor", "pool_limit_hit")
 
@@ -64,6 +64,15 @@ def _mid(a: Amount) -> float:
 
 def _confidence(analysis: Analysis) -> float:
     return analysis.runs[0].settings.confidence if analysis.runs else 0.95
+
+
+def _limit(analysis: Analysis) -> str:
+    """The memory limit the run's setups had ('512 MiB'; '1 GiB' at the write-up's size)."""
+    limits = {c.parts.get("memory", {}).get("limit") for c in analysis.configs} - {None}
+    if len(limits) != 1:
+        return LIMIT
+    mib = next(iter(limits)) >> 20
+    return f"{mib >> 10} GiB" if mib % 1024 == 0 else f"{mib} MiB"
 
 
 def _p95(analysis: Analysis) -> dict[str, tuple[float, Interval | None, int]]:
@@ -138,7 +147,7 @@ def explain(analysis: Analysis) -> list[str]:
 
     best = ranked[0]
     apart = _fastest(names, p95, [c for c in ranked if not lost[c]] or ranked)
-    text = (f"Under the {LIMIT} limit with about twice that in tabs, {names[best]} kept tab switches fastest: "
+    text = (f"Under the {_limit(analysis)} limit with about twice that in tabs, {names[best]} kept tab switches fastest: "
             f"p95 {latency(best)} (median over {p95[best][2]} rounds, "
             + (f"{_confidence(analysis):.0%} interval), " if p95[best][1] else "too few for intervals), ")
             + (f"yet it lost {lost[best]:,.0f} tabs" if lost[best] else "no tab lost")

@@ -87,7 +87,7 @@ def reading(device: Device, metric: str, median: float) -> str:
     if share > 1 + MARGIN:
         return (f"above it ({share:.0%}): more than the link carries, flagged as a cache artefact; with O_DIRECT, "
                 "fsync in the time and a loop device doing direct I/O no page cache is in the way, so the likelier "
-                "source is the throttle letting through bandwidth left unused just before, a few MB a 16 MiB file "
+                "source is the throttle letting through bandwidth left unused just before, a few MB a short file "
                 "does not hide")
     if share >= AT_LINK:
         return "bound by it" + (" (set by construction: only the ratio is measured)" if metric.endswith("_4k") else "")
