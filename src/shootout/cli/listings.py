@@ -80,7 +80,7 @@ def experiments(name: Annotated[Optional[str], typer.Argument(help="an experimen
                                                                     "here (also: show NAME)", show_default=False)] = None,
                 shown: Annotated[Optional[str], typer.Argument(help="after show: the experiment", show_default=False)] = None,
                 toml: Annotated[bool, typer.Option("--toml", help="print it as a run file for shootout run --file")] = False,
-                size: Annotated[str, typer.Option(help="with --toml: 'default' (its own sizes) or 'writeup' (the write-up's)")] = "default",
+                size: Annotated[str, typer.Option(metavar="default|writeup", help="with --toml: 'default' (its own sizes) or 'writeup' (the write-up's)")] = "default",
                 db: DbOption = None) -> None:
     """The named experiments, a line each: each reproduces a published comparison with one command."""
     from shootout.experiments import EXPERIMENTS, experiment
