@@ -85,7 +85,8 @@ def test_the_listing_says_how_long_at_each_size_and_which_are_estimates():
     assert span(experiment("pi3desk"), WRITEUP_SIZE).endswith("h*")  # estimated from the link's rate
     lines = how_long(experiment("rpi64"), None)
     (writeup,) = [line for line in lines if line.startswith("at the write-up's sizes")]
-    assert "23.5-minute" in writeup and "measured" in writeup and "budget 34m" in writeup
+    assert "23.5-minute" in writeup and "rounds of 126 s measured" in writeup and "a budget of 34m" in writeup
+    assert "estimated: rounds of 620 s" in how_long(experiment("pi3desk"), None)[-1]
     assert any("nothing is cut" in line for line in how_long(experiment("vpn"), None))
 
 

@@ -194,12 +194,13 @@ def _writeup_lines(named: Experiment, last: LastRun | None) -> list[str]:
         return ["at the write-up's sizes (--size writeup): the same run, nothing is cut"]
     sizing = named.sizing_at(WRITEUP_SIZE)
     own = here(named, last, size=WRITEUP_SIZE)
+    how = (f"estimated: rounds of {sizing.round_s:.0f} s scaled from the workloads" if sizing.estimated else
+           f"rounds of {sizing.round_s:.0f} s measured on 2 cores")
     took = (_took(named, own, last, WRITEUP_SIZE) if last is not None else
             f"takes about {fmt_duration(own.first_verdict_s, 'span')} to a first verdict, at most "
-            f"{fmt_duration(sizing.limit_s, 'span')} ({'estimated' if sizing.estimated else 'measured'}: "
-            f"{sizing.measured})")
-    return [f"at the write-up's sizes (--size writeup): {named.writeup_note}; {took}; "
-            f"budget {minutes(own.budget_s)}, at most {own.max_rounds} rounds"]
+            f"{fmt_duration(sizing.limit_s, 'span')} ({how})")
+    return [f"at the write-up's sizes (--size writeup): {named.writeup_note}; {took}, with a budget of "
+            f"{minutes(own.budget_s)} and at most {own.max_rounds} rounds"]
 
 
 def how_long(named: Experiment, last: LastRun | None, last_writeup: LastRun | None = None) -> list[str]:
