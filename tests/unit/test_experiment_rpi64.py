@@ -57,3 +57,13 @@ def test_rpi64_asks_for_the_write_ups_3_gb_rounded_up_to_the_step() -> None:
     params = EXPERIMENTS["rpi64"].settings().params["maxalloc"]
     assert params["limit_mib"] == BUFFER_MIB and BUFFER_MIB % 64 == 0
     assert BUFFER_MIB - 64 < 3_000_000_000 / 2**20 <= BUFFER_MIB
+
+
+def test_a_buffer_set_on_the_command_line_is_the_one_the_paragraph_names() -> None:
+    import dataclasses
+
+    run, trials = run_of(1024, 1024)
+    run = dataclasses.replace(run, params={"maxalloc": {"limit_mib": 1024}},
+                              settings=dataclasses.replace(run.settings, overrides={"maxalloc": {"limit_mib": 1024}}))
+    (line,) = [ln for ln in EXPERIMENTS["rpi64"].explain(analyze(run, trials)) if ln.startswith("maxalloc:")]
+    assert line.startswith("maxalloc: largest buffer of the 1,024 MiB asked for (not the write-up's 3 GB, 2,880 MiB): ")
