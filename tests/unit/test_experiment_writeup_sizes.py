@@ -203,6 +203,10 @@ def test_set_wins_over_the_experiment_s_params_key_by_key():
     assert parsed.params["lame"] == {"minutes": 10} and parsed.params["flac"] == {"minutes": 3}
     parsed = build_request(Wish(experiment="rpi-network", params=parse_sets(["tcp-veth.seconds=4"])), quiet)
     assert parsed.params["tcp-veth"] == {"seconds": 4, "parallel": 0, "affinity": "auto"}  # the rest kept
+    renamed = build_request(Wish(experiment="rpi-network", params=parse_sets(["vpn-openvpn.seconds=4"])), quiet)
+    assert renamed.params["vpn-openvpn"] == {"tunnel": "openvpn", "seconds": 4, "affinity": "auto"}
+    with pytest.raises(UsageError, match="vpn-openvpn's parameters: affinity, seconds, tunnel"):
+        build_request(Wish(experiment="rpi-network", params=parse_sets(["vpn-openvpn.tunel=x"])), quiet)
 
 
 def test_set_over_a_file_and_over_the_workload_s_default(tmp_path: Path):
