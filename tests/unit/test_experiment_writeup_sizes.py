@@ -129,10 +129,16 @@ def test_the_paragraph_beside_the_write_up_reads_user_named_sides_at_either_size
     named = experiment("rpi64")
     lines = named.explain(analysis)
     assert not any("write-up's sizes" in line for line in lines)
+    from shootout.workloads.media import Lame
+
     run = dataclasses.replace(analysis.runs[0], settings=RunSettings(size=WRITEUP_SIZE))
-    at = named.explain(dataclasses.replace(analysis, runs=(run,)))
+    with_lame = (*analysis.workloads, Lame.spec)  # the fixture's five workloads have no lame of their own
+    at = named.explain(dataclasses.replace(analysis, runs=(run,), workloads=with_lame))
     assert at[:len(lines)] == lines
     assert at[len(lines)] == "at the write-up's sizes (--size writeup): lame and flac encode the write-up's 23.5-minute track"
+    assert "lame" not in {w.name for w in analysis.workloads}
+    without = dataclasses.replace(analysis, runs=(run,))
+    assert not any("write-up's sizes" in line for line in named.explain(without))  # -w left out lame and flac
 
 
 # shootout experiments show NAME --toml

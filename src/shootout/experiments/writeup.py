@@ -142,6 +142,9 @@ class Experiment:
         """At the write-up's sizes (--size writeup): what they are, where they differ from its own."""
         if not self.cuts or not any(r.settings.size == WRITEUP_SIZE for r in analysis.runs):
             return []
+        ran = {w.name for w in analysis.workloads}
+        if not self.writeup_configs and not ran & set(self.writeup_params):  # -w left out what it changes
+            return []
         return [f"at the write-up's sizes (--size writeup): {self.writeup_note}"]
 
     def _threshold_line(self, analysis: Analysis) -> list[str]:
