@@ -55,6 +55,9 @@ def check_boot(schedule: Sequence[str], blocks: Sequence[Block], index: int, wan
     """Refuse (one line) to measure block `index` under this boot when it is the wrong one."""
     config = schedule[index]
     where = f"block {index + 1} of {len(schedule)}"
+    if want.root is not None and not boot.is_root(want.root):  # tryboot fell back to config.txt's root
+        raise TargetError(f"this boot came up on root {boot.describe_root()}, but {where} is scheduled for {config} "
+                          f"(root {want.root})", f"boot {want.boots()}, then run there: shootout run --resume last")
     if not want.matches(boot):
         raise TargetError(f"this boot runs kernel {boot.describe()}, but {where} is scheduled for {config} "
                           f"(kernel {want.describe()})", f"boot {want.describe()}, then run: shootout run --resume last")
@@ -69,6 +72,9 @@ def matching_config(configs: Sequence[str], wants: dict[str, KernelWant], boot: 
     found = [c for c in configs if wants[c].matches(boot)]
     if not found:
         listed = ", ".join(f"{c} ({wants[c].describe()})" for c in configs)
+        if any(w.root for w in wants.values()):
+            raise TargetError(f"this boot (root {boot.describe_root()}, kernel {boot.release}) is none of the "
+                              f"configurations: {listed}", "start the run on one of the roots it compares")
         raise TargetError(f"the running kernel {boot.describe()} is none of the configurations: {listed}",
                           "boot one of them first, or correct the release pattern (uname -r)")
     if len(found) > 1:
@@ -77,12 +83,15 @@ def matching_config(configs: Sequence[str], wants: dict[str, KernelWant], boot: 
     return found[0]
 
 
-def next_step(schedule: Sequence[str], index: int | None, wants: dict[str, KernelWant]) -> str:
-    """What the user does after a block: which kernel to boot next, or that the run is done."""
+def next_step(schedule: Sequence[str], index: int | None, wants: dict[str, KernelWant], data: str | None = None) -> str:
+    """What the user does after a block: which kernel (or whole install) to boot next, or that the run
+    is done. data: the shared data directory a whole install's side must resume the run from."""
     if index is None:
         return f"all {len(schedule)} blocks are measured"
     config = schedule[index]
     same = index > 0 and schedule[index - 1] == config
-    return (f"next: block {index + 1} of {len(schedule)}, {config}: "
-            f"{'reboot (same kernel, a fresh boot)' if same else 'boot kernel ' + wants[config].describe()}, "
-            "then run: shootout run --resume last")
+    want = wants[config]
+    again = "reboot (same root, a fresh boot)" if want.root else "reboot (same kernel, a fresh boot)"
+    there = f" there with SHOOTOUT_HOME={data}" if want.root and data else ""
+    return (f"next: block {index + 1} of {len(schedule)}, {config}: {again if same else 'boot ' + want.boots()}, "
+            f"then run{there}: shootout run --resume last")

@@ -4,7 +4,8 @@ Both change the machine across a reboot, so they cannot live in the run's journa
 when shootout exits, before the reboot): they go to a journal of their own (journal/next-boot)
 that only `shootout doctor` undoes — and the resumed run, once the boot has consumed them.
 Each is one-shot by design, said in one line with its undo, never done silently. Which
-switch applies is detected: a Raspberry Pi's firmware (tryboot, boots/tryboot.py), else
+switch applies is detected: a whole install on another root, the Pi's tryboot with its own
+command line (boots/wholeroot.py); a Raspberry Pi's firmware (tryboot, boots/tryboot.py), else
 GRUB (`grub-reboot`: next_entry is consumed by the next boot); the resume unit removes
 itself when it has run (ExecStartPost).
 """
@@ -21,6 +22,7 @@ from shootout.base.errors import TargetError, ToolMissing, UsageError
 from shootout.boots.identity import KernelWant
 from shootout.boots.images import is_pattern
 from shootout.boots.tryboot import write_tryboot
+from shootout.boots.wholeroot import write_root_tryboot
 from shootout.conditions.machinefacts import board
 from shootout.execution.fsread import read_text, under
 from shootout.execution.tools import find_tool
@@ -69,6 +71,8 @@ def undo_next_boot() -> tuple[list[str], list[str]]:
 
 def switch_next_boot(want: KernelWant, config: str, journal: Journal, root: Path = Path("/")) -> str:
     """Make the next boot run `want`'s kernel, with the switch this machine has; the line to say."""
+    if want.root is not None:  # a whole install: the Pi's tryboot with its own command line
+        return write_root_tryboot(want, root, journal)
     model = board(root) or ""
     if model.startswith("Raspberry Pi"):
         return write_tryboot(want, model, root, journal)

@@ -31,7 +31,7 @@ def across_boots(store, stored, request, boots: int, wanted: bool = True):
     if request is None or not (wanted or campaign.kernels(request.configs) > 1):
         return None
     if not wanted:
-        err_console.print(f"the configurations want {campaign.kernels(request.configs)} kernels: a run across "
+        err_console.print(f"the configurations want {campaign.kernels(request.configs)} different boots: a run across "
                           f"boots, one block of rounds per boot (--boots {boots})")
     return campaign.plan(request.configs, boots)
 

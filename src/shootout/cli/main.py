@@ -56,9 +56,9 @@ def run(
     monitor: Annotated[bool, typer.Option(help="sample clock, temperature, throttling, load and steal during the trials "
                                                "(off: none of their flags, no timeline; interrupted trials are still "
                                                "measured again)")] = True,
-    across_boots: Annotated[bool, typer.Option("--across-boots", help="the configurations are kernels (kernel:RELEASE): measure one block of rounds per boot, A B B A …, and say which kernel to boot next")] = False,
+    across_boots: Annotated[bool, typer.Option("--across-boots", help="the configurations are kernels (kernel:RELEASE) or whole installs on other roots (boot:ROOT): measure one block of rounds per boot, A B B A …, and say which to boot next")] = False,
     boots: Annotated[int, typer.Option(help="with --across-boots: how many boots (blocks) in all, a multiple of twice the kernels")] = 4,
-    next_kernel: Annotated[bool, typer.Option("--next-kernel", help="with --across-boots: boot the next scheduled kernel once: GRUB's grub-reboot, or a Raspberry Pi's tryboot.txt (then reboot '0 tryboot'); undo with shootout doctor")] = False,
+    next_kernel: Annotated[bool, typer.Option("--next-kernel", help="with --across-boots: boot the next scheduled kernel (or install) once: GRUB's grub-reboot, or a Raspberry Pi's tryboot.txt (then reboot '0 tryboot'); undo with shootout doctor")] = False,
     resume_at_boot: Annotated[bool, typer.Option("--resume-at-boot", help="with --across-boots: install a one-shot systemd unit that measures the next block after the reboot")] = False,
     price: Annotated[list[str], typer.Option("--price", help="CONFIG=PRICE, e.g. ssh:host-a=0.408: stored with the run; show and report add performance per price (repeatable, every configuration; default: the file's [run] prices)")] = [],
     price_unit: Annotated[Optional[str], typer.Option(help="with --price: what a price is, e.g. '$/h' or '$' (default $/h, or the file's [run] price_unit)", show_default=False)] = None,

@@ -22,6 +22,7 @@ from typing import Any
 
 from shootout.base.errors import UsageError
 from shootout.base.model import Config, Run
+from shootout.base.paths import data_dir
 from shootout.base.runfacts import RunFacts
 from shootout.boots.identity import BootIdentity, KernelWant, kernel_want, read_boot
 from shootout.boots.schedule import (
@@ -38,6 +39,7 @@ from shootout.boots.switch import (
     next_boot_journal,
     switch_next_boot,
 )
+from shootout.boots.wholeroot import check_others, check_sides
 from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.store.serialize import config_from_dict, config_to_dict
@@ -72,14 +74,17 @@ class BlockOutcome:
     def message(self) -> str:
         done = f"block {self.block + 1} of {len(self.campaign.schedule)} ({self.campaign.schedule[self.block]}) " \
                f"is run {self.run_id}"
-        return f"{done}; {next_step(self.campaign.schedule, self.next_index, self.campaign.wants)}"
+        # whole installs resume from the shared data directory: said with the command
+        data = str(data_dir()) if any(w.root for w in self.campaign.wants.values()) else None
+        return f"{done}; {next_step(self.campaign.schedule, self.next_index, self.campaign.wants, data)}"
 
 
 def _want(config: Config) -> KernelWant:
     want = kernel_want(config)
     if want is None:
-        raise UsageError(f"configuration {config.name} names no kernel; a run across boots compares kernels",
-                         "use kernel:RELEASE[:MACHINE], or set option kernel = RELEASE in its [[config]]")
+        raise UsageError(f"configuration {config.name} names no kernel; a run across boots compares kernels "
+                         "or whole installs", "use kernel:RELEASE[:MACHINE] or boot:ROOT, or set option kernel = "
+                         "RELEASE in its [[config]]")
     return want
 
 
@@ -127,13 +132,20 @@ def kernels(configs: Sequence[Config]) -> int:
     return 0 if None in wants else len(set(wants))
 
 
-def plan(configs: Sequence[Config], boots: int, root: Path = Path("/")) -> Campaign:
-    """Check everything before any waiting: kernels named, schedule valid, running kernel among them.
+def plan(configs: Sequence[Config], boots: int, root: Path = Path("/"), data: Path | None = None) -> Campaign:
+    """Check everything before any waiting: kernels named, schedule valid, running kernel among them
+    (whole installs: every root, and what each needs to continue the run, boots/wholeroot.py).
     The schedule starts with the kernel that runs now."""
     members = shared_boots(configs)
     by_name = {c.name: c for c in configs}
     wants = {boot: _want(by_name[names[0]]) for boot, names in members.items()}
-    first = matching_config(list(wants), wants, read_boot(root))
+    running = read_boot(root)
+    whole = any(w.root for w in wants.values())
+    if whole:
+        check_sides(wants, root)
+    first = matching_config(list(wants), wants, running)
+    if whole:
+        check_others(wants, running, root, data)
     names = [first] + [boot for boot in members if boot != first]
     shared = members if any(len(m) > 1 for m in members.values()) else None
     return Campaign(secrets.token_hex(6), block_schedule(names, boots), by_name, shared)
@@ -225,12 +237,17 @@ def after_block(outcome: BlockOutcome, *, next_kernel: bool, resume_at_boot: boo
     if outcome.next_index is None:
         return []
     config = outcome.campaign.schedule[outcome.next_index]
+    want = outcome.campaign.wants[config]
+    if resume_at_boot and want.root is not None and not read_boot(root).is_root(want.root):
+        # the unit would be on this install's /etc, which shootout never writes on the other
+        raise UsageError(f"--resume-at-boot installs its unit on this install, but block {outcome.next_index + 1} "
+                         f"boots the install on {want.root}", "run shootout run --resume last there by hand")
     lines = []
     if next_kernel or resume_at_boot:
         journal = journal or next_boot_journal()
     if next_kernel:
         assert journal is not None
-        lines.append(switch_next_boot(outcome.campaign.wants[config], config, journal, root))
+        lines.append(switch_next_boot(want, config, journal, root))
     if resume_at_boot:
         undo = install_resume_unit(command, environment, root, journal)
         lines.append(f"installed {UNIT}: the next boot measures block {outcome.next_index + 1} by itself "

@@ -1,6 +1,7 @@
 """The host kind: this machine itself, natively or with a 32-bit compiler ABI (host+m32,
 host+mx32), or requiring a running kernel (kernel:RELEASE[:MACHINE], shootout.boots), whose
-trials may run in a userspace (kernel:RELEASE/debian:RELEASE:ARCH: then a chroot configuration).
+trials may run in a userspace (kernel:RELEASE/debian:RELEASE:ARCH: then a chroot configuration),
+or a boot of a whole install on another root (boot:ROOT[:IMAGE], boots/wholeroot.py).
 
 The host userspace: commands run directly, the work directory on /dev/shm (tmpfs).
 
@@ -123,8 +124,9 @@ def x86_abi_problem(abi: str) -> tuple[str, str] | None:
 
 class HostKind(Kind):
     name = "host"
-    forms = ("host", "host+m32", "host+mx32", "kernel:RELEASE[:MACHINE][/USERSPACE]")
-    hint = "use host, host+m32 or host+mx32, or kernel:RELEASE[:MACHINE][/USERSPACE] for a running kernel"
+    forms = ("host", "host+m32", "host+mx32", "kernel:RELEASE[:MACHINE][/USERSPACE]", "boot:ROOT[:IMAGE]")
+    hint = ("use host, host+m32 or host+mx32, kernel:RELEASE[:MACHINE][/USERSPACE] for a running kernel, "
+            "or boot:ROOT[:IMAGE] for a whole install booted on another root")
     target = HostTarget
     this_kernel = True
     host_abi = True
@@ -138,6 +140,10 @@ class HostKind(Kind):
             return Config(name=spec, target=self.name, label=HOST_LABELS[abi or None], abi=abi or None)
         if base == "host":
             raise UsageError(f"unknown configuration {spec!r}", self.hint)
+        if spec.startswith("boot:"):
+            from shootout.boots.wholeroot import boot_config
+
+            return boot_config(spec)
         if spec.startswith("kernel:"):
             from shootout.boots.identity import (
                 kernel_config,  # (the CLI imports kinds for its help: kept light)
