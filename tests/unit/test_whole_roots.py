@@ -243,3 +243,55 @@ def test_a_switch_left_by_a_killed_run_is_removed_by_doctor(tmp_path: Path) -> N
     assert {"tryboot.txt", CMDLINE} <= set(snapshot(part))
     doctor()
     assert snapshot(part) == before
+
+
+def test_four_blocks_on_two_roots_through_the_store(tmp_path: Path) -> None:
+    """A whole campaign as `shootout run` and `--resume last` drive it, each boot a fake tree of the
+    Pi (the fake target stands in for the host the trials run on): blocks on the SD card's and the
+    SSD's root, A B B A, the root recorded with each block, a boot on the wrong root refused."""
+    import math
+    import random
+
+    from shootout.base.model import Config, RunSettings
+    from shootout.measure.runner import Runner, RunRequest
+    from shootout.places.fake import SCRIPTS
+    from shootout.request.request import workloads_of
+    from shootout.store import Store
+    from shootout.system.journal import Journal
+    from shootout.workloads.user import CommandWorkload
+
+    rng = random.Random(5)
+
+    def throughput(argv: list[str], config: str, n: int) -> str:  # the SSD's install 5% faster
+        return f"throughput: {1000 * (1.05 if config == 'ssd' else 1.0) * math.exp(rng.gauss(0, 0.01)):.4f}\n"
+
+    SCRIPTS["roots"] = throughput
+    bench = {"name": "bench", "command": "bench", "regex": r"throughput: ([0-9.]+)", "unit": "ops/s"}
+    sides = [Config(name=name, target="fake", label=name, options=(("script", "roots"), ("kernel", "*"), ("root", r)))
+             for name, r in (("sd", HOME), ("ssd", SSD))]
+    runner = Runner(Store(f"sqlite:///{tmp_path / 'r.db'}"), Journal(tmp_path / "journal"))
+    request = RunRequest(sides, [CommandWorkload(bench)], RunSettings(seed=3, min_rounds=6, max_rounds=6),
+                         user_workloads={"bench": bench})
+
+    def resumed(boot: Path) -> BlockOutcome:
+        step = campaign.prepare_resume(runner.store, runner.store.get_run("last"), boot)
+        return campaign.resume(runner, step, lambda r: workloads_of([w.name for w in r.workloads], r.user_workloads),
+                               {})
+
+    root = pi(tmp_path)
+    first = campaign.start(runner, request, campaign.plan(sides, 4, root, DATA), {}, root)
+    assert first.campaign.schedule == ["sd", "ssd", "ssd", "sd"]
+    with pytest.raises(TargetError, match="this boot came up on root PARTUUID=2c4a9b1e-02 = /dev/mmcblk0p2, but "
+                                          "block 2 of 4 is scheduled for ssd"):
+        resumed(pi(tmp_path, boot_id="boot-2a"))  # tryboot fell back to the SD card
+    second = resumed(pi(tmp_path, cmdline_root=SSD, boot_id="boot-2"))
+    third = resumed(pi(tmp_path, cmdline_root="/dev/sda2", boot_id="boot-3"))  # root= named as a device this time
+    fourth = resumed(pi(tmp_path, boot_id="boot-4"))
+    assert fourth.next_index is None
+    booted = {r: runner.store.get_run(r).facts.machine["boot"] for r in (second.run_id, third.run_id, fourth.run_id)}
+    assert [(b["root_device"], b["root_partuuid"]) for b in booted.values()] == [
+        ("/dev/sda2", "5d1e7a3c-02"), ("/dev/sda2", "5d1e7a3c-02"), ("/dev/mmcblk0p2", "2c4a9b1e-02")]
+    assert campaign.groups(runner.store, first.campaign) == {"sd": [first.run_id, fourth.run_id],
+                                                             "ssd": [second.run_id, third.run_id]}
+    assert campaign.compare_hint(runner.store, first.campaign) == (
+        f"shootout compare {first.run_id} {fourth.run_id} vs {second.run_id} {third.run_id}")
