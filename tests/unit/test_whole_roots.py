@@ -29,6 +29,7 @@ from shootout.measure.bootcampaign import BlockOutcome, after_block
 HOME, SSD = "PARTUUID=2c4a9b1e-02", "PARTUUID=5d1e7a3c-02"  # the SD card's root (the fixture's), a USB SSD's
 DATA = Path("/boot/firmware/shootout")  # the shared data directory: on the boot partition both mount
 SHOOTOUT = "/usr/local/bin/shootout"
+HOME_FSTAB = "PARTUUID=2c4a9b1e-01 /boot/firmware vfat defaults 0 2\nPARTUUID=2c4a9b1e-02 / ext4 defaults 0 1\n"
 FSTAB = "proc /proc proc defaults 0 0\nPARTUUID=2c4a9b1e-01 /boot/firmware vfat defaults 0 2\n" \
         "PARTUUID=5d1e7a3c-02 / ext4 defaults,noatime 0 1\n"
 
@@ -42,7 +43,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "home"
 
 
-def pi(tmp_path: Path, *, cmdline_root: str = HOME, fstab: str = FSTAB, ssd_mounted: bool = True,
+def pi(tmp_path: Path, *, cmdline_root: str = HOME, fstab: str = FSTAB, home_fstab: str = HOME_FSTAB,
+       ssd_mounted: bool = True,
        modules: bool = True, installed: bool = True, boot_id: str = "boot-1", **kwargs) -> Path:
     """The Pi 4 of the fixture booted from its SD card (or `cmdline_root`), with a USB SSD holding
     another install, mounted read-only at /mnt/ssd: udev's links, the mount table, the SSD's files."""
@@ -60,6 +62,8 @@ def pi(tmp_path: Path, *, cmdline_root: str = HOME, fstab: str = FSTAB, ssd_moun
         links.mkdir(parents=True, exist_ok=True)
         if not (links / partuuid).is_symlink():
             (links / partuuid).symlink_to(f"../../{device}")
+    (root / "etc").mkdir(exist_ok=True)
+    (root / "etc/fstab").write_text(home_fstab)
     ssd = root / "mnt/ssd"
     (ssd / "etc").mkdir(parents=True, exist_ok=True)
     (ssd / "etc/fstab").write_text(fstab)
@@ -124,8 +128,6 @@ def test_a_boot_is_recognised_by_its_root_however_named(tmp_path: Path) -> None:
 def test_the_plan_starts_on_the_running_root(tmp_path: Path) -> None:
     root = pi(tmp_path, cmdline_root=SSD)
     # booted from the SSD: the SD card's install is the other one, checked as the SSD's was
-    (root / "etc").mkdir()
-    (root / "etc/fstab").write_text(FSTAB.replace("5d1e7a3c-02 /", "2c4a9b1e-02 /"))
     (root / SHOOTOUT.lstrip("/")).parent.mkdir(parents=True)
     (root / SHOOTOUT.lstrip("/")).write_text("#!/bin/sh\n")
     (root / "lib/modules" / system("pi4-armhf")["release"]).mkdir(parents=True)
@@ -208,6 +210,8 @@ def test_resume_at_boot_is_refused_for_the_other_install(tmp_path: Path) -> None
      "install's root", "SHOOTOUT_HOME=/boot/firmware/shootout"),
     (dict(fstab="PARTUUID=5d1e7a3c-01 /boot/firmware vfat defaults 0 2\n"), (),
      f"the install on {SSD} does not mount /dev/mmcblk0p1 at /boot/firmware", "add to its /etc/fstab"),
+    (dict(home_fstab="PARTUUID=2c4a9b1e-02 / ext4 defaults 0 1\n"), (), f"boot:{HOME}: this install does not "
+     "mount /dev/mmcblk0p1 at /boot/firmware", "add to its /etc/fstab"),
     (dict(modules=False), (), f"the install on {SSD} has no modules for kernel 6.6.51+rpt-rpi-v8",
      "install the same kernel package there"),
     ({}, (f"boot:{HOME}", "kernel:kernel7l.img"), "compares whole installs (boot:ROOT) or kernels", "boot:ROOT:IMAGE"),

@@ -130,6 +130,11 @@ def check_others(wants: Mapping[str, KernelWant], running: BootIdentity, root: P
         data = data_dir()
     shared = _shared_data(data, running, root)
     boot_mount = mount_holding(part.path, root)
+    needed = [("the run's data directory", shared)] + (
+        [("this boot partition", boot_mount)] if boot_mount and boot_mount[1] != "/" else [])
+    # this install too: after the reboot back to it, the data directory must be mounted again
+    here = next((name for name, want in wants.items() if running.is_root(want.root or "")), "this install")
+    _mounts_from_fstab(here, "this install", root, needed, root)
     for name, want in others.items():
         device = devices[name] or ""
         at = mounted_at(device, root)
@@ -142,19 +147,23 @@ def check_others(wants: Mapping[str, KernelWant], running: BootIdentity, root: P
             raise TargetError(f"{name}: the install on {want.root} has no shootout (none of {', '.join(paths)}), "
                               "so the run cannot continue after the reboot",
                               "install shootout there as here (./install.sh, or pipx install) before the run")
-        table = fstab(read_text(where, "/etc/fstab") or "")
-        needed = [("the run's data directory", shared)] + (
-            [("this boot partition", boot_mount)] if boot_mount and boot_mount[1] != "/" else [])
-        for path, (source, point) in needed:
-            if not any(p == point and _same(s, source, root) for s, p in table):
-                raise TargetError(f"{name}: the install on {want.root} does not mount {source} at {point} "
-                                  f"(its /etc/fstab), where {path} is",
-                                  f"add to its /etc/fstab: {source} {point} (the same filesystem for both installs)")
+        _mounts_from_fstab(name, f"the install on {want.root}", where, needed, root)
         if kernel_image(running.release) == (want.image or kernel_image(running.release)) and not any(
                 under(where, f"{d}/{running.release}").is_dir() for d in ("/lib/modules", "/usr/lib/modules")):
             raise TargetError(f"{name}: the install on {want.root} has no modules for kernel {running.release} "
                               f"(/lib/modules/{running.release}), which it would boot from this boot partition",
                               "install the same kernel package there, at the same version as here")
+
+
+def _mounts_from_fstab(name: str, install: str, where: Path, needed: Sequence[tuple[str, tuple[str, str]]],
+                       root: Path) -> None:
+    """Refuse when the install's /etc/fstab (under `where`) does not mount each needed filesystem at its place."""
+    table = fstab(read_text(where, "/etc/fstab") or "")
+    for path, (source, point) in needed:
+        if not any(p == point and _same(s, source, root) for s, p in table):
+            raise TargetError(f"{name}: {install} does not mount {source} at {point} (its /etc/fstab), "
+                              f"where {path} is", f"add to its /etc/fstab: {source} {point} "
+                              "(the same filesystem for both installs)")
 
 
 def _same(a: str, b: str, root: Path) -> bool:
@@ -188,7 +197,7 @@ def write_root_tryboot(want: KernelWant, root: Path, journal: Journal) -> str:
             raise TargetError(f"--next-kernel: there is no {part.file(image)}", "install that kernel first")
         lines += switch_lines(KernelWant("*", image=image))
     named = cmdline_root(current)
-    if named is None or device_of(named, root) != device_of(want.root, root):
+    if named is None or not _same(named, want.root, root):
         lines.append(f"cmdline={CMDLINE}")
     if not lines:
         return f"{part.file('config.txt')} boots the install on {want.root} already: reboot with: sudo reboot"
