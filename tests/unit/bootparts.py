@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
+
+import shootout
 
 BOOTPARTS = Path(__file__).parent.parent / "fixtures" / "bootparts"
 
@@ -44,3 +50,18 @@ def pi_root(root: Path, name: str, *, drop: tuple[str, ...] = (), release: str |
 def snapshot(part: Path) -> dict[str, bytes]:
     """Every file of a boot partition and its bytes: to show that nothing else changed."""
     return {str(p.relative_to(part)): p.read_bytes() for p in sorted(part.rglob("*")) if p.is_file()}
+
+
+def killed_mid_switch(tree: Path, /, **want: str) -> str:
+    """A process that switches the next boot of the fake `tree` to KernelWant('*', **want) (an image,
+    a root), then dies by SIGKILL before anything undoes it; what it said."""
+    code = ("import os, signal, sys\nfrom pathlib import Path\n"
+            "from shootout.boots.identity import KernelWant\n"
+            "from shootout.boots.switch import next_boot_journal, switch_next_boot\n"
+            f"print(switch_next_boot(KernelWant('*', **{want!r}), 'k', next_boot_journal(), Path({str(tree)!r})),"
+            " flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(shootout.__file__).parents[1])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
+                          check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    return done.stdout.strip()

@@ -6,16 +6,11 @@ a fake in a temporary directory; nothing here reboots anything."""
 from __future__ import annotations
 
 import dataclasses
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from bootparts import pi_root, snapshot, system
+from bootparts import killed_mid_switch, pi_root, snapshot, system
 
-import shootout
 from shootout.arm import aarch32 as a32
 from shootout.arm.configtxt import Reader
 from shootout.base.errors import TargetError, UsageError
@@ -195,26 +190,12 @@ def test_a_pi4_switches_through_tryboot_only_and_doctor_undoes_it(tmp_path: Path
     assert snapshot(part) == before and "no changes left behind" in doctor()
 
 
-def _killed_mid_switch(root: Path, image: str) -> str:
-    """A process that switches the next boot to `image`, then dies by SIGKILL before anything undoes it."""
-    code = ("import os, signal, sys\nfrom pathlib import Path\n"
-            "from shootout.boots.identity import KernelWant\n"
-            "from shootout.boots.switch import next_boot_journal, switch_next_boot\n"
-            f"print(switch_next_boot(KernelWant('*', image={image!r}), 'k', next_boot_journal(), Path({str(root)!r})),"
-            " flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(shootout.__file__).parents[1])}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
-                          check=False)
-    assert done.returncode == -signal.SIGKILL, done.stderr
-    return done.stdout.strip()
-
-
 def test_a_pi3_edits_config_txt_which_doctor_restores_after_sigkill(tmp_path: Path) -> None:
     """No tryboot on a Pi 3: config.txt itself gets the lines; its old text is in the journal first."""
     root = pi_root(tmp_path / "pi3", "pi4-armhf", extra={"proc/device-tree/model": PI3 + "\x00"})
     part = root / "boot/firmware"
     before = snapshot(part)
-    line = _killed_mid_switch(root, "kernel8.img")
+    line = killed_mid_switch(root, image="kernel8.img")
     assert line.startswith("/boot/firmware/config.txt boots kernel8.img from now on (a Pi 3 has no tryboot)")
     changed = (part / "config.txt").read_text()
     assert changed.startswith(before["config.txt"].decode()) and changed.endswith("kernel=kernel8.img\narm_64bit=1\n")
@@ -226,7 +207,7 @@ def test_a_pi4_tryboot_left_by_a_killed_run_is_removed_by_doctor(tmp_path: Path)
     root = pi_root(tmp_path / "pi4", "pi4-armhf")
     part = root / "boot/firmware"
     before = snapshot(part)
-    assert _killed_mid_switch(root, "kernel7l.img").startswith("/boot/firmware/tryboot.txt boots kernel7l.img once")
+    assert killed_mid_switch(root, image="kernel7l.img").startswith("/boot/firmware/tryboot.txt boots kernel7l.img once")
     assert (part / "tryboot.txt").exists() and (part / "config.txt").read_bytes() == before["config.txt"]
     doctor()
     assert snapshot(part) == before

@@ -6,16 +6,11 @@ nothing here mounts or reboots anything."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from bootparts import BOOTPARTS, pi_root, snapshot, system
+from bootparts import BOOTPARTS, killed_mid_switch, pi_root, snapshot, system
 
-import shootout
 from shootout.base.errors import TargetError, UsageError
 from shootout.boots.identity import BootIdentity, KernelWant, read_boot
 from shootout.boots.roots import cmdline_root, replace_root
@@ -235,15 +230,8 @@ def test_a_switch_left_by_a_killed_run_is_removed_by_doctor(tmp_path: Path) -> N
     root = pi(tmp_path)
     part = root / "boot/firmware"
     before = snapshot(part)
-    code = ("import os, signal\nfrom pathlib import Path\nfrom shootout.boots.identity import KernelWant\n"
-            "from shootout.boots.switch import next_boot_journal, switch_next_boot\n"
-            f"print(switch_next_boot(KernelWant('*', root={SSD!r}), 'ssd', next_boot_journal(), Path({str(root)!r})),"
-            " flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(shootout.__file__).parents[1])}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
-                          check=False)
-    assert done.returncode == -signal.SIGKILL, done.stderr
-    assert done.stdout.startswith(f"/boot/firmware/tryboot.txt boots the install on {SSD} once")
+    said = killed_mid_switch(root, root=SSD)
+    assert said.startswith(f"/boot/firmware/tryboot.txt boots the install on {SSD} once")
     assert {"tryboot.txt", CMDLINE} <= set(snapshot(part))
     doctor()
     assert snapshot(part) == before
