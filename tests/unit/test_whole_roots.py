@@ -111,7 +111,15 @@ def test_command_line_roots() -> None:
 
 
 def test_a_boot_is_recognised_by_its_root_however_named(tmp_path: Path) -> None:
-    booted = read_boot(pi(tmp_path, cmdline_root="/dev/sda2"))
+    from shootout.boots.roots import device_of
+
+    root = pi(tmp_path, cmdline_root="/dev/sda2")
+    (root / "dev/disk/by-uuid").mkdir()
+    (root / "dev/disk/by-uuid/4A1B-2C3D").symlink_to("../../mmcblk0p1")  # a FAT volume's UUID, upper case
+    assert device_of("UUID=4A1B-2C3D", root) == "/dev/mmcblk0p1"
+    assert device_of("PARTUUID=5D1E7A3C-02", root) == "/dev/sda2"
+    assert device_of("LABEL=bootfs", root) is None and device_of("tmpfs", root) is None
+    booted = read_boot(root)
     assert (booted.root, booted.root_device, booted.root_partuuid) == ("/dev/sda2", "/dev/sda2", "5d1e7a3c-02")
     assert KernelWant("*", root=SSD).matches(booted) and KernelWant("*", root="/dev/sda2").matches(booted)
     assert not KernelWant("*", root=HOME).matches(booted)

@@ -38,13 +38,14 @@ def device_of(name: str, root: Path = Path("/")) -> str | None:
     """The /dev path a root=/fstab name stands for (PARTUUID=…, UUID=…, LABEL=…, /dev/…), as seen
     from `root`; None when no such device exists."""
     key, eq, value = name.partition("=")
-    if eq and key in _BY:
-        link = under(root, f"/dev/disk/{_BY[key]}/{value.lower() if key != 'LABEL' else value}")
+    if eq and key in _BY:  # udev writes PARTUUIDs in lower case, a FAT volume's UUID in upper case
+        links = [under(root, f"/dev/disk/{_BY[key]}/{v}") for v in dict.fromkeys((value, value.lower()))]
     elif name.startswith("/dev/"):
-        link = under(root, name)
+        links = [under(root, name)]
     else:
         return None
-    if not os.path.lexists(link):
+    link = next((p for p in links if os.path.lexists(p)), None)
+    if link is None:
         return None
     resolved = link.resolve()
     try:
