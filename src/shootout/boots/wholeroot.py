@@ -49,6 +49,7 @@ from shootout.arm.board import config_reader
 from shootout.arm.configtxt import Reader, setting
 from shootout.base.errors import TargetError, UsageError
 from shootout.base.model import Config
+from shootout.base.paths import data_dir
 from shootout.boots.identity import BootIdentity, KernelWant
 from shootout.boots.images import IMAGES, Board, board_of, kernel_image
 from shootout.boots.partition import BootPartition, boot_partition, default_image, tryboot_switches_partitions
@@ -118,17 +119,13 @@ def check_sides(wants: Mapping[str, KernelWant], root: Path = Path("/")) -> None
 
 
 def check_others(wants: Mapping[str, KernelWant], running: BootIdentity, root: Path = Path("/"),
-                 data: Path | None = None, installed: Sequence[str] | None = None) -> None:
+                 data: Path | None = None) -> None:
     """What the other installs need to continue the run (the module's list), checked before anything
     is measured or written; `running` is a boot of one of the sides (check_sides first)."""
     _, part, _ = _pi(root, "whole installs across boots")
     others = {name: want for name, want in wants.items() if not running.is_root(want.root or "")}
     devices = {name: device_of(want.root or "", root) for name, want in wants.items()}
-    if data is None:
-        from shootout.base.paths import data_dir
-
-        data = data_dir()
-    shared = _shared_data(data, running, root)
+    shared = _shared_data(data or data_dir(), running, root)
     boot_mount = mount_holding(part.path, root)
     needed = [("the run's data directory", shared)] + (
         [("this boot partition", boot_mount)] if boot_mount and boot_mount[1] != "/" else [])
@@ -142,7 +139,7 @@ def check_others(wants: Mapping[str, KernelWant], running: BootIdentity, root: P
             raise TargetError(f"{name}: {want.root} ({device}) is not mounted, so shootout cannot check that it "
                               "can continue the run", f"mount it (read-only will do): sudo mount -o ro {device} /mnt")
         where = under(root, at)
-        paths = installed if installed is not None else installed_paths()
+        paths = installed_paths()
         if not any(under(where, p).is_file() for p in paths):
             raise TargetError(f"{name}: the install on {want.root} has no shootout (none of {', '.join(paths)}), "
                               "so the run cannot continue after the reboot",
