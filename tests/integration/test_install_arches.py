@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from shootout.userspace.create import DEFAULT_MIRROR, DEFAULT_RELEASE
+import debian_debs
+from debian_debs import Apt
 
 pytestmark = pytest.mark.root
 
 INSTALL = Path(__file__).resolve().parents[2] / "install.sh"
-KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
-Apt = Callable[..., subprocess.CompletedProcess[str]]
 
 
 def packages(arch: str, *test: str) -> list[str]:
@@ -29,34 +26,11 @@ def packages(arch: str, *test: str) -> list[str]:
     return done.stdout.split()
 
 
-def _apt(tmp: Path, arch: str) -> Apt:
-    (tmp / "lists" / "partial").mkdir(parents=True)
-    (tmp / "cache").mkdir()
-    (tmp / "status").write_text("")  # nothing installed: every dependency is resolved
-    (tmp / "sources.list").write_text(f"deb [signed-by={KEYRING}] {DEFAULT_MIRROR} {DEFAULT_RELEASE} main\n")
-    options = {
-        "APT::Architecture": arch, "APT::Architectures::": arch,
-        "Dir::State::Lists": tmp / "lists", "Dir::State::status": tmp / "status",
-        "Dir::State::extended_states": tmp / "extended_states", "Dir::Cache": tmp / "cache",
-        "Dir::Etc::SourceList": tmp / "sources.list", "Dir::Etc::SourceParts": tmp / "none",
-        "Acquire::Languages": "none", "APT::Sandbox::User": "root",
-        # only the Packages index (appstream metadata would double the download)
-        **{f"Acquire::IndexTargets::deb::{t}::DefaultEnabled": "false"
-           for t in ("DEP-11", "DEP-11-icons", "DEP-11-icons-small", "DEP-11-icons-hidpi")},
-    }
-    argv = ["apt-get", "-q"] + [x for k, v in options.items() for x in ("-o", f"{k}={v}")]
-
-    def apt(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*argv, *args], capture_output=True, text=True, timeout=600)
-
-    return apt
-
-
 @pytest.fixture(scope="module", params=["arm64", "armhf"])
 def apt_for(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
             require_root_module: None) -> tuple[str, Apt]:
     arch = request.param
-    apt = _apt(tmp_path_factory.mktemp(f"apt-{arch}"), arch)
+    apt = debian_debs.apt_for(tmp_path_factory.mktemp(f"apt-{arch}"), [arch])
     done = apt("update")
     assert done.returncode == 0, f"apt-get update for {arch}: {done.stderr}"
     return arch, apt

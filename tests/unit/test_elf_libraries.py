@@ -21,8 +21,8 @@ class Files:
     def which(self, tool: str) -> str | None:
         return self.extra.get(tool) or shutil.which(tool)
 
-    def read(self, path: str, limit: int | None = None) -> bytes:
-        data = Path(path).read_bytes()[:limit]
+    def read(self, path: str, limit: int | None = None, offset: int = 0) -> bytes:
+        data = Path(path).read_bytes()[offset:None if limit is None else offset + limit]
         self.asked += len(data)
         return data
 

@@ -181,14 +181,22 @@ def test_no_counters_no_section_and_no_chart() -> None:
     assert why_chart(analysis) is not None  # the ratios of 1 are still drawn (RSS, switches)
 
 
-@pytest.mark.parametrize(("machine", "elf_class", "arch", "said"), [
-    ("x86", 32, "i386", "i686: x87 floating point (SSE2 not assumed), 8 general registers"),
-    ("x86-64", 64, "amd64", "x86-64: SSE2, 16 general registers"),
-    ("arm", 32, "armhf", "ARMv7-A, VFPv3-D16, Thumb-2, NEON not assumed (Debian armhf; Raspbian's is ARMv6 with VFPv2)"),
-    ("arm", 32, None, "32-bit ARM (its architecture level is not known here)"),
-    (None, None, "amd64", None)])
-def test_the_baseline_a_side_was_built_for_is_said_from_its_binary(machine, elf_class, arch, said) -> None:
-    assert baseline(machine, elf_class, arch) == said
+@pytest.mark.parametrize(("elf", "said"), [
+    ({"machine": "x86", "elf_class": 32}, "i686: x87 floating point (SSE2 not assumed), 8 general registers"),
+    ({"machine": "x86-64", "elf_class": 64}, "x86-64: SSE2, 16 general registers"),
+    # a Raspbian binary's attributes, as elf.arm_build reads them (the real binaries: test_elf_baseline.py)
+    ({"machine": "arm", "elf_class": 32, "arm": {"float_abi": "hard", "cpu_arch": "v6", "fp_arch": "VFPv2",
+                                                  "thumb": "Thumb-1"}},
+     "ARMv6, VFPv2, hard float, Thumb-1, NEON not assumed"),
+    ({"machine": "arm", "elf_class": 32, "arm": {"float_abi": "soft", "cpu_arch": "v5TE", "thumb": "Thumb-1"}},
+     "ARMv5TE, soft float (no FP unit assumed), Thumb-1, NEON not assumed"),
+    # a run recorded before the attributes were read, or a binary without a section table
+    ({"machine": "arm", "elf_class": 32}, "32-bit ARM (its architecture not recorded in the binary)"),
+    ({"machine": "arm", "elf_class": 32, "arm": {"float_abi": "hard"}},
+     "32-bit ARM (its architecture not recorded in the binary), hard float"),
+    ({}, None)])
+def test_the_baseline_a_side_was_built_for_is_said_from_its_binary(elf: dict, said: str | None) -> None:
+    assert baseline(elf) == said
 
 
 def test_the_why_section_says_what_each_side_was_built_for_and_the_paths_its_openssl_chose() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from shootout.base.errors import TargetError, ToolMissing
 from shootout.base.model import Config
-from shootout.execution.elf import HEAD_BYTES, elf_identity_of
+from shootout.execution.elf import HEAD_BYTES, place_identity
 from shootout.execution.place import Place
 
 # The compiler ABIs of the host kind (host+m32, host+mx32): the flags, and the package that makes them work
@@ -85,7 +85,7 @@ def compile_c(target: Place, name: str, sources: dict[str, bytes], flags: Sequen
             raise TargetError(f"{cc} {' '.join(flags)} cannot build {name} for {target.config.display}: "
                               f"{result.stderr_tail(1) or 'exit ' + str(result.exit_status)}", hint)
         target.run(["sh", "-c", _COMMIT, "commit", tmp, build_dir, name], timeout=60)
-    identity = elf_identity_of(target.read(binary, HEAD_BYTES))
+    identity = place_identity(target, binary, target.read(binary, HEAD_BYTES))
     return Binary(binary, {"compiler": cc_version, "cc": cc, "flags": " ".join(flags), **identity})
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -38,6 +39,78 @@ def _identity(stream: BinaryIO) -> dict[str, Any]:
     }
 
 
+# e_flags of a 32-bit ARM EABI binary: which float ABI its calls use (ELF for the Arm Architecture, 5.2)
+EF_ARM_ABI_FLOAT_SOFT, EF_ARM_ABI_FLOAT_HARD = 0x200, 0x400
+# .ARM.attributes tags said in the facts, by pyelftools' names -> the facts' keys
+ARM_TAGS = {"TAG_CPU_NAME": "cpu_name", "TAG_CPU_ARCH": "cpu_arch", "TAG_CPU_ARCH_PROFILE": "profile",
+            "TAG_FP_ARCH": "fp_arch", "TAG_ADVANCED_SIMD_ARCH": "simd_arch", "TAG_THUMB_ISA_USE": "thumb",
+            "TAG_ABI_VFP_ARGS": "vfp_args"}
+BLOCK = 64 * 1024  # what one read of a file in a place fetches, as pyelftools seeks through it
+
+
+class _Pieces(io.RawIOBase):
+    """A file read in pieces as pyelftools seeks through it (`fetch(offset, length)`): a binary's
+    section table and attributes lie at its end, past its code, which is never read."""
+
+    def __init__(self, fetch: Callable[[int, int], bytes], head: bytes, size: int) -> None:
+        self._fetch, self._blocks, self._size, self._pos = fetch, {0: head[:BLOCK]}, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, pos: int, whence: int = io.SEEK_SET) -> int:
+        self._pos = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence] + pos
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        block, within = divmod(self._pos, BLOCK)
+        if block not in self._blocks:
+            self._blocks[block] = self._fetch(block * BLOCK, BLOCK)
+        piece = self._blocks[block][within:within + len(buffer)]
+        buffer[:len(piece)] = piece
+        self._pos += len(piece)
+        return len(piece)
+
+
+def arm_build(fetch: Callable[[int, int], bytes], head: bytes) -> dict[str, Any]:
+    """What a 32-bit ARM binary says it was built for: its float ABI (e_flags) and its
+    .ARM.attributes (the architecture, FP unit, NEON and Thumb the compiler and linker assumed),
+    in readelf -A's words; only the float ABI where the binary has no section table left."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.descriptions import describe_attr_tag_arm
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import ARMAttributesSection
+
+    elf = ELFFile(io.BytesIO(head))
+    flags = elf["e_flags"]
+    float_abi = "hard" if flags & EF_ARM_ABI_FLOAT_HARD else "soft" if flags & EF_ARM_ABI_FLOAT_SOFT else None
+    found: dict[str, Any] = {"float_abi": float_abi} if float_abi else {}
+    if not elf["e_shoff"] or not elf["e_shnum"]:
+        return found
+    # the section table ends the file (as linkers lay it out): its end is the size pyelftools needs
+    end = max(len(head), elf["e_shoff"] + elf["e_shnum"] * elf["e_shentsize"])
+    try:
+        whole = ELFFile(io.BufferedReader(_Pieces(fetch, head, end), BLOCK))
+        section = next((s for s in whole.iter_sections() if isinstance(s, ARMAttributesSection)), None)
+        if section is None:
+            return found
+        for sub in section.iter_subsections("aeabi"):
+            for subsub in sub.iter_subsubsections():
+                for attr in subsub.iter_attributes():
+                    if attr.tag in ARM_TAGS:
+                        said = describe_attr_tag_arm(attr.tag, attr.value, attr.extra)
+                        found[ARM_TAGS[attr.tag]] = said.split(": ", 1)[-1].strip().strip('"')
+    except (ELFError, ValueError, EOFError, KeyError, IndexError):
+        pass  # a section table cut or odd: the float ABI is still what the header says
+    return found
+
+
 def elf_identity_of(data: bytes) -> dict[str, Any]:
     """{'elf_class': 32|64, 'machine': ..., 'interpreter': ...} from the first bytes of a
     binary (HEAD_BYTES are enough); {} if they are not ELF (a script)."""
@@ -49,13 +122,32 @@ def elf_identity_of(data: bytes) -> dict[str, Any]:
         return {}
 
 
+def with_build(identity: dict[str, Any], fetch: Callable[[int, int], bytes], head: bytes) -> dict[str, Any]:
+    """identity with what a 32-bit ARM binary says it was built for ("arm": arm_build) added:
+    the ELF machine alone does not tell ARMv5, ARMv6 with VFPv2 and ARMv7 apart."""
+    if identity.get("machine") == "arm" and identity.get("elf_class") == 32:
+        return {**identity, "arm": arm_build(fetch, head)}
+    return identity
+
+
 def elf_identity(path: Path) -> dict[str, Any]:
-    """elf_identity_of the file at path on this machine; {} if it is not ELF."""
+    """elf_identity_of the file at path on this machine, with_build; {} if it is not ELF."""
     try:
         with open(path, "rb") as fh:
-            return elf_identity_of(fh.read(HEAD_BYTES))
+            head = fh.read(HEAD_BYTES)
+
+            def fetch(offset: int, length: int) -> bytes:
+                fh.seek(offset)
+                return fh.read(length)
+
+            return with_build(elf_identity_of(head), fetch, head)
     except OSError:
         return {}
+
+
+def place_identity(target: Place, path: str, head: bytes) -> dict[str, Any]:
+    """elf_identity_of a file in a place from its first bytes, with_build (read through the place)."""
+    return with_build(elf_identity_of(head), lambda offset, length: target.read(path, length, offset), head)
 
 
 def _program_headers(data: bytes) -> tuple[Any, list[Any]]:
@@ -117,7 +209,7 @@ def _identity_in(target: Place, path: str) -> dict[str, Any]:
     lies within NEEDED_BYTES ("needed": whether a program can reach a library's code path)."""
     try:
         head = target.read(path, HEAD_BYTES)
-        identity = elf_identity_of(head)
+        identity = place_identity(target, path, head)
         end = dynamic_end(head) if identity else None
         if end is None:
             return {**identity, "needed": []} if identity and identity["interpreter"] is None else identity

@@ -53,9 +53,10 @@ class LocalFiles(Target):
             raise self._fail(f"write {dest}", exc) from None
         return dest
 
-    def read(self, path: str, limit: int | None = None) -> bytes:
+    def read(self, path: str, limit: int | None = None, offset: int = 0) -> bytes:
         try:
             with open(self.host_path(path), "rb") as fh:
+                fh.seek(offset)
                 return fh.read() if limit is None else fh.read(limit)
         except OSError as exc:
             raise self._fail(f"read {path}", exc) from None

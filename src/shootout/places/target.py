@@ -41,9 +41,11 @@ _PUT = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1.part" && mv -f -- "$1.part
 # Unpack a tar on stdin as the directory $1, replacing what was there.
 _PUT_TREE = ('rm -rf -- "$1.part" && mkdir -p -- "$1.part" && tar -x -f - -C "$1.part" '
              '&& rm -rf -- "$1" && mv -- "$1.part" "$1"')
-# The first $2 bytes of $1 (all when $2 is empty), base64 so binary survives text output.
+# $2 bytes of $1 from offset $3 (all when $2 is empty), base64 so binary survives text output;
+# tail seeks in a regular file: the section table at the end of a binary costs no read of its code.
 _READ = ('[ -f "$1" ] && [ -r "$1" ] || { echo "no readable file $1" >&2; exit 1; }\n'
-         'if [ -n "$2" ]; then head -c "$2" -- "$1"; else cat -- "$1"; fi | base64 -w0')
+         'if [ "$3" -gt 0 ]; then tail -c +$(($3 + 1)) -- "$1"; else cat -- "$1"; fi |\n'
+         'if [ -n "$2" ]; then head -c "$2"; else cat; fi | base64 -w0')
 
 
 def layout_padding() -> dict[str, str]:
@@ -189,9 +191,9 @@ class Target(ABC):
             journal.undo_entry(entry)
         return dest
 
-    def read(self, path: str, limit: int | None = None) -> bytes:
-        """The content of a file inside the target (its first `limit` bytes)."""
-        result = self._checked(["sh", "-c", _READ, "read", path, "" if limit is None else str(limit)],
+    def read(self, path: str, limit: int | None = None, offset: int = 0) -> bytes:
+        """The content of a file inside the target (`limit` bytes from `offset`)."""
+        result = self._checked(["sh", "-c", _READ, "read", path, "" if limit is None else str(limit), str(offset)],
                                f"read {path}")
         return base64.b64decode(result.stdout.strip())
 

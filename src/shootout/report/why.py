@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from shootout.base.runfacts import dig
-from shootout.counters.baseline import baseline
+from shootout.counters.baseline import baseline, side_binary
 from shootout.judge.analysis import Analysis, Comparison
 from shootout.judge.why import CounterRatio, Why
 from shootout.report.text import display, fmt_comparison
@@ -88,21 +88,13 @@ def per_joule_lines(analysis: Analysis) -> list[str]:
     return out
 
 
-def _binary_of(analysis: Analysis, config: str) -> tuple[str | None, int | None]:
-    """The ELF machine and class of the first workload binary a side recorded."""
-    for spec in analysis.workloads:
-        for found in analysis.facts.workload(config, spec.name).get("elf", {}).values():
-            if isinstance(found, dict) and found.get("machine") and found.get("elf_class"):
-                return found["machine"], found["elf_class"]
-    return None, None
-
-
 def code_lines(analysis: Analysis) -> list[str]:
-    """What each side's binaries may assume of the CPU, and the paths its OpenSSL chose."""
+    """What each side's binaries may assume of the CPU (as the binary that ran says), and the
+    paths its OpenSSL chose."""
     built, paths = {}, {}
+    names = [spec.name for spec in analysis.workloads]
     for config in analysis.configs:
-        target = analysis.facts.target(config.name)
-        if said := baseline(*_binary_of(analysis, config.name), target.get("dpkg_arch") or target.get("arch")):
+        if said := baseline(side_binary(analysis.facts, config.name, names)):
             built[config.display] = said
         if chosen := dig(analysis.facts.side(config.name), "code_paths", "openssl"):
             paths[config.display] = list(chosen)
