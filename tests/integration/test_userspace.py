@@ -35,6 +35,7 @@ from shared_spaces import (
 from shootout.base.errors import ShootoutError, TargetError, UsageError
 from shootout.base.model import Config
 from shootout.configs.abi import verify_abi
+from shootout.counters.baseline import baseline
 from shootout.configs.userspaces import userspace_config
 from shootout.execution.elf import HEAD_BYTES, elf_identity, elf_identity_of
 from shootout.places.chroot import ChrootTarget, named_userspace_config
@@ -341,6 +342,9 @@ def test_armhf_under_qemu_compiles_and_runs_intmix(spaces: Spaces) -> None:
             assert w.parse(result, params)["iterations"] > 0
             facts = target.facts()
             assert facts["emulated"] is True and facts["arch"] == "armhf" and facts["uname_m"] == "armv7l"
+            # what Debian's armhf builds for, read from the kernel gcc built there and from the shell
+            for elf in (prepared.facts["binary"], facts["shell_elf"]):
+                assert baseline(elf) == "ARMv7-A, VFPv3-D16, hard float, Thumb-2, NEON not assumed", elf
         finally:
             target.close()
     assert _mounts_under(spaces.home) == []

@@ -138,3 +138,46 @@ def test_a_run_without_the_linked_libraries_keeps_the_caveat_on_every_program() 
     (line,) = _sha_lines(_sha1_sparse({"sha1sum": {"interpreter": "/lib/ld.so"}, "openssl": {}}))
     assert "sha1-sparse sha1sum_mbps, its headline (sha1sum, its libraries not recorded)" in line
     assert "; not " not in line
+
+
+def _baseline_lines(elves: dict[str, dict], shells: dict[str, dict] | None = None) -> list[str]:
+    """The rpi64 paragraph's lines on what each side's binaries were built for, from intmix's
+    native kernel (or, where a side recorded none, its userspace's shell)."""
+    from shootout.workloads.cpu import IntMix
+
+    configs = {name: ({"elf": {"native kernel": elf}} if elf else {}) for name, elf in elves.items()}
+    analysis = _run(IntMix.spec, configs, lambda name, r: {IntMix.spec.headline: 100.0 + r}, MACHINE)
+    for name, shell in (shells or {}).items():
+        analysis.facts.side_for(name)["target"] = {"shell_elf": shell}
+    return [line for line in EXPERIMENTS["rpi64"].explain(analysis) if "built for" in line or "i386 on a PC" in line]
+
+
+ARMV7 = {"machine": "arm", "elf_class": 32, "arm": {"float_abi": "hard", "cpu_arch": "v7", "profile": "Application",
+                                                     "fp_arch": "VFPv3-D16", "thumb": "Thumb-2"}}
+RASPBIAN = {"machine": "arm", "elf_class": 32, "arm": {"float_abi": "hard", "cpu_arch": "v6", "fp_arch": "VFPv2",
+                                                        "thumb": "Thumb-1"}}
+ARM64 = {"machine": "aarch64", "elf_class": 64}
+
+
+def test_a_debian_armhf_side_is_said_to_be_armv7_where_the_write_up_ran_raspbian_armv6() -> None:
+    (line,) = _baseline_lines({"arm64": ARM64, "armhf": ARMV7})
+    assert line.startswith("why it may differ from the write-up: armhf: its 32-bit ARM binaries (intmix's native "
+                           "kernel) are built for ARMv7-A, VFPv3-D16, hard float, Thumb-2, NEON not assumed, where "
+                           "the write-ups' Raspberry Pi OS 32-bit is built for ARMv6 with VFPv2")
+    assert "this 32-bit side is the stronger one" in line
+    # Raspbian's own binaries (an OS image) match the write-up: nothing to say; nor where none was read
+    assert _baseline_lines({"arm64": ARM64, "raspbian": RASPBIAN}) == []
+    assert _baseline_lines({"arm64": ARM64, "armhf": {"machine": "arm", "elf_class": 32}}) == []
+
+
+def test_the_shell_says_it_where_no_workload_binary_was_recorded_and_armel_is_soft_float() -> None:
+    armel = {"machine": "arm", "elf_class": 32, "arm": {"float_abi": "soft", "cpu_arch": "v5TE", "thumb": "Thumb-1"}}
+    (line,) = _baseline_lines({"arm64": ARM64, "armel": {}}, shells={"armel": armel})
+    assert "armel: its 32-bit ARM binaries (its shell) are built for ARMv5TE, soft float" in line
+    assert line.endswith("floating point here goes through software routines, not VFP registers")
+
+
+def test_an_i386_side_is_said_to_lack_sse2_and_half_the_registers_unlike_armhf_beside_arm64() -> None:
+    (line,) = _baseline_lines({"amd64": {"machine": "x86-64", "elf_class": 64}, "i386": {"machine": "x86", "elf_class": 32}})
+    assert "i386: the 32-bit side is i386 on a PC (intmix's native kernel: i686: x87 floating point" in line
+    assert "8 general registers instead of 16, a wider gap than the write-ups' armhf beside arm64" in line

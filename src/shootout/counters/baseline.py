@@ -62,12 +62,13 @@ def baseline(elf: Mapping[str, Any]) -> str | None:
     return BASELINES.get((machine, elf_class))
 
 
-def side_binary(facts: RunFacts, config: str, workloads: Iterable[str]) -> Mapping[str, Any]:
-    """The ELF facts of a binary that ran on a side: the first workload binary it recorded, else
-    the shell of its userspace; {} where neither was recorded."""
+def side_binary(facts: RunFacts, config: str, workloads: Iterable[str]) -> tuple[str, Mapping[str, Any]]:
+    """(what it is, its ELF facts) of a binary that ran on a side: the first workload binary it
+    recorded ('ptrtree's native kernel'), else its userspace's shell ('its shell');
+    ('', {}) where neither was recorded."""
     for workload in workloads:
-        for found in facts.workload(config, workload).get("elf", {}).values():
+        for name, found in facts.workload(config, workload).get("elf", {}).items():
             if isinstance(found, Mapping) and found.get("machine") and found.get("elf_class"):
-                return found
+                return f"{workload}'s {name}", found
     shell = facts.target(config).get("shell_elf")
-    return shell if isinstance(shell, Mapping) and shell.get("machine") else {}
+    return ("its shell", shell) if isinstance(shell, Mapping) and shell.get("machine") else ("", {})

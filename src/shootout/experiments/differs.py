@@ -4,8 +4,10 @@ A named experiment's paragraph sets a measured result beside a write-up's. When 
 disagree, a reader must see why wherever shootout can tell: hardware AES or SHA where the
 write-up's Pi 4 had none, WireGuard in user space where the write-up ran the kernel's, a
 rate at the generator's own ceiling, a storage link emulated by a cgroup throttle, a virtual
-machine. Each line below is said only when its fact is in the run (the machine's facts, the
-configurations' parts and workload facts, the comparisons' flags).
+machine, 32-bit binaries built for another instruction set than the write-up's (Debian's ARMv7
+armhf where the write-up ran Raspberry Pi OS's ARMv6, or i386 on a PC). Each line below is said
+only when its fact is in the run (the machine's facts, the configurations' parts and workload
+facts, the binaries that ran, the comparisons' flags).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from shootout.base.runfacts import dig
+from shootout.counters.baseline import baseline, side_binary
 
 if TYPE_CHECKING:
     from shootout.judge.analysis import Analysis
@@ -29,6 +32,9 @@ SHA_PROGRAMS = {"sha1-sparse": {"openssl_mbps": "openssl", "sha1sum_mbps": "sha1
 CRYPTO_LIBRARIES = ("libcrypto.so", "libgcrypt.so", "libnettle.so", "libgnutls.so", "libsodium.so",
                     "libmbedcrypto.so", "libwolfssl.so", "libkcapi.so")
 OLD_WIREGUARD_GO = "0.0.20220316"
+# Raspberry Pi OS 32-bit (Raspbian) builds for the Pi 1's ARM1176JZF-S, on every Pi: its binaries'
+# .ARM.attributes say Tag_CPU_arch v6 and Tag_FP_arch VFPv2 (gcc --with-arch=armv6 --with-fpu=vfp)
+RASPBIAN = {"cpu_arch": "v6", "fp_arch": "VFPv2"}
 
 
 def _workloads(analysis: Analysis) -> set[str]:
@@ -201,6 +207,40 @@ def _browser(analysis: Analysis) -> list[str]:
     return lines
 
 
+def _arm32_level(display: str, what: str, elf: Mapping[str, Any]) -> str | None:
+    arm = elf.get("arm") or {}
+    if not arm.get("cpu_arch") or all(arm.get(k, "No") == v for k, v in RASPBIAN.items()):
+        return None  # not read (a run before they were), or Raspbian's own
+    line = (f"{display}: its 32-bit ARM binaries ({what}) are built for {baseline(elf)}, where the write-ups' "
+            "Raspberry Pi OS 32-bit is built for ARMv6 with VFPv2 (the Pi 1's ARM1176, on every Pi)")
+    if arm.get("float_abi") == "soft":
+        return line + ": floating point here goes through software routines, not VFP registers"
+    if arm["cpu_arch"].startswith(("v7", "v8")):
+        return line + (": the 32-bit code here may use what ARMv7 added (Thumb-2, movw/movt, bit-field "
+                       "instructions) and Raspbian's may not, so this 32-bit side is the stronger one")
+    return line
+
+
+def _baselines(analysis: Analysis) -> list[str]:
+    """What the 32-bit side's binaries were built for, where it is not the write-ups' Raspbian:
+    read from a binary that ran on each side (counters/baseline.py), never from a port's name."""
+    names = [w.name for w in analysis.workloads]
+    lines = []
+    for config in analysis.configs:
+        what, elf = side_binary(analysis.facts, config.name, names)
+        if elf.get("elf_class") != 32:
+            continue
+        if elf.get("machine") == "arm" and (line := _arm32_level(config.display, what, elf)):
+            lines.append(line)
+        elif elf.get("machine") == "x86":
+            lines.append(f"{config.display}: the 32-bit side is i386 on a PC ({what}: {baseline(elf)}): beside "
+                         "x86-64 it does floating point on x87's register stack instead of SSE2 registers and has "
+                         "8 general registers instead of 16, a wider gap than the write-ups' armhf beside arm64, "
+                         "where both sides do floating point in VFP/NEON registers and 32-bit ARM keeps 16 general "
+                         "registers against 31")
+    return lines
+
+
 def _vm(analysis: Analysis) -> list[str]:
     virt = analysis.facts.machine_value("virtualization", default={})
     if not virt.get("vm"):
@@ -213,7 +253,7 @@ def _vm(analysis: Analysis) -> list[str]:
 def differences(analysis: Analysis) -> list[str]:
     """Lines "why it may differ: ..." for the facts of this run that the write-ups did not share."""
     used = _workloads(analysis)
-    lines = _hardware_crypto(analysis, used)
+    lines = _hardware_crypto(analysis, used) + _baselines(analysis)
     if "vpn" in used:
         lines += _wireguard(analysis)
     if "drop-rate" in used:

@@ -94,7 +94,7 @@ def code_lines(analysis: Analysis) -> list[str]:
     built, paths = {}, {}
     names = [spec.name for spec in analysis.workloads]
     for config in analysis.configs:
-        if said := baseline(side_binary(analysis.facts, config.name, names)):
+        if said := baseline(side_binary(analysis.facts, config.name, names)[1]):
             built[config.display] = said
         if chosen := dig(analysis.facts.side(config.name), "code_paths", "openssl"):
             paths[config.display] = list(chosen)
