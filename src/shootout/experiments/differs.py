@@ -217,7 +217,8 @@ def _arm32_level(display: str, what: str, elf: Mapping[str, Any]) -> str | None:
         return line + ": floating point here goes through software routines, not VFP registers"
     if arm["cpu_arch"].startswith(("v7", "v8")):
         return line + (": the 32-bit code here may use what ARMv7 added (Thumb-2, movw/movt, bit-field "
-                       "instructions) and Raspbian's may not, so this 32-bit side is the stronger one")
+                       "instructions, VFPv3) where Raspbian's may not: more of the instruction set than the "
+                       "write-up's 32-bit side had")
     return line
 
 
