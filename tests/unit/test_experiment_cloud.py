@@ -68,8 +68,8 @@ def test_the_explanation_sets_kbs_beside_the_write_up_and_divides_by_the_price()
             configs.append(Config(name=name, target="ssh", options=(("group", group),)))
             own = math.log(level) + rng.normal(0, 0.02)
             for r in range(1, 7):
-                values = {f"{a.replace('-', '_')}_{s}_mt": 1e6 * math.exp(own + rng.normal(0, 0.01))
-                          for a in ALGORITHMS for s in SIZES}
+                values = {f"{a.replace('-', '_')}_{s}{form}_mt": 1e6 * math.exp(own + rng.normal(0, 0.01))
+                          for a in ALGORITHMS for s in SIZES for form in ("", "_noevp")}
                 values["geomean_16384_mt"] = values["md5_16384_mt"]
                 trials.append(Trial(TrialSpec(r, 0, spec.name, name), values, 1.0, 1.0, 0.0, 1, 1, 0, "", 0.0))
     settings = RunSettings(experiment="cloud-openssl", prices={"a1": 0.408, "m5": 0.768})
@@ -78,7 +78,10 @@ def test_the_explanation_sets_kbs_beside_the_write_up_and_divides_by_the_price()
     text = "\n".join(lines)
     assert "docs/writeups.md, section C" in lines[0]
     assert "the write-up at 16384 bytes, sha256: a1.4xlarge 18,250,851, m5.4xlarge 3,480,366, c5.4xlarge 3,818,106" in text
-    assert any(line.startswith("  a1 (3 machines), md5: 16384: ") for line in lines)
+    # each algorithm -evp, and without it as the write-up named it, with the path that form takes
+    assert any(line.startswith("  a1 (3 machines), md5 -evp: 16384: ") for line in lines)
+    assert any(line.startswith("  a1 (3 machines), aes-128-cbc without -evp: 16384: ") for line in lines)
+    assert "aes-128-cbc, aes-192-cbc, aes-256-cbc: OpenSSL 3: EVP_Cipher on the -evp implementation" in text
     (m5,) = [line for line in lines if line.startswith("  m5 (3 machines) (0.768 $/h")]
     # twice as fast at 1.88 times the price: about 1.06 per price, with an interval around it
     head = m5.split("geomean of the algorithms at 16384 bytes ")[1].split(";")[0]

@@ -107,6 +107,22 @@ def test_argv_legacy_provider_only_for_openssl_3_and_bytes_for_size_subsets():
     assert "-provider" not in full and "-bytes" not in full
 
 
+def test_without_evp_the_write_ups_names_run_beside_evp_and_parse_to_their_own_metrics():
+    w = OpensslSpeed()
+    params = {**w.default_params(FACTS), "sizes": [16384], "multi": False, "forms": ["evp", "noevp"]}
+    script = w.argv(Prepared(facts={"algorithms": ["sha256", "aes-128-gcm"]},
+                             versions={"openssl": "OpenSSL 3.0.19 27 Jan 2026"}), params)[2]
+    lines = script.splitlines()
+    assert sum(ln.endswith("-evp sha256 2>&1") for ln in lines) == 1
+    assert sum(ln.endswith("-bytes 16384 sha256 2>&1") for ln in lines) == 1  # `openssl speed sha256`
+    assert not any(ln.endswith(" aes-128-gcm 2>&1") and "-evp" not in ln for ln in lines)  # no such test
+    out = ("run 1 sha256\n+H:16:64:256:1024:8192:16384\n+F:6:sha256:1:2:3:4:5:1000000\n"
+           "run 1-noevp sha256\n+H:16:64:256:1024:8192:16384\n+F:6:sha256:1:2:3:4:5:2000000\n")
+    values = w.parse(result(out), {**params, "algorithms": ["sha256"]})
+    assert values["sha256_16384"] == 1000.0 and values["sha256_16384_noevp"] == 2000.0
+    assert "without -evp" in next(m.description for m in w.spec.metrics if m.name == "sha256_16384_noevp")
+
+
 def test_hw_paths_from_openssl_and_cpu_flags():
     x86 = hw_paths(text("openssl-3.0-amd64-version-a.txt"), "flags\t: fpu sse aes avx2 sha_ni pclmulqdq\n",
                    {"OPENSSL_ia32cap": "~0x200000000000000", "PATH": "/bin"})
