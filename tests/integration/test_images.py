@@ -30,10 +30,13 @@ from shared_spaces import (
 from shootout.base.errors import TargetError
 from shootout.places import parse_kind_spec
 from shootout.places.image import ImageTarget
+from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import journal
 from shootout.userspace.packages import installed_versions
 from shootout.userspace.registry import get_ready
 
+# inside the emulated arm64 check this whole machine runs under qemu-user: its runs need --emulate
+EMULATE = ("--emulate",) if emulator_here() is not None else ()
 COUNT = '[[workload]]\nname = "count"\ncommand = "seq 1 30000 | sort -n | wc -l"\n'
 
 
@@ -82,7 +85,7 @@ def test_native_images_compare_end_to_end_and_are_never_written(images: dict[str
     a, b = images[NATIVE_ARCH], images[COMPANION_ARCH]
     before = {p: sha(p) for p in (a, b)}
     done = shootout("run", "-c", f"image:{a}", "-c", f"image:{b}", "--file", str(run_file(tmp_path)), "-w", "count",
-                    "-w", "intmix", "--max-rounds", "8", "--threshold", "50%", "--db", shootout.db, timeout=1200)
+                    "-w", "intmix", "--max-rounds", "8", "--threshold", "50%", "--db", shootout.db, *EMULATE, timeout=1200)
     assert done.returncode == 0, done.stderr
     # each found by cmdline.txt's root=PARTUUID=, said before the run
     assert f"image:{a}: Debian GNU/Linux 12 (bookworm) ({NATIVE_ARCH}), root from cmdline.txt's root=PARTUUID=5ab1e001-02" \
@@ -111,7 +114,7 @@ def test_a_sigkilled_run_leaves_the_images_unchanged_and_doctor_detaches_them(im
     a, b = images[NATIVE_ARCH], images[COMPANION_ARCH]
     before = {p: sha(p) for p in (a, b)}
     child = shootout.popen("run", "-c", f"image:{a}", "-c", f"image:{b}", "--file", str(run_file(tmp_path)),
-                           "-w", "count", "--max-rounds", "30", "--threshold", "0.5%", "--db", shootout.db)
+                           "-w", "count", "--max-rounds", "30", "--threshold", "0.5%", "--db", shootout.db, *EMULATE)
     try:
         deadline = time.monotonic() + 600
         while _trials(tmp_path / "home" / "results.db") < 6:
@@ -157,7 +160,8 @@ def test_dead_images_are_one_line_and_leave_nothing_attached(images: dict[str, P
     good = images[COMPANION_ARCH]
     for what, (path, says) in _dead(tmp_path, images).items():
         before = sha(path)
-        done = shootout("run", "-c", f"image:{path}", "-c", f"image:{good}", "-w", "intmix", "--db", shootout.db)
+        done = shootout("run", "-c", f"image:{path}", "-c", f"image:{good}", "-w", "intmix", "--db", shootout.db,
+                        *EMULATE)
         *said, error = done.stderr.strip().splitlines()
         assert done.returncode != 0 and says in error, (what, done.stderr)
         assert all(line.startswith("unpacking ") for line in said), (what, done.stderr)  # the notice before it
@@ -221,7 +225,7 @@ def test_rootfs_directory_and_block_device(images: dict[str, Path], spaces: Spac
         directory = get_ready(COMPANION).root
         done = shootout("run", "-c", f"rootfs:{device}", "-c", f"rootfs:{directory}", "--file",
                         str(run_file(tmp_path)), "-w", "count", "--max-rounds", "8", "--threshold", "50%",
-                        "--db", shootout.db, timeout=900)
+                        "--db", shootout.db, *EMULATE, timeout=900)
         assert done.returncode == 0, done.stderr
         facts = json.loads(shootout("export", "last", "--db", shootout.db).stdout)["run"]["facts"]["sides"]
         assert facts[f"rootfs:{device}"]["target"]["arch"] == NATIVE_ARCH
