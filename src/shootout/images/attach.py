@@ -50,7 +50,7 @@ def loop_readonly(journal: Journal, backing: Path, part: Partition | None, entri
 def mount_readonly(journal: Journal, device: str, fstype: str, point: Path, entries: list[int]) -> None:
     options = READ_ONLY.get(fstype, "ro")
     entries.append(mount(journal, f"mount {device} ({fstype}) read-only at {point}",
-          ["mount", "--make-private", "-t", fstype, "-o", options, device, str(point)], point))
+                         ["mount", "--make-private", "-t", fstype, "-o", options, device, str(point)], point))
 
 
 def overlay_dir(journal: Journal, name: str, entries: list[int]) -> Path:

@@ -22,11 +22,10 @@ from shootout.images.layout import Partition, candidates
 from shootout.images.unpack import images_dir, raw_image, sha256
 from shootout.system.journal import Journal
 from shootout.system.mounts import make_dir
+from shootout.userspace.arches import ARCHES
 from shootout.userspace.rootfs import resolve_in_root
 
 OS_RELEASE = ("/etc/os-release", "/usr/lib/os-release")
-# a root without dpkg: its architecture from its shell's ELF header, in Debian's names
-_ELF_ARCH = {("x86-64", 64): "amd64", ("x86", 32): "i386", ("aarch64", 64): "arm64", ("arm", 32): "armhf"}
 _looks = itertools.count(1)
 
 
@@ -77,7 +76,9 @@ def root_arch(root: Path) -> str | None:
             return done.stdout.strip()
     shell = resolve_in_root(root, "/bin/sh")
     elf = elf_identity(shell) if shell is not None else {}
-    return _ELF_ARCH.get((elf.get("machine"), elf.get("elf_class")))
+    # the first of Debian's architectures with that ELF machine and class (armhf before armel)
+    return next((a.name for a in ARCHES.values() if (a.machine, a.bits) == (elf.get("machine"), elf.get("elf_class"))),
+                None)
 
 
 def read_root(root: Path, source: str, kind: str, backing: str, part: Partition | None, how: str,
