@@ -68,8 +68,9 @@ if [ -n "$test_mode" ]; then
   extras=(chromium hyperfine openssh-server sudo dosfstools)
   # arm64: no -m32; the native kernels' test builds its 32-bit side with the armhf cross compiler
   [ "$arch" = arm64 ] && extras+=(gcc-arm-linux-gnueabihf libc6-dev-armhf-cross)  # its libc: only recommended
-  # the ELF baseline test builds a Raspberry Pi OS-like ARMv6+VFPv2 program (armhf's own gcc is one already)
-  case "$arch" in amd64|i386) extras+=(gcc-arm-linux-gnueabihf) ;; esac
+  # the ELF baseline test builds a Raspberry Pi OS-like ARMv6+VFPv2 program with clang; it links with the armhf
+  # binutils (gcc-arm-linux-gnueabihf would do too, but conflicts with gcc-multilib)
+  case "$arch" in amd64|i386) extras+=(binutils-arm-linux-gnueabihf) ;; esac
   # armhf: no psycopg-binary, zstandard or lz4 wheels on PyPI either
   [ "$arch" = armhf ] && extras+=(python3-psycopg python3-zstandard python3-lz4)
 fi

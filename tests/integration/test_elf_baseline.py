@@ -1,11 +1,11 @@
 """What a side's binaries were built for, read from real binaries of Debian's ports: hello of
 bookworm for armhf, armel, arm64, i386 and amd64 (downloaded from Debian's mirror, extracted
 with dpkg-deb), and for Raspberry Pi OS 32-bit's ARMv6 with VFPv2, whose own packages are not on
-Debian's mirror, a program built here by Debian's armhf cross compiler with Raspbian's flags.
+Debian's mirror, a program built here by clang with Raspbian's flags.
 
 The words come from the binary alone (no dpkg architecture is passed), read both from a file on
 this machine and through a place, as a side's facts are. Needs root and Debian's mirror (apt in a
-private directory: debian_debs.py) and gcc-arm-linux-gnueabihf (install.sh --test): fails, never
+private directory: debian_debs.py), clang and the armhf binutils (install.sh --test): fails, never
 skips, without them.
 """
 
@@ -36,8 +36,9 @@ EXPECTED = {
     "amd64": ("x86-64", 64, "x86-64: SSE2, 16 general registers"),
 }
 # Raspberry Pi OS 32-bit builds for the Pi 1's ARM1176JZF-S: gcc's --with-arch=armv6 --with-fpu=vfp
-# --with-float=hard. Linked without libc: Debian's armhf libc is ARMv7 and would raise the attributes.
-RASPBIAN_FLAGS = ("-march=armv6+fp", "-mfpu=vfp", "-mfloat-abi=hard", "-marm")
+# --with-float=hard; clang's flags for the same. Linked without libc: Debian's armhf libc is ARMv7 and
+# would raise the attributes.
+RASPBIAN_FLAGS = ("--target=arm-linux-gnueabihf", "-march=armv6", "-mfpu=vfp", "-mfloat-abi=hard", "-marm")
 PROGRAM = """
 double scale(double x, double y) { return x * y + 1.0; }
 void _start(void) {
@@ -106,9 +107,10 @@ def test_a_large_binarys_attributes_are_read_at_its_end_without_its_code(debs: D
 
 
 def test_a_raspbian_build_reads_as_armv6_with_vfpv2(tmp_path: Path) -> None:
-    cc = shutil.which("arm-linux-gnueabihf-gcc")
-    if cc is None:
-        pytest.fail("arm-linux-gnueabihf-gcc is not installed (gcc-arm-linux-gnueabihf: install.sh --test)")
+    # clang (install.sh) links with the armhf binutils (binutils-arm-linux-gnueabihf: install.sh --test)
+    cc, ld = shutil.which("clang"), shutil.which("arm-linux-gnueabihf-ld")
+    if cc is None or ld is None:
+        pytest.fail("clang or arm-linux-gnueabihf-ld is missing (clang, binutils-arm-linux-gnueabihf: install.sh --test)")
     (tmp_path / "v6.c").write_text(PROGRAM)
     binary = tmp_path / "v6"
     subprocess.run([cc, "-O2", *RASPBIAN_FLAGS, "-nostdlib", "-static", "-ffreestanding", "-o", str(binary),

@@ -1,4 +1,4 @@
-"""install.sh's package list resolves on arm64 and armhf, as apt on such a machine would resolve it.
+"""install.sh's package list resolves on amd64, arm64 and armhf, as apt on such a machine would resolve it.
 
 The list is install.sh's own (--print-packages ARCH [--test]); apt-get reads bookworm main's
 Packages index for that architecture into a temporary directory (lists, cache, an empty dpkg
@@ -26,7 +26,7 @@ def packages(arch: str, *test: str) -> list[str]:
     return done.stdout.split()
 
 
-@pytest.fixture(scope="module", params=["arm64", "armhf"])
+@pytest.fixture(scope="module", params=["amd64", "arm64", "armhf"])
 def apt_for(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
             require_root_module: None) -> tuple[str, Apt]:
     arch = request.param
@@ -52,12 +52,16 @@ def test_every_package_has_a_candidate(apt_for: tuple[str, Apt], test: tuple[str
     assert set(wanted) <= installed
 
 
-def test_an_x86_only_package_is_caught(apt_for: tuple[str, Apt]) -> None:
-    # what install.sh listed before it chose by architecture: the check must say which package fails
+def test_a_package_that_cannot_install_is_caught(apt_for: tuple[str, Apt]) -> None:
+    # what install.sh once listed: gcc-multilib off x86, and beside the armhf cross compiler on x86 (they
+    # conflict); the check must say which package fails
     arch, apt = apt_for
-    done = apt("install", "--simulate", "--no-install-recommends", "gcc-multilib", "make")
+    wanted, why = ((["gcc-multilib", "gcc-arm-linux-gnueabihf"], "unmet dependencies") if arch == "amd64"
+                   else (["gcc-multilib", "make"], "no installation candidate"))
+    done = apt("install", "--simulate", "--no-install-recommends", *wanted)
+    said = done.stdout + done.stderr  # apt prints the unmet dependencies on stdout, its E: line on stderr
     assert done.returncode != 0
-    assert "gcc-multilib" in done.stderr and "no installation candidate" in done.stderr
+    assert why in said and ("gcc-arm-linux-gnueabihf :" if arch == "amd64" else "gcc-multilib") in said
 
 
 def test_the_lists_differ_by_architecture() -> None:
@@ -67,6 +71,8 @@ def test_the_lists_differ_by_architecture() -> None:
     assert {"python3-numpy", "python3-scipy", "python3-matplotlib"} <= set(packages("armhf"))
     assert "python3-numpy" not in packages("arm64")
     # arm64's tests build the native kernels' 32-bit side with the armhf cross compiler (no gcc-multilib)
-    assert "gcc-arm-linux-gnueabihf" in packages("arm64", "--test") and "gcc-arm-linux-gnueabihf" not in packages("amd64", "--test")
+    assert "gcc-arm-linux-gnueabihf" in packages("arm64", "--test")
+    # on x86 it would conflict with gcc-multilib: the ARMv6 test program links with the armhf binutils
+    assert "gcc-arm-linux-gnueabihf" not in packages("amd64", "--test")
     bad = subprocess.run([str(INSTALL), "--print-packages", "sparc"], capture_output=True, text=True)
     assert bad.returncode != 0 and len(bad.stderr.splitlines()) == 1 and "arm64" in bad.stderr
