@@ -20,6 +20,9 @@ def test_flac_encode_and_lossless_round_trip(host, run_workload):
     assert prepared.versions["flac"].startswith("flac ")
     assert len(prepared.facts["input_sha256"]) == 64
     assert values["encode_s"] + values["decode_reencode_s"] < result.wall_s
+    # CPU time of the steps alone: no more than their wall time and the trial's rusage
+    assert 0 < values["encode_cpu_s"] <= values["encode_s"] * 1.02
+    assert values["encode_cpu_s"] + values["decode_reencode_cpu_s"] <= result.user_s + result.sys_s + 0.01
     work = Path(prepared.files["out"]).parent
     assert not [p for p in work.iterdir() if p.name.startswith("flac-out")]  # outputs removed
 
@@ -28,6 +31,7 @@ def test_lame_encodes(host, run_workload):
     prepared, _, values, result = run_workload(host, Lame(), {"minutes": 0.25, "lame_args": []})
     assert "LAME" in prepared.versions["lame"]
     assert 0 < values["encode_s"] < result.wall_s
+    assert 0 < values["encode_cpu_s"] <= min(values["encode_s"] * 1.02, result.user_s + result.sys_s + 0.01)
 
 
 class SmallShm(HostTarget):

@@ -33,6 +33,9 @@ class WorkloadSpec:
     # A timed command's headline clock as its file declares it ("cpu" or "wall"); "" leaves the
     # choice to the run, from its trials before the first look (shootout.workloads.cpuclock).
     clock: str = ""
+    # How the headline is timed and why that clock answers the workload's question (one
+    # sentence, shown by `show --all`; every run keeps its own, so compare can tell them apart)
+    timing: str = ""
 
     def metric(self, name: str) -> Metric:
         for m in (*self.metrics, *self.recorded):

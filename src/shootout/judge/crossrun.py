@@ -157,6 +157,32 @@ def _matched(base: Member, other: Member, notes: list[str]) -> list[WorkloadSpec
     return out
 
 
+def _judged_metric(base: Member, other: Member, spec: WorkloadSpec, notes: list[str]) -> str | None:
+    """The metric that carries the verdict: the headline every run judged (its workload's own,
+    or the CPU time a run chose: cpuclock). Runs that judged different ones are never set side
+    by side on either silently: the base run's headline is used where every run recorded it,
+    and a note says so; where some run lacks it, the workload is not compared."""
+    parts = [p for m in (base, other) for p in m.parts]
+    judged = {p.run.id: cpuclock.headline(p.run, _own_spec(p.run, spec)) for p in parts}
+    if len(set(judged.values())) == 1:
+        return next(iter(judged.values()))
+    said = "; ".join(f"{metric} in run {', '.join(str(r) for r, m in judged.items() if m == metric)}"
+                     for metric in dict.fromkeys(judged.values()))
+    lacking = sorted({p.run.id for p in parts if not metric_values(p.trials, spec.name, spec.headline, p.config)})
+    if lacking:
+        notes.append(f"{spec.name}: the runs judged different headlines ({said}); run "
+                     f"{', '.join(map(str, lacking))} has no {spec.headline}: not compared")
+        return None
+    notes.append(f"{spec.name}: the runs judged different headlines ({said}): compared on {spec.headline}, "
+                 "which every run recorded")
+    return spec.headline
+
+
+def _own_spec(run: Run, spec: WorkloadSpec) -> WorkloadSpec:
+    """The workload as this run defined it (its headline may differ from another run's)."""
+    return next((w for w in run.workloads if w.name == spec.name), spec)
+
+
 def compare_members(members: Sequence[Member]) -> Analysis:
     if len(members) < 2:
         raise UsageError("nothing to compare: the runs hold one configuration between them",
@@ -179,9 +205,9 @@ def compare_members(members: Sequence[Member]) -> Analysis:
     values: dict[tuple[str, str, str], list[float]] = {}
     for other in others:
         for spec in per_member[other.config.name]:
-            # CPU time carries the verdict only where every run of both sides chose it (cpuclock)
-            clocks = {cpuclock.headline(p.run, spec) for m in (base, other) for p in m.parts}
-            judged_metric = clocks.pop() if len(clocks) == 1 else spec.headline
+            judged_metric = _judged_metric(base, other, spec, notes)
+            if judged_metric is None:
+                continue
             for metric in spec.metrics:
                 for m in (base, other):
                     values[(spec.name, metric.name, m.config.name)] = [

@@ -214,6 +214,7 @@ def _legend(analysis: Analysis, rows: list[MetricRow], all_metrics: bool) -> lis
     if all_metrics:
         lines.append("* headline metric (one per workload in the geomean, the only ones with verdicts); "
                      "the others are estimates with intervals")
+        lines += timing_lines(analysis)
     elif hidden:
         lines.append(f"one headline metric per workload; {hidden} sub-metric{'s' if hidden > 1 else ''} not shown "
                      "(shootout show --all): estimates with intervals, no verdicts")
@@ -225,6 +226,11 @@ def _legend(analysis: Analysis, rows: list[MetricRow], all_metrics: bool) -> lis
             "unpaired" in n or WITHIN_RUN in n for n in analysis.notes):
         lines.append("unpaired comparison: intervals include drift between the runs")
     return lines
+
+
+def timing_lines(analysis: Analysis) -> list[str]:
+    """How each workload's headline is timed and why (WorkloadSpec.timing), for show --all."""
+    return [f"{w.name}: {w.headline} is timed by {w.timing}" for w in analysis.workloads if w.timing]
 
 
 def _title(analysis: Analysis) -> str:

@@ -120,7 +120,7 @@ class Build(Workload):
         headline="make_s",
         reproduces="D: time to build a C program (iozone3), 32-bit vs 64-bit",
     )
-    tools = (Tool("make", "make"), Tool("cp", "coreutils"), Tool("date", "coreutils"), Tool("tar", "tar"),
+    tools = (Tool("make", "make"), Tool("cp", "coreutils"), Tool("date", "coreutils"), Tool("bash", "bash"), Tool("tar", "tar"),
              Tool("gzip", "gzip"))
     packages = ("gcc", "libc6-dev")
 

@@ -50,7 +50,7 @@ class Compress(Workload):
         reproduces="E: compression cost on small machines (btrfs compress, zswap)",
     )
     tools = (Tool("zstd", "zstd"), Tool("xz", "xz-utils"), Tool("gzip", "gzip"), Tool("cmp", "diffutils"),
-             Tool("date", "coreutils"))
+             Tool("date", "coreutils"), Tool("bash", "bash"))
     quick = {"corpus_mib": 2}
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:

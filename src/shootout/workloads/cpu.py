@@ -6,7 +6,7 @@ from typing import Any
 
 from shootout.base.model import Metric, WorkloadSpec
 from shootout.execution.placefacts import TargetFacts
-from shootout.workloads.kernel import NativeKernel
+from shootout.workloads.kernel import THREAD_CPU_TIMING, NativeKernel
 
 
 class IntMix(NativeKernel):
@@ -17,6 +17,7 @@ class IntMix(NativeKernel):
         metrics=(Metric("iterations", "iter/s", "loop iterations per second"),),
         headline="iterations",
         reproduces="A: Dhrystone on the Pi 4, 32-bit vs 64-bit",
+        timing=THREAD_CPU_TIMING,
     )
     suites = ("native",)
     kernel = "intmix"
@@ -38,6 +39,7 @@ class PtrTree(NativeKernel):
         metrics=(Metric("lookups", "lookups/s", "random key lookups per second"),),
         headline="lookups",
         reproduces="D: pointer-heavy work favours 32-bit (12-byte vs 24-byte nodes)",
+        timing=THREAD_CPU_TIMING,
     )
     suites = ("native",)
     kernel = "ptrtree"

@@ -88,6 +88,8 @@ class OpensslSpeed(Workload):
         metrics=_speed_metrics(),
         headline=f"geomean_{HEADLINE_SIZE}",
         reproduces="C: ARM vs Intel cloud, openssl speed -multi",
+        timing="openssl's own: bytes per second of its user CPU time (its default without -elapsed), one process "
+               "per core with -multi",
     )
     tools = (Tool("openssl", "openssl"),)
     quick = {"algorithms": ["sha1", "sha256", "aes-128-cbc", "chacha20-poly1305"], "sizes": [HEADLINE_SIZE],
@@ -209,6 +211,8 @@ class Sha1Sparse(Workload):
                  Metric("openssl_mbps", "MB/s", "openssl sha1 over the sparse file (per CPU second)")),
         headline="sha1sum_mbps",
         reproduces="A: SHA-1 of a 2 GB sparse file on the Pi 4, 32-bit vs 64-bit",
+        timing="each tool's CPU time (user + sys, bash's time): one thread hashing pages of zeros from tmpfs; "
+               "time slices other programs take while it waits do not count against it",
     )
     tools = (Tool("sha1sum", "coreutils"), Tool("openssl", "openssl"), Tool("truncate", "coreutils"),
              Tool("bash", "bash"))

@@ -45,7 +45,7 @@ class DdWrite(ScratchWorkload):
         headline="corpus_mbps",
         reproduces="E: Pi3Desk, 1 GiB of zeros at 123 MB/s over a 30 MB/s link on btrfs+zlib",
     )
-    tools = (Tool("dd", "coreutils"), Tool("mktemp", "coreutils"), Tool("date", "coreutils"))
+    tools = (Tool("dd", "coreutils"), Tool("mktemp", "coreutils"), Tool("date", "coreutils"), Tool("bash", "bash"))
     quick = {"size_mib": 32}
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:

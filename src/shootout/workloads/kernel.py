@@ -34,6 +34,11 @@ class CompiledWorkload(Workload):
                         versions={"compiler": binary.facts["compiler"]})
 
 
+# WorkloadSpec.timing of the kernels whose timed loops run on one thread (native/kernel.h says why)
+THREAD_CPU_TIMING = ("the kernel's own thread CPU time (CLOCK_THREAD_CPUTIME_ID) around its timed loop: one thread "
+                     "that never sleeps or does I/O; time slices other programs take while it waits do not count")
+
+
 class NativeKernel(CompiledWorkload):
     """One kernel run per trial, its arguments from the parameters, its `name value` output parsed."""
 

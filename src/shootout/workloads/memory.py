@@ -15,7 +15,7 @@ from shootout.workloads.contract import (
     repeats_for,
     require,
 )
-from shootout.workloads.kernel import CompiledWorkload
+from shootout.workloads.kernel import THREAD_CPU_TIMING, CompiledWorkload
 from shootout.workloads.shell import q
 from shootout.workloads.sizes import process_budget_mib
 
@@ -91,6 +91,7 @@ class MemBandwidth(CompiledWorkload):
         # articles measured.
         headline="writeread_mbps",
         reproduces="A, D: RAM bandwidth (mlock'd buffer written and read back; mbw) 32-bit vs 64-bit",
+        timing=THREAD_CPU_TIMING,
     )
     suites = ("native",)
     kernel = "membw"
@@ -211,6 +212,7 @@ class MemLatency(CompiledWorkload):
         ),
         headline="largest_nothp",
         reproduces="D: pointer-heavy code pays per hop (cache and TLB misses)",
+        timing=THREAD_CPU_TIMING,
     )
     TARGET_S = 0.05  # timed seconds per size; set-up of the biggest buffers costs more than this
     kernel = "memlat"

@@ -1,9 +1,15 @@
-"""Several timed steps inside one trial: a POSIX sh script that stamps the clock around each.
+"""Several timed steps inside one trial: a bash script that stamps the clock around each.
 
 External tools run inside the target, where Python may not exist, so the timing is done by
 `date +%s.%N` (GNU coreutils, in every Debian userspace). One `date` costs about a
 millisecond, negligible next to steps of at least MIN_TRIAL_S. A failing command stops the
 script (set -e), so a trial never reports a time for work that did not happen.
+
+Each step's CPU time (user + sys of the processes it ran, from their rusage, to the
+millisecond) comes from bash's `time` keyword beside the wall stamps: a step that only computes
+on one thread is judged by it where its workload says so (flac, lame), since time slices other
+programs took while it waited for a CPU do not count against it. bash is essential in Debian
+and in the OS images built from it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from shootout.execution.process import ProcResult
 from shootout.places.target import Target
 
 _STEP = re.compile(r"^step ([a-z0-9_]+) (\d+\.\d+) (\d+\.\d+)$")
+_CPU = re.compile(r"^cpu ([a-z0-9_]+) (\d+\.\d+) (\d+\.\d+)$")  # TIMEFORMAT below: user, sys
+SHELL = "bash"  # what runs script(): `time` is a bash keyword
 
 
 def q(text: str) -> str:
@@ -39,19 +47,22 @@ def _loop(step: Step) -> str:
 
 
 def script(steps: Sequence[Step], setup: str = "", after: str = "") -> str:
-    """The sh script: setup (untimed), each step between two timestamps, then `after` (untimed)."""
-    lines = ["set -e", "now() { date +%s.%N; }"]
+    """The bash script: setup (untimed), each step between two timestamps and under `time`,
+    then `after` (untimed). `time` reports on the group's stderr, sent to stdout (fd 3), while
+    the step's own stderr stays stderr (fd 4)."""
+    lines = ["set -e", "now() { date +%s.%N; }", "exec 3>&1 4>&2"]
     if setup:
         lines.append(setup)
     for step in steps:
-        lines.append(f"a=$(now); {_loop(step)}; b=$(now); echo \"step {step.name} $a $b\"")
+        lines.append(f"TIMEFORMAT='cpu {step.name} %3U %3S'; a=$(now); {{ time {{ {_loop(step)}; }} 2>&4; }} 2>&3; "
+                     f"b=$(now); echo \"step {step.name} $a $b\"")
     if after:
         lines.append(after)
     return "\n".join(lines)
 
 
 def timed_argv(steps: Sequence[Step], setup: str = "", after: str = "") -> list[str]:
-    return ["sh", "-c", script(steps, setup, after)]
+    return [SHELL, "-c", script(steps, setup, after)]
 
 
 def parse_steps(stdout: str) -> dict[str, float]:
@@ -61,6 +72,22 @@ def parse_steps(stdout: str) -> dict[str, float]:
         if m := _STEP.match(line.strip()):
             seconds[m.group(1)] = float(Decimal(m.group(3)) - Decimal(m.group(2)))
     return seconds
+
+
+def parse_cpu(stdout: str) -> dict[str, float]:
+    """CPU seconds (user + sys) per step name."""
+    return {m[1]: float(m[2]) + float(m[3]) for line in stdout.splitlines() if (m := _CPU.match(line.strip()))}
+
+
+def step_cpu_seconds(result: ProcResult, names: Sequence[str]) -> dict[str, float]:
+    """The named steps' CPU seconds; a missing or zero one is a WorkloadError (a step that used
+    no CPU time measured nothing a CPU-time headline could judge)."""
+    seconds = parse_cpu(result.stdout)
+    for name in names:
+        if not seconds.get(name, 0.0) > 0:
+            raise WorkloadError(f"step {name!r} reported no CPU time (last line: {result.last_line()!r})",
+                                "run the trial's command by hand under bash's time")
+    return {name: seconds[name] for name in names}
 
 
 def step_seconds(result: ProcResult, names: Sequence[str]) -> dict[str, float]:

@@ -89,7 +89,7 @@ class SmallFiles(ScratchWorkload):
         reproduces="E: does a compressing btrfs make a desktop's real work faster?",
     )
     tools = (Tool("tar", "tar"), Tool("find", "findutils"), Tool("dd", "coreutils"), Tool("sync", "coreutils"),
-             Tool("date", "coreutils"), Tool("head", "coreutils"))
+             Tool("date", "coreutils"), Tool("bash", "bash"), Tool("head", "coreutils"))
     quick = {"files": 500}
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
@@ -118,7 +118,7 @@ class SmallFiles(ScratchWorkload):
                         versions={"tar": tool_version(ctx.target, ["tar", "--version"])})
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
-        return ["sh", prepared.files["script"]]
+        return [shell.SHELL, prepared.files["script"]]
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
         seconds = step_seconds(result, STEPS)

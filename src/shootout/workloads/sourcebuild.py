@@ -59,7 +59,7 @@ class SourceBuild(Workload):
 
     source: ClassVar[Source]
     program: ClassVar[str]  # the built program, relative to the tree
-    tools = (Tool("make", "make"), Tool("cp", "coreutils"), Tool("date", "coreutils"), Tool("tar", "tar"),
+    tools = (Tool("make", "make"), Tool("cp", "coreutils"), Tool("date", "coreutils"), Tool("bash", "bash"), Tool("tar", "tar"),
              Tool("gzip", "gzip"), Tool("xz", "xz-utils"))
     packages = ("gcc", "libc6-dev")
 
