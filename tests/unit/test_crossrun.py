@@ -99,3 +99,21 @@ def test_two_configurations_of_one_sequential_import_are_unpaired():
     head = next(c for c in analysis.comparisons if c.headline)
     assert not head.paired and head.estimate.method.startswith("mann-whitney") and WITHIN_RUN in head.flags
     assert analysis.summaries[0].geomean is not None and analysis.summaries[0].note == WITHIN_RUN
+
+
+def test_runs_that_judged_different_headlines_are_compared_on_the_base_ones_and_say_so():
+    # a newer definition of the workload judges "extra" (as flac moved to its CPU time): the older
+    # run's headline is the one both recorded, and the note names what each run judged
+    rng = np.random.default_rng(7)
+    newer = WorkloadSpec(SPEC.name, SPEC.category, SPEC.description, SPEC.metrics, "extra", timing="its CPU time")
+    (a, ta), (b, tb) = make_run(3, {"host": 100.0}, rng), make_run(7, {"host": 110.0}, rng, spec=newer)
+    analysis = compare_members(members_by_run([a, b], [ta, tb]))
+    assert [c.metric for c in analysis.comparisons if c.headline] == ["rate"]
+    assert any("judged different headlines (rate in run 3; extra in run 7): compared on rate" in n
+               for n in analysis.notes)
+    # the other way round, the base run's headline is missing from the older run: not compared
+    lacking = WorkloadSpec(SPEC.name, SPEC.category, SPEC.description, (Metric("rate", "ops/s"),), "rate")
+    (c, tc) = make_run(8, {"host": 100.0}, rng, spec=lacking)
+    analysis = compare_members(members_by_run([b, c], [tb, tc]))
+    assert not [x for x in analysis.comparisons if x.workload == SPEC.name]
+    assert any("(extra in run 7; rate in run 8); run 8 has no extra: not compared" in n for n in analysis.notes)

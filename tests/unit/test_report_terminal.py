@@ -159,3 +159,11 @@ def test_long_names_stay_whole_at_80_columns_and_an_interval_goes_under_its_figu
         assert any(line.split()[:1] == [workload] for line in lines), "\n".join(lines)
         first = next(i for i, line in enumerate(lines) if line.split()[:1] == [workload])
         assert lines[first + 1].strip().startswith("["), lines[first:first + 2]  # its interval, under it
+
+
+def test_all_says_how_each_headline_is_timed_and_why(analysis):
+    timed = dataclasses.replace(analysis.workloads[0], timing="its own thread's CPU time: one busy thread")
+    shown = dataclasses.replace(analysis, workloads=(timed, *analysis.workloads[1:]))
+    line = f"{timed.name}: {timed.headline} is timed by its own thread's CPU time: one busy thread"
+    assert line in " ".join(render(shown, width=200, all_metrics=True).split())
+    assert "is timed by" not in render(shown, width=200)
