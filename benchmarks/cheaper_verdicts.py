@@ -2,8 +2,12 @@
 
 One fixed C program (work.c, calibrated to about 0.1 s of CPU time) runs as two configurations
 of the host that differ only in an environment variable: B does 0% (A/A) or 2% more
-iterations. For each condition and injection, RUNS times, alternating the tools so that all
-see the same hour:
+iterations. Two programs of the same length (--programs): "register", a loop that never leaves
+the registers, and "table", the same loop reading and rewriting a random word of a 384 KiB table
+at every step (larger than L1 and L2 here: the cache traffic ptrtree, membw and sha1 meet, on which
+other programs' work shows). shootout runs with its CPUs reserved for the trials (its default as
+root) and without (--no-isolate), per --isolation. For each condition, injection, program and
+isolation, RUNS times, alternating the tools so that all see the same hour:
 
 - shootout (this checkout's src): `shootout run --file bench.toml` with its defaults (delta 1%,
   95%, 6-50 rounds), the headline verdict of B against A from `shootout show --json`;
@@ -23,6 +27,11 @@ load average at each start. Reproduce everything with one command:
     .venv/bin/python benchmarks/cheaper_verdicts.py --runs 20 --out verdicts.jsonl \\
         --old-src /path/to/old/src --lock /tmp/shootout-bench.lock
     .venv/bin/python benchmarks/cheaper_verdicts.py --table verdicts.jsonl
+
+On a busy machine, with and without the reserved CPUs, for both programs (shootout alone):
+
+    .venv/bin/python benchmarks/cheaper_verdicts.py --runs 20 --tools shootout --programs register,table \
+        --isolation on,off --out busy.jsonl --lock /tmp/shootout-bench.lock
 
 Needs: cc (gcc), hyperfine, scipy, and shootout importable from --src (default: ../src).
 """
@@ -45,28 +54,32 @@ from common import HERE, build_work, on_off_load, scratch, shootout_toml
 from verdicts import welch_run as hyperfine_welch
 
 TOOLS = ("shootout", "shootout-old", "hyperfine+welch")
+PROGRAMS = {"register": 0, "table": 384}  # program -> its table's KiB (0: none)
 
 
-def cpu_seconds(binary: Path, iterations: int) -> float:
+def cpu_seconds(binary: Path, iterations: int, table_kib: int = 0) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([str(binary), str(iterations)], check=True, capture_output=True)
+    subprocess.run([str(binary), str(iterations), *([str(table_kib)] if table_kib else [])], check=True,
+                   capture_output=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def calibrate_cpu(binary: Path, seconds: float) -> int:
+def calibrate_cpu(binary: Path, seconds: float, table_kib: int = 0) -> int:
     """Iterations for about `seconds` of CPU time (the median of 5), whatever the machine's load."""
     iterations = 20_000_000
     for _ in range(4):
-        iterations = int(iterations * seconds / statistics.median(cpu_seconds(binary, iterations) for _ in range(5)))
+        iterations = int(iterations * seconds / statistics.median(cpu_seconds(binary, iterations, table_kib)
+                                                                   for _ in range(5)))
     return iterations
 
 
-def shootout_run(src: Path, home: Path, toml: Path, seed: int) -> dict:
+def shootout_run(src: Path, home: Path, toml: Path, seed: int, isolate: bool = True) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src), "SHOOTOUT_HOME": str(home), "SHOOTOUT_LOAD_WAIT": "0s"}
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "shootout", "run", "--file", str(toml), "-w", "work",
-                           "--seed", str(seed)], capture_output=True, text=True, env=env)
+                           "--seed", str(seed), *([] if isolate else ["--no-isolate"])],
+                          capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - t0
     if done.returncode != 0:
         raise SystemExit(f"shootout run failed: {done.stderr.strip()[-2000:]}")
@@ -90,20 +103,27 @@ def wrong(r: dict) -> bool:
     return r["verdict"] in ("faster", "slower") if r["extra"] == 0 else r["verdict"] in ("faster", "same")
 
 
+def _cell(r: dict) -> tuple[str, str, str, str]:
+    """(program, condition, tool, reserved CPUs): lines from before the programs and the
+    reservation were measured are the register loop without reserved CPUs."""
+    return r.get("program", "register"), r["condition"], r["tool"], r.get("isolation", "off")
+
+
 def table(lines: list[dict]) -> str:
-    out = ["| condition | tool | +2% found | A/A same | wrong | median s/run (+2%, A/A) | CPU-time headline |",
-           "|---|---|---|---|---|---|---|"]
-    for condition in ("quiet", "load"):
-        for tool in TOOLS:
-            cell = [r for r in lines if r["condition"] == condition and r["tool"] == tool]
-            if not cell:
-                continue
-            plus, aa = ([r for r in cell if (r["extra"] > 0) == p] for p in (True, False))
-            med = [f"{statistics.median(r['seconds'] for r in c):.1f}" if c else "-" for c in (plus, aa)]
-            cpu = "-" if tool == "hyperfine+welch" else f"{sum(r['metric'] == 'cpu' for r in cell)}/{len(cell)}"
-            out.append(f"| {condition} | {tool} | {sum(map(found, plus))}/{len(plus)} "
-                       f"| {sum(map(found, aa))}/{len(aa)} "
-                       f"| {sum(map(wrong, cell))}/{len(cell)} | {med[0]}, {med[1]} | {cpu} |")
+    out = ["| program | condition | tool | reserved CPUs | +2% found | A/A same | wrong | median s/run (+2%, A/A) "
+           "| median rounds (+2%, A/A) | CPU-time headline |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for key in sorted({_cell(r) for r in lines}):
+        cell = [r for r in lines if _cell(r) == key]
+        plus, aa = ([r for r in cell if (r["extra"] > 0) == p] for p in (True, False))
+        med = [f"{statistics.median(r['seconds'] for r in c):.1f}" if c else "-" for c in (plus, aa)]
+        rounds = [f"{statistics.median(r['rounds'] for r in c):.0f}" if c and "rounds" in c[0] else "-"
+                  for c in (plus, aa)]
+        tool = key[2]
+        cpu = "-" if tool == "hyperfine+welch" else f"{sum(r['metric'] == 'cpu' for r in cell)}/{len(cell)}"
+        out.append(f"| {key[0]} | {key[1]} | {tool} | {key[3] if tool != 'hyperfine+welch' else '-'} "
+                   f"| {sum(map(found, plus))}/{len(plus)} | {sum(map(found, aa))}/{len(aa)} "
+                   f"| {sum(map(wrong, cell))}/{len(cell)} | {med[0]}, {med[1]} | {rounds[0]}, {rounds[1]} | {cpu} |")
     loads = sorted({r["uptime"] for r in lines if "uptime" in r})
     return "\n".join(out + ["", f"{len(lines)} runs; load averages at the starts of the holds: " + "; ".join(loads)])
 
@@ -136,6 +156,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="runs per tool, injection and condition")
     parser.add_argument("--conditions", default="quiet,load")
     parser.add_argument("--injections", default="0,2", help="comma-separated percentages")
+    parser.add_argument("--programs", default="register", help="register, table or both (comma-separated)")
+    parser.add_argument("--isolation", default="on", help="shootout's reserved CPUs: on, off or both")
     parser.add_argument("--tools", default="shootout,hyperfine+welch,shootout-old")
     parser.add_argument("--src", type=Path, default=HERE.parent / "src", help="shootout's src directory")
     parser.add_argument("--old-src", type=Path, help="src of the shootout to compare with (tool shootout-old)")
@@ -154,30 +176,36 @@ def main() -> None:
         work = Path(tmp)
         binary = build_work(work)
         lock.refresh()
-        iterations = calibrate_cpu(binary, args.seconds)
+        programs = args.programs.split(",")
+        iterations = {p: calibrate_cpu(binary, args.seconds, PROGRAMS[p]) for p in programs}
         print(f"work {iterations} iterations (~{args.seconds} s of CPU); {args.runs} runs per cell", flush=True)
         done = [json.loads(x) for x in args.out.read_text().splitlines()] if args.out.exists() else []
-        for i in range(args.runs):  # every condition in turn: a series cut short still has them all
-            for condition in args.conditions.split(","):
-                for extra in (float(x) for x in args.injections.split(",")):
-                    toml = shootout_toml(work, binary, iterations, extra)
-                    for tool in tools:
-                        key = (condition, extra, tool, i)
-                        if any((r["condition"], r["extra"], r["tool"], r["i"]) == key for r in done):
-                            continue  # resumed series
-                        lock.refresh()
-                        with on_off_load() if condition == "load" else nullcontext():
-                            if tool == "hyperfine+welch":
-                                r = welch_run(binary, iterations, extra, work / "hf.json")
-                            else:
-                                src = args.src if tool == "shootout" else args.old_src
-                                r = shootout_run(src, work / f"home-{tool}-{condition}-{extra:g}-{i}", toml, i + 1)
-                        line = {"condition": condition, "extra": extra, "tool": tool, "i": i, "uptime": lock.uptime,
-                                "iterations": iterations, **r}
-                        with args.out.open("a") as f:
-                            f.write(json.dumps(line) + "\n")
-                        done.append(line)
-                        print(json.dumps(line), flush=True)
+        cells = [(condition, float(extra), program, isolation) for condition in args.conditions.split(",")
+                 for extra in args.injections.split(",") for program in programs
+                 for isolation in args.isolation.split(",")]
+        for i in range(args.runs):  # every cell in turn: a series cut short still has them all
+            for condition, extra, program, isolation in cells:
+                toml = shootout_toml(work, binary, iterations[program], extra, PROGRAMS[program])
+                for tool in tools:
+                    if tool == "hyperfine+welch" and (isolation != args.isolation.split(",")[0] or PROGRAMS[program]):
+                        continue  # hyperfine reserves nothing (once per cell) and runs the register loop only
+                    key = (program, condition, tool, isolation if tool != "hyperfine+welch" else "off", extra, i)
+                    if any((*_cell(r), r["extra"], r["i"]) == key for r in done):
+                        continue  # resumed series
+                    lock.refresh()
+                    with on_off_load() if condition == "load" else nullcontext():
+                        if tool == "hyperfine+welch":
+                            r = welch_run(binary, iterations[program], extra, work / "hf.json")
+                        else:
+                            src = args.src if tool == "shootout" else args.old_src
+                            home = work / f"home-{tool}-{condition}-{extra:g}-{program}-{isolation}-{i}"
+                            r = shootout_run(src, home, toml, i + 1, isolate=isolation == "on")
+                    line = {"condition": condition, "extra": extra, "tool": tool, "i": i, "uptime": lock.uptime,
+                            "program": program, "isolation": key[3], "iterations": iterations[program], **r}
+                    with args.out.open("a") as f:
+                        f.write(json.dumps(line) + "\n")
+                    done.append(line)
+                    print(json.dumps(line), flush=True)
     print(table(done))
 
 

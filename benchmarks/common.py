@@ -71,14 +71,16 @@ def shootout(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "shootout", *args], capture_output=True, text=True, env=env)
 
 
-def shootout_toml(directory: Path, binary: Path, iterations: int, extra_pct: float) -> Path:
-    """Two configurations of the host that differ only in BENCH_EXTRA_PCT, one workload: `work`."""
-    path = directory / f"bench-{extra_pct:g}.toml"
+def shootout_toml(directory: Path, binary: Path, iterations: int, extra_pct: float, table_kib: int = 0) -> Path:
+    """Two configurations of the host that differ only in BENCH_EXTRA_PCT, one workload: `work`
+    (with table_kib, the program that reads and writes a table of that many KiB at random)."""
+    path = directory / f"bench-{extra_pct:g}-{table_kib}.toml"
+    table = f', "{table_kib}"' if table_kib else ""
     path.write_text(
         '[run]\nconfigs = ["A", "B"]\n\n'
         '[[config]]\nname = "A"\nspec = "host"\nenv = { BENCH_EXTRA_PCT = "0" }\n\n'
         f'[[config]]\nname = "B"\nspec = "host"\nenv = {{ BENCH_EXTRA_PCT = "{extra_pct:g}" }}\n\n'
-        f'[[workload]]\nname = "work"\ncommand = ["{binary}", "{iterations}"]\n'
+        f'[[workload]]\nname = "work"\ncommand = ["{binary}", "{iterations}"{table}]\n'
     )
     return path
 
