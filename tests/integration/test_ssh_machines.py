@@ -277,7 +277,8 @@ def test_cloud_openssl_over_two_groups_of_machines(shootout, machines, tmp_path)
     assert done.returncode == 0, done.stderr
     out = " ".join(done.stdout.split())
     assert "the write-up at 16384 bytes, sha256: a1.4xlarge 18,250,851" in out
-    assert "a (2 machines), md5: 16384: " in out
+    # both forms, as the experiment runs them: -evp, and the names without it as the write-up ran them
+    assert "a (2 machines), md5 -evp: 16384: " in out and "a (2 machines), md5 without -evp: 16384: " in out
     assert "performance per price against a (2 machines) (0.408 $/h)" in out
     assert "b (2 machines) (0.768 $/h, 1.88x the price): geomean of the algorithms at 16384 bytes " in out
 

@@ -211,7 +211,7 @@ def test_set_wins_over_the_experiment_s_params_key_by_key():
     assert parsed.params["tcp-veth"] == {"seconds": 4, "parallel": 0, "affinity": "auto"}  # the rest kept
     renamed = build_request(Wish(experiment="rpi-network", params=parse_sets(["vpn-openvpn.seconds=4"])), quiet)
     assert renamed.params["vpn-openvpn"] == {"tunnel": "openvpn", "seconds": 4, "affinity": "auto"}
-    with pytest.raises(UsageError, match="vpn-openvpn's parameters: affinity, seconds, tunnel"):
+    with pytest.raises(UsageError, match="vpn-openvpn's parameters: affinity, seconds, timeout_s, tunnel"):
         build_request(Wish(experiment="rpi-network", params=parse_sets(["vpn-openvpn.tunel=x"])), quiet)
 
 
@@ -224,7 +224,7 @@ def test_set_over_a_file_and_over_the_workload_s_default(tmp_path: Path):
 
 @pytest.mark.parametrize(("given", "said", "hint"), [
     ("nosuch.x=1", "--set: 'nosuch' is not a workload of this run", "this run's workloads: intmix"),
-    ("intmix.nosuch=1", "--set: intmix has no parameter 'nosuch'", "intmix's parameters: iterations"),
+    ("intmix.nosuch=1", "--set: intmix has no parameter 'nosuch'", "intmix's parameters: iterations, timeout_s"),
     ("intmix.iterations=many", "--set: intmix.iterations = 'many' is not a number", "iterations = 1000000"),
     ("intmix.iterations=true", "is not a number", "its default"),
     ("membw.mlock=1", "membw.mlock = 1 is not true or false", "its default"),
@@ -234,6 +234,14 @@ def test_a_bad_set_is_one_line_naming_what_is_allowed(given, said, hint):
     with pytest.raises(UsageError) as caught:
         build_request(Wish(configs=["host"], workloads=workloads, params=parse_sets([given])), quiet)
     assert said in caught.value.message and hint in caught.value.hint
+
+
+def test_the_trial_timeout_is_every_workloads_parameter(tmp_path: Path):
+    toml = tmp_path / "t.toml"
+    toml.write_text("[run]\nworkloads = ['intmix']\n[params.intmix]\ntimeout_s = 120\n")
+    assert build_request(Wish(configs=["host"], file=toml), quiet).params == {"intmix": {"timeout_s": 120}}
+    with pytest.raises(UsageError, match="intmix.timeout_s = 'long' is not a number"):
+        build_request(Wish(configs=["host"], workloads=["intmix"], params=parse_sets(["intmix.timeout_s=long"])), quiet)
 
 
 def test_a_file_s_params_naming_no_parameter_are_refused_too(tmp_path: Path):

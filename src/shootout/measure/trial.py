@@ -14,6 +14,7 @@ from shootout.measure.smallparent import SmallParent
 from shootout.places.kind import KINDS
 from shootout.places.target import layout_padding
 from shootout.workloads import cpuclock
+from shootout.workloads.contract import DEFAULT_TIMEOUT_S, TIMEOUT_PARAM
 
 
 def here(config: Config) -> bool:
@@ -44,7 +45,7 @@ def run_trial(live: Live, spec: TrialSpec) -> Trial:
             with live.lock:  # the parts write the journal: one lane at a time
                 in_force = live.parts.before_trial(config)
                 wrap = live.parts.wrap(config)
-        timeout = float(params.get("timeout_s", 1800))
+        timeout = float(params.get(TIMEOUT_PARAM, DEFAULT_TIMEOUT_S))
         parent, token = live.small_parent.wrap(timeout) if live.small_parent and here(config) else ([], "")
         # the energy of this machine's trials only: another machine's is not read here
         reading = live.energy.start() if live.energy is not None and target.machine_monitor() is None else None

@@ -17,7 +17,7 @@ from typing import Any
 
 from shootout.base.errors import UsageError
 from shootout.execution.placefacts import TargetFacts
-from shootout.workloads.contract import Workload
+from shootout.workloads.contract import DEFAULT_TIMEOUT_S, TIMEOUT_PARAM, Workload
 
 _SET = re.compile(r"^(?P<workload>[A-Za-z0-9][A-Za-z0-9_.-]*?)\.(?P<param>[a-z_][a-z0-9_]*)=(?P<value>.*)$", re.DOTALL)
 Params = dict[str, dict[str, Any]]
@@ -83,7 +83,8 @@ def check_params(workloads: Iterable[Workload], params: Mapping[str, Mapping[str
         if workload is None:
             raise UsageError(f"{said}: {name!r} is not a workload of this run",
                              f"this run's workloads: {', '.join(by_name) or 'none'}")
-        defaults = workload.default_params(TargetFacts())
+        # the trial's timeout is every workload's (measure/trial.py), its own default where it has one
+        defaults = {TIMEOUT_PARAM: DEFAULT_TIMEOUT_S, **workload.default_params(TargetFacts())}
         for param, value in table.items():
             if param not in defaults:
                 allowed = ", ".join(sorted(defaults)) or "none (it takes no parameters)"

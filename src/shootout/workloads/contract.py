@@ -35,6 +35,8 @@ from shootout.places.target import Target
 from shootout.system.journal import Journal
 
 # A trial should last at least this long so timer resolution and start-up do not dominate.
+# Every workload's parameter beside its own: how long one trial may run before it is stopped
+TIMEOUT_PARAM, DEFAULT_TIMEOUT_S = "timeout_s", 1800.0
 MIN_TRIAL_S = 0.3
 # Work sized from one measurement aims this much above the minimum, so jitter stays above it.
 MARGIN = 1.3
