@@ -48,3 +48,20 @@ def test_a_given_max_rounds_is_kept(tmp_path):
     run = store.get_run(runner.start(request))
     assert run.settings.max_rounds == 20 and not run.settings.planned_round_s
     assert not any(isinstance(e, ev.Notice) and e.text.startswith("rounds up to") for e in seen)
+
+
+def test_show_says_the_planned_rounds_in_one_line(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from shootout.judge.analysis import analyze
+    from shootout.report.terminal import show
+
+    runner, request, store, seen = start(tmp_path, budget_s=8.0, rounds_by_budget=True)
+    run_id = runner.start(request)
+    out = io.StringIO()
+    show(analyze(store.get_run(run_id), store.trials(run_id)), Console(file=out, width=80))
+    planned = store.get_run(run_id).settings.max_rounds
+    (line,) = [line for line in out.getvalue().splitlines() if line.startswith("rounds up to")]
+    assert line.startswith(f"rounds up to {planned}") and len(line) <= 80

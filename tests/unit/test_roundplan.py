@@ -30,3 +30,35 @@ def test_the_plan_is_said_in_one_short_line():
 def test_only_runs_given_no_max_rounds_plan_from_the_budget():
     assert resolve_settings(Asked()).rounds_by_budget
     assert not resolve_settings(Asked(max_rounds=50)).rounds_by_budget
+
+
+def _live(settings: RunSettings, round_s: float = 0.5):
+    import time
+
+    from shootout.base.model import Config, Run, Trial, TrialSpec
+    from shootout.base.runfacts import RunFacts
+    from shootout.measure.runstate import Live
+
+    configs = [Config(name=n, target="fake") for n in ("A", "B")]
+    run = Run(id=1, created_at=time.time(), status="running", settings=settings, configs=configs, workloads=[],
+              params={}, facts=RunFacts())
+    trials = [Trial(TrialSpec(0, i, "w", c), {"v": 1.0}, round_s / 2, 0, 0, 0, 0, 0, "", 100.0 + i * round_s / 2)
+              for i, c in enumerate(("A", "B"))]
+    return Live(run, {}, {}, {}, set(), trials)
+
+
+def test_planned_once_from_the_warm_up_and_kept_on_resume():
+    from shootout.measure.roundplan import plan_last_look
+
+    live = _live(RunSettings(budget_s=120.0, rounds_by_budget=True))
+    seen: list = []
+    assert plan_last_look(live, ["w"], seen.append)
+    planned = live.run.settings
+    # 120 s / (0.5 s x 1.2), less the moment since the run started
+    assert planned.max_rounds in (199, 200) and planned.planned_round_s == 0.5
+    assert [e.text for e in seen] == [f"rounds up to {planned.max_rounds}: what the budget pays for at 0.5 s a round"]
+    # resumed: the stored plan stands, whatever the warm-up looks like now
+    resumed = _live(planned, round_s=2.0)
+    assert not plan_last_look(resumed, ["w"], seen.append) and resumed.run.settings == planned
+    given = _live(RunSettings(budget_s=120.0, max_rounds=30))
+    assert not plan_last_look(given, ["w"], seen.append) and given.run.settings.max_rounds == 30
