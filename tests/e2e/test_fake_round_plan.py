@@ -65,3 +65,15 @@ def test_show_says_the_planned_rounds_in_one_line(tmp_path):
     planned = store.get_run(run_id).settings.max_rounds
     (line,) = [line for line in out.getvalue().splitlines() if line.startswith("rounds up to")]
     assert line.startswith(f"rounds up to {planned}") and len(line) <= 80
+
+
+def test_noise_the_budget_cannot_pay_for_is_said_once_after_round_2(tmp_path):
+    runner, request, store, seen = start(tmp_path, budget_s=3.0, rounds_by_budget=True)
+    runner.start(request)
+    advice = [e.text for e in seen if isinstance(e, ev.Notice) and e.text.startswith("at the noise measured")]
+    assert len(advice) == 1 and "--budget" in advice[0]
+    # said as round 3 starts, from rounds 1 and 2
+    started = [e.round for e in seen if isinstance(e, ev.RoundStarted)]
+    said_at = next(i for i, e in enumerate(seen) if isinstance(e, ev.Notice) and e.text in advice)
+    assert started[:4] == [0, 1, 2, 3]
+    assert [e.round for e in seen[:said_at] if isinstance(e, ev.RoundStarted)] == [0, 1, 2]

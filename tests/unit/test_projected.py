@@ -12,7 +12,7 @@ import pytest
 from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.base.runfacts import RunFacts
 from shootout.measure import events as ev
-from shootout.measure.projected import advise, noise, projected
+from shootout.measure.projected import advise, noise, projected_rounds
 from shootout.measure.runstate import Live
 from shootout.measure.stopping import eta
 from shootout.workloads.user import CommandWorkload
@@ -49,12 +49,12 @@ def test_the_noise_after_two_rounds_is_near_the_true_one_on_average():
 
 
 def test_no_projection_before_two_rounds():
-    assert projected(live_after(1, 0.03), ["w"]) == {}
+    assert projected_rounds(live_after(1, 0.03), ["w"]) == {}
 
 
 def test_noisy_trials_the_budget_cannot_pay_for_get_one_notice_with_the_budget_that_would():
     live = live_after(2, 0.02, budget_s=60.0)
-    (n,) = projected(live, ["w"]).values()
+    (n,) = projected_rounds(live, ["w"]).values()
     assert n is not None and n > 40
     seen: list[ev.Event] = []
     advise(live, ["w"], seen.append)
@@ -69,7 +69,7 @@ def test_noisy_trials_the_budget_cannot_pay_for_get_one_notice_with_the_budget_t
 
 def test_noise_no_round_of_the_rule_can_decide_says_so():
     live = live_after(2, 0.2, budget_s=60.0)
-    assert projected(live, ["w"]) == {"w": None}
+    assert projected_rounds(live, ["w"]) == {"w": None}
     seen: list[ev.Event] = []
     advise(live, ["w"], seen.append)
     (notice,) = seen
@@ -86,7 +86,7 @@ def test_quiet_trials_the_budget_pays_for_get_no_notice():
 def test_the_eta_counts_the_projected_rounds_not_only_the_first_look():
     live = live_after(3, 0.015, budget_s=36000.0)
     before = eta(live, 3, 0, 1)
-    live.projected = projected(live, ["w"])
+    live.projected = projected_rounds(live, ["w"])
     (n,) = live.projected.values()
     assert n is not None and n > 30
     after = eta(live, 3, 0, 1)

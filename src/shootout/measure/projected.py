@@ -37,7 +37,7 @@ def noise(live: Live, name: str) -> float | None:
     return max(found, default=None)
 
 
-def projected(live: Live, names: list[str]) -> dict[str, int | None]:
+def projected_rounds(live: Live, names: list[str]) -> dict[str, int | None]:
     """Per workload, the round by which it is projected to be decided (None: not by the last
     look); workloads without a measured spread yet are left out."""
     if len(live.run.configs) < 2 or grouped(live.run):
@@ -54,7 +54,7 @@ def advise(live: Live, active: list[str], emit: Callable[[ev.Event], None]) -> N
     """After round 2: when the rounds projected at the noise so far cost more than the budget
     left, say so once, with the budget that would pay for them."""
     s = live.run.settings
-    needs = projected(live, active)
+    needs = projected_rounds(live, active)
     configs = [c.name for c in live.run.configs]
     if not needs:
         return

@@ -29,7 +29,7 @@ from shootout.measure.binaries import provide_alike, verify_binaries
 from shootout.measure.counterpass import CounterPass, cap_s
 from shootout.measure.lanes import each_machine, lanes_of, run_round
 from shootout.measure.plan import round_order
-from shootout.measure.projected import ADVICE_ROUND, advise, projected
+from shootout.measure.projected import ADVICE_ROUND, advise, projected_rounds
 from shootout.measure.roundplan import plan_last_look
 from shootout.measure.runstate import Live, RunRequest
 from shootout.measure.stopping import check_budget, emulated, eta, undecided
@@ -387,7 +387,7 @@ class Runner:
                     live.parts.new_round(r)  # e.g. trim the scratches, so each round starts alike
                 self._measure_clock(live, r)
             if r > ADVICE_ROUND:  # the noise so far sizes the ETA; said once when the budget falls short
-                live.projected = projected(live, active)
+                live.projected = projected_rounds(live, active)
                 if r == ADVICE_ROUND + 1:
                     advise(live, active, self.emit)
             self.emit(ev.RoundStarted(r, active, eta(live, r, len(order), len(self._active(live)))))
