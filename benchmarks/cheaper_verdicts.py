@@ -10,7 +10,8 @@ root) and without (--no-isolate), per --isolation. For each condition, injection
 isolation, RUNS times, alternating the tools so that all see the same hour:
 
 - shootout (this checkout's src): `shootout run --file bench.toml` with its defaults (delta 1%,
-  95%, 6-50 rounds), the headline verdict of B against A from `shootout show --json`;
+  95%, from 6 rounds to what the budget pays for, 50-400), the headline verdict of B against A
+  from `shootout show --json`;
 - shootout-old (--old-src, e.g. an export of an older commit): the same command;
 - hyperfine+welch: `hyperfine -N --warmup 1 A B` (its default run count), Welch's t-test on the
   two samples of times: p < 0.05 is a difference (its sign the verdict), else none.

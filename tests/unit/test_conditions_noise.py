@@ -85,13 +85,14 @@ def test_aa_floor_is_the_noise_and_what_max_rounds_resolve() -> None:
     assert floor["halfwidth"] == pytest.approx(2.13 * 1.023 * floor["sd"] / math.sqrt(50), rel=0.05)
 
 
-def request(threshold: float, max_rounds: int = 50, workloads: int = 1, aa: bool = False):
+def request(threshold: float, max_rounds: int = 50, workloads: int = 1, aa: bool = False, by_budget: bool = False):
     from shootout.base.model import Config, RunSettings
     from shootout.measure.runner import RunRequest
     from shootout.workloads.user import CommandWorkload
 
     works = [CommandWorkload({"name": f"w{i}", "command": "true"}) for i in range(workloads)]
-    return RunRequest([Config("a"), Config("b")], works, RunSettings(threshold=threshold, max_rounds=max_rounds, aa=aa))
+    return RunRequest([Config("a"), Config("b")], works, RunSettings(threshold=threshold, max_rounds=max_rounds, aa=aa,
+                                                                            rounds_by_budget=by_budget))
 
 
 def test_threshold_below_what_the_floor_resolves_is_refused_with_the_figures() -> None:
@@ -103,6 +104,12 @@ def test_threshold_below_what_the_floor_resolves_is_refused_with_the_figures() -
         check_settings(request(0.01), floor)
     assert "run 12" in str(err.value) and "--max-rounds to about" in err.value.hint
     check_settings(request(0.01, aa=True), floor)  # an A/A run measures the floor: never refused
+    # without --max-rounds the budget may plan up to 400 rounds (measure/roundplan.py): held to those
+    with pytest.raises(UsageError, match="can resolve in 50 rounds"):
+        check_settings(request(0.015), floor)
+    check_settings(request(0.015, by_budget=True), floor)
+    with pytest.raises(UsageError, match="can resolve in 400 rounds"):
+        check_settings(request(0.005, by_budget=True), floor)
     check_settings(request(0.01), None)  # no floor stored: nothing to hold it to
     # A floor stored before the noise was kept: its half-width as it is.
     with pytest.raises(UsageError, match="below what this machine can resolve"):

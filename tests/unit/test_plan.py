@@ -20,10 +20,48 @@ def test_a_workloads_configurations_run_back_to_back():
         assert [len(list(group)) for _, group in groupby(order)] == [3, 3, 3, 3]
 
 
-def test_two_configurations_alternate_ab_ba():
-    orders = [tuple(config_order(5, r, "w", ["A", "B"])) for r in range(1, 11)]
-    assert all(a != b for a, b in pairwise(orders))
-    assert Counter(orders) == {("A", "B"): 5, ("B", "A"): 5}
+def test_two_configurations_take_ab_and_ba_once_in_every_block_of_two_rounds():
+    orders = [tuple(config_order(5, r, "w", ["A", "B"])) for r in range(1, 41)]
+    for block in range(20):
+        assert Counter(orders[2 * block: 2 * block + 2]) == {("A", "B"): 1, ("B", "A"): 1}
+    # drawn, not in sequence: somewhere a row repeats across a block's edge
+    assert any(a == b for a, b in pairwise(orders))
+
+
+@pytest.mark.parametrize("configs", [["A", "B"], ["A", "B", "C"], ["A", "B", "C", "D"]])
+def test_every_block_of_rounds_holds_every_williams_row_once(configs):
+    k = len(williams_rows(len(configs)))
+    for seed, workload in ((1, "w"), (2, "other")):
+        orders = [tuple(config_order(seed, r, workload, configs)) for r in range(1, 5 * k + 1)]
+        for block in range(5):
+            rows = orders[block * k: (block + 1) * k]
+            assert len(set(rows)) == k  # each row once: every configuration equally often in every place
+            for place in range(len(configs)):
+                assert len(set(Counter(row[place] for row in rows).values())) == 1
+
+
+def test_same_seed_same_row_order_and_another_seed_another():
+    one = [config_order(9, r, "w", "ABC") for r in range(1, 31)]
+    assert one == [config_order(9, r, "w", "ABC") for r in range(1, 31)]
+    assert one != [config_order(10, r, "w", "ABC") for r in range(1, 31)]
+
+
+def hits_on_a(orders: list[tuple[str, ...]], period: int) -> float:
+    """A disturbance every `period` trials (a timer), on one workload's trials in sequence:
+    the share of the disturbed trials that were A's."""
+    sequence = [c for order in orders for c in order]
+    hit = sequence[::period]
+    return hit.count("A") / len(hit)
+
+
+@pytest.mark.parametrize("period", [2, 3, 4, 6, 8])
+def test_a_periodic_disturbance_does_not_land_on_one_side(period):
+    """With the rows in sequence (AB, BA, AB, ...) a disturbance every 4 trials (two rounds)
+    hit A every time; drawn per block, each side gets about half of it, at every period."""
+    in_sequence = [("A", "B") if r % 2 else ("B", "A") for r in range(1, 401)]
+    assert hits_on_a(in_sequence, 4) == 1.0
+    drawn = [tuple(config_order(3, r, "w", ["A", "B"])) for r in range(1, 401)]
+    assert abs(hits_on_a(drawn, period) - 0.5) < 0.12
 
 
 def test_workload_order_is_shuffled_per_round_and_seed():

@@ -150,6 +150,10 @@ class RunSettings:
     size: str = "default"  # a named experiment's: its own ("default") or its write-up's ("writeup"), `run --size`
     # workload -> parameter -> value given with `run --set WORKLOAD.PARAM=VALUE`, over the file's or experiment's
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict, hash=False)
+    # no --max-rounds and no [run] max_rounds: the last look is planned once, after the warm-up,
+    # from what the budget pays for (measure/roundplan.py); max_rounds is the floor until then
+    rounds_by_budget: bool = False
+    planned_round_s: float = 0.0  # the warm-up's round time the last look was planned at (0: not yet)
 
 
 @dataclass

@@ -45,7 +45,7 @@ def run(
     threshold: Annotated[Optional[str], typer.Option(help="practical threshold δ for faster/slower/same (0.1% or more; default 1%, or the experiment's or file's [run] threshold)")] = None,
     confidence: Annotated[str, typer.Option(help="what every interval shown with a verdict promises, over all rounds and workloads")] = "95%",
     min_rounds: Annotated[Optional[int], typer.Option(help="minimum measured rounds (default 6, the least for a 95% CI, or the file's [run] min_rounds)", show_default=False)] = None,
-    max_rounds: Annotated[Optional[int], typer.Option(help="never more rounds than this (default 50, or the file's [run] max_rounds; a named experiment's own: what its budget pays for)", show_default=False)] = None,
+    max_rounds: Annotated[Optional[int], typer.Option(help="never more rounds than this (default: what the budget pays for at the warm-up's round time, 50 to 400; or the file's [run] max_rounds; a named experiment's own)", show_default=False)] = None,
     seed: Annotated[Optional[int], typer.Option(help="seed of the shuffled order (default: random, stored)")] = None,
     repeats: Annotated[int, typer.Option(help="measure a trial again, up to this often, when other programs used a CPU during it (0: never)")] = RunSettings.repeats,
     aa: Annotated[bool, typer.Option("--aa", help="A/A: the first configuration against itself (noise floor)")] = False,

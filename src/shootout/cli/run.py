@@ -167,6 +167,7 @@ def _settings(o: RunOptions, store: Store) -> tuple[Settings, RunSettings]:
         confidence=decided.confidence, experiment=o.experiment or "", partial=o.partial,
         repeats=o.repeats, parallel=o.parallel, counters=o.counters, cache_model=_cache_model(o.cache_model),
         meter=o.meter or "", size=decided.size, overrides=parse_sets(o.set_),
+        rounds_by_budget=decided.rounds_by_budget,
     )
 
 

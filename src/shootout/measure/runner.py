@@ -29,6 +29,8 @@ from shootout.measure.binaries import provide_alike, verify_binaries
 from shootout.measure.counterpass import CounterPass, cap_s
 from shootout.measure.lanes import each_machine, lanes_of, run_round
 from shootout.measure.plan import round_order
+from shootout.measure.projected import ADVICE_ROUND, advise, projected_rounds
+from shootout.measure.roundplan import plan_last_look
 from shootout.measure.runstate import Live, RunRequest
 from shootout.measure.stopping import check_budget, emulated, eta, undecided
 from shootout.measure.smallparent import SmallParent
@@ -359,11 +361,13 @@ class Runner:
         return [w for w in live.workloads if w not in live.failed]
 
     def _rounds(self, live: Live) -> None:
-        run, s = live.run, live.run.settings
+        run = live.run
         configs = [c.name for c in run.configs]
         # an emulated run checks function: its warm-up and first round complete whatever the budget
         unbudgeted = 1 if emulated(live) else -1
-        for r in range(0, s.max_rounds + 1):
+        r = 0
+        while r <= run.settings.max_rounds:  # the last look may be planned after the warm-up (roundplan.py)
+            s = run.settings
             active = self._active(live)
             if not active:
                 return  # every workload failed: the run's error says why
@@ -374,12 +378,18 @@ class Runner:
                 self.emit(ev.Stopped("every headline metric has a verdict or reached the target precision"))
                 return
             if r == 1:
+                if plan_last_look(live, active, self.emit):
+                    self.store.update_run(run.id, run_settings=run.settings)
                 active = check_budget(live, active, self.emit, self.own_budget)
             order = round_order(s.seed, r, active, configs)
             if any((spec.round, spec.workload, spec.config) not in live.done for spec in order):
                 if live.parts is not None:
                     live.parts.new_round(r)  # e.g. trim the scratches, so each round starts alike
                 self._measure_clock(live, r)
+            if r > ADVICE_ROUND:  # the noise so far sizes the ETA; said once when the budget falls short
+                live.projected = projected_rounds(live, active)
+                if r == ADVICE_ROUND + 1:
+                    advise(live, active, self.emit)
             self.emit(ev.RoundStarted(r, active, eta(live, r, len(order), len(self._active(live)))))
             lanes = lanes_of(run.configs) if s.parallel else {LOCAL: configs}
             try:
@@ -392,7 +402,8 @@ class Runner:
                 self.emit(ev.Stopped(f"time budget of {s.budget_s:.0f} s spent"))
                 return
             self.store.update_run(run.id, elapsed_s=live.elapsed(), records=run)
-        self.emit(ev.Stopped(f"maximum of {s.max_rounds} rounds reached"))
+            r += 1
+        self.emit(ev.Stopped(f"maximum of {run.settings.max_rounds} rounds reached"))
 
     def _take(self, live: Live, spec: TrialSpec, unbudgeted: int, beside: bool) -> bool:
         """Measure and record one trial of a round's order (lanes.py calls it, in a lane's

@@ -46,6 +46,9 @@ class Live:
     session_start: float = field(default_factory=time.monotonic)
     elapsed_before: float = 0.0
     trial_seconds: list[float] = field(default_factory=list)
+    # workload -> the round it is projected to be decided by at the noise so far (measure/projected.py),
+    # None past the last look; updated as each round starts, for the ETA
+    projected: dict[str, int | None] = field(default_factory=dict)
     repeats: dict[str, Repeats] = field(default_factory=dict)  # each machine's count of interrupted attempts
     energy: EnergySource | None = None  # where this machine reports the energy its trials use
     small_parent: SmallParent | None = None  # what this machine's trials are forked from (smallparent.py)

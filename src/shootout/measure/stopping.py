@@ -157,13 +157,17 @@ def first_deciding_round(live: Live) -> int:
     s = live.run.settings
     return max(s.min_rounds, run_design(live.run, headline=True).first_look() or s.max_rounds)
 
+
 def eta(live: Live, round_index: int, in_round: int, active: int) -> float | None:
-    """Seconds left until the first round that can decide (more rounds may follow if undecided);
-    active: the workloads still measured."""
+    """Seconds left until the rounds the workloads still measured (active of them) are projected
+    to be decided by at the noise measured so far (live.projected), else until the first round
+    that can decide (more rounds may follow if undecided)."""
     if not live.trial_seconds:
         return None
     per_trial = sum(live.trial_seconds[-50:]) / len(live.trial_seconds[-50:])
-    pairs = active * len(live.run.configs)
-    rounds_left = max(0, first_deciding_round(live) - round_index)
-    left = (rounds_left * pairs + in_round) * per_trial / _at_once(live)
+    first, last = first_deciding_round(live), live.run.settings.max_rounds
+    targets = [min(last, max(first, n or last)) for n in live.projected.values()][:active]
+    targets += [first] * (active - len(targets))
+    rounds_left = sum(max(0, n - round_index) for n in targets)  # workload-rounds
+    left = (rounds_left * len(live.run.configs) + in_round) * per_trial / _at_once(live)
     return min(left, max(0.0, live.run.settings.budget_s - live.elapsed()))

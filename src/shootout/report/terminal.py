@@ -31,6 +31,7 @@ from rich.text import Text
 from shootout.base.model import Config
 from shootout.judge.analysis import WITHIN_RUN, Analysis
 from shootout.measure.lostconfigs import lost_lines, lost_sentence
+from shootout.measure.roundplan import said as planned_rounds
 from shootout.report import amountstable as amounts
 from shootout.report import sides, why
 from shootout.report.amountstable import AmountTable, amount_table
@@ -219,6 +220,7 @@ def _legend(analysis: Analysis, rows: list[MetricRow], all_metrics: bool) -> lis
         lines.append(f"one headline metric per workload; {hidden} sub-metric{'s' if hidden > 1 else ''} not shown "
                      "(shootout show --all): estimates with intervals, no verdicts")
     lines += rule_lines(analysis)
+    lines += [line for run in analysis.runs if (line := planned_rounds(run.settings))]
     if analysis.noise_floor is not None:
         lines.append(f"noise floor on this machine (A/A): \u00b1{analysis.noise_floor * 100:.1f}%")
     lines += all_notes(analysis)

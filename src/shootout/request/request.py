@@ -18,6 +18,7 @@ from shootout.base.model import Config, RunSettings
 from shootout.configs.groups import side_names
 from shootout.configs.specs import FileSettings, resolve
 from shootout.judge.noisefloor import resolvable_threshold
+from shootout.measure.roundplan import LAST_CAP
 from shootout.measure.runstate import RunRequest
 from shootout.places import runs_emulated
 from shootout.experiments.sizing import DEFAULT_SIZE
@@ -211,10 +212,14 @@ def check_settings(request: RunRequest, floor: dict[str, Any] | None) -> None:
         raise UsageError(f"--max-rounds {s.max_rounds} is too few: a {s.confidence:.0%} verdict on "
                          f"{design.family} headline comparisons needs more rounds than that",
                          "raise --max-rounds (50 is the default) or run fewer workloads")
-    limit = None if floor is None or s.aa else resolvable_threshold(floor, s.max_rounds, design)
+    # a last look planned from the budget after the warm-up may reach LAST_CAP (measure/roundplan.py)
+    most = LAST_CAP if s.rounds_by_budget else s.max_rounds
+    if most != s.max_rounds:
+        design = replace(design, looks=(s.min_rounds, most))
+    limit = None if floor is None or s.aa else resolvable_threshold(floor, most, design)
     if limit is not None and s.threshold < limit:
-        rounds = math.ceil(s.max_rounds * (limit / s.threshold) ** 2)
-        raise UsageError(f"--threshold {s.threshold:.2%} is below what this machine can resolve in {s.max_rounds} "
+        rounds = math.ceil(most * (limit / s.threshold) ** 2)
+        raise UsageError(f"--threshold {s.threshold:.2%} is below what this machine can resolve in {most} "
                          f"rounds (\u00b1{limit:.2%}, from its A/A noise floor, run {floor.get('run', '?')})",
                          f"use --threshold {math.ceil(limit * 1e4) / 100:g}% or more, raise --max-rounds to about "
                          f"{rounds}, or measure the floor again with: shootout run --aa")

@@ -11,7 +11,8 @@ Where each comes from:
 - threshold: --threshold, else threshold = "5%" in [run], else 1%;
 - budget and max rounds: --budget and --max-rounds, else budget = "10m" and max_rounds = 30 in
   [run], else a named experiment's own (its sizing, experiments/limits.py), else 4 minutes and
-  50 rounds; a budget below what the experiment's first verdict needs here is refused (not with
+  at least 50 rounds: without a max_rounds given, the last look is planned after the warm-up
+  from what the budget pays for (measure/roundplan.py); a budget below what the experiment's first verdict needs here is refused (not with
   --partial);
 - the size of a named experiment's workloads: --size writeup, its write-up's own (each experiment's
   writeup_params, with its own round time and limit: experiments/writeup.py), else the experiment's
@@ -31,7 +32,7 @@ from pathlib import Path
 from shootout.base.errors import UsageError
 from shootout.configs.specs import FileSettings, load_file
 from shootout.experiments.limits import LastRun, run_limits
-from shootout.experiments.sizing import DEFAULT_SIZE, SIZES, WRITEUP_SIZE
+from shootout.experiments.sizing import DEFAULT_SIZE, MAX_ROUNDS, SIZES, WRITEUP_SIZE
 from shootout.request import values
 from shootout.request.prices import read_prices
 
@@ -73,6 +74,9 @@ class Settings:
     tables: FileSettings = field(default_factory=FileSettings)  # of --file or the experiment, loaded once
     where: str = "shootout.toml"  # where the tables come from, for messages
     size: str = DEFAULT_SIZE  # the named experiment's: its own, or the write-up's
+    # no max_rounds given and the budget pays for the default's: the last look is planned after
+    # the warm-up from what the budget pays for (measure/roundplan.py), max_rounds the floor
+    rounds_by_budget: bool = False
 
 
 def check_size(size: str, experiment: str | None) -> None:
@@ -184,4 +188,6 @@ def resolve_settings(asked: Asked, last_run: Callable[[str], LastRun | None] = l
         threshold=delta, precision=values.precision(asked.precision, delta), confidence=level,
         budget_s=budget_s, min_rounds=min_rounds, max_rounds=max(rounds, min_rounds),
         prices=prices, price_unit=price_unit, tables=tables, where=where, size=asked.size,
+        # an experiment's own max_rounds below the default is what its budget pays for already
+        rounds_by_budget=max_rounds is None and rounds >= MAX_ROUNDS,
     )

@@ -22,6 +22,8 @@ heavy-tailed noise, and hold the spending rule to the flat one on the same runs.
 
 Stopping early is free under this rule: an interval that holds at every look at once also
 holds at whichever look the run stops, for whatever reason (decided, precision, budget).
+The last look must be fixed before the data it judges: without --max-rounds it is planned
+from the warm-up's round time alone, before the first measured round (measure/roundplan.py).
 
 Headline verdicts are a family too: with m headline comparisons in a run each one gets
 alpha/m (Bonferroni). Holm's step-down would reject a little more often, but it has no

@@ -13,7 +13,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from shootout.base.errors import ShootoutError, StoreError
-from shootout.base.model import Run, Trial
+from shootout.base.model import Run, RunSettings, Trial
 from shootout.base.paths import default_db_url
 from shootout.base.runfacts import RunFacts
 from shootout.store import engine as eng
@@ -156,9 +156,13 @@ class Store:
         elapsed_s: float | None = None,
         note: str | None = None,
         records: Run | None = None,
+        run_settings: RunSettings | None = None,
     ) -> None:
-        """records: write that run's facts and the runner's records kept with it (lost, calibrated, ...)."""
+        """records: write that run's facts and the runner's records kept with it (lost, calibrated, ...);
+        run_settings: the run's settings once its last look is planned (measure/roundplan.py)."""
         changes: dict[str, Any] = {"updated_at": time.time()}
+        if run_settings is not None:
+            changes["settings"] = jsonable(dataclasses.asdict(run_settings))
         given = {"status": status, "params": params, "elapsed_s": elapsed_s, "note": note}
         changes.update({k: jsonable(v) for k, v in given.items() if v is not None})
         if facts is not None:
