@@ -83,3 +83,15 @@ def test_a_trial_on_reserved_cpus_is_judged_by_their_ticks_alone() -> None:
     assert every is not None and every.user == 300
     assert reserved is not None and reserved.user == 50 and reserved.idle == 600 and running == 2
     assert parse_stat(STAT, frozenset({1, 2}))[0] is None  # a CPU without its line: not measured
+
+
+def test_the_report_says_whether_trials_had_cpus_of_their_own() -> None:
+    from shootout.conditions.runflags import reserved_line
+
+    assert reserved_line({}) is None  # runs from before, and fake or remote runs
+    assert reserved_line({"reserved_cpus": {"reserved": "1", "rest": "0", "unreserved_workloads": {"7zip": 2}}}) == (
+        "trials on reserved CPU 1, every other task that may move on CPU 0; on every CPU: 7zip "
+        "(more threads than reserved CPUs)")
+    off = "CPUs not reserved (--no-isolate): the trials share every CPU with other programs"
+    assert reserved_line({"reserved_cpus": {"reserved": None, "why": off}}) == off
+    assert reserved_line({"reserved_cpus": {"reserved": None, "why": "CPUs not reserved: not root"}}) is None

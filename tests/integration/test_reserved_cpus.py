@@ -1,0 +1,140 @@
+"""Reserved CPUs on this machine (root, two CPUs or more; without either these tests fail):
+the trials run on them, a sleeping bystander started before moves to the rest and back,
+IRQ affinities are put back, and a SIGKILLed run's changes are undone by `shootout doctor`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kill_sweep import cpu_state, cpus_changed, journals
+from shootout.base.model import Config, RunSettings
+from shootout.measure.runner import Runner, RunRequest
+from shootout.store import Store
+from shootout.system.affinity import allowed, format_cpulist, online_cpus
+from shootout.system.cpureserve import Reservation, cpus_named, reserve, split
+from shootout.system.journal import Journal
+from shootout.workloads.user import CommandWorkload
+
+
+@pytest.fixture(autouse=True)
+def reservable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert os.geteuid() == 0, "reserving CPUs needs root: run these tests as root"
+    assert len(online_cpus()) >= 2, "reserving CPUs needs two online CPUs or more"
+    monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def bystander() -> Iterator[subprocess.Popen[bytes]]:
+    """A sleeping program started before the run, outside shootout's tree."""
+    proc = subprocess.Popen(["sleep", "600"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def where(script: str, out: Path, bystander: int) -> list[str]:
+    """A trial that writes its own allowed CPUs and the bystander's into out."""
+    return ["sh", "-c", f"{script}; echo $(grep Cpus_allowed_list /proc/self/status | cut -f2) "
+                        f"$(grep Cpus_allowed_list /proc/{bystander}/status | cut -f2) >> {out}"]
+
+
+class TwoCpus(CommandWorkload):
+    def cpus(self, params: dict[str, Any]) -> int:
+        return 2  # as openssl speed -multi 2 would say
+
+
+def test_trials_run_on_the_reserved_cpu_the_rest_elsewhere_and_all_is_put_back(
+        tmp_path: Path, bystander: subprocess.Popen[bytes]) -> None:
+    before = cpu_state()
+    online = online_cpus()
+    one, two = tmp_path / "one", tmp_path / "two"
+    work = [CommandWorkload({"name": "one", "command": where("true", one, bystander.pid)}),
+            TwoCpus({"name": "two", "command": where("true", two, bystander.pid)})]
+    journal = Journal(tmp_path / "journal")
+    made = reserve(journal, isolate=True, here=True)
+    assert isinstance(made, Reservation), made
+    notices: list[str] = []
+    try:
+        assert allowed(bystander.pid) == made.split.rest
+        assert made.moved.tasks > 0 and made.moved.irqs > 0, made.describe()
+        store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+        run_id = Runner(store, journal, lambda e: notices.append(getattr(e, "text", "")),
+                        reservation=made).start(
+            RunRequest([Config(name=n, target="host") for n in ("A", "B")], work,
+                       RunSettings(seed=1, min_rounds=6, max_rounds=6, counters=False, repeats=0)))
+    finally:
+        errors = journal.undo()
+    assert errors == []
+    reserved, rest = format_cpulist(made.split.reserved), format_cpulist(made.split.rest)
+    assert set(one.read_text().splitlines()) == {f"{reserved} {rest}"}  # the trial alone on its CPU
+    assert set(two.read_text().splitlines()) == {f"{format_cpulist(online)} {rest}"}  # needs 2: every CPU
+    assert any(n.startswith("two needs 2 CPUs") for n in notices), notices
+    assert allowed(bystander.pid) == online
+    assert cpus_changed(before) == {}
+    facts = store.get_run(run_id).facts.machine["reserved_cpus"]
+    assert facts["reserved"] == reserved and facts["unreserved_workloads"] == {"two": 2}
+
+
+def _toml(tmp_path: Path, out: Path, bystander: int, pause: float) -> Path:
+    toml = tmp_path / "shootout.toml"
+    script = where(f"sleep {pause}", out, bystander)[2].replace('"', '\\"')
+    toml.write_text(f'[[workload]]\nname = "where"\ncommand = "{script}"\n')
+    return toml
+
+
+def test_run_says_what_it_reserved_and_no_isolate_changes_nothing(shootout, tmp_path: Path,
+                                                                 bystander: subprocess.Popen[bytes]) -> None:
+    out = tmp_path / "seen"
+    args = ("run", "-c", "host", "--file", str(_toml(tmp_path, out, bystander.pid, 0)), "-w", "where",
+            "--min-rounds", "6", "--max-rounds", "6", "--no-counters", "--load-wait", "1s", "--db", shootout.db)
+    before = cpu_state()
+    done = shootout(*args)
+    assert done.returncode == 0, done.stderr
+    said = " ".join((done.stdout + done.stderr).split())  # as wrapped at any width
+    chosen = split(online_cpus())
+    assert chosen is not None
+    assert f"{cpus_named(chosen.reserved)} reserved for the trials; moved " in said, said
+    assert f" IRQs to {cpus_named(chosen.rest)} (sched_setaffinity, IRQ smp_affinity)" in said, said
+    rest = format_cpulist(chosen.rest)
+    assert {line.split()[1] for line in out.read_text().splitlines()} == {rest}  # moved while it ran
+    assert cpus_changed(before) == {}
+    out.unlink()
+    done = shootout(*args, "--no-isolate")
+    assert done.returncode == 0, done.stderr
+    assert "CPUs not reserved (--no-isolate)" in done.stdout + done.stderr
+    everything = format_cpulist(online_cpus())
+    assert set(out.read_text().splitlines()) == {f"{everything} {everything}"}  # nothing moved
+
+
+def test_sigkilled_run_leaves_its_cpus_reserved_until_doctor_puts_everything_back(
+        shootout, tmp_path: Path, bystander: subprocess.Popen[bytes]) -> None:
+    out = tmp_path / "seen"
+    before = cpu_state()
+    child = shootout.popen("run", "-c", "host", "--file", str(_toml(tmp_path, out, bystander.pid, 0.3)),
+                           "-w", "where", "--min-rounds", "6", "--max-rounds", "20", "--no-counters",
+                           "--load-wait", "1s", "--db", shootout.db)
+    try:
+        deadline = time.monotonic() + 300
+        while not (out.exists() and len(out.read_text().splitlines()) >= 3):
+            assert child.poll() is None, child.communicate()[1][-2000:]
+            assert time.monotonic() < deadline, "no trial ran"
+            time.sleep(0.05)
+    finally:
+        child.kill()
+        child.communicate(timeout=60)
+    rest = allowed(bystander.pid)
+    assert rest is not None and rest != online_cpus(), "the kill should leave the bystander moved"
+    assert cpus_changed(before), "the kill should leave tasks and IRQs moved"
+    assert journals(shootout)
+    done = shootout("doctor")
+    assert done.returncode == 0, done.stderr
+    assert allowed(bystander.pid) == online_cpus()
+    assert cpus_changed(before) == {}
+    assert journals(shootout) == []
