@@ -16,7 +16,7 @@ from typing import Any
 from rich.markup import escape
 
 from shootout.base.errors import UsageError
-from shootout.base.model import Run, RunSettings
+from shootout.base.model import Config, Run, RunSettings
 from shootout.cli.boots import across_boots, prepare_next_boot, run_block
 from shootout.cli.conditions import preflight_lines
 from shootout.cli.consoles import console, err_console, say
@@ -216,9 +216,9 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
     with journal(undo_failed) as j, Monitor() if o.monitor else nullcontext() as sampler:
         clock = round_clock()
         pf = preflight(tune=o.tune, journal=j, load_wait_s=wait_s, early=early, clock=clock or (lambda: None),
-                       reserve=o.isolate, here=any(here(c) for c in configs))
+                       reserve=o.isolate, here=any(here(c) for c in configs), why_not=_vm_here(configs))
         if pf.reservation is not None and not all(here(c) for c in configs):
-            pf.lines.append("ssh and VM configurations run their trials on their own machines, without reserved CPUs")
+            pf.lines.append("ssh configurations run their trials on their own machines, without reserved CPUs")
         # said once the first trial is measured (see ProgressView)
         head = (prepared_lines(job.request.prepared) if job.request is not None else []) + preflight_lines(pf)
         if o.tune and o.no_boost:
@@ -234,6 +234,17 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
             if job.stored is not None:
                 return runner.resume(job.stored, job.resumed or []), None
             return runner.start(job.request, facts=pf.facts), None  # type: ignore[arg-type]
+
+
+def _vm_here(configs: list[Config]) -> str | None:
+    """A VM on this machine runs on its CPUs: moved to the rest with everything else, its guest
+    would lose CPUs, so a run with one reserves none."""
+    from shootout.places import LOCAL, machine_key
+    from shootout.places.kind import kind_of
+
+    if any(kind_of(c).elsewhere and machine_key(c) == LOCAL for c in configs):
+        return "a VM runs on this machine, and its QEMU needs every CPU (its trials run in the guest)"
+    return None
 
 
 def _save_floor(store: Store, analysis: Any, run_id: int) -> None:

@@ -149,13 +149,14 @@ def _fmt(value: float | None, spec: str, unit: str = "") -> str:
 def preflight(
     *, tune: bool, journal: Journal | None, load_wait_s: float = 60.0, root: Path = Path("/"),
     early: EarlyWindow | None = None, clock: Callable[[], float | None] | None = None,
-    reserve: bool | None = None, here: bool = True,
+    reserve: bool | None = None, here: bool = True, why_not: str | None = None,
 ) -> Preflight:
     """Wait for idle (up to load_wait_s), optionally tune, and describe the machine's state;
     `clock` reads this machine's clock (the run's round_clock, whose loop is built already;
     measure.clock.measure_mhz for a one-off look); without one the clock is not measured.
     reserve: True reserves CPUs for the trials after the load gate (a run), False says they are
-    not (--no-isolate), None leaves it unsaid (`shootout info`); here: some trial runs on this machine."""
+    not (--no-isolate), None leaves it unsaid (`shootout info`); here: some trial runs on this machine;
+    why_not: the run's own reason not to reserve (system/cpureserve.reserve)."""
     if (tune or reserve) and journal is None:
         raise ValueError("tune=True and reserve=True need a change journal")
     real = Path(root) == Path("/")  # clock loop, firmware and kernel log describe this machine only
@@ -169,7 +170,7 @@ def preflight(
     _load(gate, cpus, lines, flags, cond)
     reservation = None
     if reserve is not None and real:
-        made = reserve_cpus(journal, isolate=reserve, here=here)  # type: ignore[arg-type]
+        made = reserve_cpus(journal, isolate=reserve, here=here, why_not=why_not)  # type: ignore[arg-type]
         reservation = made if isinstance(made, Reservation) else None
         lines.append(made.describe() if isinstance(made, Reservation) else made)
         facts["reserved_cpus"] = made.facts() if isinstance(made, Reservation) else {"reserved": None, "why": made}

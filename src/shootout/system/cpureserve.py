@@ -214,13 +214,16 @@ class Reservation:
                 "per_cpu_kernel_threads": len(m.stay)}
 
 
-def reserve(journal: Journal, *, isolate: bool, here: bool) -> Reservation | str:
+def reserve(journal: Journal, *, isolate: bool, here: bool, why_not: str | None = None) -> Reservation | str:
     """The run's reservation, made; or why there is none, one line (then nothing is changed).
-    isolate: not `run --no-isolate`; here: some configuration's trials run on this machine."""
+    isolate: not `run --no-isolate`; here: some configuration's trials run on this machine;
+    why_not: the run's own reason against it (a VM on this machine)."""
     if not isolate:
         return "CPUs not reserved (--no-isolate): the trials share every CPU with other programs"
     if not here:
         return "CPUs not reserved: no trial runs on this machine"
+    if why_not:
+        return f"CPUs not reserved: {why_not}"
     online = affinity.online_cpus()
     where = split(online)
     if where is None:
