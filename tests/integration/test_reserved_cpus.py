@@ -5,6 +5,7 @@ IRQ affinities are put back, and a SIGKILLed run's changes are undone by `shooto
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -103,7 +104,8 @@ def test_run_says_what_it_reserved_and_no_isolate_changes_nothing(shootout, tmp_
     assert f"{cpus_named(chosen.reserved)} reserved for the trials; moved " in said, said
     assert f" IRQs to {cpus_named(chosen.rest)} (sched_setaffinity, IRQ smp_affinity)" in said, said
     rest = format_cpulist(chosen.rest)
-    assert {line.split()[1] for line in out.read_text().splitlines()} == {rest}  # moved while it ran
+    # the trial on the reserved CPU(s), the bystander moved while it ran
+    assert set(out.read_text().splitlines()) == {f"{format_cpulist(chosen.reserved)} {rest}"}
     assert cpus_changed(before) == {}
     out.unlink()
     done = shootout(*args, "--no-isolate")
@@ -135,6 +137,32 @@ def test_sigkilled_run_leaves_its_cpus_reserved_until_doctor_puts_everything_bac
     assert journals(shootout)
     done = shootout("doctor")
     assert done.returncode == 0, done.stderr
+    assert allowed(bystander.pid) == online_cpus()
+    assert cpus_changed(before) == {}
+    assert journals(shootout) == []
+
+
+def test_ctrl_c_puts_everything_back_before_the_run_exits(shootout, tmp_path: Path,
+                                                         bystander: subprocess.Popen[bytes]) -> None:
+    out = tmp_path / "seen"
+    before = cpu_state()
+    child = shootout.popen("run", "-c", "host", "--file", str(_toml(tmp_path, out, bystander.pid, 0.3)),
+                           "-w", "where", "--min-rounds", "6", "--max-rounds", "20", "--no-counters",
+                           "--load-wait", "1s", "--db", shootout.db)
+    try:
+        deadline = time.monotonic() + 300
+        while not (out.exists() and len(out.read_text().splitlines()) >= 3):
+            assert child.poll() is None, child.communicate()[1][-2000:]
+            assert time.monotonic() < deadline, "no trial ran"
+            time.sleep(0.05)
+        assert allowed(bystander.pid) != online_cpus()
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 130, stderr[-2000:]
     assert allowed(bystander.pid) == online_cpus()
     assert cpus_changed(before) == {}
     assert journals(shootout) == []
