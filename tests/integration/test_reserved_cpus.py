@@ -19,6 +19,7 @@ from shootout.base.model import Config, RunSettings
 from shootout.measure.runner import Runner, RunRequest
 from shootout.store import Store
 from shootout.system.affinity import allowed, format_cpulist, online_cpus
+from shootout.system.cgroups import layout
 from shootout.system.cpureserve import Reservation, cpus_named, reserve, split
 from shootout.system.journal import Journal
 from shootout.workloads.user import CommandWorkload
@@ -29,6 +30,17 @@ def reservable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert os.geteuid() == 0, "reserving CPUs needs root: run these tests as root"
     assert len(online_cpus()) >= 2, "reserving CPUs needs two online CPUs or more"
     monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path / "home"))
+
+
+def cpuset_v1() -> Path | None:
+    """The cgroup v1 cpuset hierarchy here (this CI machine has one), where the rest gets a group."""
+    found = layout().holding("cpuset")
+    return found.mount if found is not None and found.version == 1 else None
+
+
+def rest_groups(pid: int | str = "*") -> list[Path]:
+    root = cpuset_v1()
+    return sorted(root.glob(f"shootout-rest-{pid}-*")) if root is not None else []
 
 
 @pytest.fixture
@@ -65,6 +77,8 @@ def test_trials_run_on_the_reserved_cpu_the_rest_elsewhere_and_all_is_put_back(
     try:
         assert allowed(bystander.pid) == made.split.rest
         assert made.moved.tasks > 0 and made.moved.irqs > 0, made.describe()
+        if cpuset_v1() is not None:  # the bystander in the rest's group, which it cannot leave by itself
+            assert made.cpuset is not None and str(bystander.pid) in (made.cpuset / "tasks").read_text().split()
         store = Store(f"sqlite:///{tmp_path / 'r.db'}")
         run_id = Runner(store, journal, lambda e: notices.append(getattr(e, "text", "")),
                         reservation=made).start(
@@ -73,6 +87,7 @@ def test_trials_run_on_the_reserved_cpu_the_rest_elsewhere_and_all_is_put_back(
     finally:
         errors = journal.undo()
     assert errors == []
+    assert rest_groups(os.getpid()) == []
     reserved, rest = format_cpulist(made.split.reserved), format_cpulist(made.split.rest)
     assert set(one.read_text().splitlines()) == {f"{reserved} {rest}"}  # the trial alone on its CPU
     assert set(two.read_text().splitlines()) == {f"{format_cpulist(online)} {rest}"}  # needs 2: every CPU
@@ -102,7 +117,8 @@ def test_run_says_what_it_reserved_and_no_isolate_changes_nothing(shootout, tmp_
     chosen = split(online_cpus())
     assert chosen is not None
     assert f"{cpus_named(chosen.reserved)} reserved for the trials; moved " in said, said
-    assert f" IRQs to {cpus_named(chosen.rest)} (sched_setaffinity, IRQ smp_affinity)" in said, said
+    how = "cgroup v1 cpuset, sched_setaffinity" if cpuset_v1() else "sched_setaffinity"
+    assert f" IRQs to {cpus_named(chosen.rest)} ({how}, IRQ smp_affinity)" in said, said
     rest = format_cpulist(chosen.rest)
     # the trial on the reserved CPU(s), the bystander moved while it ran
     assert set(out.read_text().splitlines()) == {f"{format_cpulist(chosen.reserved)} {rest}"}
@@ -133,6 +149,7 @@ def test_sigkilled_run_leaves_its_cpus_reserved_until_doctor_puts_everything_bac
         child.communicate(timeout=60)
     rest = allowed(bystander.pid)
     assert rest is not None and rest != online_cpus(), "the kill should leave the bystander moved"
+    assert len(rest_groups(child.pid)) == (1 if cpuset_v1() else 0)
     assert cpus_changed(before), "the kill should leave tasks and IRQs moved"
     assert journals(shootout)
     done = shootout("doctor")
@@ -140,6 +157,7 @@ def test_sigkilled_run_leaves_its_cpus_reserved_until_doctor_puts_everything_bac
     assert allowed(bystander.pid) == online_cpus()
     assert cpus_changed(before) == {}
     assert journals(shootout) == []
+    assert rest_groups() == []
 
 
 def test_ctrl_c_puts_everything_back_before_the_run_exits(shootout, tmp_path: Path,
@@ -166,3 +184,4 @@ def test_ctrl_c_puts_everything_back_before_the_run_exits(shootout, tmp_path: Pa
     assert allowed(bystander.pid) == online_cpus()
     assert cpus_changed(before) == {}
     assert journals(shootout) == []
+    assert rest_groups() == []
