@@ -183,6 +183,7 @@ class Runner:
         reserved (said once per workload, and kept in the facts)."""
         if self.reservation is None:
             return
+        self.reservation.include_self()  # prepared on every CPU; measured from the rest
         where = self.reservation.split
         unreserved: dict[str, int] = {}
         for name, workload in live.workloads.items():

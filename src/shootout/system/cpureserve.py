@@ -4,7 +4,9 @@ Why: on a 2-CPU VM with light load beside it, a trial that shares its CPU with o
 carries 10-30% noise. So for a run on this machine every task that may move (user threads and
 the kernel threads without PF_NO_SETAFFINITY), every IRQ that takes a new affinity, and the
 default affinity of IRQs yet to come go to the *rest* CPU, and only the trial's process tree is
-started on the *reserved* ones (`taskset -c`, in front of its command).
+started on the *reserved* ones (`taskset -c`, in front of its command). shootout itself moves to
+the rest when the rounds begin (Reservation.include_self): until then what prepares the run
+(compiling, calibrating, `nproc` sizing a workload's threads) has every CPU, as without.
 
 Which: all online CPUs but the lowest-numbered one (CPU 0 takes the IRQs and timers that
 cannot move, and is the CPU that never goes offline): 1 of 2, 3 of a Raspberry Pi's 4. A
@@ -112,6 +114,9 @@ class Reservation:
         self._refused_irqs: set[str] = set()
         self._refused_tasks: set[tuple[int, int]] = set()  # tried once: not again every sweep
         self.cpuset: Path | None = None  # the rest's group in a cgroup v1 cpuset hierarchy
+        # shootout itself stays on every CPU until the rounds begin (include_self): what prepares
+        # the run (compiling, calibrating, nproc sizing a workload's threads) runs as before
+        self.spare_self = True
         self._cpuset_root: Path | None = None
 
     def start(self) -> None:
@@ -153,6 +158,19 @@ class Reservation:
         self.cpuset, self._cpuset_root = group, root
         self._sweep_cpuset()
 
+    def include_self(self) -> None:
+        """shootout's own process to the rest too, when the rounds begin (its trials are pinned)."""
+        self.spare_self = False
+        self.sweep()
+
+    def _own(self) -> set[int]:
+        if not self.spare_self:
+            return set()
+        try:
+            return {int(t) for t in os.listdir("/proc/self/task")}
+        except OSError:
+            return set()
+
     def sweep(self) -> None:
         """Move whatever runs on a reserved CPU now (newcomers since the last sweep) to the rest."""
         self._sweep_irqs()
@@ -168,7 +186,10 @@ class Reservation:
         except OSError:
             return
         into = self.cpuset / "tasks"
+        own = self._own()
         for tid in tids:
+            if tid in own:
+                continue
             stat = affinity.task_stat(tid)
             if stat is None or stat[0] & PF_NO_SETAFFINITY or (tid, stat[1]) in self.moved.stay:
                 continue
@@ -181,7 +202,10 @@ class Reservation:
     def _sweep_tasks(self) -> None:
         reserved, rest = self.split.reserved, self.split.rest
         moving: list[tuple[int, int, frozenset[int], bool]] = []
+        own = self._own()
         for tid in affinity.tasks():
+            if tid in own:
+                continue
             cpus = affinity.allowed(tid)
             if cpus is None or not cpus & reserved:
                 continue

@@ -25,6 +25,7 @@ from shootout.net.script import script, section, wait_for
 from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology
 from shootout.parts.network import NetSession
 from shootout.places import kind_of
+from shootout.system.affinity import online_cpus
 from shootout.workloads.contract import EVERY_CPU, Context, Prepared, Tool, Workload
 from shootout.workloads.shell import q
 
@@ -210,7 +211,8 @@ class DropRate(NetWorkload):
     @staticmethod
     def reader_cpu() -> int:
         """The CPU of the socket rung's reader: another than the generator's when there is one."""
-        others = sorted(os.sched_getaffinity(0) - {GEN_CPU})
+        # the machine's online CPUs, not shootout's own: with reserved CPUs it runs on the rest alone
+        others = sorted(online_cpus() - {GEN_CPU})
         return others[0] if others else GEN_CPU
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
