@@ -68,6 +68,10 @@ def test_the_preflight_line_names_the_cpus_and_what_was_moved(tmp_path: Path) ->
     assert made.pin(1) == ["/usr/bin/taskset", "-c", "1"]
     assert made.pin(2) == ["/usr/bin/taskset", "-c", "0-1"]  # more than is reserved: every CPU
     assert cpus_named(frozenset({1, 2, 3})) == "CPUs 1-3"
+    made.cpuset, made._cpuset_root = Path("/cg/cpuset/shootout-rest-1-abcdef"), Path("/cg/cpuset")
+    pinned = made.pin(1)  # out of the rest's cpuset group (into the root's), then on the reserved CPU
+    assert pinned[:2] == ["/bin/sh", "-c"] and pinned[-4:] == ["/cg/cpuset/cgroup.procs", "/usr/bin/taskset", "-c", "1"]
+    assert "(cgroup v1 cpuset, sched_setaffinity, IRQ smp_affinity)" in made.describe()
 
 
 STAT = """cpu  300 0 60 1000 0 0 0 0 0 0
