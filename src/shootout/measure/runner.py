@@ -194,8 +194,9 @@ class Runner:
                 continue
             unreserved[name] = need
             needs = "chooses its own CPUs" if need > len(where.reserved | where.rest) else f"needs {need} CPUs"
-            self.emit(ev.Notice(f"{name} {needs}, and {cpus_named(where.reserved)} are reserved: its trials run "
-                                "on every CPU, beside everything else"))
+            n = len(where.reserved)
+            self.emit(ev.Notice(f"{name} {needs} and {n} {'is' if n == 1 else 'are'} reserved "
+                                f"({cpus_named(where.reserved)}): its trials run on every CPU, beside everything else"))
         live.run.facts.machine["reserved_cpus"] = {**self.reservation.facts(), "unreserved_workloads": unreserved}
 
     def _energy(self, live: Live) -> EnergySource | None:
