@@ -1,7 +1,8 @@
 """What a SIGKILLed `shootout run` must not leave behind, shared by the kill tests of each family
-(test_storage_scratch_runs, test_config_parts, test_net): the run's work directories on
-/dev/shm, its journal files, and, once `run --resume last` has completed it, no (round,
-workload, configuration) measured twice.
+(test_storage_scratch_runs, test_config_parts, test_net, test_reserved_cpus): the run's work
+directories on /dev/shm, its journal files, no task or IRQ left on other CPUs than before (its
+reserved CPUs), and, once `run --resume last` has completed it, no (round, workload,
+configuration) measured twice.
 
 A run's work directories are found by watching its processes (their TMPDIR and cwd, which the
 host target sets to its work directory), never by a name pattern: other runs on this machine
@@ -23,6 +24,31 @@ from pathlib import Path
 import psutil
 
 SHM = "/dev/shm/"
+
+
+def cpu_state() -> dict[str, str]:
+    """Every user task's allowed CPUs (by thread id and start time: a reused id is another task)
+    and every IRQ's affinity, to compare before a run and after its undo. Kernel threads are
+    left out: an IRQ's thread follows the CPU the kernel picks for it, which may change."""
+    from shootout.system import affinity
+
+    state: dict[str, str] = {}
+    for tid in affinity.tasks():
+        stat, cpus = affinity.task_stat(tid), affinity.allowed(tid)
+        if stat is not None and cpus is not None and not stat[0] & affinity.PF_KTHREAD:
+            state[f"task {tid} started {stat[1]}"] = affinity.format_cpulist(cpus)
+    for path in [Path("/proc/irq/default_smp_affinity"), *Path("/proc/irq").glob("*/smp_affinity")]:
+        try:
+            state[str(path)] = path.read_text().strip()
+        except OSError:
+            continue
+    return state
+
+
+def cpus_changed(before: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """What runs on other CPUs than before (of what is still there): empty once all is undone."""
+    after = cpu_state()
+    return {key: (was, after[key]) for key, was in before.items() if key in after and after[key] != was}
 
 
 def _workdir(path: str | None) -> str | None:

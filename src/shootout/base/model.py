@@ -142,6 +142,9 @@ class RunSettings:
     cache_model: str = "host"  # the caches cachegrind models where the machine has no PMU: host, pi4, pi5
     meter: str = ""  # a command that prints watts, for the energy of each trial where nothing else reports it
     repeats: int = 3  # a trial other programs interrupted is measured again up to this often (conditions/repeats.py)
+    # this machine's trials on CPUs reserved for them, everything else moved to the rest (system/cpureserve.py);
+    # False: `run --no-isolate` (what was reserved is in the run's facts, reserved_cpus)
+    isolate: bool = True
     # config name -> price (`run --price`): show and report give performance per price with it
     prices: dict[str, float] = field(default_factory=dict, hash=False)
     price_unit: str = "$/h"

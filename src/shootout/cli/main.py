@@ -56,6 +56,7 @@ def run(
     monitor: Annotated[bool, typer.Option(help="sample clock, temperature, throttling, load and steal during the trials "
                                                "(off: none of their flags, no timeline; interrupted trials are still "
                                                "measured again)")] = True,
+    isolate: Annotated[bool, typer.Option("--isolate/--no-isolate", help="as root with 2 or more CPUs: run this machine's trials on all CPUs but one, every other task and IRQ that may move on that one (restored afterwards)")] = True,
     across_boots: Annotated[bool, typer.Option("--across-boots", help="the configurations are kernels (kernel:RELEASE) or whole installs on other roots (boot:ROOT): measure one block of rounds per boot, A B B A …, and say which to boot next")] = False,
     boots: Annotated[int, typer.Option(help="with --across-boots: how many boots (blocks) in all, a multiple of twice the kernels")] = 4,
     next_kernel: Annotated[bool, typer.Option("--next-kernel", help="with --across-boots: boot the next scheduled kernel (or install) once: GRUB's grub-reboot, or a Raspberry Pi's tryboot.txt (then reboot '0 tryboot'); undo with shootout doctor")] = False,

@@ -16,7 +16,7 @@ from typing import Any
 from rich.markup import escape
 
 from shootout.base.errors import UsageError
-from shootout.base.model import Run, RunSettings
+from shootout.base.model import Config, Run, RunSettings
 from shootout.cli.boots import across_boots, prepare_next_boot, run_block
 from shootout.cli.conditions import preflight_lines
 from shootout.cli.consoles import console, err_console, say
@@ -59,6 +59,7 @@ class RunOptions:
     no_boost: bool
     load_wait: str
     monitor: bool
+    isolate: bool
     across_boots: bool
     boots: int
     next_kernel: bool
@@ -165,7 +166,7 @@ def _settings(o: RunOptions, store: Store) -> tuple[Settings, RunSettings]:
         budget_s=decided.budget_s,
         seed=o.seed if o.seed is not None else secrets.randbelow(2**31), aa=o.aa,
         confidence=decided.confidence, experiment=o.experiment or "", partial=o.partial,
-        repeats=o.repeats, parallel=o.parallel, counters=o.counters, cache_model=_cache_model(o.cache_model),
+        repeats=o.repeats, isolate=o.isolate, parallel=o.parallel, counters=o.counters, cache_model=_cache_model(o.cache_model),
         meter=o.meter or "", size=decided.size, overrides=parse_sets(o.set_),
         rounds_by_budget=decided.rounds_by_budget,
     )
@@ -206,14 +207,19 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
     from shootout.conditions.monitor import Monitor
     from shootout.experiments.limits import own_budget
     from shootout.measure.clock import round_clock
+    from shootout.measure.trial import here
     from shootout.system.journal import journal
 
     def undo_failed(problem: str) -> None:
         err_console.print(f"[red]could not undo[/]: {escape(problem)} (kept for `shootout doctor`)", soft_wrap=True)
 
+    configs = job.stored.configs if job.stored is not None else job.request.configs  # type: ignore[union-attr]
     with journal(undo_failed) as j, Monitor() if o.monitor else nullcontext() as sampler:
         clock = round_clock()
-        pf = preflight(tune=o.tune, journal=j, load_wait_s=wait_s, early=early, clock=clock or (lambda: None))
+        pf = preflight(tune=o.tune, journal=j, load_wait_s=wait_s, early=early, clock=clock or (lambda: None),
+                       reserve=o.isolate, here=any(here(c) for c in configs), why_not=_vm_here(configs))
+        if pf.reservation is not None and not all(here(c) for c in configs):
+            pf.lines.append("ssh configurations run their trials on their own machines, without reserved CPUs")
         # said once the first trial is measured (see ProgressView)
         head = (prepared_lines(job.request.prepared) if job.request is not None else []) + preflight_lines(pf)
         if o.tune and o.no_boost:
@@ -221,7 +227,7 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
         if not o.monitor:
             head.append(f"  {escape(MONITOR_OFF)}")
         runner = Runner(store, j, ProgressView(console, err_console, job.min_rounds, head), monitor=sampler,
-                        clock=clock, own_budget=lambda name: own_budget(name, o.size))
+                        clock=clock, own_budget=lambda name: own_budget(name, o.size), reservation=pf.reservation)
         with runner.emit:
             block = run_block(runner, across, job.request, pf.facts) if across else None
             if block:
@@ -229,6 +235,17 @@ def _measure(o: RunOptions, store: Store, job: _Job, across: Any, early: EarlyWi
             if job.stored is not None:
                 return runner.resume(job.stored, job.resumed or []), None
             return runner.start(job.request, facts=pf.facts), None  # type: ignore[arg-type]
+
+
+def _vm_here(configs: list[Config]) -> str | None:
+    """A VM on this machine runs on its CPUs: moved to the rest with everything else, its guest
+    would lose CPUs, so a run with one reserves none."""
+    from shootout.places import LOCAL, machine_key
+    from shootout.places.kind import kind_of
+
+    if any(kind_of(c).elsewhere and machine_key(c) == LOCAL for c in configs):
+        return "a VM runs on this machine, and its QEMU needs every CPU (its trials run in the guest)"
+    return None
 
 
 def _save_floor(store: Store, analysis: Any, run_id: int) -> None:

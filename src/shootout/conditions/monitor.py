@@ -57,8 +57,10 @@ class Mark:
     tree_user_s: float
 
 
-def _mark(root: Path, own_user_s: Callable[[], float] = sensors.tree_user_s) -> Mark:
-    times = sensors.cpu_times(root)
+def _mark(root: Path, own_user_s: Callable[[], float] = sensors.tree_user_s,
+          cpus: frozenset[int] | None = None) -> Mark:
+    """cpus: only these CPUs' ticks (a trial on reserved CPUs: others' work on the rest does not touch it)."""
+    times = sensors.cpu_times(root, cpus)
     return Mark(time.monotonic(), times.user if times is not None else None, own_user_s())
 
 
@@ -71,25 +73,25 @@ def _others(before: Mark, after: Mark) -> dict[str, float | None]:
 
 
 @contextmanager
-def others_during(root: Path = Path("/")) -> Iterator[TrialWindow]:
+def others_during(root: Path = Path("/"), cpus: frozenset[int] | None = None) -> Iterator[TrialWindow]:
     """Around a trial without the monitor: only what other programs used meanwhile (two reads
     of /proc/stat and of the process tree's times, no sampling), which is all that decides
-    whether the trial was interrupted (conditions/repeats.py)."""
+    whether the trial was interrupted (conditions/repeats.py); cpus: on those CPUs alone."""
     seen = TrialWindow()
-    before = _mark(root)
+    before = _mark(root, cpus=cpus)
     try:
         yield seen
     finally:
-        seen.summary = _others(before, _mark(root))
+        seen.summary = _others(before, _mark(root, cpus=cpus))
 
 
 def wait_quiet(limit_cpus: float, max_s: float, root: Path = Path("/"), step_s: float = 0.1,
-               counts: Callable[[], Mark] | None = None) -> float:
+               counts: Callable[[], Mark] | None = None, cpus: frozenset[int] | None = None) -> float:
     """Wait until other programs use at most limit_cpus over a step_s window, or max_s has
     passed; returns the seconds waited. Burst load lasts longer than a short trial, so a
     trial run again at once would meet the same burst. counts: the CPU counts now (default:
-    this machine's, read under root)."""
-    counts = counts or (lambda: _mark(root))
+    this machine's, read under root; cpus: those CPUs' alone)."""
+    counts = counts or (lambda: _mark(root, cpus=cpus))
     start = time.monotonic()
     before = counts()
     while time.monotonic() - start < max_s:
@@ -176,36 +178,38 @@ class Monitor:
             self.add(self.sample())
 
     @contextmanager
-    def quiet(self) -> Iterator[TrialWindow]:
+    def quiet(self, cpus: frozenset[int] | None = None) -> Iterator[TrialWindow]:
         """Around a trial: no sampling while it runs, one sample right before and right after.
 
         The sampler would otherwise wake up during the trial and compete for a CPU (on a
         2-core machine that shows in the trial's time). The sample taken right after the trial
         counts steal and throttle events since the one right before, so the window it yields
-        (filled in on leaving) covers exactly the trial's run, as window() does later.
+        (filled in on leaving) covers exactly the trial's run, as window() does later. cpus:
+        the reserved CPUs the trial ran on, whose ticks alone say what other programs took from it.
         """
         self._paused.set()
         seen = TrialWindow()
-        before, entered = self._sample_and_counts(), time.time()
+        before, entered = self._sample_and_counts(cpus), time.time()
         try:
             yield seen
         finally:
-            after, left = self._sample_and_counts(), time.time()
+            after, left = self._sample_and_counts(cpus), time.time()
             seen.summary = {**self.window(entered, left), **_others(before, after)}
             self._paused.clear()
 
-    def _counts(self) -> Mark:
-        """The CPU counts now, which tell what other programs used (see _others)."""
-        return _mark(self.root, self.own_user_s)
+    def _counts(self, cpus: frozenset[int] | None = None) -> Mark:
+        """The CPU counts now (of those CPUs), which tell what other programs used (see _others)."""
+        return _mark(self.root, self.own_user_s, cpus)
 
-    def _sample_and_counts(self) -> Mark:
+    def _sample_and_counts(self, cpus: frozenset[int] | None = None) -> Mark:
         """A sample now, and the CPU counts: right before and right after a trial."""
         self._take()
-        return self._counts()
+        return self._counts(cpus)
 
-    def wait_quiet(self, limit_cpus: float, max_s: float, step_s: float = 0.1) -> float:
+    def wait_quiet(self, limit_cpus: float, max_s: float, step_s: float = 0.1,
+                   cpus: frozenset[int] | None = None) -> float:
         """wait_quiet() on the monitored machine."""
-        return wait_quiet(limit_cpus, max_s, self.root, step_s, counts=self._counts)
+        return wait_quiet(limit_cpus, max_s, self.root, step_s, counts=lambda: self._counts(cpus))
 
     # -- samples -----------------------------------------------------------------
     def sample(self) -> dict[str, Any]:

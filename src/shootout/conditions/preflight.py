@@ -1,7 +1,8 @@
 """Preflight: wait for an idle machine, then report the conditions a run starts under.
 
 Shown at the start of `shootout run` and in `shootout info`. Nothing on the machine is
-changed unless tune=True, and then only through the change journal.
+changed unless tune=True or reserve=True (`shootout run` reserves CPUs for its trials unless
+--no-isolate: system/cpureserve.py), and then only through the change journal.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from shootout.conditions.throttling import (
     get_throttled,
     read_kernel_log,
 )
+from shootout.system.cpureserve import Reservation, reserve as reserve_cpus
 from shootout.system.emulator import here as emulator_here
 from shootout.system.journal import Journal
 
@@ -50,6 +52,7 @@ class Preflight:
     lines: list[str]  # human-readable, one finding per line
     flags: list[str]  # run-level flags: busy-start, steal, swap-in-use, throttled, hot
     facts: dict[str, Any] = field(default_factory=dict)  # machine_facts + "conditions"
+    reservation: Reservation | None = None  # the CPUs reserved for the trials, when they are
 
 
 @dataclass
@@ -146,12 +149,16 @@ def _fmt(value: float | None, spec: str, unit: str = "") -> str:
 def preflight(
     *, tune: bool, journal: Journal | None, load_wait_s: float = 60.0, root: Path = Path("/"),
     early: EarlyWindow | None = None, clock: Callable[[], float | None] | None = None,
+    reserve: bool | None = None, here: bool = True, why_not: str | None = None,
 ) -> Preflight:
     """Wait for idle (up to load_wait_s), optionally tune, and describe the machine's state;
     `clock` reads this machine's clock (the run's round_clock, whose loop is built already;
-    measure.clock.measure_mhz for a one-off look); without one the clock is not measured."""
-    if tune and journal is None:
-        raise ValueError("tune=True needs a change journal")
+    measure.clock.measure_mhz for a one-off look); without one the clock is not measured.
+    reserve: True reserves CPUs for the trials after the load gate (a run), False says they are
+    not (--no-isolate), None leaves it unsaid (`shootout info`); here: some trial runs on this machine;
+    why_not: the run's own reason not to reserve (system/cpureserve.reserve)."""
+    if (tune or reserve) and journal is None:
+        raise ValueError("tune=True and reserve=True need a change journal")
     real = Path(root) == Path("/")  # clock loop, firmware and kernel log describe this machine only
     facts = machine_facts(root)
     cpus = facts.get("cores") or 1
@@ -161,6 +168,12 @@ def preflight(
 
     gate = wait_for_idle(load_wait_s, cpus, root, early.take() if early else None)
     _load(gate, cpus, lines, flags, cond)
+    reservation = None
+    if reserve is not None and real:
+        made = reserve_cpus(journal, isolate=reserve, here=here, why_not=why_not)  # type: ignore[arg-type]
+        reservation = made if isinstance(made, Reservation) else None
+        lines.append(made.describe() if isinstance(made, Reservation) else made)
+        facts["reserved_cpus"] = made.facts() if isinstance(made, Reservation) else {"reserved": None, "why": made}
     _governor(journal if tune else None, root, facts, lines, cond)
 
     virt = facts.get("virtualization") or {}
@@ -182,7 +195,7 @@ def preflight(
         lines.append(f"measured clock: {_fmt(cond['measured_mhz'], '.0f', ' MHz')} ({how})")
         _kernel_log(lines, cond)
     facts["conditions"] = cond
-    return Preflight(lines=lines, flags=flags, facts=facts)
+    return Preflight(lines=lines, flags=flags, facts=facts, reservation=reservation)
 
 
 def _load(gate: _Gate, cpus: int, lines: list[str], flags: list[str], cond: dict[str, Any]) -> None:

@@ -20,6 +20,9 @@ whose work a configuration may cause (compression, writeback, swap), run in syst
 which is not counted. So every configuration's kept trials pass the same test; the simulations
 in tests/unit/test_stats_simulation.py show the error rates holding under on/off load.
 
+Reserved CPUs (system/cpureserve.py): a trial that ran on CPUs reserved for it is judged by those
+CPUs' lines of /proc/stat alone; what other programs do on the remaining CPU does not touch it.
+
 Steady load: when nearly every attempt is interrupted, measuring again buys nothing. While
 more than 80% of the run's attempts so far (20 or more) were interrupted, or after three waits
 in a row that found no quiet moment (until an attempt is quiet), trials are kept as they come.

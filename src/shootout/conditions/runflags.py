@@ -79,6 +79,20 @@ def _quantities(trial: Trial, best_mhz: float | None, round_deficit: dict[int, f
     }
 
 
+def reserved_line(machine: Mapping[str, Any]) -> str | None:
+    """Whether this machine's trials had CPUs of their own (system/cpureserve.py), for the report:
+    said when they had, and when --no-isolate said not to (other reasons are the preflight's)."""
+    reserved = machine.get("reserved_cpus") or {}
+    if not reserved.get("reserved"):
+        why = str(reserved.get("why", ""))
+        return why if "--no-isolate" in why else None
+    line = (f"trials on reserved CPU {reserved['reserved']}, every other task that may move on CPU "
+            f"{reserved.get('rest', '?')}")
+    if unreserved := reserved.get("unreserved_workloads"):
+        line += f"; on every CPU: {', '.join(sorted(unreserved))} (more threads than reserved CPUs)"
+    return line
+
+
 def _key(trial: Trial) -> tuple[int, str, str]:
     return trial.spec.round, trial.spec.workload, trial.spec.config
 
@@ -103,7 +117,7 @@ class RunConditions:
         best = reference_mhz(machine.get("monitor_samples", []))
         self.values = {_key(t): _quantities(t, best, round_deficit) for t in trials if t.spec.round > 0}
         self.levels: list[_Level] = []
-        self.lines: list[str] = []
+        self.lines: list[str] = [line] if (line := reserved_line(machine)) else []
         if set_aside:
             self.lines.append(f"repeated: other programs interrupted {len(set_aside)} trial attempt(s); they were set "
                               "aside and measured again (kept with the run)")

@@ -19,7 +19,7 @@ _TEMP_RANGE_C = (-40.0, 200.0)
 
 @dataclass(frozen=True)
 class CpuTimes:
-    """The aggregate `cpu` line of /proc/stat, in clock ticks."""
+    """The aggregate `cpu` line of /proc/stat (or the sum of some CPUs' own lines), in clock ticks."""
 
     busy: int  # user + nice + system + irq + softirq
     idle: int  # idle + iowait
@@ -31,28 +31,40 @@ class CpuTimes:
         return self.busy + self.idle + self.steal
 
 
-def stat_snapshot(root: Path = Path("/")) -> tuple[CpuTimes | None, int | None]:
+def stat_snapshot(root: Path = Path("/"), cpus: frozenset[int] | None = None) -> tuple[CpuTimes | None, int | None]:
     """CPU times and procs_running (the run queue) from one read of /proc/stat."""
-    return parse_stat(read_text(root, "/proc/stat") or "")
+    return parse_stat(read_text(root, "/proc/stat") or "", cpus)
 
 
-def parse_stat(text: str) -> tuple[CpuTimes | None, int | None]:
-    """stat_snapshot() of /proc/stat's text (e.g. a remote machine's)."""
+def _times(fields: list[str]) -> CpuTimes:
+    # user nice system idle iowait irq softirq steal [guest guest_nice]; guest time is
+    # already counted in user, so it is left out.
+    v = [int(x) for x in fields[1:9]] + [0] * max(0, 9 - len(fields))
+    return CpuTimes(busy=v[0] + v[1] + v[2] + v[5] + v[6], idle=v[3] + v[4], steal=v[7], user=v[0] + v[1])
+
+
+def parse_stat(text: str, cpus: frozenset[int] | None = None) -> tuple[CpuTimes | None, int | None]:
+    """stat_snapshot() of /proc/stat's text (e.g. a remote machine's); with cpus, the sum of those
+    CPUs' own lines (the reserved CPUs of a run: what runs on the others does not touch a trial)."""
     times, running = None, None
+    own: list[CpuTimes] = []
     for line in text.splitlines():
         fields = line.split()
         if fields and fields[0] == "cpu":
-            # user nice system idle iowait irq softirq steal [guest guest_nice]; guest time is
-            # already counted in user, so it is left out.
-            v = [int(x) for x in fields[1:9]] + [0] * max(0, 9 - len(fields))
-            times = CpuTimes(busy=v[0] + v[1] + v[2] + v[5] + v[6], idle=v[3] + v[4], steal=v[7], user=v[0] + v[1])
+            times = _times(fields)
+        elif cpus is not None and fields and fields[0][3:].isdigit() and int(fields[0][3:]) in cpus:
+            own.append(_times(fields))
         elif len(fields) == 2 and fields[0] == "procs_running" and fields[1].isdigit():
             running = int(fields[1])
+    if cpus is not None:
+        times = None if len(own) != len(cpus) else CpuTimes(
+            busy=sum(t.busy for t in own), idle=sum(t.idle for t in own),
+            steal=sum(t.steal for t in own), user=sum(t.user for t in own))
     return times, running
 
 
-def cpu_times(root: Path = Path("/")) -> CpuTimes | None:
-    return stat_snapshot(root)[0]
+def cpu_times(root: Path = Path("/"), cpus: frozenset[int] | None = None) -> CpuTimes | None:
+    return stat_snapshot(root, cpus)[0]
 
 
 def steal_pct(before: CpuTimes | None, after: CpuTimes | None) -> float | None:

@@ -40,6 +40,7 @@ from shootout.places import LOCAL, machine_key, make_target
 from shootout.places.target import Target
 from shootout.storage.scratch import Scratches
 from shootout.store import Store
+from shootout.system.cpureserve import Reservation, cpus_named, fits
 from shootout.system.journal import Journal
 from shootout.workloads import cpuclock
 from shootout.workloads.contract import Context, Workload
@@ -72,6 +73,7 @@ class Runner:
         monitor: Monitor | None = None,
         clock: Callable[[], float | None] | None = None,
         own_budget: Callable[[str], str] = lambda experiment: "",
+        reservation: Reservation | None = None,
     ) -> None:
         self.store = store
         self.journal = journal
@@ -80,6 +82,7 @@ class Runner:
         self.monitor = monitor  # tags every trial with what it saw (clock, temperature, steal)
         self.clock = clock  # measures the effective MHz at the start of every round
         self.own_budget = own_budget  # a named experiment's own budget, for the hint of a budget refusal
+        self.reservation = reservation  # the CPUs this machine's trials run on (system/cpureserve.py)
 
     # -- entry points --------------------------------------------------------------
     def start(self, request: RunRequest, facts: dict[str, Any] | None = None,
@@ -136,6 +139,7 @@ class Runner:
             self._open_targets(live)
             live.parts = RunParts(run.configs, self.journal, live.scratches)
             self._prepare(live, calibrated)
+            self._pin(live)
             # The budget is the measuring's (--help says so): building an image, booting a VM
             # or installing a browser before the first trial does not spend it.
             live.session_start = time.monotonic()
@@ -175,6 +179,27 @@ class Runner:
                 self.store.delete_run(run.id)
             self.emit(ev.RunFinished(run.id, status, kept=kept))
         return run.id
+
+    def _pin(self, live: Live) -> None:
+        """Each workload's trials on the reserved CPUs, or on every CPU when it needs more than are
+        reserved (said once per workload, and kept in the facts)."""
+        if self.reservation is None:
+            return
+        self.reservation.include_self()  # prepared on every CPU; measured from the rest
+        where = self.reservation.split
+        unreserved: dict[str, int] = {}
+        for name, workload in live.workloads.items():
+            need = workload.cpus(live.run.params.get(name, {}))
+            live.pins[name] = self.reservation.pin(need)
+            if fits(need, where):
+                live.judged[name] = where.reserved
+                continue
+            unreserved[name] = need
+            needs = "chooses its own CPUs" if need > len(where.reserved | where.rest) else f"needs {need} CPUs"
+            n = len(where.reserved)
+            self.emit(ev.Notice(f"{name} {needs} and {n} {'is' if n == 1 else 'are'} reserved "
+                                f"({cpus_named(where.reserved)}): its trials run on every CPU, beside everything else"))
+        live.run.facts.machine["reserved_cpus"] = {**self.reservation.facts(), "unreserved_workloads": unreserved}
 
     def _energy(self, live: Live) -> EnergySource | None:
         """This machine's energy source for its trials, kept in the facts; a --meter that does
@@ -217,6 +242,8 @@ class Runner:
     def _record_conditions(self, live: Live) -> None:
         """Keep the monitor's samples (for the report's timeline) and kernel complaints."""
         machine = live.run.facts.machine
+        if self.reservation is not None and "reserved_cpus" in machine:  # what the sweeps moved in all
+            machine["reserved_cpus"].update(self.reservation.facts())
         if self.monitor is not None:
             machine["monitor_samples"] = machine.get("monitor_samples", []) + self.monitor.samples()
         events = kernel_events_since(live.run.created_at)
@@ -437,8 +464,13 @@ class Runner:
         there = live.targets[spec.config].machine_monitor()
         repeats = live.repeats_on(machine_key(config))
         attempt = 0
+        judged = live.judged.get(spec.workload) if here(config) else None
         while True:
-            window = there.quiet() if there is not None else nullcontext(TrialWindow()) if beside else self._quiet()
+            if self.reservation is not None and here(config):
+                with live.lock:  # what started since the last trial leaves the reserved CPUs (journalled)
+                    self.reservation.sweep()
+            window = (there.quiet() if there is not None else nullcontext(TrialWindow()) if beside
+                      else self._quiet(judged))
             with window as seen:
                 trial = run_trial(live, spec)
             trial = dataclasses.replace(trial, monitor=seen.summary)
@@ -450,15 +482,19 @@ class Runner:
                 live.run.set_aside.append(record(trial))
                 self.store.update_run(live.run.id, records=live.run)  # kept like a trial: at once
                 self.emit(ev.TrialSetAside(trial))
-            monitor = there or self.monitor
-            repeats.waited(monitor.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S) if monitor is not None
-                           else wait_quiet(LIMIT_CPUS, QUIET_WAIT_S))
+            if there is not None:
+                repeats.waited(there.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S))
+            elif self.monitor is not None:
+                repeats.waited(self.monitor.wait_quiet(LIMIT_CPUS, QUIET_WAIT_S, cpus=judged))
+            else:
+                repeats.waited(wait_quiet(LIMIT_CPUS, QUIET_WAIT_S, cpus=judged))
             attempt += 1
 
-    def _quiet(self) -> AbstractContextManager[TrialWindow]:
+    def _quiet(self, cpus: frozenset[int] | None = None) -> AbstractContextManager[TrialWindow]:
         """While a trial runs, the parent does nothing that competes for the CPUs: the monitor
         pauses (it samples right before and right after instead), and nothing is written until
         the trial has ended. Yields what the monitor saw, filled in when the trial has ended;
-        without the monitor, what other programs used (so --repeats works with --no-monitor)."""
-        return self.monitor.quiet() if self.monitor is not None else others_during()
+        without the monitor, what other programs used (so --repeats works with --no-monitor).
+        cpus: a trial on reserved CPUs is judged by their ticks alone."""
+        return self.monitor.quiet(cpus) if self.monitor is not None else others_during(cpus=cpus)
 

@@ -52,6 +52,10 @@ class Live:
     repeats: dict[str, Repeats] = field(default_factory=dict)  # each machine's count of interrupted attempts
     energy: EnergySource | None = None  # where this machine reports the energy its trials use
     small_parent: SmallParent | None = None  # what this machine's trials are forked from (smallparent.py)
+    # with reserved CPUs (system/cpureserve.py): workload -> the prefix that starts its trials on
+    # their CPUs, and the CPUs whose ticks judge an interrupted trial (absent: every CPU)
+    pins: dict[str, list[str]] = field(default_factory=dict)
+    judged: dict[str, frozenset[int]] = field(default_factory=dict)
     # machines measured in parallel (lanes.py): one lane records at a time; after a lane's
     # failure or an interrupt nothing more is recorded
     lock: threading.RLock = field(default_factory=threading.RLock)

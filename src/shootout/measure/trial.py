@@ -47,10 +47,11 @@ def run_trial(live: Live, spec: TrialSpec) -> Trial:
                 wrap = live.parts.wrap(config)
         timeout = float(params.get(TIMEOUT_PARAM, DEFAULT_TIMEOUT_S))
         parent, token = live.small_parent.wrap(timeout) if live.small_parent and here(config) else ([], "")
+        pin = live.pins.get(spec.workload, []) if here(config) else []  # on the reserved CPUs
         # the energy of this machine's trials only: another machine's is not read here
         reading = live.energy.start() if live.energy is not None and target.machine_monitor() is None else None
         try:
-            result = target.run(argv, env=layout_padding(), timeout=timeout, wrap=[*parent, *wrap])
+            result = target.run(argv, env=layout_padding(), timeout=timeout, wrap=[*pin, *parent, *wrap])
         finally:  # also after a failed start: a part may have made something for this trial
             joules = reading.stop() if reading is not None else None
         if token:

@@ -143,8 +143,12 @@ class Cgroup:
 
         For targets whose processes start on this machine: the wrapper goes in front of
         the target's own command (before chroot), where /sys/fs/cgroup is visible."""
-        files = [str(d / "cgroup.procs") for d in sorted(set(self.dirs.values()))]
-        return ["/bin/sh", "-c", _ENTER, "shootout-cgroup-enter", str(len(files)), *files, *argv]
+        return enter_argv([d / "cgroup.procs" for d in sorted(set(self.dirs.values()))], argv)
+
+
+def enter_argv(procs: Sequence[Path], argv: Sequence[str]) -> list[str]:
+    """argv run by a wrapper that first writes its own pid into each cgroup.procs file."""
+    return ["/bin/sh", "-c", _ENTER, "shootout-cgroup-enter", str(len(procs)), *map(str, procs), *argv]
 
 
 def _enable(journal: Journal, hierarchy: Hierarchy, parent: Path, controllers: Sequence[str]) -> None:

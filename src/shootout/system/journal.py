@@ -12,6 +12,10 @@ Undo steps are data, not closures, so another process can replay them:
                                         pid is still the same process (its start time matches)
   {"detach_loops": path}                detach the loop devices backed by a file shootout made
   {"end_marked": prefix}                end what a run's commands left running (execution.tree)
+  {"affinity": [[tid, started, cpus]], "boot": id}   give tasks moved off reserved CPUs their own
+                                        CPUs back (system.affinity)
+  {"unpin": cpus, "keep": [...], "boot": id}   give every task left on exactly those CPUs all
+                                        online CPUs (the children of moved tasks)
 
 An entry whose undo fails stays in the journal (and its file stays on disk), so that a later
 undo, `shootout doctor` or the next run tries again: every undo step is written so that
@@ -37,6 +41,7 @@ import psutil
 
 from shootout.base.paths import data_subdir
 from shootout.execution.tree import end_marked
+from shootout.system import affinity
 from shootout.system.mountns import in_host_mounts
 
 Undo = dict[str, Any]
@@ -107,6 +112,10 @@ def _perform_undo(undo: Undo) -> str | None:
             kill_started(int(undo["kill"]), float(undo["started"]))
         elif "detach_loops" in undo:
             return _detach_loops(undo["detach_loops"])
+        elif "affinity" in undo:
+            affinity.restore(undo["affinity"], undo.get("boot", ""))
+        elif "unpin" in undo:
+            affinity.unpin(undo["unpin"], undo.get("keep", []), undo.get("boot", ""))
         elif "end_marked" in undo:
             if left := end_marked(undo["end_marked"]):
                 return f"processes {', '.join(map(str, left))} of a killed run did not exit"

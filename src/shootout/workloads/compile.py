@@ -160,6 +160,9 @@ class Build(Workload):
         return Prepared(files={"tree": tree, "work": f"{ctx.workdir()}/tree"}, facts=facts,
                         versions=build_versions(target))
 
+    def cpus(self, params: dict[str, Any]) -> int:
+        return max(1, int(params.get("jobs") or 1))  # make -jN
+
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         tree, work = q(prepared.files["tree"]), q(prepared.files["work"])
         setup = f"rm -rf {work}; cp -a {tree} {work}"

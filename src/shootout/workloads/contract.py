@@ -40,6 +40,9 @@ TIMEOUT_PARAM, DEFAULT_TIMEOUT_S = "timeout_s", 1800.0
 MIN_TRIAL_S = 0.3
 # Work sized from one measurement aims this much above the minimum, so jitter stays above it.
 MARGIN = 1.3
+# Workload.cpus of a trial that chooses its own CPUs (taskset, iperf3 -A): it runs on every CPU,
+# never held on the reserved ones (system/cpureserve.py).
+EVERY_CPU = 1 << 20
 
 
 @dataclass
@@ -117,6 +120,12 @@ class Workload(ABC):
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         """Parameters that fix the work before calibration (sizes, counts, threads)."""
         return {}
+
+    def cpus(self, params: dict[str, Any]) -> int:
+        """How many CPUs a trial keeps busy at once (its threads, processes, -j): with reserved
+        CPUs it runs on them when that many are reserved, else on every CPU (EVERY_CPU: it
+        chooses its own CPUs)."""
+        return 1
 
     def required_packages(self, target: Target) -> list[str]:
         """Packages the target must get: those of missing tools, and the declared ones."""

@@ -119,6 +119,9 @@ class OpensslSpeed(Workload):
                  "cores": ctx.facts.cores}  # threads = 0: -multi on each machine's own CPUs
         return Prepared(facts=facts, versions={"openssl": version})
 
+    def cpus(self, params: dict[str, Any]) -> int:
+        return max(1, int(params.get("threads") or 1)) if params.get("multi") else 1  # -multi N: N processes
+
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         major = _major(prepared.versions["openssl"])
         sizes = [int(s) for s in params["sizes"]]

@@ -25,7 +25,8 @@ from shootout.net.script import script, section, wait_for
 from shootout.net.topology import ADDR_A, ADDR_B, Side, Topology
 from shootout.parts.network import NetSession
 from shootout.places import kind_of
-from shootout.workloads.contract import Context, Prepared, Tool, Workload
+from shootout.system.affinity import online_cpus
+from shootout.workloads.contract import EVERY_CPU, Context, Prepared, Tool, Workload
 from shootout.workloads.shell import q
 
 NSENTER = Tool("nsenter", "util-linux")
@@ -45,6 +46,9 @@ class NetWorkload(Workload):
         session = ctx.part(PART)
         assert isinstance(session, NetSession)
         return session.topology(ctx.config, self.spec.name, drop=drop, vpn=vpn)
+
+    def cpus(self, params: dict[str, Any]) -> int:
+        return EVERY_CPU  # two ends, each pinned by the workload itself (taskset, iperf3 -A)
 
     @staticmethod
     def side_files(ctx: Context, a: Side, b: Side) -> dict[str, str]:
@@ -107,6 +111,9 @@ class TcpVeth(NetWorkload):
         a, b = self.topology(ctx).sides
         return Prepared(files=self.side_files(ctx, a, b),
                         versions={"iperf3": tool_version(ctx.target, ["iperf3", "--version"])})
+
+    def cpus(self, params: dict[str, Any]) -> int:
+        return EVERY_CPU if affinity(params.get("affinity", "")) else 2  # iperf3's two ends
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         f = prepared.files
@@ -204,7 +211,8 @@ class DropRate(NetWorkload):
     @staticmethod
     def reader_cpu() -> int:
         """The CPU of the socket rung's reader: another than the generator's when there is one."""
-        others = sorted(os.sched_getaffinity(0) - {GEN_CPU})
+        # the machine's online CPUs, not shootout's own: with reserved CPUs it runs on the rest alone
+        others = sorted(online_cpus() - {GEN_CPU})
         return others[0] if others else GEN_CPU
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:

@@ -64,6 +64,9 @@ class SevenZip(Workload):
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
         return {"passes": 2, "dict_log2": 22, "threads": facts.cores or 1, "modes": list(MODES)}
 
+    def cpus(self, params: dict[str, Any]) -> int:
+        return int(params["threads"]) if "mt" in params.get("modes", []) else 1  # -mmtN
+
     def required_packages(self, target: Target) -> list[str]:
         return [] if any(target.which(cmd) for cmd, _ in COMMANDS) else list(self.packages)
 

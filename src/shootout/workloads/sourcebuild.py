@@ -85,6 +85,9 @@ class SourceBuild(Workload):
         return Prepared(files={"tree": tree, "work": f"{ctx.workdir()}/tree"}, facts=facts,
                         versions=build_versions(target))
 
+    def cpus(self, params: dict[str, Any]) -> int:
+        return max(1, int(params.get("jobs") or 1))  # make -jN
+
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
         tree, work = q(prepared.files["tree"]), q(prepared.files["work"])
         program = f"{work}/{q(prepared.facts['program'])}"

@@ -1,0 +1,335 @@
+"""Reserved CPUs: the trials run on all CPUs but one, everything else that may move on that one.
+
+Why: on a 2-CPU VM with light load beside it, a trial that shares its CPU with other programs
+carries 10-30% noise. So for a run on this machine every task that may move (user threads and
+the kernel threads without PF_NO_SETAFFINITY), every IRQ that takes a new affinity, and the
+default affinity of IRQs yet to come go to the *rest* CPU, and only the trial's process tree is
+started on the *reserved* ones (`taskset -c`, in front of its command). shootout itself moves to
+the rest when the rounds begin (Reservation.include_self): until then what prepares the run
+(compiling, calibrating, `nproc` sizing a workload's threads) has every CPU, as without.
+
+Which: all online CPUs but the lowest-numbered one (CPU 0 takes the IRQs and timers that
+cannot move, and is the CPU that never goes offline): 1 of 2, 3 of a Raspberry Pi's 4. A
+workload that runs n threads or processes (Workload.cpus) fits when n CPUs are reserved; one
+that needs more runs on every CPU, beside the rest (said once per workload).
+
+How: sched_setaffinity on every thread, on any machine (cgroup v1, cgroup2, or none); children
+inherit their parent's CPUs, and a sweep before every trial moves what started meanwhile (a
+kernel thread, a process a daemon started with its own affinity). Where a cgroup v1 cpuset
+hierarchy is mounted (this CI machine), the tasks of its root also go into a cpuset group of the
+rest CPU, which a task cannot leave by setting its own affinity; the trial's wrapper enters the
+root group before `taskset`. A cgroup2 cpuset (a Debian 12 or Raspberry Pi OS machine, where
+systemd owns the tree) is not used: affinity alone there.
+
+Undo (through the change journal, also after a kill): every moved task gets its recorded CPUs
+back when it is still the same task (system/affinity.py), every IRQ its old mask; and a task
+that runs on exactly the rest CPU and did not before (a child of a moved task started after the
+last sweep) gets every online CPU. Per-CPU kernel threads are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shootout.execution.tools import find_tool
+from shootout.system import affinity
+from shootout.system.affinity import PF_KTHREAD, PF_NO_SETAFFINITY, format_cpulist, format_mask, parse_mask
+from shootout.system.cgroups import Hierarchy, enter_argv, layout, unique_name
+from shootout.system.journal import Journal
+
+IRQS = Path("/proc/irq")
+
+# Undo of the rest's cpuset group: its tasks back to the root group (which gives them every CPU
+# of the root; the journal's older entries then give moved tasks their own), then the directory
+# removed, tried for up to 5 s while tasks are still forking into it. Safe to run twice.
+_RELEASE = r"""
+d=$1; root=$2; i=0
+while [ -d "$d" ]; do
+  for t in $(cat "$d/tasks"); do echo "$t" > "$root/tasks" 2>/dev/null; done
+  rmdir "$d" 2>/dev/null && exit 0
+  i=$((i+1)); [ "$i" -gt 100 ] && { echo "cannot remove $d: still in use" >&2; exit 1; }
+  sleep 0.05
+done
+"""
+
+
+@dataclass(frozen=True)
+class Split:
+    reserved: frozenset[int]  # the trials'
+    rest: frozenset[int]  # everything else's
+
+
+def split(online: frozenset[int]) -> Split | None:
+    """All online CPUs but the lowest-numbered reserved; None with fewer than two."""
+    if len(online) < 2:
+        return None
+    rest = frozenset({min(online)})
+    return Split(online - rest, rest)
+
+
+def fits(need: int, where: Split) -> bool:
+    """Whether a workload that keeps `need` CPUs busy runs on the reserved ones alone."""
+    return need <= len(where.reserved)
+
+
+def cpus_named(cpus: frozenset[int]) -> str:
+    """ "CPU 1", "CPUs 1-3"."""
+    return f"CPU{'s' if len(cpus) > 1 else ''} {format_cpulist(cpus)}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _listed(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+@dataclass
+class Moved:
+    """What the sweeps moved to the rest CPU, and what stays."""
+
+    tasks: int = 0  # user threads
+    kthreads: int = 0  # kernel threads that may move
+    irqs: int = 0
+    irqs_refused: int = 0  # the kernel refuses (EIO: managed IRQs, per-CPU timers)
+    refused: int = 0  # threads the kernel refused (a cpuset without the rest CPU)
+    in_cpuset: int = 0  # threads put into the rest's cpuset group
+    stay: set[tuple[int, int]] = field(default_factory=set)  # per-CPU kernel threads: (tid, started)
+
+
+class Reservation:
+    """The run's reserved CPUs: made by start(), kept by sweep() before every trial, undone with the journal."""
+
+    def __init__(self, journal: Journal, where: Split, taskset: str, irqs: Path = IRQS) -> None:
+        self.journal = journal
+        self.split = where
+        self.taskset = taskset
+        self.irqs = irqs
+        self.moved = Moved()
+        self._boot = affinity.boot_id()
+        self._refused_irqs: set[str] = set()
+        self._refused_tasks: set[tuple[int, int]] = set()  # tried once: not again every sweep
+        self.cpuset: Path | None = None  # the rest's group in a cgroup v1 cpuset hierarchy
+        # shootout itself stays on every CPU until the rounds begin (include_self): what prepares
+        # the run (compiling, calibrating, nproc sizing a workload's threads) runs as before
+        self.spare_self = True
+        self._cpuset_root: Path | None = None
+
+    def start(self) -> None:
+        """Journal the last-resort unpin (the tasks already on exactly the rest CPU keep it), then
+        move IRQs to come, IRQs and tasks."""
+        rest = self.split.rest
+        keep = [[tid, stat[1]] for tid in affinity.tasks()
+                if affinity.allowed(tid) == rest and (stat := affinity.task_stat(tid)) is not None]
+        self.journal.record(f"tasks left on {cpus_named(rest)} get every CPU back",
+                            {"unpin": format_cpulist(rest), "keep": keep, "boot": self._boot})
+        default = self.irqs / "default_smp_affinity"
+        try:
+            old = default.read_text().strip()
+            if parse_mask(old) & self.split.reserved:
+                self.journal.change(f"new IRQs on {cpus_named(rest)} (default_smp_affinity was {old})",
+                                    {"write": str(default), "content": old},
+                                    lambda: default.write_text(format_mask(rest)))
+        except OSError:
+            pass  # no /proc/irq (a container): nothing to keep off the reserved CPUs there
+        self.sweep()
+        if (v1 := _cpuset_v1()) is not None:
+            self._make_cpuset(v1.mount)  # after the first sweep: undone before it, so its masks win
+
+    def _make_cpuset(self, root: Path) -> None:
+        """The rest's group below the v1 cpuset root; without it (a refusal), affinity alone."""
+        group = root / unique_name("shootout-rest")
+
+        def make() -> None:
+            group.mkdir()
+            (group / "cpuset.mems").write_text((root / "cpuset.mems").read_text().strip())
+            (group / "cpuset.cpus").write_text(format_cpulist(self.split.rest))
+
+        try:
+            self.journal.change(f"cpuset group {group} of {cpus_named(self.split.rest)}",
+                                {"argv": ["sh", "-c", _RELEASE, "shootout-cpuset-release", str(group), str(root)]},
+                                make)
+        except OSError:
+            return
+        self.cpuset, self._cpuset_root = group, root
+        self._sweep_cpuset()
+
+    def include_self(self) -> None:
+        """shootout's own process to the rest too, when the rounds begin (its trials are pinned)."""
+        self.spare_self = False
+        self.sweep()
+
+    def _own(self) -> set[int]:
+        if not self.spare_self:
+            return set()
+        try:
+            return {int(t) for t in os.listdir("/proc/self/task")}
+        except OSError:
+            return set()
+
+    def sweep(self) -> None:
+        """Move whatever runs on a reserved CPU now (newcomers since the last sweep) to the rest."""
+        self._sweep_irqs()
+        self._sweep_tasks()
+        self._sweep_cpuset()
+
+    def _sweep_cpuset(self) -> None:
+        """The root group's tasks into the rest's group (per-CPU kernel threads refuse: they stay)."""
+        if self.cpuset is None or self._cpuset_root is None:
+            return
+        try:
+            tids = [int(t) for t in (self._cpuset_root / "tasks").read_text().split()]
+        except OSError:
+            return
+        into = self.cpuset / "tasks"
+        own = self._own()
+        for tid in tids:
+            if tid in own:
+                continue
+            stat = affinity.task_stat(tid)
+            if stat is None or stat[0] & PF_NO_SETAFFINITY or (tid, stat[1]) in self.moved.stay:
+                continue
+            try:
+                into.write_text(str(tid))
+            except OSError:
+                continue  # exited, or bound to its CPU
+            self.moved.in_cpuset += 1
+
+    def _sweep_tasks(self) -> None:
+        reserved, rest = self.split.reserved, self.split.rest
+        moving: list[tuple[int, int, frozenset[int], bool]] = []
+        own = self._own()
+        for tid in affinity.tasks():
+            if tid in own:
+                continue
+            cpus = affinity.allowed(tid)
+            if cpus is None or not cpus & reserved:
+                continue
+            stat = affinity.task_stat(tid)
+            if stat is None:
+                continue
+            flags, started = stat
+            if flags & PF_NO_SETAFFINITY:
+                self.moved.stay.add((tid, started))  # a per-CPU kernel thread: the kernel keeps it
+                continue
+            moving.append((tid, started, cpus, bool(flags & PF_KTHREAD)))
+        moving = [m for m in moving if (m[0], m[1]) not in self.moved.stay | self._refused_tasks]
+        if not moving:
+            return
+        self.journal.record(f"{len(moving)} tasks moved to {cpus_named(rest)}",
+                            {"affinity": [[tid, started, format_cpulist(cpus)] for tid, started, cpus, _ in moving],
+                             "boot": self._boot})
+        for tid, started, _cpus, kernel in moving:
+            try:
+                os.sched_setaffinity(tid, rest)
+            except ProcessLookupError:
+                continue  # it exited meanwhile
+            except OSError:  # EINVAL: a kernel thread bound to its CPU, or a cpuset without the rest CPU
+                if kernel:
+                    self.moved.stay.add((tid, started))
+                else:
+                    self._refused_tasks.add((tid, started))
+                    self.moved.refused += 1
+                continue
+            if kernel:
+                self.moved.kthreads += 1
+            else:
+                self.moved.tasks += 1
+
+    def _sweep_irqs(self) -> None:
+        try:
+            numbers = sorted((d.name for d in self.irqs.iterdir() if d.name.isdigit()), key=int)
+        except OSError:
+            return
+        mask = format_mask(self.split.rest)
+        for n in numbers:
+            if n in self._refused_irqs:
+                continue
+            path = self.irqs / n / "smp_affinity"
+            try:
+                old = path.read_text().strip()
+            except OSError:
+                continue
+            if not parse_mask(old) & self.split.reserved:
+                continue
+            try:
+                self.journal.change(f"IRQ {n} to {cpus_named(self.split.rest)} (was {old})",
+                                    {"write": str(path), "content": old}, lambda p=path: p.write_text(mask))
+            except OSError:  # EIO: the kernel manages it (a queue per CPU), or its chip cannot
+                self._refused_irqs.add(n)
+                self.moved.irqs_refused += 1
+                continue
+            self.moved.irqs += 1
+
+    def pin(self, need: int) -> list[str]:
+        """The prefix that starts a trial on the reserved CPUs; on every online CPU when its
+        workload needs more of them than are reserved (shootout's own CPUs, the rest, are
+        inherited otherwise)."""
+        cpus = self.split.reserved if fits(need, self.split) else self.split.reserved | self.split.rest
+        pin = [self.taskset, "-c", format_cpulist(cpus)]
+        # out of the rest's cpuset group first: inside it no affinity reaches a reserved CPU
+        return enter_argv([self._cpuset_root / "cgroup.procs"], pin) if self._cpuset_root is not None else pin
+
+    def describe(self) -> str:
+        """The preflight's line."""
+        m = self.moved
+        moved = [_plural(m.tasks, "task")]
+        if m.kthreads:
+            moved.append(_plural(m.kthreads, "kernel thread"))
+        moved.append(_plural(m.irqs, "IRQ"))
+        stays = []
+        if m.stay:
+            stays.append(f"{_plural(len(m.stay), 'per-CPU kernel thread')} stay")
+        if m.irqs_refused:
+            stays.append(f"{_plural(m.irqs_refused, 'IRQ')} the kernel keeps")
+        if m.refused:
+            stays.append(f"{_plural(m.refused, 'task')} refused")
+        tail = f"; {', '.join(stays)}" if stays else ""
+        how = "cgroup v1 cpuset, sched_setaffinity" if self.cpuset is not None else "sched_setaffinity"
+        return (f"{cpus_named(self.split.reserved)} reserved for the trials; moved {_listed(moved)} to "
+                f"{cpus_named(self.split.rest)} ({how}, IRQ smp_affinity){tail}")
+
+    def facts(self) -> dict[str, Any]:
+        m = self.moved
+        return {"reserved": format_cpulist(self.split.reserved), "rest": format_cpulist(self.split.rest),
+                "method": "cgroup v1 cpuset, sched_setaffinity" if self.cpuset is not None else "sched_setaffinity",
+                "cpuset": str(self.cpuset) if self.cpuset is not None else None, "moved_tasks": m.tasks, "moved_kernel_threads": m.kthreads,
+                "moved_irqs": m.irqs, "irqs_kept_by_kernel": m.irqs_refused, "refused_tasks": m.refused,
+                "per_cpu_kernel_threads": len(m.stay)}
+
+
+def _cpuset_v1() -> Hierarchy | None:
+    try:
+        found = layout().holding("cpuset")
+    except OSError:
+        return None
+    return found if found is not None and found.version == 1 else None
+
+
+def reserve(journal: Journal, *, isolate: bool, here: bool, why_not: str | None = None) -> Reservation | str:
+    """The run's reservation, made; or why there is none, one line (then nothing is changed).
+    isolate: not `run --no-isolate`; here: some configuration's trials run on this machine;
+    why_not: the run's own reason against it (a VM on this machine)."""
+    if not isolate:
+        return "CPUs not reserved (--no-isolate): the trials share every CPU with other programs"
+    if not here:
+        return "CPUs not reserved: no trial runs on this machine"
+    if why_not:
+        return f"CPUs not reserved: {why_not}"
+    online = affinity.online_cpus()
+    where = split(online)
+    if where is None:
+        return (f"CPUs not reserved: this machine has {_plural(len(online), 'online CPU')}, and everything "
+                "else needs one of its own")
+    if os.geteuid() != 0:
+        return "CPUs not reserved: not root (moving other programs' tasks and IRQs needs root)"
+    taskset = find_tool("taskset")
+    if taskset is None:
+        return "CPUs not reserved: taskset is missing (apt-get install util-linux)"
+    made = Reservation(journal, where, taskset)
+    made.start()
+    return made
