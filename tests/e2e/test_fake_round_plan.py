@@ -15,13 +15,15 @@ from shootout.system.journal import Journal
 from shootout.workloads.user import CommandWorkload
 
 
-def noisy(argv, config, n):
-    time.sleep(0.01)
-    return f"value: {100 * (1 + random.Random(n).gauss(0, 0.05)):.3f}\n"
+def noisy(sleep_s: float):
+    def trial(argv, config, n):
+        time.sleep(sleep_s)
+        return f"value: {100 * (1 + random.Random(n).gauss(0, 0.05)):.3f}\n"
+    return trial
 
 
-def start(tmp_path, **settings):
-    SCRIPTS["roundplan"] = noisy
+def start(tmp_path, sleep_s: float = 0.01, **settings):
+    SCRIPTS["roundplan"] = noisy(sleep_s)
     configs = [Config(name=n, target="fake", options=(("script", "roundplan"),)) for n in ("A", "B")]
     work = CommandWorkload({"name": "w", "command": ["w"], "regex": r"value: ([0-9.]+)", "unit": "ops/s"})
     store = Store(f"sqlite:///{tmp_path / 'r.db'}")
@@ -68,7 +70,8 @@ def test_show_says_the_planned_rounds_in_one_line(tmp_path):
 
 
 def test_noise_the_budget_cannot_pay_for_is_said_once_after_round_2(tmp_path):
-    runner, request, store, seen = start(tmp_path, budget_s=3.0, rounds_by_budget=True)
+    # trials of 0.05 s: the 5% noise needs more rounds than 3 s pay for, however fast the machine
+    runner, request, store, seen = start(tmp_path, sleep_s=0.05, budget_s=3.0, rounds_by_budget=True)
     runner.start(request)
     advice = [e.text for e in seen if isinstance(e, ev.Notice) and e.text.startswith("at the noise measured")]
     assert len(advice) == 1 and "--budget" in advice[0]

@@ -27,7 +27,8 @@ def script(argv: Sequence[str], config: str, n: int) -> str:
     assert out.parent.is_dir()  # the workload's own directory, made by prepare()
     seen_dirs.add(out.parent)
     seconds = 2.0 + (n % 5) / 100 + (0.1 if config == "B" else 0.0)
-    return (f"step encode 100.000000000 {100 + seconds:.9f}\n"
+    return (f"cpu encode {seconds - 0.05:.3f} 0.040\nstep encode 100.000000000 {100 + seconds:.9f}\n"
+            f"cpu decode_reencode {2 * seconds - 0.1:.3f} 0.080\n"
             f"step decode_reencode 200.000000000 {200 + 2 * seconds:.9f}\nlossless 1\n")
 
 

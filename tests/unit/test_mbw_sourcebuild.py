@@ -77,7 +77,7 @@ def test_each_trial_builds_a_fresh_copy_and_runs_what_it_built() -> None:
     prepared = Prepared(files={"tree": "/w/src", "work": "/w/tree"},
                         facts={"make_args": ["-C", "src/current", "linux"], "program": "src/current/iozone"})
     argv = IozoneBuild().argv(prepared, {"jobs": 2})
-    assert argv[:2] == ["sh", "-c"]
+    assert argv[:2] == ["bash", "-c"]
     text = argv[2]
     assert "rm -rf /w/tree; cp -a /w/src /w/tree" in text and "make -j2 -C /w/tree -C src/current linux" in text
     assert "/w/tree/src/current/iozone -v" in text and text.index("step make") < text.index("built ")
