@@ -160,10 +160,11 @@ class RemoteMonitor(Monitor):
         times = self._keep(files) if sample else parse_stat(files.get("/proc/stat", b"").decode(errors="replace"))[0]
         return Mark(time.monotonic(), times.user if times is not None else None, self.own_user_s())
 
-    def _counts(self) -> Mark:
+    # cpus: the reserved CPUs of this machine's trials; a remote machine reserves none, so its whole count
+    def _counts(self, cpus: frozenset[int] | None = None) -> Mark:
         return self._read(("/proc/stat",), sample=False)
 
-    def _sample_and_counts(self) -> Mark:
+    def _sample_and_counts(self, cpus: frozenset[int] | None = None) -> Mark:
         return self._read(SAMPLED, sample=True)
 
     def stop(self) -> None:
