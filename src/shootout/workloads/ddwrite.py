@@ -26,7 +26,7 @@ from shootout.workloads.diskscratch import (
     fresh_dir_setup,
     open_disk,
 )
-from shootout.workloads.shell import Step, q, step_seconds, timed_argv
+from shootout.workloads.shell import SHELL, Step, q, step_seconds, timed_argv
 
 SOURCES = ("zeros", "corpus")
 
@@ -65,7 +65,7 @@ class DdWrite(ScratchWorkload):
                         versions={"dd": tool_version(ctx.target, ["dd", "--version"])})
 
     def argv(self, prepared: Prepared, params: dict[str, Any]) -> list[str]:
-        return ["sh", prepared.files["script"]]
+        return [SHELL, prepared.files["script"]]
 
     def parse(self, result: ProcResult, params: dict[str, Any]) -> dict[str, float]:
         seconds = step_seconds(result, SOURCES)
