@@ -131,19 +131,29 @@ def test_run_says_what_it_reserved_and_no_isolate_changes_nothing(shootout, tmp_
     assert set(out.read_text().splitlines()) == {f"{everything} {everything}"}  # nothing moved
 
 
+def _run_in_background(shootout, tmp_path: Path, out: Path, bystander: int) -> subprocess.Popen[str]:
+    """A run of the `where` workload, left going (the caller stops it)."""
+    return shootout.popen("run", "-c", "host", "--file", str(_toml(tmp_path, out, bystander, 0.3)),
+                          "-w", "where", "--min-rounds", "6", "--max-rounds", "20", "--no-counters",
+                          "--load-wait", "1s", "--db", shootout.db)
+
+
+def _wait_for_trials(child: subprocess.Popen[str], out: Path, trials: int = 3) -> None:
+    """Until `trials` trials wrote what they saw (the run has reserved its CPUs by then)."""
+    deadline = time.monotonic() + 300
+    while not (out.exists() and len(out.read_text().splitlines()) >= trials):
+        assert child.poll() is None, child.communicate()[1][-2000:]
+        assert time.monotonic() < deadline, "no trial ran"
+        time.sleep(0.05)
+
+
 def test_sigkilled_run_leaves_its_cpus_reserved_until_doctor_puts_everything_back(
         shootout, tmp_path: Path, bystander: subprocess.Popen[bytes]) -> None:
     out = tmp_path / "seen"
     before = cpu_state()
-    child = shootout.popen("run", "-c", "host", "--file", str(_toml(tmp_path, out, bystander.pid, 0.3)),
-                           "-w", "where", "--min-rounds", "6", "--max-rounds", "20", "--no-counters",
-                           "--load-wait", "1s", "--db", shootout.db)
+    child = _run_in_background(shootout, tmp_path, out, bystander.pid)
     try:
-        deadline = time.monotonic() + 300
-        while not (out.exists() and len(out.read_text().splitlines()) >= 3):
-            assert child.poll() is None, child.communicate()[1][-2000:]
-            assert time.monotonic() < deadline, "no trial ran"
-            time.sleep(0.05)
+        _wait_for_trials(child, out)
     finally:
         child.kill()
         child.communicate(timeout=60)
@@ -164,15 +174,9 @@ def test_ctrl_c_puts_everything_back_before_the_run_exits(shootout, tmp_path: Pa
                                                          bystander: subprocess.Popen[bytes]) -> None:
     out = tmp_path / "seen"
     before = cpu_state()
-    child = shootout.popen("run", "-c", "host", "--file", str(_toml(tmp_path, out, bystander.pid, 0.3)),
-                           "-w", "where", "--min-rounds", "6", "--max-rounds", "20", "--no-counters",
-                           "--load-wait", "1s", "--db", shootout.db)
+    child = _run_in_background(shootout, tmp_path, out, bystander.pid)
     try:
-        deadline = time.monotonic() + 300
-        while not (out.exists() and len(out.read_text().splitlines()) >= 3):
-            assert child.poll() is None, child.communicate()[1][-2000:]
-            assert time.monotonic() < deadline, "no trial ran"
-            time.sleep(0.05)
+        _wait_for_trials(child, out)
         assert allowed(bystander.pid) != online_cpus()
         child.send_signal(signal.SIGINT)
         _, stderr = child.communicate(timeout=120)
