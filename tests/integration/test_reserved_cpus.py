@@ -78,7 +78,7 @@ def test_trials_run_on_the_reserved_cpu_the_rest_elsewhere_and_all_is_put_back(
         assert allowed(bystander.pid) == made.split.rest
         assert made.moved.tasks > 0 and made.moved.irqs > 0, made.describe()
         if cpuset_v1() is not None:  # the bystander in the rest's group, which it cannot leave by itself
-            assert made.cpuset is not None and str(bystander.pid) in (made.cpuset / "tasks").read_text().split()
+            assert made.cpuset is not None and str(bystander.pid) in (made.cpuset.group / "tasks").read_text().split()
         store = Store(f"sqlite:///{tmp_path / 'r.db'}")
         run_id = Runner(store, journal, lambda e: notices.append(getattr(e, "text", "")),
                         reservation=made).start(

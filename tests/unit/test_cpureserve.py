@@ -10,7 +10,9 @@ import pytest
 from shootout.conditions.sensors import parse_stat
 from shootout.execution.placefacts import TargetFacts
 from shootout.system.affinity import format_cpulist, format_mask, parse_cpulist, parse_mask
+from shootout.system.cgroups import unique_name
 from shootout.system.cpureserve import Moved, Reservation, Split, cpus_named, fits, split
+from shootout.system.cpusets import RestCpuset, TrialPartition
 from shootout.system.journal import Journal
 from shootout.workloads.catalogue import workload
 from shootout.workloads.contract import EVERY_CPU
@@ -68,10 +70,40 @@ def test_the_preflight_line_names_the_cpus_and_what_was_moved(tmp_path: Path) ->
     assert made.pin(1) == ["/usr/bin/taskset", "-c", "1"]
     assert made.pin(2) == ["/usr/bin/taskset", "-c", "0-1"]  # more than is reserved: every CPU
     assert cpus_named(frozenset({1, 2, 3})) == "CPUs 1-3"
-    made.cpuset, made._cpuset_root = Path("/cg/cpuset/shootout-rest-1-abcdef"), Path("/cg/cpuset")
+    made.cpuset = RestCpuset(made.journal, Path("/cg/cpuset"), frozenset({0}), "CPU 0")
     pinned = made.pin(1)  # out of the rest's cpuset group (into the root's), then on the reserved CPU
     assert pinned[:2] == ["/bin/sh", "-c"] and pinned[-4:] == ["/cg/cpuset/cgroup.procs", "/usr/bin/taskset", "-c", "1"]
     assert "(cgroup v1 cpuset, sched_setaffinity, IRQ smp_affinity)" in made.describe()
+
+
+def test_on_cgroup2_the_partition_waits_for_the_rounds_and_a_trial_needing_more_dissolves_it(
+        tmp_path: Path) -> None:
+    root = tmp_path / "cgroup"
+    root.mkdir()
+    journal = Journal(tmp_path / "journal")
+    made = Reservation(journal, Split(frozenset({1}), frozenset({0})), "/usr/bin/taskset")
+    made.cpuset = part = TrialPartition(journal, root, frozenset({1}), "CPU 1")
+    assert part.make() and list(root.iterdir()) == []  # nothing before the rounds: preparing has every CPU
+    part.sweep(set(), set(), rounds=False)
+    assert list(root.iterdir()) == [] and made.pin(1) == ["/usr/bin/taskset", "-c", "1"]
+    part.made = True  # as the first sweep of the rounds leaves it (tests/integration/test_cpuset_cgroup2.py)
+    assert made.pin(1)[-4:] == [str(part.group / "cgroup.procs"), "/usr/bin/taskset", "-c", "1"]
+    every = made.pin(2)  # dissolves the partition, enters the root group, then every CPU
+    assert every[:2] == ["/bin/sh", "-c"] and every[4] == str(part.group / "cpuset.cpus.partition")
+    assert every[-4:] == [str(root / "cgroup.procs"), "/usr/bin/taskset", "-c", "0-1"]
+    assert "(cgroup2 cpuset partition, sched_setaffinity, IRQ smp_affinity)" in made.describe()
+
+
+def test_on_cgroup2_a_run_whose_parts_made_cgroups_keeps_to_affinity(tmp_path: Path) -> None:
+    root = tmp_path / "cgroup"
+    (root / unique_name("shootout")).mkdir(parents=True)  # a memory limit's group of this run
+    journal = Journal(tmp_path / "journal")
+    made = Reservation(journal, Split(frozenset({1}), frozenset({0})), "/usr/bin/taskset")
+    made.cpuset = part = TrialPartition(journal, root, frozenset({1}), "CPU 1")
+    part.sweep(set(), set(), rounds=True)
+    assert not part.made and len(list(root.iterdir())) == 1 and journal.pending == []
+    assert made.pin(1) == ["/usr/bin/taskset", "-c", "1"]
+    assert "no cpuset partition: this run's configuration parts put trials in cgroups" in made.describe()
 
 
 STAT = """cpu  300 0 60 1000 0 0 0 0 0 0

@@ -151,7 +151,7 @@ def enter_argv(procs: Sequence[Path], argv: Sequence[str]) -> list[str]:
     return ["/bin/sh", "-c", _ENTER, "shootout-cgroup-enter", str(len(procs)), *map(str, procs), *argv]
 
 
-def _enable(journal: Journal, hierarchy: Hierarchy, parent: Path, controllers: Sequence[str]) -> None:
+def enable(journal: Journal, parent: Path, controllers: Sequence[str]) -> None:
     """cgroup2: controllers must be enabled in the parent's subtree_control before a child uses them."""
     control = parent / "cgroup.subtree_control"
     enabled = set(control.read_text().split())
@@ -176,7 +176,7 @@ def create(journal: Journal, where: Layout, name: str, controllers: Sequence[str
                               "mount it (cgroup v1) or enable it in cgroup2; see /proc/cgroups")
         base = parent.dirs[c] if parent else h.mount
         if h.version == 2:
-            _enable(journal, h, base, [c])
+            enable(journal, base, [c])
         dirs[c] = base / name
     if where.unified is not None:
         dirs[""] = (parent.dirs[""] if parent and "" in parent.dirs else where.unified.mount) / name

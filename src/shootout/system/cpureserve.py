@@ -15,11 +15,11 @@ that needs more runs on every CPU, beside the rest (said once per workload).
 
 How: sched_setaffinity on every thread, on any machine (cgroup v1, cgroup2, or none); children
 inherit their parent's CPUs, and a sweep before every trial moves what started meanwhile (a
-kernel thread, a process a daemon started with its own affinity). Where a cgroup v1 cpuset
-hierarchy is mounted (this CI machine), the tasks of its root also go into a cpuset group of the
-rest CPU, which a task cannot leave by setting its own affinity; the trial's wrapper enters the
-root group before `taskset`. A cgroup2 cpuset (a Debian 12 or Raspberry Pi OS machine, where
-systemd owns the tree) is not used: affinity alone there.
+kernel thread, a process a daemon started with its own affinity). Where a cpuset controller is
+mounted, a cpuset group keeps the others off the reserved CPUs even where a task sets its own
+affinity (system/cpusets.py): the rest's group in cgroup v1 (this CI machine), the trials' own
+partition in cgroup2 (a Debian 12 or Raspberry Pi OS machine); the trial's wrapper enters the
+group it may run in before `taskset`.
 
 Undo (through the change journal, also after a kill): every moved task gets its recorded CPUs
 back when it is still the same task (system/affinity.py), every IRQ its old mask; and a task
@@ -37,24 +37,11 @@ from typing import Any
 from shootout.execution.tools import find_tool
 from shootout.system import affinity
 from shootout.system.affinity import PF_KTHREAD, PF_NO_SETAFFINITY, format_cpulist, format_mask, parse_mask
-from shootout.system.cgroups import Hierarchy, enter_argv, layout, unique_name
+from shootout.system.cgroups import enter_argv
+from shootout.system.cpusets import RestCpuset, TrialPartition, cpuset_for
 from shootout.system.journal import Journal
 
 IRQS = Path("/proc/irq")
-
-# Undo of the rest's cpuset group: its tasks back to the root group (which gives them every CPU
-# of the root; the journal's older entries then give moved tasks their own), then the directory
-# removed, tried for up to 5 s while tasks are still forking into it. Safe to run twice.
-_RELEASE = r"""
-d=$1; root=$2; i=0
-while [ -d "$d" ]; do
-  for t in $(cat "$d/tasks"); do echo "$t" > "$root/tasks" 2>/dev/null; done
-  rmdir "$d" 2>/dev/null && exit 0
-  i=$((i+1)); [ "$i" -gt 100 ] && { echo "cannot remove $d: still in use" >&2; exit 1; }
-  sleep 0.05
-done
-"""
-
 
 @dataclass(frozen=True)
 class Split:
@@ -97,7 +84,6 @@ class Moved:
     irqs: int = 0
     irqs_refused: int = 0  # the kernel refuses (EIO: managed IRQs, per-CPU timers)
     refused: int = 0  # threads the kernel refused (a cpuset without the rest CPU)
-    in_cpuset: int = 0  # threads put into the rest's cpuset group
     stay: set[tuple[int, int]] = field(default_factory=set)  # per-CPU kernel threads: (tid, started)
 
 
@@ -113,11 +99,10 @@ class Reservation:
         self._boot = affinity.boot_id()
         self._refused_irqs: set[str] = set()
         self._refused_tasks: set[tuple[int, int]] = set()  # tried once: not again every sweep
-        self.cpuset: Path | None = None  # the rest's group in a cgroup v1 cpuset hierarchy
+        self.cpuset: RestCpuset | TrialPartition | None = None  # where a cpuset controller is mounted
         # shootout itself stays on every CPU until the rounds begin (include_self): what prepares
         # the run (compiling, calibrating, nproc sizing a workload's threads) runs as before
         self.spare_self = True
-        self._cpuset_root: Path | None = None
 
     def start(self) -> None:
         """Journal the last-resort unpin (the tasks already on exactly the rest CPU keep it), then
@@ -137,26 +122,10 @@ class Reservation:
         except OSError:
             pass  # no /proc/irq (a container): nothing to keep off the reserved CPUs there
         self.sweep()
-        if (v1 := _cpuset_v1()) is not None:
-            self._make_cpuset(v1.mount)  # after the first sweep: undone before it, so its masks win
-
-    def _make_cpuset(self, root: Path) -> None:
-        """The rest's group below the v1 cpuset root; without it (a refusal), affinity alone."""
-        group = root / unique_name("shootout-rest")
-
-        def make() -> None:
-            group.mkdir()
-            (group / "cpuset.mems").write_text((root / "cpuset.mems").read_text().strip())
-            (group / "cpuset.cpus").write_text(format_cpulist(self.split.rest))
-
-        try:
-            self.journal.change(f"cpuset group {group} of {cpus_named(self.split.rest)}",
-                                {"argv": ["sh", "-c", _RELEASE, "shootout-cpuset-release", str(group), str(root)]},
-                                make)
-        except OSError:
-            return
-        self.cpuset, self._cpuset_root = group, root
-        self._sweep_cpuset()
+        # after the first sweep: undone before it, so its masks win
+        self.cpuset = cpuset_for(self.journal, self.split.reserved, self.split.rest, cpus_named)
+        if self.cpuset is not None:
+            self.cpuset.sweep(self._own(), self.moved.stay, not self.spare_self)
 
     def include_self(self) -> None:
         """shootout's own process to the rest too, when the rounds begin (its trials are pinned)."""
@@ -175,29 +144,8 @@ class Reservation:
         """Move whatever runs on a reserved CPU now (newcomers since the last sweep) to the rest."""
         self._sweep_irqs()
         self._sweep_tasks()
-        self._sweep_cpuset()
-
-    def _sweep_cpuset(self) -> None:
-        """The root group's tasks into the rest's group (per-CPU kernel threads refuse: they stay)."""
-        if self.cpuset is None or self._cpuset_root is None:
-            return
-        try:
-            tids = [int(t) for t in (self._cpuset_root / "tasks").read_text().split()]
-        except OSError:
-            return
-        into = self.cpuset / "tasks"
-        own = self._own()
-        for tid in tids:
-            if tid in own:
-                continue
-            stat = affinity.task_stat(tid)
-            if stat is None or stat[0] & PF_NO_SETAFFINITY or (tid, stat[1]) in self.moved.stay:
-                continue
-            try:
-                into.write_text(str(tid))
-            except OSError:
-                continue  # exited, or bound to its CPU
-            self.moved.in_cpuset += 1
+        if self.cpuset is not None:
+            self.cpuset.sweep(self._own(), self.moved.stay, not self.spare_self)
 
     def _sweep_tasks(self) -> None:
         reserved, rest = self.split.reserved, self.split.rest
@@ -269,10 +217,14 @@ class Reservation:
         """The prefix that starts a trial on the reserved CPUs; on every online CPU when its
         workload needs more of them than are reserved (shootout's own CPUs, the rest, are
         inherited otherwise)."""
-        cpus = self.split.reserved if fits(need, self.split) else self.split.reserved | self.split.rest
+        fit = fits(need, self.split)
+        cpus = self.split.reserved if fit else self.split.reserved | self.split.rest
         pin = [self.taskset, "-c", format_cpulist(cpus)]
-        # out of the rest's cpuset group first: inside it no affinity reaches a reserved CPU
-        return enter_argv([self._cpuset_root / "cgroup.procs"], pin) if self._cpuset_root is not None else pin
+        if self.cpuset is None or (group := self.cpuset.enter(fit)) is None:
+            return pin
+        # into the group whose CPUs the trial may use first: no affinity reaches beyond its cpuset
+        pin = enter_argv([group], pin)
+        return [*self.cpuset.dissolve(), *pin] if isinstance(self.cpuset, TrialPartition) and not fit else pin
 
     def describe(self) -> str:
         """The preflight's line."""
@@ -289,25 +241,23 @@ class Reservation:
         if m.refused:
             stays.append(f"{_plural(m.refused, 'task')} refused")
         tail = f"; {', '.join(stays)}" if stays else ""
-        how = "cgroup v1 cpuset, sched_setaffinity" if self.cpuset is not None else "sched_setaffinity"
+        how = self.method
+        if isinstance(self.cpuset, TrialPartition) and self.cpuset.invalid:
+            tail += f"; no cpuset partition: {self.cpuset.invalid}"
         return (f"{cpus_named(self.split.reserved)} reserved for the trials; moved {_listed(moved)} to "
                 f"{cpus_named(self.split.rest)} ({how}, IRQ smp_affinity){tail}")
+
+    @property
+    def method(self) -> str:
+        return f"{self.cpuset.method}, sched_setaffinity" if self.cpuset is not None else "sched_setaffinity"
 
     def facts(self) -> dict[str, Any]:
         m = self.moved
         return {"reserved": format_cpulist(self.split.reserved), "rest": format_cpulist(self.split.rest),
-                "method": "cgroup v1 cpuset, sched_setaffinity" if self.cpuset is not None else "sched_setaffinity",
-                "cpuset": str(self.cpuset) if self.cpuset is not None else None, "moved_tasks": m.tasks, "moved_kernel_threads": m.kthreads,
+                "method": self.method, "cpuset": str(self.cpuset.group) if self.cpuset is not None else None,
+                "cpuset_partition_refused": getattr(self.cpuset, "invalid", None), "moved_tasks": m.tasks, "moved_kernel_threads": m.kthreads,
                 "moved_irqs": m.irqs, "irqs_kept_by_kernel": m.irqs_refused, "refused_tasks": m.refused,
                 "per_cpu_kernel_threads": len(m.stay)}
-
-
-def _cpuset_v1() -> Hierarchy | None:
-    try:
-        found = layout().holding("cpuset")
-    except OSError:
-        return None
-    return found if found is not None and found.version == 1 else None
 
 
 def reserve(journal: Journal, *, isolate: bool, here: bool, why_not: str | None = None) -> Reservation | str:
