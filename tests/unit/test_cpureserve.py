@@ -103,7 +103,8 @@ def test_on_cgroup2_a_run_whose_parts_made_cgroups_keeps_to_affinity(tmp_path: P
     part.sweep(set(), set(), rounds=True)
     assert not part.made and len(list(root.iterdir())) == 1 and journal.pending == []
     assert made.pin(1) == ["/usr/bin/taskset", "-c", "1"]
-    assert "no cpuset partition: this run's configuration parts put trials in cgroups" in made.describe()
+    assert made.no_partition() == ("no cpuset partition for the trials (this run's configuration parts put trials "
+                                   "in cgroups of their own): affinity alone keeps their CPUs")
 
 
 STAT = """cpu  300 0 60 1000 0 0 0 0 0 0

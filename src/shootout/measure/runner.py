@@ -186,6 +186,8 @@ class Runner:
         if self.reservation is None:
             return
         self.reservation.include_self()  # prepared on every CPU; measured from the rest
+        if why := self.reservation.no_partition():
+            self.emit(ev.Notice(why))
         where = self.reservation.split
         unreserved: dict[str, int] = {}
         for name, workload in live.workloads.items():

@@ -226,6 +226,12 @@ class Reservation:
         pin = enter_argv([group], pin)
         return [*self.cpuset.dissolve(), *pin] if isinstance(self.cpuset, TrialPartition) and not fit else pin
 
+    def no_partition(self) -> str | None:
+        """On cgroup2, once the rounds have begun: why the trials have no cpuset partition, if so."""
+        if isinstance(self.cpuset, TrialPartition) and self.cpuset.invalid:
+            return f"no cpuset partition for the trials ({self.cpuset.invalid}): affinity alone keeps their CPUs"
+        return None
+
     def describe(self) -> str:
         """The preflight's line."""
         m = self.moved
@@ -242,8 +248,6 @@ class Reservation:
             stays.append(f"{_plural(m.refused, 'task')} refused")
         tail = f"; {', '.join(stays)}" if stays else ""
         how = self.method
-        if isinstance(self.cpuset, TrialPartition) and self.cpuset.invalid:
-            tail += f"; no cpuset partition: {self.cpuset.invalid}"
         return (f"{cpus_named(self.split.reserved)} reserved for the trials; moved {_listed(moved)} to "
                 f"{cpus_named(self.split.rest)} ({how}, IRQ smp_affinity){tail}")
 
