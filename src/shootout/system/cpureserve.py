@@ -37,7 +37,6 @@ from typing import Any
 from shootout.execution.tools import find_tool
 from shootout.system import affinity
 from shootout.system.affinity import PF_KTHREAD, PF_NO_SETAFFINITY, format_cpulist, format_mask, parse_mask
-from shootout.system.cgroups import enter_argv
 from shootout.system.cpusets import RestCpuset, TrialPartition, cpuset_for
 from shootout.system.journal import Journal
 
@@ -220,11 +219,7 @@ class Reservation:
         fit = fits(need, self.split)
         cpus = self.split.reserved if fit else self.split.reserved | self.split.rest
         pin = [self.taskset, "-c", format_cpulist(cpus)]
-        if self.cpuset is None or (group := self.cpuset.enter(fit)) is None:
-            return pin
-        # into the group whose CPUs the trial may use first: no affinity reaches beyond its cpuset
-        pin = enter_argv([group], pin)
-        return [*self.cpuset.dissolve(), *pin] if isinstance(self.cpuset, TrialPartition) and not fit else pin
+        return pin if self.cpuset is None else self.cpuset.wrap(fit, pin)
 
     def no_partition(self) -> str | None:
         """On cgroup2, once the rounds have begun: why the trials have no cpuset partition, if so."""

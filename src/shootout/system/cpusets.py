@@ -11,8 +11,8 @@ root holds the reserved CPUs, and once its cpuset.cpus.partition reads "root" th
 them from every other group (systemd's slices, the root's own processes) and gives them back
 when the group goes: no other group is written (a slice's cpuset.cpus, once set, could not be
 emptied again while it holds tasks: the kernel refuses with ENOSPC). A trial's wrapper enters
-the group. A workload that needs more CPUs than are reserved turns it back into an ordinary group ("member") for its trial, and the
-sweep before the next trial makes it a partition again. A run whose configuration parts put
+the group. A workload that needs more CPUs than are reserved turns it back into an ordinary
+group ("member") for its trial, and the sweep before the next trial makes it a partition again. A run whose configuration parts put
 trials in cgroups of their own (a memory limit, a throttle: siblings of the partition, whose CPUs
 it would take from them, and entering one would reset a trial's affinity) keeps to affinity
 alone, and says so.
@@ -26,13 +26,13 @@ from pathlib import Path
 
 from shootout.system import affinity
 from shootout.system.affinity import PF_NO_SETAFFINITY, format_cpulist
-from shootout.system.cgroups import Hierarchy, enable, is_ours, layout, unique_name
-from shootout.system.journal import Journal
+from shootout.system.cgroups import Hierarchy, enable, enter_argv, is_ours, layout, unique_name
+from shootout.system.journal import Journal, Undo
 
 # Undo of a group: its tasks back to the root group (which gives them every CPU of the root; the
 # journal's older entries then give moved tasks their own), then the directory removed (a
-# partition's CPUs go back to every other group with it),
-# tried for up to 5 s while tasks are still forking into it. Safe to run twice.
+# partition's CPUs go back to every other group with it), tried for up to 5 s while tasks are
+# still forking into it. Safe to run twice.
 _RELEASE = r"""
 d=$1; root=$2; file=$3; i=0
 while [ -d "$d" ]; do
@@ -63,7 +63,6 @@ class RestCpuset:
         self.rest = rest
         self.named = named
         self.group = root / unique_name("shootout-rest")
-        self.moved = 0  # threads moved into the group
 
     def make(self) -> bool:
         """The group, made through the journal; False (nothing made) when the kernel refuses."""
@@ -79,9 +78,10 @@ class RestCpuset:
             return False
         return True
 
-    def enter(self, fits: bool) -> Path | None:
-        """The file a trial's wrapper writes its pid into: the root's, out of the rest's group."""
-        return self.root / "cgroup.procs"
+    def wrap(self, fits: bool, pin: list[str]) -> list[str]:
+        """A trial's `taskset` prefix behind a wrapper that first enters the root group: inside
+        the rest's group no affinity reaches a reserved CPU."""
+        return enter_argv([self.root / "cgroup.procs"], pin)
 
     def sweep(self, own: set[int], stay: set[tuple[int, int]], rounds: bool) -> None:
         """The root group's threads into the group (per-CPU kernel threads refuse: they stay)."""
@@ -100,7 +100,6 @@ class RestCpuset:
                 into.write_text(str(tid))
             except OSError:
                 continue  # exited, or bound to its CPU
-            self.moved += 1
 
 
 class TrialPartition:
@@ -135,17 +134,16 @@ class TrialPartition:
             return
         self.made = True
 
-    def enter(self, fits: bool) -> Path | None:
-        """The file a trial's wrapper writes its pid into: the partition's for a fitting trial, the
-        root's for one that needs every CPU (after dissolve()); None without a partition."""
+    def wrap(self, fits: bool, pin: list[str]) -> list[str]:
+        """A trial's `taskset` prefix behind a wrapper that enters the partition; for a trial that
+        needs every CPU, the partition made an ordinary group first and the root group entered.
+        Without a partition, the prefix as it is."""
         if not self.made or self.invalid:
-            return None
-        return self.group / "cgroup.procs" if fits else self.root / "cgroup.procs"
-
-    def dissolve(self) -> list[str]:
-        """The prefix of a trial that needs every CPU: the partition an ordinary group again."""
+            return pin
+        if fits:
+            return enter_argv([self.group / "cgroup.procs"], pin)
         return ["/bin/sh", "-c", 'echo member > "$1"; shift; exec "$@"', "shootout-cpuset-member",
-                str(self.group / "cpuset.cpus.partition")]
+                str(self.group / "cpuset.cpus.partition"), *enter_argv([self.root / "cgroup.procs"], pin)]
 
     def sweep(self, own: set[int], stay: set[tuple[int, int]], rounds: bool) -> None:
         """Once the rounds have begun: the group a partition (again), or why there is none."""
@@ -193,5 +191,5 @@ def cpuset_for(journal: Journal, reserved: frozenset[int], rest: frozenset[int],
     return made if made.make() else None
 
 
-def _release(group: Path, root: Path, members: str) -> dict[str, list[str]]:
+def _release(group: Path, root: Path, members: str) -> Undo:
     return {"argv": ["sh", "-c", _RELEASE, "shootout-cpuset-release", str(group), str(root), members]}
