@@ -71,6 +71,10 @@ if [ -n "$test_mode" ]; then
   # the ELF baseline test builds a Raspberry Pi OS-like ARMv6+VFPv2 program with clang; it links with the armhf
   # binutils (gcc-arm-linux-gnueabihf would do too, but conflicts with gcc-multilib)
   case "$arch" in amd64|i386) extras+=(binutils-arm-linux-gnueabihf) ;; esac
+  # the PMU test boots Debian's arm64 kernel (qemu's max CPU has a PMU) from an initramfs (cpio) with
+  # shootout's helper, built by clang and linked by lld where the machine is not arm64 itself
+  extras+=(cpio)
+  case "$arch" in amd64|i386) extras+=(qemu-system-arm lld) ;; armhf) extras+=(lld) ;; esac
   # armhf: no psycopg-binary, zstandard or lz4 wheels on PyPI either
   [ "$arch" = armhf ] && extras+=(python3-psycopg python3-zstandard python3-lz4)
 fi

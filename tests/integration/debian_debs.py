@@ -68,9 +68,19 @@ class DebianDebs:
         debs.mkdir(parents=True, exist_ok=True)
         done = self.apt("download", f"{package}:{arch}", cwd=debs)
         assert done.returncode == 0, f"apt-get download {package}:{arch}: {done.stderr}"
-        deb = next(debs.glob(f"{package}_*_{arch}.deb"))
+        deb = self._deb(package, arch)
         part = root.with_name(root.name + ".part")
         part.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["dpkg-deb", "-x", str(deb), str(part)], check=True, capture_output=True, timeout=300)
         part.rename(root)
         return root
+
+    def _deb(self, package: str, arch: str) -> Path:
+        return next((self.tmp / "debs" / arch).glob(f"{package}_*_{arch}.deb"))
+
+    def field(self, package: str, arch: str, name: str) -> str:
+        """A field of the package's control file (Depends: of a metapackage names what it stands for)."""
+        self.extracted(package, arch)
+        done = subprocess.run(["dpkg-deb", "-f", str(self._deb(package, arch)), name], capture_output=True, text=True,
+                              check=True, timeout=60)
+        return done.stdout.strip()

@@ -59,7 +59,20 @@ def test_usage_line_is_parsed_and_stripped_from_stderr() -> None:
     assert (usage.exit_status, usage.wall_s, usage.user_s, usage.sys_s) == (-9, 1.5, 0.25, 0.125)
     assert (usage.max_rss_kb, usage.ctx_switches, usage.timed_out) == (2048, 7, True)
     assert usage.rest() == {"minor_faults": 500, "major_faults": 2, "voluntary_switches": 3, "involuntary_switches": 4,
-                            "run_delay_s": 0.25}
+                            "run_delay_s": 0.25, "instructions": None, "cycles": None, "pmu_scope": None}
+
+
+@pytest.mark.parametrize(("tail", "counted"), [
+    (" instructions=123456789 cycles=98765 pmu=all", (123456789, 98765, "all")),
+    (" instructions=123 cycles=-1 pmu=user", (123, None, "user")),  # an event the PMU lacks
+    (" instructions=-1 cycles=-1 pmu=none", (None, None, None)),  # no PMU
+    ("", (None, None, None))])  # a helper from before the counts
+def test_the_pmu_counts_on_the_usage_line_are_read_where_counted(tail: str, counted: tuple) -> None:
+    token = new_token()
+    line = (f"\n{token} status=0 wall=1 user=1 sys=0 maxrss=1 nvcsw=0 nivcsw=0 minflt=0 majflt=0 delay=-1 "
+            f"started=1 timedout=0{tail}\n")
+    usage, _ = parse_usage(line, token)
+    assert (usage.instructions, usage.cycles, usage.pmu_scope) == counted
 
 
 def test_a_forged_or_missing_usage_line_is_an_error() -> None:

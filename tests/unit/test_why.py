@@ -211,3 +211,38 @@ def test_the_why_section_says_what_each_side_was_built_for_and_the_paths_its_ope
     assert ("built for: amd64 x86-64: SSE2, 16 general registers; i386 i686: x87 floating point (SSE2 not "
             "assumed), 8 general registers") in lines
     assert "OpenSSL's code paths: every side sse2, aes-ni, sha-ni; amd64 also vaes" in lines
+
+
+def with_pmu(trials: list[Trial], scope: dict[str, str], ratio: float = 1.3) -> list[Trial]:
+    """The PMU's counts on every trial: the i386 side runs `ratio` times the instructions."""
+    out = []
+    for t in trials:
+        n = 1e9 * (ratio if t.spec.config == "i386" else 1.0) * (1 + 0.001 * t.spec.round)
+        counts = {"instructions": int(n), "cycles": int(t.wall_s * 2e9), "scope": scope[t.spec.config]}
+        out.append(dataclasses.replace(t, observed={**t.observed, "pmu": counts}))
+    return out
+
+
+def test_each_trials_pmu_counts_stand_for_the_pass_ones_and_are_never_a_headline() -> None:
+    run, trials = ptrtree_run()
+    counted = with_pmu(trials, {"amd64": "all", "i386": "all"})
+    found = {r.name: r for r in why(run, counted, "ptrtree", "i386").ratios}
+    instructions = found["instructions"]
+    assert instructions.ratio == pytest.approx(1.3, rel=0.01) and instructions.source == ""  # the trials', not the pass's
+    assert instructions.low is not None and instructions.low > 1.2
+    assert found["cycles"].ratio == pytest.approx(0.8, rel=0.05)
+    plain, with_counts = analyze(run, trials), analyze(run, counted)
+    assert plain.comparisons == with_counts.comparisons and plain.summaries == with_counts.summaries
+    note = [n for n in with_counts.notes if n.startswith("instructions and cycles")]
+    assert len(note) == 1 and "never one" in note[0] and not any(n.startswith("instructions") for n in plain.notes)
+
+
+def test_pmu_counts_of_different_scopes_are_not_compared() -> None:
+    run, trials = ptrtree_run()
+    mixed = with_pmu(trials, {"amd64": "all", "i386": "user"})
+    found = {r.name for r in trial_ratios(run, mixed, "ptrtree", "i386")}
+    assert not found & {"instructions", "cycles", "user_instructions", "user_cycles"}
+    user = {r.name for r in trial_ratios(run, with_pmu(trials, {"amd64": "user", "i386": "user"}), "ptrtree", "i386")}
+    assert {"user_instructions", "user_cycles"} <= user and "instructions" not in user
+    note = next(n for n in analyze(run, mixed).notes if n.startswith("instructions and cycles"))
+    assert "user space alone" in note

@@ -50,6 +50,10 @@ class ProcResult:
     major_faults: int | None = None
     voluntary_switches: int | None = None
     involuntary_switches: int | None = None
+    # The PMU's counts of its process tree, from exec to exit (remote/helper.c; None: not counted)
+    instructions: int | None = None
+    cycles: int | None = None
+    pmu_scope: str | None = None  # "all", or "user" where the kernel's own code was not counted
 
     def stderr_tail(self, lines: int = 10) -> str:
         return "\n".join(self.stderr.strip().splitlines()[-lines:])

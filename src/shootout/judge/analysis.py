@@ -16,6 +16,7 @@ from shootout.base.model import Config, Metric, Run, Trial, WorkloadSpec
 from shootout.base.runfacts import RunFacts
 from shootout.base.units import performance, unit
 from shootout.conditions.runflags import RunConditions
+from shootout.counters.pertrial import pmu_note
 from shootout.judge.amounts import Amount, Decided, amounts, guard
 from shootout.judge.bound import generator_flags
 from shootout.judge.ceiling import ceiling_flags
@@ -323,7 +324,8 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
         runs=(run,), configs=tuple(run.configs), workloads=tuple(run.workloads),
         comparisons=tuple(comparisons), summaries=summaries,
         values=seen.values, threshold=s.threshold, noise_floor=noise_floor, conditions=tuple(seen.conditions.lines),
-        notes=(*compared_notes(run, trials), *cpuclock.notes(run), *_run_notes(run, summaries, refused)),
+        notes=(*compared_notes(run, trials), *cpuclock.notes(run), *pmu_note(measured),
+               *_run_notes(run, summaries, refused)),
         facts=RunFacts(machine=run.facts.machine, sides={c.name: dict(run.facts.side(c.name)) for c in run.configs}),
         lost=dict(run.lost),
         rules=method_rules(designs[True], s.interleaved),

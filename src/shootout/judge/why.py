@@ -1,9 +1,10 @@
 """Why one side was faster: the counters whose ratio between the sides is furthest from 1.
 
-Two kinds of counters (counters/): those every trial records (rusage, energy) have a value per
-round, so their ratio is the median of the per-round ratios with the distribution-free interval
-of stats.recorded; those the counters pass recorded once per side (the PMU's through perf, or
-cachegrind's model, and the code size) have a ratio without an interval. None of them enters a
+Two kinds of counters (counters/): those every trial records (rusage, energy, the PMU's
+instructions and cycles) have a value per round, so their ratio is the median of the per-round
+ratios with the distribution-free interval of stats.recorded; those the counters pass recorded
+once per side (the PMU's through perf, or cachegrind's model, and the code size) have a ratio
+without an interval; where a trial's count has the pass's name, the trial's stands. None of them enters a
 verdict or the geomean: they are read beside the headline, never instead of it.
 """
 
@@ -133,7 +134,9 @@ def pass_ratios(run: Run, workload: str, config: str) -> list[CounterRatio]:
 
 
 def why(run: Run, trials: Sequence[Trial], workload: str, config: str) -> Why:
-    ratios = trial_ratios(run, trials, workload, config) + pass_ratios(run, workload, config)
+    """A count every trial made (with its interval) stands for the pass's one of the same name."""
+    ratios = trial_ratios(run, trials, workload, config)
+    ratios += [r for r in pass_ratios(run, workload, config) if r.name not in {t.name for t in ratios}]
     ratios.sort(key=lambda r: -abs(math.log(r.ratio)))
     return Why(workload, config, tuple(ratios))
 

@@ -82,6 +82,8 @@ def run_trial(live: Live, spec: TrialSpec) -> Trial:
         observed = {**observed, cpuclock.SCHED: {"run_delay_s": result.run_delay_s}}
     if rusage := pertrial.rusage_of(result):
         observed = {**observed, pertrial.RUSAGE: rusage}
+    if counts := pertrial.pmu_of(result):
+        observed = {**observed, pertrial.PMU: counts}
     if joules is not None:
         observed = {**observed, pertrial.ENERGY: {"joules": joules}}
     return Trial(spec, values, result.wall_s, result.user_s, result.sys_s, result.max_rss_kb,

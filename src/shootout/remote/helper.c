@@ -14,10 +14,14 @@
  *       a command without a pty) or TIMEOUT_S passes, the group is killed. SIGTERM passes
  *       SIGTERM on to the group, SIGUSR1 kills it. Last, to stderr: "\n" TOKEN " " USAGE.
  *   USAGE: status=S wall=W user=U sys=Y maxrss=K nvcsw=V nivcsw=I minflt=F majflt=J delay=D started=T timedout=0|1
+ *          instructions=N cycles=C pmu=all|user|none
  *       from wait4() of the command's own process, so the resource usage is the remote
  *       program's (forked from this small helper, its max RSS is its own, not a big parent's);
  *       D: seconds it waited for a CPU (/proc/PID/schedstat, read before it is reaped; -1: unknown);
  *       program's; S is the exit status, or minus the signal that killed the command.
+ *       N, C: the CPU's counts (its PMU) of the command and every process it started, from its
+ *       exec to its exit (-1: not counted: no PMU, an event the PMU lacks, or perf_event_paranoid);
+ *       pmu=user where the kernel refused to count its own code for the command.
  *   helper snap PATTERN...
  *       For every file matching a glob pattern: "F LENGTH PATH\n" then LENGTH bytes (up to
  *       1 MiB). Reads procfs/sysfs in-process: one exec for a whole snapshot.
@@ -28,11 +32,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -78,12 +84,67 @@ static void drain_wake(void) {
     while (read(wake[0], buf, sizeof buf) > 0) {}
 }
 
-/* fork the command into its own process group; fds[0..2] become its stdin/stdout/stderr (-1: inherit) */
-static pid_t start(char **argv, char **envp, const char *cwd, const int fds[3]) {
+/* The PMU's counts of one command: instructions and cycles, opened on the child before it execs
+ * (enable_on_exec: the helper's fork and the child's set-up are not counted) and inherited by
+ * every process it starts, whose counts are added to it when they exit. */
+#define N_EVENTS 2
+static const unsigned long long EVENTS[N_EVENTS] = {PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES};
+struct counts { int fd[N_EVENTS]; int user_only; };
+
+static int open_event(pid_t pid, unsigned long long config, int user_only) {
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_HARDWARE;
+    attr.config = config;
+    attr.disabled = 1;
+    attr.enable_on_exec = 1;
+    attr.inherit = 1;
+    attr.exclude_hv = 1;
+    attr.exclude_kernel = (unsigned)user_only;
+    attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+    return (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void open_counts(struct counts *c, pid_t pid) {
+    c->user_only = 0;
+    for (int i = 0; i < N_EVENTS; i++) {
+        c->fd[i] = open_event(pid, EVENTS[i], c->user_only);
+        if (c->fd[i] < 0 && (errno == EACCES || errno == EPERM) && !c->user_only) {
+            c->user_only = 1; /* perf_event_paranoid 2 allows user space alone */
+            for (int j = 0; j < i; j++) { close(c->fd[j]); c->fd[j] = open_event(pid, EVENTS[j], 1); }
+            c->fd[i] = open_event(pid, EVENTS[i], 1);
+        }
+    }
+}
+
+/* A count, scaled where the PMU was shared with other events for part of the time; -1: none. */
+static long long read_count(int fd) {
+    unsigned long long v[3];
+    if (fd < 0 || read(fd, v, sizeof v) != (ssize_t)sizeof v || v[2] == 0) return -1;
+    return v[2] == v[1] ? (long long)v[0] : (long long)((double)v[0] * (double)v[1] / (double)v[2]);
+}
+
+static void close_counts(struct counts *c, long long out[N_EVENTS]) {
+    for (int i = 0; i < N_EVENTS; i++) {
+        out[i] = read_count(c->fd[i]);
+        if (c->fd[i] >= 0) close(c->fd[i]);
+        c->fd[i] = -1;
+    }
+}
+
+/* fork the command into its own process group; fds[0..2] become its stdin/stdout/stderr (-1: inherit).
+ * The child waits at a gate until its counters are open, so that its exec starts them. */
+static pid_t start(char **argv, char **envp, const char *cwd, const int fds[3], struct counts *counts) {
+    int gate[2];
+    if (pipe2(gate, O_CLOEXEC) != 0) { perror("pipe2"); return -1; }
     pid_t pid = fork();
-    if (pid < 0) { perror("fork"); return -1; }
+    if (pid < 0) { perror("fork"); close(gate[0]); close(gate[1]); return -1; }
     if (pid == 0) {
         setpgid(0, 0);
+        close(gate[1]);
+        char open;
+        while (read(gate[0], &open, 1) < 0 && errno == EINTR) {} /* end of file: the counters are open */
         for (int i = 0; i < 3; i++)
             if (fds[i] >= 0 && dup2(fds[i], i) < 0) _exit(127);
         signal(SIGPIPE, SIG_DFL);
@@ -98,17 +159,23 @@ static pid_t start(char **argv, char **envp, const char *cwd, const int fds[3]) 
         _exit(127);
     }
     setpgid(pid, pid); /* also here: no race with a kill of the group */
+    close(gate[0]);
+    open_counts(counts, pid);
+    close(gate[1]);
     return pid;
 }
 
 static void usage_line(FILE *out, int status, const struct rusage *ru, double wall, double delay, double started,
-                       int timed_out) {
+                       int timed_out, struct counts *counts) {
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    long long counted[N_EVENTS];
+    close_counts(counts, counted);
+    const char *scope = counted[0] < 0 && counted[1] < 0 ? "none" : counts->user_only ? "user" : "all";
     fprintf(out, "status=%d wall=%.9f user=%.6f sys=%.6f maxrss=%ld nvcsw=%ld nivcsw=%ld minflt=%ld majflt=%ld "
-            "delay=%.9f started=%.6f timedout=%d\n",
+            "delay=%.9f started=%.6f timedout=%d instructions=%lld cycles=%lld pmu=%s\n",
             code, wall, ru->ru_utime.tv_sec + ru->ru_utime.tv_usec * 1e-6,
             ru->ru_stime.tv_sec + ru->ru_stime.tv_usec * 1e-6, ru->ru_maxrss, ru->ru_nvcsw, ru->ru_nivcsw,
-            ru->ru_minflt, ru->ru_majflt, delay, started, timed_out);
+            ru->ru_minflt, ru->ru_majflt, delay, started, timed_out, counted[0], counted[1], scope);
 }
 
 static double run_delay(pid_t pid) {
@@ -149,7 +216,8 @@ static int run(int argc, char **argv) {
     setup_signals();
     double started = clock_s(CLOCK_REALTIME), t0 = clock_s(CLOCK_MONOTONIC);
     const int inherit[3] = {-1, -1, -1};
-    pid_t pid = start(argv + 6, NULL, argv[4], inherit);
+    struct counts counts;
+    pid_t pid = start(argv + 6, NULL, argv[4], inherit, &counts);
     if (pid < 0) return 2;
     int timed_out = 0, status = 0, termed = 0;
     double delay = -1;
@@ -170,7 +238,7 @@ static int run(int argc, char **argv) {
     double wall = clock_s(CLOCK_MONOTONIC) - t0;
     killpg(pid, SIGKILL); /* stragglers the command left behind must not disturb the next one */
     fprintf(stderr, "\n%s ", token);
-    usage_line(stderr, status, &ru, wall, delay, started, timed_out);
+    usage_line(stderr, status, &ru, wall, delay, started, timed_out, &counts);
     return 0;
 }
 
@@ -265,7 +333,8 @@ static int serve_one(FILE *in) {
     if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) { perror("pipe2"); return -1; }
     double started = clock_s(CLOCK_REALTIME), t0 = clock_s(CLOCK_MONOTONIC);
     const int fds[3] = {input, out[1], err[1]};
-    pid_t pid = start(argv, envp, cwd, fds);
+    struct counts counts;
+    pid_t pid = start(argv, envp, cwd, fds, &counts);
     free(cwd);
     free_list(envp);
     free_list(argv);
@@ -311,7 +380,7 @@ static int serve_one(FILE *in) {
     if (err[0] >= 0) close(err[0]);
     if (lost) return -1;
     fputs("x ", stdout);
-    usage_line(stdout, status, &ru, wall, delay, started, timed_out);
+    usage_line(stdout, status, &ru, wall, delay, started, timed_out, &counts);
     fflush(stdout);
     return 1;
 }

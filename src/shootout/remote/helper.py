@@ -25,7 +25,8 @@ _FIELDS = re.compile(
     r"status=(?P<status>-?\d+) wall=(?P<wall>[0-9.]+) user=(?P<user>[0-9.]+) sys=(?P<sys>[0-9.]+) "
     r"maxrss=(?P<maxrss>\d+) nvcsw=(?P<nvcsw>\d+) nivcsw=(?P<nivcsw>\d+) "
     r"minflt=(?P<minflt>\d+) majflt=(?P<majflt>\d+) delay=(?P<delay>-?[0-9.]+) started=(?P<started>[0-9.]+) "
-    r"timedout=(?P<timedout>[01])\n?$")
+    r"timedout=(?P<timedout>[01])"
+    r"(?: instructions=(?P<instructions>-?\d+) cycles=(?P<cycles>-?\d+) pmu=(?P<pmu>all|user|none))?\n?$")
 
 # One exec that finds (or makes) everything a target needs: the remote's home, its cache
 # directory and its machine, and the helper compiled there from stdin unless it exists.
@@ -59,12 +60,16 @@ class RemoteUsage:
     minor_faults: int = 0
     major_faults: int = 0
     run_delay_s: float | None = None  # waited for a CPU (None: unknown)
+    instructions: int | None = None  # the PMU's counts of the command's tree (None: not counted)
+    cycles: int | None = None
+    pmu_scope: str | None = None  # "all", or "user" where the kernel's own code was not counted
 
     def rest(self) -> dict[str, Any]:
-        """The rest of the rusage, as ProcResult's keyword arguments."""
+        """The rest of the rusage and the PMU's counts, as ProcResult's keyword arguments."""
         return {"minor_faults": self.minor_faults, "major_faults": self.major_faults,
                 "voluntary_switches": self.voluntary, "involuntary_switches": self.involuntary,
-                "run_delay_s": self.run_delay_s}
+                "run_delay_s": self.run_delay_s, "instructions": self.instructions, "cycles": self.cycles,
+                "pmu_scope": self.pmu_scope}
 
 
 @dataclass(frozen=True)
@@ -92,16 +97,22 @@ def install(channel: SshChannel, cache: str | None) -> Installed:
     return Installed(*lines)
 
 
+def _count(text: str | None) -> int | None:
+    return int(text) if text is not None and int(text) >= 0 else None
+
+
 def parse_fields(text: str) -> RemoteUsage | None:
     m = _FIELDS.match(text)
     if m is None:
         return None
+    counted = m["pmu"] not in (None, "none")
     return RemoteUsage(
         exit_status=int(m["status"]), wall_s=float(m["wall"]), user_s=float(m["user"]), sys_s=float(m["sys"]),
         max_rss_kb=int(m["maxrss"]), ctx_switches=int(m["nvcsw"]) + int(m["nivcsw"]),
         started_at=float(m["started"]), timed_out=m["timedout"] == "1", voluntary=int(m["nvcsw"]),
         involuntary=int(m["nivcsw"]), minor_faults=int(m["minflt"]), major_faults=int(m["majflt"]),
-        run_delay_s=float(m["delay"]) if float(m["delay"]) >= 0 else None)
+        run_delay_s=float(m["delay"]) if float(m["delay"]) >= 0 else None,
+        instructions=_count(m["instructions"]), cycles=_count(m["cycles"]), pmu_scope=m["pmu"] if counted else None)
 
 
 def run_command(helper: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str,

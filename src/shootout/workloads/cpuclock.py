@@ -24,7 +24,9 @@ first look from these ratios alone (never from a comparison of the configuration
 cannot favour a verdict; it is kept with the run (Run.headline_clocks, with its figures), so a
 resumed run and `compare` judge the same metric; the wall time stays beside the headline as a
 sub-metric. A [[workload]] that knows what it does declares its clock (clock = "cpu" or "wall"):
-then nothing is chosen, and the output says it was declared. """
+then nothing is chosen, and the output says it was declared. Where the machine has a PMU, each
+trial's instructions and cycles are recorded too, never as the headline (counters/pertrial.py:
+cycles leave out the clock, instructions count work, not time). """
 
 from __future__ import annotations
 
