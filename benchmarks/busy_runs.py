@@ -25,11 +25,15 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
-from common import on_off_load, shootout
+from common import Series, on_off_load, shootout
 
 JOBS = {"main": (), "rpi64": ("--experiment", "rpi64")}
 HEADLINES = {"main": 4, "rpi64": 6}  # the workloads each job judges (left out or lost ones count as undecided)
-VERDICTS = ("faster", "slower", "same")
+VERDICTS = ("faster", "slower", "same", "better", "worse")  # better/worse: a guard decided (maxalloc)
+
+
+def decided(verdicts: dict[str, str]) -> int:
+    return sum(v in VERDICTS for v in verdicts.values())
 
 
 def one(job: str, isolate: bool, home: Path) -> dict:
@@ -41,7 +45,7 @@ def one(job: str, isolate: bool, home: Path) -> dict:
     heads = [r for r in rows if r.get("headline", True) and not r["workload"].startswith("geomean")]
     return {"exit": done.returncode, "seconds": round(seconds, 1),
             "verdicts": {r["workload"]: r["verdict"] for r in heads},
-            "decided": sum(r["verdict"] in VERDICTS for r in heads), "headlines": HEADLINES[job],
+            "decided": decided({r["workload"]: r["verdict"] for r in heads}), "headlines": HEADLINES[job],
             "tail": done.stderr.strip().splitlines()[-1:] if done.returncode else []}
 
 
@@ -50,7 +54,7 @@ def table(lines: list[dict]) -> str:
            "|---|---|---|---|---|---|---|"]
     for key in sorted({(r["job"], r["condition"], r["isolation"]) for r in lines}):
         cell = [r for r in lines if (r["job"], r["condition"], r["isolation"]) == key]
-        said = ", ".join(f"{r['decided']}/{r['headlines']}" for r in cell)
+        said = ", ".join(f"{decided(r['verdicts'])}/{r['headlines']}" for r in cell)
         out.append(f"| {key[0]} | {key[1]} | {key[2]} | {len(cell)} | "
                    f"{statistics.median(r['seconds'] for r in cell):.0f} | {said} | "
                    f"{','.join(str(r['exit']) for r in cell)} |")
@@ -71,7 +75,7 @@ def main() -> None:
     parser.add_argument("--table", type=Path, help="only print the table of this results file")
     args = parser.parse_args()
     if args.table:
-        print(table([json.loads(x) for x in args.table.read_text().splitlines() if x.strip()]))
+        print(table(Series(args.table).done))
         return
     if args.lock:
         fd = os.open(args.lock, os.O_RDWR | os.O_CREAT, 0o666)
@@ -79,7 +83,8 @@ def main() -> None:
     args.home.mkdir(parents=True, exist_ok=True)
     if args.prime:
         print(json.dumps({"prime": one("main", True, args.home)}), flush=True)
-    done = [json.loads(x) for x in args.out.read_text().splitlines()] if args.out.exists() else []
+    series = Series(args.out)
+    done = series.done
     for i in range(args.runs):
         for job in args.jobs.split(","):
             for condition in args.conditions.split(","):
@@ -91,10 +96,7 @@ def main() -> None:
                     with on_off_load() if condition == "load" else nullcontext():
                         r = one(job, isolation == "on", args.home)
                     line = {"job": job, "condition": condition, "isolation": isolation, "i": i, "uptime": uptime, **r}
-                    with args.out.open("a") as f:
-                        f.write(json.dumps(line) + "\n")
-                    done.append(line)
-                    print(json.dumps(line), flush=True)
+                    series.add(line)
     print(table(done))
 
 

@@ -51,7 +51,7 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
-from common import HERE, build_work, on_off_load, scratch, shootout_toml
+from common import HERE, Series, build_work, on_off_load, scratch, shootout_toml
 from verdicts import welch_run as hyperfine_welch
 
 TOOLS = ("shootout", "shootout-old", "hyperfine+welch")
@@ -169,7 +169,7 @@ def main() -> None:
     parser.add_argument("--table", type=Path, help="only print the table of this results file")
     args = parser.parse_args()
     if args.table:
-        print(table([json.loads(line) for line in args.table.read_text().splitlines() if line.strip()]))
+        print(table(Series(args.table).done))
         return
     tools = [t for t in args.tools.split(",") if t != "shootout-old" or args.old_src]
     lock = Lock(args.lock, args.hold)
@@ -180,7 +180,8 @@ def main() -> None:
         programs = args.programs.split(",")
         iterations = {p: calibrate_cpu(binary, args.seconds, PROGRAMS[p]) for p in programs}
         print(f"work {iterations} iterations (~{args.seconds} s of CPU); {args.runs} runs per cell", flush=True)
-        done = [json.loads(x) for x in args.out.read_text().splitlines()] if args.out.exists() else []
+        series = Series(args.out)
+        done = series.done
         cells = [(condition, float(extra), program, isolation) for condition in args.conditions.split(",")
                  for extra in args.injections.split(",") for program in programs
                  for isolation in args.isolation.split(",")]
@@ -203,10 +204,7 @@ def main() -> None:
                             r = shootout_run(src, home, toml, i + 1, isolate=isolation == "on")
                     line = {"condition": condition, "extra": extra, "tool": tool, "i": i, "uptime": lock.uptime,
                             "program": program, "isolation": key[3], "iterations": iterations[program], **r}
-                    with args.out.open("a") as f:
-                        f.write(json.dumps(line) + "\n")
-                    done.append(line)
-                    print(json.dumps(line), flush=True)
+                    series.add(line)
     print(table(done))
 
 

@@ -96,3 +96,19 @@ def hyperfine(binary: Path, iterations: int, extra_pct: float, out: Path, runs: 
 
 def scratch() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="shootout-bench-")
+
+
+class Series:
+    """A resumable series of results, one JSON object a line: what its file holds already, and
+    each new result appended (at once, so a series cut short keeps it) and printed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.done: list[dict] = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] \
+            if path.exists() else []
+
+    def add(self, line: dict) -> None:
+        with self.path.open("a") as f:
+            f.write(json.dumps(line) + "\n")
+        self.done.append(line)
+        print(json.dumps(line), flush=True)

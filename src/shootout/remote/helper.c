@@ -143,8 +143,8 @@ static pid_t start(char **argv, char **envp, const char *cwd, const int fds[3], 
     if (pid == 0) {
         setpgid(0, 0);
         close(gate[1]);
-        char open;
-        while (read(gate[0], &open, 1) < 0 && errno == EINTR) {} /* end of file: the counters are open */
+        char none;
+        while (read(gate[0], &none, 1) < 0 && errno == EINTR) {} /* end of file: the counters are open */
         for (int i = 0; i < 3; i++)
             if (fds[i] >= 0 && dup2(fds[i], i) < 0) _exit(127);
         signal(SIGPIPE, SIG_DFL);
