@@ -105,6 +105,9 @@ def test_on_cgroup2_a_run_whose_parts_made_cgroups_keeps_to_affinity(tmp_path: P
     assert made.pin(1) == ["/usr/bin/taskset", "-c", "1"]
     assert made.no_partition() == ("no cpuset partition for the trials (this run's configuration parts put trials "
                                    "in cgroups of their own): affinity alone keeps their CPUs")
+    facts = made.facts()  # the run's facts name what kept the CPUs apart: no group that was never made
+    assert facts["method"] == "sched_setaffinity" and facts["cpuset"] is None
+    assert facts["cpuset_partition_refused"] == "this run's configuration parts put trials in cgroups of their own"
 
 
 STAT = """cpu  300 0 60 1000 0 0 0 0 0 0

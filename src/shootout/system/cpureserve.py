@@ -247,13 +247,18 @@ class Reservation:
                 f"{cpus_named(self.split.rest)} ({how}, IRQ smp_affinity){tail}")
 
     @property
+    def in_force(self) -> RestCpuset | TrialPartition | None:
+        """The cpuset group that keeps the CPUs apart: none where the cgroup2 partition stood aside."""
+        return None if getattr(self.cpuset, "invalid", None) else self.cpuset
+
+    @property
     def method(self) -> str:
-        return f"{self.cpuset.method}, sched_setaffinity" if self.cpuset is not None else "sched_setaffinity"
+        return f"{self.in_force.method}, sched_setaffinity" if self.in_force is not None else "sched_setaffinity"
 
     def facts(self) -> dict[str, Any]:
         m = self.moved
         return {"reserved": format_cpulist(self.split.reserved), "rest": format_cpulist(self.split.rest),
-                "method": self.method, "cpuset": str(self.cpuset.group) if self.cpuset is not None else None,
+                "method": self.method, "cpuset": str(self.in_force.group) if self.in_force is not None else None,
                 "cpuset_partition_refused": getattr(self.cpuset, "invalid", None), "moved_tasks": m.tasks, "moved_kernel_threads": m.kthreads,
                 "moved_irqs": m.irqs, "irqs_kept_by_kernel": m.irqs_refused, "refused_tasks": m.refused,
                 "per_cpu_kernel_threads": len(m.stay)}
