@@ -4,8 +4,8 @@ Two kinds of counters (counters/): those every trial records (rusage, energy, th
 instructions and cycles) have a value per round, so their ratio is the median of the per-round
 ratios with the distribution-free interval of stats.recorded; those the counters pass recorded
 once per side (the PMU's through perf, or cachegrind's model, and the code size) have a ratio
-without an interval; where a trial's count has the pass's name, the trial's stands. None of them enters a
-verdict or the geomean: they are read beside the headline, never instead of it.
+without an interval; where a trial's count has the pass's name, the trial's stands. None of
+them enters a verdict or the geomean: they are read beside the headline, never instead of it.
 """
 
 from __future__ import annotations
