@@ -4,8 +4,8 @@ in Debian 12's arm64 kernel booted under TCG on qemu's `max` CPU, which has a PM
 
 - with -icount (qemu counts instructions only then): a loop twice as long counts twice the
   instructions; the same loop run by two child processes counts as one of twice the length (the
-  counters are inherited); `true` counts a small fraction (the helper's fork and the child's wait
-  before its exec are not counted);
+  counters are inherited); `true`, a small fraction (nothing of the loop's size is added to a
+  trial);
 - without -icount: cycles counted, instructions not (an event the PMU lacks), never a false 0;
 - as a user whom perf_event_paranoid=2 keeps to user space: still counted, scope "user".
 
