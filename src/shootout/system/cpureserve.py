@@ -223,8 +223,8 @@ class Reservation:
 
     def no_partition(self) -> str | None:
         """On cgroup2, once the rounds have begun: why the trials have no cpuset partition, if so."""
-        if isinstance(self.cpuset, TrialPartition) and self.cpuset.invalid:
-            return f"no cpuset partition for the trials ({self.cpuset.invalid}): affinity alone keeps their CPUs"
+        if why := getattr(self.cpuset, "invalid", None):  # the reason in_force is None
+            return f"no cpuset partition for the trials ({why}): affinity alone keeps their CPUs"
         return None
 
     def describe(self) -> str:
