@@ -27,12 +27,14 @@ SHM = "/dev/shm/"
 
 
 def cpu_state() -> dict[str, str]:
-    """Every user task's allowed CPUs (by thread id and start time: a reused id is another task)
-    and every IRQ's affinity, to compare before a run and after its undo. Kernel threads are
-    left out: an IRQ's thread follows the CPU the kernel picks for it, which may change."""
-    from shootout.system import affinity
+    """Every user task's allowed CPUs (by thread id and start time: a reused id is another task),
+    every IRQ's affinity and the reservation's lock file, to compare before a run and after its
+    undo. Kernel threads are left out: an IRQ's thread follows the CPU the kernel picks for it,
+    which may change."""
+    from shootout.system import affinity, machinelock
 
-    state: dict[str, str] = {}
+    lock = machinelock.lock_file("reserved-cpus")  # held while reserved, deleted after
+    state: dict[str, str] = {str(lock): "there" if lock.exists() else "gone"}
     for tid in affinity.tasks():
         stat, cpus = affinity.task_stat(tid), affinity.allowed(tid)
         if stat is not None and cpus is not None and not stat[0] & affinity.PF_KTHREAD:

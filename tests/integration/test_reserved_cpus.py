@@ -170,6 +170,35 @@ def test_sigkilled_run_leaves_its_cpus_reserved_until_doctor_puts_everything_bac
     assert rest_groups() == []
 
 
+def test_one_run_at_a_time_reserves_and_the_next_undoes_a_killed_ones_first(
+        shootout, tmp_path: Path, bystander: subprocess.Popen[bytes]) -> None:
+    out = tmp_path / "seen"
+    before = cpu_state()
+    mine = Journal(tmp_path / "elsewhere")  # another SHOOTOUT_HOME's: the killed run's is not recovered by us
+    child = _run_in_background(shootout, tmp_path, out, bystander.pid)
+    try:
+        _wait_for_trials(child, out)
+        second = reserve(mine, isolate=True, here=True)
+        assert second == (f"CPUs not reserved: shootout process {child.pid} reserves them for its own trials; "
+                          f"this run's share {cpus_named(split(online_cpus()).rest)} with everything else "
+                          "while it runs"), second
+        assert journals(shootout) and mine.pending == []
+    finally:
+        child.kill()
+        child.communicate(timeout=60)
+    made = reserve(mine, isolate=True, here=True)
+    try:
+        assert isinstance(made, Reservation), made
+        assert journals(shootout) == [] and rest_groups(child.pid) == []  # the killed run's, undone first
+        assert made.recovered and "first undid " in made.describe(), made.describe()
+        assert allowed(bystander.pid) == made.split.rest
+    finally:
+        assert mine.undo() == []
+    assert allowed(bystander.pid) == online_cpus()
+    assert cpus_changed(before) == {}
+    assert rest_groups() == []
+
+
 def test_ctrl_c_puts_everything_back_before_the_run_exits(shootout, tmp_path: Path,
                                                          bystander: subprocess.Popen[bytes]) -> None:
     out = tmp_path / "seen"

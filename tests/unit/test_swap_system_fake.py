@@ -166,14 +166,17 @@ def test_zram_state_reads_the_writes_the_device_refused(tmp_path):
 
 def test_one_process_at_a_time_switches_swap(tmp_path):
     from shootout.swap.swaps import MachineLock
+    from shootout.system.journal import Journal
 
-    first, second = MachineLock(tmp_path / "lock"), MachineLock(tmp_path / "lock")
+    journal = Journal(tmp_path / "journal")
+    first, second = MachineLock(journal, tmp_path / "lock"), MachineLock(journal, tmp_path / "lock")
     first.acquire()
     with pytest.raises(TargetError, match=rf"another shootout process \(pid {__import__('os').getpid()}\)"):
         second.acquire(wait_s=0.3)
     first.release()
     second.acquire(wait_s=0.3)
     second.release()
+    assert not (tmp_path / "lock").exists() and journal.pending == []
 
 
 def test_the_sampler_keeps_both_ends_and_each_peak_with_its_reading():

@@ -88,7 +88,7 @@ class SwapSetups:
         self.areas: dict[str, _Area] = {}
         self.zswap: zswap.Zswap | None = None
         self.facts: dict[str, Any] = {}
-        self.lock = swaps.MachineLock()
+        self.lock = swaps.MachineLock(journal)
         self._debugfs: int | None = None  # the journal entry of a debugfs mount made for zswap's counters
         self._sampler: observe.Sampler | None = None
         self._sampled: str | None = None  # the configuration whose trial is being sampled

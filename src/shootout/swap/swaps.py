@@ -15,20 +15,18 @@ which the kernel matches by inode whatever /proc/swaps shows.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO
 
 from shootout.base.errors import TargetError
 from shootout.execution.fsread import unescape
 from shootout.execution.tools import find_tool
+from shootout.system import machinelock
 from shootout.system.journal import Journal
 
-LOCK = Path("/run/lock/shootout-swap.lock")
+LOCK = machinelock.lock_file("swap")
 LOCK_WAIT_S = 120.0
 PRIORITY = 31000  # shootout's own swap priority (the kernel allows up to 32767)
 TOOLS = {"mkswap": "util-linux", "swapon": "mount", "swapoff": "mount"}
@@ -114,35 +112,24 @@ def swapon(journal: Journal, path: str) -> int:
 
 
 class MachineLock:
-    """zswap and swap areas are machine-wide, so one shootout process at a time switches them.
+    """zswap and swap areas are machine-wide, so one shootout process at a time switches them
+    (system/machinelock.py; the journal lets go of it, also after a kill)."""
 
-    An flock: the kernel drops it when the holder dies, so it needs no journal entry."""
-
-    def __init__(self, path: Path = LOCK) -> None:
+    def __init__(self, journal: Journal, path: Path = LOCK) -> None:
+        self.journal = journal
         self.path = path
-        self._fh: IO[str] | None = None
+        self._entry: int | None = None
 
     def acquire(self, wait_s: float = LOCK_WAIT_S) -> None:
-        fh = open(self.path, "a+")
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    fh.seek(0)
-                    holder = fh.read().strip() or "?"
-                    fh.close()
-                    raise TargetError(f"another shootout process (pid {holder}) is switching swap and zswap here",
-                                      "wait for it to finish; zswap is global, two runs cannot share it") from None
-                time.sleep(0.2)
-        fh.truncate(0)
-        fh.write(str(os.getpid()))
-        fh.flush()
-        self._fh = fh
+        entry = self.journal.record("the machine's swap switching, this run's", {"unlock": str(self.path)})
+        taken, holder = machinelock.take(self.path, machinelock.Holder(os.getpid(), str(self.journal.path)), wait_s)
+        if not taken:
+            self.journal.undo_entry(entry)
+            raise TargetError(f"another shootout process (pid {holder.pid if holder else '?'}) is switching swap "
+                              "and zswap here", "wait for it to finish; zswap is global, two runs cannot share it")
+        self._entry = entry
 
     def release(self) -> None:
-        if self._fh is not None:
-            self._fh.close()  # closing drops the flock
-            self._fh = None
+        if self._entry is not None:
+            self.journal.undo_entry(self._entry)
+            self._entry = None

@@ -21,6 +21,9 @@ affinity (system/cpusets.py): the rest's group in cgroup v1 (this CI machine), t
 partition in cgroup2 (a Debian 12 or Raspberry Pi OS machine); the trial's wrapper enters the
 group it may run in before `taskset`.
 
+One run at a time (system/machinelock.py): a second run on the machine meanwhile reserves
+nothing and says so; its trials share the rest CPU, where the first run's sweeps move them.
+
 Undo (through the change journal, also after a kill): every moved task gets its recorded CPUs
 back when it is still the same task (system/affinity.py), every IRQ its old mask; and a task
 that runs on exactly the rest CPU and did not before (a child of a moved task started after the
@@ -35,10 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from shootout.execution.tools import find_tool
-from shootout.system import affinity
+from shootout.system import affinity, machinelock
 from shootout.system.affinity import PF_KTHREAD, PF_NO_SETAFFINITY, format_cpulist, format_mask, parse_mask
 from shootout.system.cpusets import RestCpuset, TrialPartition, cpuset_for
-from shootout.system.journal import Journal
+from shootout.system.journal import Journal, recover_file
 
 IRQS = Path("/proc/irq")
 
@@ -102,6 +105,7 @@ class Reservation:
         # shootout itself stays on every CPU until the rounds begin (include_self): what prepares
         # the run (compiling, calibrating, nproc sizing a workload's threads) runs as before
         self.spare_self = True
+        self.recovered: list[str] = []  # what a killed holder of the reservation had left, undone first
 
     def start(self) -> None:
         """Journal the last-resort unpin (the tasks already on exactly the rest CPU keep it), then
@@ -241,6 +245,8 @@ class Reservation:
             stays.append(f"{_plural(m.irqs_refused, 'IRQ')} the kernel keeps")
         if m.refused:
             stays.append(f"{_plural(m.refused, 'task')} refused")
+        if self.recovered:
+            stays.append(f"first undid {_plural(len(self.recovered), 'change')} a killed run had left")
         tail = f"; {', '.join(stays)}" if stays else ""
         how = self.method
         return (f"{cpus_named(self.split.reserved)} reserved for the trials; moved {_listed(moved)} to "
@@ -264,10 +270,11 @@ class Reservation:
                 "per_cpu_kernel_threads": len(m.stay)}
 
 
-def reserve(journal: Journal, *, isolate: bool, here: bool, why_not: str | None = None) -> Reservation | str:
+def reserve(journal: Journal, *, isolate: bool, here: bool, why_not: str | None = None,
+            locks: Path = machinelock.LOCKS) -> Reservation | str:
     """The run's reservation, made; or why there is none, one line (then nothing is changed).
     isolate: not `run --no-isolate`; here: some configuration's trials run on this machine;
-    why_not: the run's own reason against it (a VM on this machine)."""
+    why_not: the run's own reason against it (a VM on this machine); locks: machinelock's folder."""
     if not isolate:
         return "CPUs not reserved (--no-isolate): the trials share every CPU with other programs"
     if not here:
@@ -284,6 +291,19 @@ def reserve(journal: Journal, *, isolate: bool, here: bool, why_not: str | None 
     taskset = find_tool("taskset")
     if taskset is None:
         return "CPUs not reserved: taskset is missing (apt-get install util-linux)"
+    lock = machinelock.lock_file("reserved-cpus", locks)
+    entry = journal.record("the machine's CPU reservation, this run's", {"unlock": str(lock)})
+    taken, holder = machinelock.take(lock, machinelock.Holder(os.getpid(), str(journal.path)))
+    if not taken:
+        journal.undo_entry(entry)
+        who = f"shootout process {holder.pid}" if holder is not None else "another shootout process"
+        return (f"CPUs not reserved: {who} reserves them for its own trials; this run's share "
+                f"{cpus_named(where.rest)} with everything else while it runs")
     made = Reservation(journal, where, taskset)
+    if holder is not None:  # killed while it held them: its moves and cpuset go before ours
+        made.recovered, errors = recover_file(Path(holder.journal))
+        if errors:
+            journal.undo_entry(entry)
+            return f"CPUs not reserved: a killed run's reservation is not undone ({errors[0]}): run `shootout doctor`"
     made.start()
     return made

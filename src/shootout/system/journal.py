@@ -16,6 +16,7 @@ Undo steps are data, not closures, so another process can replay them:
                                         CPUs back (system.affinity)
   {"unpin": cpus, "keep": [...], "boot": id}   give every task left on exactly those CPUs all
                                         online CPUs (the children of moved tasks)
+  {"unlock": path}                      let go of a machine-wide lock (system.machinelock)
 
 An entry whose undo fails stays in the journal (and its file stays on disk), so that a later
 undo, `shootout doctor` or the next run tries again: every undo step is written so that
@@ -41,7 +42,7 @@ import psutil
 
 from shootout.base.paths import data_subdir
 from shootout.execution.tree import end_marked
-from shootout.system import affinity
+from shootout.system import affinity, machinelock
 from shootout.system.mountns import in_host_mounts
 
 Undo = dict[str, Any]
@@ -116,6 +117,8 @@ def _perform_undo(undo: Undo) -> str | None:
             affinity.restore(undo["affinity"], undo.get("boot", ""))
         elif "unpin" in undo:
             affinity.unpin(undo["unpin"], undo.get("keep", []), undo.get("boot", ""))
+        elif "unlock" in undo:
+            machinelock.release(Path(undo["unlock"]))
         elif "end_marked" in undo:
             if left := end_marked(undo["end_marked"]):
                 return f"processes {', '.join(map(str, left))} of a killed run did not exit"
@@ -282,19 +285,36 @@ def recover(directory: Path | None = None, alive_too: bool = False) -> tuple[lis
     undone: list[str] = []
     errors: list[str] = []
     for left in leftovers(directory, alive_too):
-        kept: list[dict[str, Any]] = []
-        for entry in reversed(left.entries):
-            failed = [f"{entry['description']}: {err}" for step in entry["undo"]
-                      if (err := _perform_undo(step)) is not None]
-            if failed:
-                kept.insert(0, entry)
-            else:
-                undone.append(entry["description"])
-            errors += failed
-        if kept:  # written whole, then renamed over: a kill now loses nothing
-            tmp = left.path.with_suffix(".tmp")
-            tmp.write_text("".join(json.dumps(entry) + "\n" for entry in kept))
-            os.replace(tmp, left.path)
+        done, failed = _recover(left)
+        undone += done
+        errors += failed
+    return undone, errors
+
+
+def recover_file(path: Path) -> tuple[list[str], list[str]]:
+    """recover() for one journal file, wherever it is (another SHOOTOUT_HOME's); nothing while
+    its process lives."""
+    if not path.is_file() or _alive(path):
+        return [], []
+    return _recover(LeftOver(path, int(path.stem.split("-")[0]), _read(path)))
+
+
+def _recover(left: LeftOver) -> tuple[list[str], list[str]]:
+    undone: list[str] = []
+    errors: list[str] = []
+    kept: list[dict[str, Any]] = []
+    for entry in reversed(left.entries):
+        failed = [f"{entry['description']}: {err}" for step in entry["undo"]
+                  if (err := _perform_undo(step)) is not None]
+        if failed:
+            kept.insert(0, entry)
         else:
-            left.path.unlink(missing_ok=True)
+            undone.append(entry["description"])
+        errors += failed
+    if kept:  # written whole, then renamed over: a kill now loses nothing
+        tmp = left.path.with_suffix(".tmp")
+        tmp.write_text("".join(json.dumps(entry) + "\n" for entry in kept))
+        os.replace(tmp, left.path)
+    else:
+        left.path.unlink(missing_ok=True)
     return undone, errors

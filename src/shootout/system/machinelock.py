@@ -1,0 +1,95 @@
+"""Machine-wide locks: what one shootout process at a time may change on a machine.
+
+Two runs at once, even from different SHOOTOUT_HOMEs, must not both reserve CPUs (each would
+move the other's trials off the CPUs it pins them to, and their `taskset` would fail), nor both
+switch swap areas and zswap (system/cpureserve.py, swap/swaps.py).
+
+A lock is an flock on a file under /run/lock, kept by an open descriptor, so the kernel releases
+it when its process dies, SIGKILL included. The file holds its holder's pid and change journal
+while held; the holder deletes it before letting go. A file that is there when a lock is taken
+was left by a killed holder, whose journal the new holder undoes first (system/cpureserve.py).
+Taking a lock is a journaled change ({"unlock": its file}); a journal replayed after a kill deletes
+the file its killed holder left, and lets go of no live process's lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+LOCKS = Path("/run/lock") if Path("/run/lock").is_dir() else Path("/run")
+
+_held: dict[Path, int] = {}  # file: descriptor, the locks this process holds
+
+
+@dataclass(frozen=True)
+class Holder:
+    pid: int
+    journal: str  # its change journal's file
+
+
+def _read(fd: int) -> Holder | None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    text = os.read(fd, 4096).decode(errors="replace")
+    try:
+        found = json.loads(text)
+        return Holder(int(found["pid"]), str(found["journal"]))
+    except (ValueError, KeyError, TypeError):
+        return None  # empty: a holder killed between creating and writing it
+
+
+def lock_file(name: str, locks: Path = LOCKS) -> Path:
+    return locks / f"shootout-{name}.lock"
+
+
+def take(path: Path, me: Holder, wait_s: float = 0.0) -> tuple[bool, Holder | None]:
+    """(True, a killed holder's record or None) when taken; (False, the holder, if known) when
+    another process still holds it after wait_s."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read(fd)
+            os.close(fd)
+            if time.monotonic() >= deadline:
+                return False, holder
+            time.sleep(0.2)
+            continue
+        try:
+            same = os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # its holder deleted it between our open and our lock: try the new one
+    left = _read(fd)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps({"pid": me.pid, "journal": me.journal}).encode(), 0)
+    _held[path] = fd
+    return True, left
+
+
+def release(path: Path) -> None:
+    """Let go of a lock this process holds, deleting its file first so none is left; held by no
+    one (its holder was killed, and this replays the holder's journal), delete the stale file."""
+    fd = _held.pop(path, -1)
+    if fd < 0:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.fstat(fd).st_ino != os.stat(path).st_ino:
+                raise FileNotFoundError  # replaced meanwhile: the new one is not ours to delete
+        except (BlockingIOError, FileNotFoundError):  # a live process holds it
+            os.close(fd)
+            return
+    path.unlink(missing_ok=True)
+    os.close(fd)
