@@ -35,10 +35,11 @@ class FakeTarget(LocalFiles):
         self.calls = 0
         self.user_s = 0.0  # what its commands "used", as a remote's helper reports it
         self._monitor: Monitor | None = None
-        self._dir = Path(tempfile.mkdtemp(prefix="shootout-fake-"))
+        self._dir: Path | None = None  # made when first asked for: a target only probed leaves none
 
     def close(self) -> None:
-        shutil.rmtree(self._dir, ignore_errors=True)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
         super().close()
 
     def machine_monitor(self) -> Monitor | None:
@@ -50,6 +51,8 @@ class FakeTarget(LocalFiles):
         return self._monitor
 
     def workdir(self) -> str:
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="shootout-fake-"))
         self._dir.mkdir(exist_ok=True)
         return str(self._dir)
 
