@@ -15,7 +15,7 @@ from shootout.base.model import Config, Run, RunSettings, Trial, TrialSpec
 from shootout.base.runfacts import RunFacts
 from shootout.counters.baseline import baseline
 from shootout.judge.analysis import analyze
-from shootout.judge.why import CounterRatio, pass_ratios, trial_ratios, why
+from shootout.judge.why import CounterRatio, cut_apart, pass_ratios, trial_ratios, why
 from shootout.report.html import render_html
 from shootout.report.jsondata import show_rows
 from shootout.report.markdown import render_markdown
@@ -83,6 +83,26 @@ def test_the_pass_counters_compare_once_and_a_cut_pass_compares_rates_per_instru
     assert "instructions" not in cut  # each side did a different amount of work
     assert cut["d1_misses"].ratio == pytest.approx((17.4 / 756) / (28 / 700))
     assert cut["d1_misses"].label == "D1 misses per instruction"
+
+
+@pytest.mark.parametrize(("processes", "instructions", "apart"), [
+    (1, 756e6, None), (2, 756e6, "it counted 2 processes, the baseline 1"),
+    (1, 69e6, "it counted 69,000,000 instructions, the baseline 700,000,000"),
+    (1, 247e3, "it counted 247,000 instructions, the baseline 700,000,000")])
+def test_a_cut_pass_compares_only_where_both_sides_got_about_as_far(
+        processes: int, instructions: float, apart: str | None) -> None:
+    """membw cut at its cap: one side's program left no count (SIGKILLed), its shell's 247,000
+    instructions did; rates per instruction then differed by 600x for that alone."""
+    run, _ = ptrtree_run()
+    a, b = run.counters["ptrtree"]["amd64"], run.counters["ptrtree"]["i386"]
+    a.update(partial=True, processes=1)
+    b.update(partial=True, processes=processes, counts={"instructions": instructions, "d1_misses": 17.4e6})
+    assert cut_apart(a, b) == apart
+    found = {r.name for r in pass_ratios(run, "ptrtree", "i386")}
+    assert found == ({"text_bytes"} if apart else {"d1_misses", "text_bytes"})
+    a["counts"] = b["counts"] = {"instructions": 247e3, "d1_misses": 1800}  # both cut in their shells
+    b["processes"] = 1
+    assert cut_apart(a, b) == "it counted 247,000 instructions, the baseline 247,000"
 
 
 def test_the_why_line_names_the_counters_furthest_from_one_with_their_source() -> None:

@@ -32,6 +32,13 @@ PASS_LABELS = {"instructions": "instructions", "cycles": "cycles", "ipc": "IPC",
 # A pass cut at its time cap counted a different amount of work on each side: only its rates
 # per instruction compare
 RATES = ("d1_misses", "ll_misses", "i1_misses", "l1d_misses", "llc_misses", "dtlb_misses", "branch_misses")
+# ... and only when both sides got as far into the program itself: a cut pass that counted
+# different processes (a program SIGKILLed at the cap leaves no count, its shell does),
+# instructions this factor apart, or fewer than CUT_LEAST (a shell's start; valgrind runs 15-60
+# million a second past its start, on a Pi too) counted different phases, or none of the
+# program: membw's rates differed 1000x for that alone
+CUT_APART = 10.0
+CUT_LEAST = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -116,14 +123,29 @@ def _counts(record: dict[str, Any], rates: bool) -> dict[str, float]:
     return counts
 
 
+def cut_apart(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+    """Why two sides' pass, cut at its cap, got to different places of the program; None when
+    neither was cut or both got about as far."""
+    if not (a.get("partial") or b.get("partial")):
+        return None
+    pa, pb = a.get("processes"), b.get("processes")
+    if pa != pb:
+        return f"it counted {pb} process{'' if pb == 1 else 'es'}, the baseline {pa}"
+    ia, ib = (float(r.get("counts", {}).get("instructions") or 0) for r in (a, b))
+    if min(ia, ib) < CUT_LEAST or max(ia, ib) / min(ia, ib) > CUT_APART:
+        return f"it counted {ib:,.0f} instructions, the baseline {ia:,.0f}"
+    return None
+
+
 def pass_ratios(run: Run, workload: str, config: str) -> list[CounterRatio]:
-    """The counters pass's ratios for one workload: its counts and the code size, one each."""
+    """The counters pass's ratios for one workload: its counts (unless cut apart) and the code
+    size, one each."""
     records = run.counters.get(workload, {})
     a, b = records.get(run.baseline.name), records.get(config)
     if not a or not b or a.get("source") != b.get("source"):
         return []
     source, rates = _source(b), bool(a.get("partial") or b.get("partial"))
-    ca, cb = _counts(a, rates), _counts(b, rates)
+    ca, cb = ({}, {}) if cut_apart(a, b) else (_counts(a, rates), _counts(b, rates))
     out = [CounterRatio(k, PASS_LABELS.get(k, k) + (" per instruction" if rates else ""), cb[k] / ca[k],
                         source=source)
            for k in ca if k in cb and k in PASS_LABELS and ca[k] > 0 and cb[k] > 0]

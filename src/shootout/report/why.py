@@ -12,7 +12,7 @@ from typing import Any
 from shootout.base.runfacts import dig
 from shootout.counters.baseline import baseline, side_binary
 from shootout.judge.analysis import Analysis, Comparison
-from shootout.judge.why import CounterRatio, Why
+from shootout.judge.why import CounterRatio, Why, cut_apart
 from shootout.report.text import display, fmt_comparison
 from shootout.stats.verdict import Verdict
 
@@ -43,13 +43,17 @@ def _source(record: dict[str, Any]) -> str:
     return "the PMU's counters (perf stat)"
 
 
-def _sizes(analysis: Analysis, workload: str, records: dict[str, dict[str, Any]]) -> str:
+def _sizes(analysis: Analysis, workload: str, records: dict[str, dict[str, Any]], baseline: str) -> str:
     """'intmix at iterations 93,631 of 10,000,000, cut at its cap on i386' ('' at the run's size)."""
     said = [f"at {scaled}"] if (scaled := next((r["scaled"] for r in records.values() if r.get("scaled")), "")) else []
     cut = [name for name, r in records.items() if r.get("partial")]
     if cut:
         where = "" if len(cut) == len(records) else " on " + ", ".join(display(analysis, n) for n in cut)
         said.append(f"cut at its cap{where} (rates per instruction)")
+    base = records.get(baseline)
+    apart = [f"{display(analysis, n)} not compared ({why})" for n, r in records.items()
+             if base is not None and n != baseline and (why := cut_apart(base, r))]
+    said += apart
     return f"{workload} {', '.join(said)}" if said else ""
 
 
@@ -60,7 +64,7 @@ def model_lines(analysis: Analysis) -> list[str]:
     for run in analysis.runs:
         for workload, records in run.counters.items():
             sources.update({_source(r): None for r in records.values()})
-            if said := _sizes(analysis, workload, records):
+            if said := _sizes(analysis, workload, records, run.baseline.name):
                 sizes.append(said)
     out = [f"counters once per side, untimed: {source}" for source in sources]
     return out + ([f"passes not at the run's size: {'; '.join(sizes)}"] if sizes else [])
