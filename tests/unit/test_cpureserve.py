@@ -135,3 +135,6 @@ def test_the_report_says_whether_trials_had_cpus_of_their_own() -> None:
     off = "CPUs not reserved (--no-isolate): the trials share every CPU with other programs"
     assert reserved_line({"reserved_cpus": {"reserved": None, "why": off}}) == off
     assert reserved_line({"reserved_cpus": {"reserved": None, "why": "CPUs not reserved: not root"}}) is None
+    held = ("CPUs not reserved: shootout process 7 reserves them for its own trials; this run's share CPU 0 "
+            "with everything else while it runs")
+    assert reserved_line({"reserved_cpus": {"reserved": None, "why": held}}) == held

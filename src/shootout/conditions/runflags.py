@@ -28,6 +28,7 @@ from shootout.conditions.clockflags import (
     reference_mhz,
 )
 from shootout.conditions.repeats import LIMIT_CPUS, others_share, uneven
+from shootout.system.cpureserve import HELD
 
 RARE_SHARE = 0.10  # affected trials this rare in the run single out the metrics they hit
 
@@ -81,11 +82,12 @@ def _quantities(trial: Trial, best_mhz: float | None, round_deficit: dict[int, f
 
 def reserved_line(machine: Mapping[str, Any]) -> str | None:
     """Whether this machine's trials had CPUs of their own (system/cpureserve.py), for the report:
-    said when they had, and when --no-isolate said not to (other reasons are the preflight's)."""
+    said when they had, when --no-isolate said not to, and when another run held them (other
+    reasons are the preflight's)."""
     reserved = machine.get("reserved_cpus") or {}
     if not reserved.get("reserved"):
         why = str(reserved.get("why", ""))
-        return why if "--no-isolate" in why else None
+        return why if "--no-isolate" in why or HELD in why else None
     line = (f"trials on reserved CPU {reserved['reserved']}, every other task that may move on CPU "
             f"{reserved.get('rest', '?')}")
     if unreserved := reserved.get("unreserved_workloads"):

@@ -44,6 +44,7 @@ from shootout.system.cpusets import RestCpuset, TrialPartition, cpuset_for
 from shootout.system.journal import Journal, recover_file
 
 IRQS = Path("/proc/irq")
+HELD = "reserves them for its own trials"  # a second run's line, which its report repeats
 
 @dataclass(frozen=True)
 class Split:
@@ -297,7 +298,7 @@ def reserve(journal: Journal, *, isolate: bool, here: bool, why_not: str | None 
     if not taken:
         journal.undo_entry(entry)
         who = f"shootout process {holder.pid}" if holder is not None else "another shootout process"
-        return (f"CPUs not reserved: {who} reserves them for its own trials; this run's share "
+        return (f"CPUs not reserved: {who} {HELD}; this run's share "
                 f"{cpus_named(where.rest)} with everything else while it runs")
     made = Reservation(journal, where, taskset)
     if holder is not None:  # killed while it held them: its moves and cpuset go before ours
