@@ -191,6 +191,9 @@ def test_one_run_at_a_time_reserves_and_the_next_undoes_a_killed_ones_first(
         assert isinstance(made, Reservation), made
         assert journals(shootout) == [] and rest_groups(child.pid) == []  # the killed run's, undone first
         assert made.recovered and "first undid " in made.describe(), made.describe()
+        # undoing the killed holder's journal let go of its lock, not of the one just taken
+        third = reserve(Journal(tmp_path / "third"), isolate=True, here=True)
+        assert isinstance(third, str) and f"shootout process {os.getpid()} reserves them" in third, third
         assert allowed(bystander.pid) == made.split.rest
     finally:
         assert mine.undo() == []

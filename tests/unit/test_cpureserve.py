@@ -138,3 +138,25 @@ def test_the_report_says_whether_trials_had_cpus_of_their_own() -> None:
     held = ("CPUs not reserved: shootout process 7 reserves them for its own trials; this run's share CPU 0 "
             "with everything else while it runs")
     assert reserved_line({"reserved_cpus": {"reserved": None, "why": held}}) == held
+
+
+def test_an_irq_requested_while_the_cpus_were_reserved_gets_the_old_default_back(tmp_path: Path) -> None:
+    """A driver that requests its IRQ again (a device reset) while the default mask is the rest
+    CPU's would leave it there after the run: the undo gives it the default of before."""
+    irqs = tmp_path / "irq"
+    for n, mask in (("24", "3"), ("41", "1"), ("42", "3")):  # 41 was on CPU 0 alone before: it stays
+        (irqs / n).mkdir(parents=True)
+        (irqs / n / "smp_affinity").write_text(mask + "\n")
+    (irqs / "default_smp_affinity").write_text("3\n")
+    journal = Journal(tmp_path / "journal")
+    made = Reservation(journal, Split(frozenset({1}), frozenset({0})), "/usr/bin/taskset", irqs=irqs)
+    made.irqs_to_come()
+    made._sweep_irqs()  # as start() and sweep() do, without moving this machine's tasks
+    assert {n: (irqs / n / "smp_affinity").read_text().strip() for n in ("24", "41", "42")} == {
+        "24": "00000001", "41": "1", "42": "00000001"}
+    (irqs / "43").mkdir()
+    (irqs / "43" / "smp_affinity").write_text((irqs / "default_smp_affinity").read_text())  # requested now
+    assert journal.undo() == []
+    assert {n: (irqs / n / "smp_affinity").read_text().strip() for n in ("24", "41", "42", "43")} == {
+        "24": "3", "41": "1", "42": "3", "43": "3"}
+    assert (irqs / "default_smp_affinity").read_text().strip() == "3"

@@ -30,11 +30,13 @@ def test_one_holder_at_a_time_and_no_file_left(tmp_path: Path) -> None:
     me = Holder(os.getpid(), "my journal")
     assert take(lock, me) == (True, None)
     assert take(lock, Holder(1, "x")) == (False, me)  # even in the same process
-    release(lock)
+    release(lock, "another's journal")  # replayed from a killed holder's journal: ours stays held
+    assert lock.exists() and take(lock, Holder(1, "x")) == (False, me)
+    release(lock, "my journal")
     assert not lock.exists()
     assert take(lock, me) == (True, None)
-    release(lock)
-    release(lock)  # twice: harmless
+    release(lock, "my journal")
+    release(lock, "my journal")  # twice: harmless
     assert list(tmp_path.iterdir()) == []
 
 
@@ -43,14 +45,14 @@ def test_a_live_holder_elsewhere_keeps_it_and_a_killed_one_is_named_to_the_next(
     other = _holder_elsewhere(lock)
     try:
         assert take(lock, Holder(os.getpid(), "mine")) == (False, Holder(0, "their journal"))
-        release(lock)  # a replayed journal lets go of no live process's lock
+        release(lock, "their journal")  # a replayed journal lets go of no live process's lock
         assert lock.exists()
     finally:
         other.send_signal(signal.SIGKILL)
         other.wait()
     taken, left = take(lock, Holder(os.getpid(), "mine"))
     assert taken and left == Holder(0, "their journal")  # whose journal the new holder undoes first
-    release(lock)
+    release(lock, "mine")
     assert not lock.exists()
 
 
@@ -60,5 +62,5 @@ def test_replaying_a_killed_holders_journal_deletes_its_file(tmp_path: Path) -> 
     other.send_signal(signal.SIGKILL)
     other.wait()
     assert lock.exists()
-    release(lock)  # as `shootout doctor` replays {"unlock": lock}
+    release(lock, "their journal")  # as `shootout doctor` replays their {"unlock": lock, ...}
     assert not lock.exists()

@@ -121,7 +121,8 @@ class MachineLock:
         self._entry: int | None = None
 
     def acquire(self, wait_s: float = LOCK_WAIT_S) -> None:
-        entry = self.journal.record("the machine's swap switching, this run's", {"unlock": str(self.path)})
+        entry = self.journal.record("the machine's swap switching, this run's",
+                                    {"unlock": str(self.path), "journal": str(self.journal.path)})
         taken, holder = machinelock.take(self.path, machinelock.Holder(os.getpid(), str(self.journal.path)), wait_s)
         if not taken:
             self.journal.undo_entry(entry)

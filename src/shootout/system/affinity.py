@@ -1,6 +1,6 @@
 """CPU sets as the kernel writes them (lists "0-3,5", hex masks "0f"), the tasks of this machine
-and their allowed CPUs, and the two undo steps of reserved CPUs (system/cpureserve.py), which
-the change journal replays also after a kill.
+and their allowed CPUs, IRQs' masks, and the undo steps of reserved CPUs (system/cpureserve.py),
+which the change journal replays also after a kill.
 
 A task is named by its thread id and its start time (clock ticks since boot, /proc/TID/stat) and
 the boot it belongs to: a thread id the kernel gave to another task since, or a journal replayed
@@ -142,3 +142,30 @@ def unpin(rest: str, keep: Sequence[Sequence[object]], boot: str) -> None:
         if stat is None or stat[0] & PF_NO_SETAFFINITY or (tid, stat[1]) in kept:
             continue
         _set(tid, online)
+
+
+def irqs_on(cpus: frozenset[int], irqs: Path) -> list[str]:
+    """The IRQs whose affinity is exactly these CPUs."""
+    found = []
+    for path in irqs.glob("*/smp_affinity"):
+        try:
+            if parse_mask(path.read_text()) == cpus:
+                found.append(path.parent.name)
+        except (OSError, ValueError):
+            continue
+    return sorted(found, key=int)
+
+
+def unpin_irqs(rest: str, keep: Sequence[str], mask: str, irqs: str, boot: str) -> None:
+    """Undo step {"unpin_irqs": "0", "keep": ["24", ...], "mask": "3", "irqs": "/proc/irq", "boot": ...}:
+    an IRQ on exactly the rest CPUs now and not before the reservation (one a driver requested
+    meanwhile, which took the default of then) gets the old default mask."""
+    if boot and boot != boot_id():
+        return
+    kept = set(keep)
+    for n in irqs_on(parse_cpulist(rest), Path(irqs)):
+        if n not in kept:
+            try:
+                (Path(irqs) / n / "smp_affinity").write_text(mask)
+            except OSError:
+                continue  # the kernel keeps it (a managed IRQ), or it is gone

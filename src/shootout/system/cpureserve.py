@@ -25,9 +25,10 @@ One run at a time (system/machinelock.py): a second run on the machine meanwhile
 nothing and says so; its trials share the rest CPU, where the first run's sweeps move them.
 
 Undo (through the change journal, also after a kill): every moved task gets its recorded CPUs
-back when it is still the same task (system/affinity.py), every IRQ its old mask; and a task
-that runs on exactly the rest CPU and did not before (a child of a moved task started after the
-last sweep) gets every online CPU. Per-CPU kernel threads are never touched.
+back when it is still the same task (system/affinity.py), every IRQ its old mask; a task that
+runs on exactly the rest CPU and did not before (a child of a moved task started after the last
+sweep) gets every online CPU, and such an IRQ (one a driver requested meanwhile, which took the
+default mask of then) the old default. Per-CPU kernel threads are never touched.
 """
 
 from __future__ import annotations
@@ -116,20 +117,29 @@ class Reservation:
                 if affinity.allowed(tid) == rest and (stat := affinity.task_stat(tid)) is not None]
         self.journal.record(f"tasks left on {cpus_named(rest)} get every CPU back",
                             {"unpin": format_cpulist(rest), "keep": keep, "boot": self._boot})
-        default = self.irqs / "default_smp_affinity"
-        try:
-            old = default.read_text().strip()
-            if parse_mask(old) & self.split.reserved:
-                self.journal.change(f"new IRQs on {cpus_named(rest)} (default_smp_affinity was {old})",
-                                    {"write": str(default), "content": old},
-                                    lambda: default.write_text(format_mask(rest)))
-        except OSError:
-            pass  # no /proc/irq (a container): nothing to keep off the reserved CPUs there
+        self.irqs_to_come()
         self.sweep()
         # after the first sweep: undone before it, so its masks win
         self.cpuset = cpuset_for(self.journal, self.split.reserved, self.split.rest, cpus_named)
         if self.cpuset is not None:
             self.cpuset.sweep(self._own(), self.moved.stay, not self.spare_self)
+
+    def irqs_to_come(self) -> None:
+        """IRQs requested from now on to the rest CPU (the default mask), and back at the undo:
+        the default, and a driver's IRQ requested meanwhile (a device reset), which took it."""
+        rest = self.split.rest
+        default = self.irqs / "default_smp_affinity"
+        try:
+            old = default.read_text().strip()
+            if parse_mask(old) & self.split.reserved:
+                self.journal.record(f"IRQs requested meanwhile on {cpus_named(rest)} get {old} back",
+                                    {"unpin_irqs": format_cpulist(rest), "keep": affinity.irqs_on(rest, self.irqs),
+                                     "mask": old, "irqs": str(self.irqs), "boot": self._boot})
+                self.journal.change(f"new IRQs on {cpus_named(rest)} (default_smp_affinity was {old})",
+                                    {"write": str(default), "content": old},
+                                    lambda: default.write_text(format_mask(rest)))
+        except OSError:
+            pass  # no /proc/irq (a container): nothing to keep off the reserved CPUs there
 
     def include_self(self) -> None:
         """shootout's own process to the rest too, when the rounds begin (its trials are pinned)."""
@@ -293,7 +303,8 @@ def reserve(journal: Journal, *, isolate: bool, here: bool, why_not: str | None 
     if taskset is None:
         return "CPUs not reserved: taskset is missing (apt-get install util-linux)"
     lock = machinelock.lock_file("reserved-cpus", locks)
-    entry = journal.record("the machine's CPU reservation, this run's", {"unlock": str(lock)})
+    entry = journal.record("the machine's CPU reservation, this run's",
+                           {"unlock": str(lock), "journal": str(journal.path)})
     taken, holder = machinelock.take(lock, machinelock.Holder(os.getpid(), str(journal.path)))
     if not taken:
         journal.undo_entry(entry)

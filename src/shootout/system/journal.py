@@ -16,7 +16,10 @@ Undo steps are data, not closures, so another process can replay them:
                                         CPUs back (system.affinity)
   {"unpin": cpus, "keep": [...], "boot": id}   give every task left on exactly those CPUs all
                                         online CPUs (the children of moved tasks)
-  {"unlock": path}                      let go of a machine-wide lock (system.machinelock)
+  {"unpin_irqs": cpus, "keep": [...], "mask": hex, "irqs": dir, "boot": id}   give every IRQ left
+                                        on exactly those CPUs the old default mask (requested meanwhile)
+  {"unlock": path, "journal": path}     let go of a machine-wide lock its journal's process took
+                                        (system.machinelock)
 
 An entry whose undo fails stays in the journal (and its file stays on disk), so that a later
 undo, `shootout doctor` or the next run tries again: every undo step is written so that
@@ -117,8 +120,11 @@ def _perform_undo(undo: Undo) -> str | None:
             affinity.restore(undo["affinity"], undo.get("boot", ""))
         elif "unpin" in undo:
             affinity.unpin(undo["unpin"], undo.get("keep", []), undo.get("boot", ""))
+        elif "unpin_irqs" in undo:
+            affinity.unpin_irqs(undo["unpin_irqs"], undo.get("keep", []), undo["mask"], undo["irqs"],
+                                undo.get("boot", ""))
         elif "unlock" in undo:
-            machinelock.release(Path(undo["unlock"]))
+            machinelock.release(Path(undo["unlock"]), str(undo.get("journal", "")))
         elif "end_marked" in undo:
             if left := end_marked(undo["end_marked"]):
                 return f"processes {', '.join(map(str, left))} of a killed run did not exit"

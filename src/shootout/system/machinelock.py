@@ -8,7 +8,7 @@ A lock is an flock on a file under /run/lock, kept by an open descriptor, so the
 it when its process dies, SIGKILL included. The file holds its holder's pid and change journal
 while held; the holder deletes it before letting go. A file that is there when a lock is taken
 was left by a killed holder, whose journal the new holder undoes first (system/cpureserve.py).
-Taking a lock is a journaled change ({"unlock": its file}); a journal replayed after a kill deletes
+Taking a lock is a journaled change ({"unlock": its file, "journal": the holder's journal}); a journal replayed after a kill deletes
 the file its killed holder left, and lets go of no live process's lock.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 LOCKS = Path("/run/lock") if Path("/run/lock").is_dir() else Path("/run")
 
-_held: dict[Path, int] = {}  # file: descriptor, the locks this process holds
+_held: dict[Path, tuple[int, str]] = {}  # file: (descriptor, journal), the locks this process holds
 
 
 @dataclass(frozen=True)
@@ -71,25 +71,37 @@ def take(path: Path, me: Holder, wait_s: float = 0.0) -> tuple[bool, Holder | No
     left = _read(fd)
     os.ftruncate(fd, 0)
     os.pwrite(fd, json.dumps({"pid": me.pid, "journal": me.journal}).encode(), 0)
-    _held[path] = fd
+    _held[path] = (fd, me.journal)
     return True, left
 
 
-def release(path: Path) -> None:
-    """Let go of a lock this process holds, deleting its file first so none is left; held by no
-    one (its holder was killed, and this replays the holder's journal), delete the stale file."""
-    fd = _held.pop(path, -1)
-    if fd < 0:
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-        except FileNotFoundError:
-            return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if os.fstat(fd).st_ino != os.stat(path).st_ino:
-                raise FileNotFoundError  # replaced meanwhile: the new one is not ours to delete
-        except (BlockingIOError, FileNotFoundError):  # a live process holds it
-            os.close(fd)
-            return
-    path.unlink(missing_ok=True)
-    os.close(fd)
+def release(path: Path, journal: str) -> None:
+    """Let go of the lock the holder with this journal took, deleting its file first so none is
+    left. Replaying a killed holder's journal: delete its file if no one holds the lock (this
+    process may, having just taken it from the killed one)."""
+    mine = _held.get(path)
+    if mine is not None and mine[1] == journal:
+        del _held[path]
+        fd: int | None = mine[0]
+    else:
+        fd = _unheld(path)
+    if fd is not None:
+        path.unlink(missing_ok=True)
+        os.close(fd)
+
+
+def _unheld(path: Path) -> int | None:
+    """A descriptor holding the lock of a file no process holds (its holder was killed); None
+    when a live process holds it, or the file is gone."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.fstat(fd).st_ino == os.stat(path).st_ino:
+            return fd
+    except (BlockingIOError, FileNotFoundError):
+        pass
+    os.close(fd)  # held, or replaced meanwhile: not ours to delete
+    return None
