@@ -51,9 +51,8 @@ def _sizes(analysis: Analysis, workload: str, records: dict[str, dict[str, Any]]
         where = "" if len(cut) == len(records) else " on " + ", ".join(display(analysis, n) for n in cut)
         said.append(f"cut at its cap{where} (rates per instruction)")
     base = records.get(baseline)
-    apart = [f"{display(analysis, n)} not compared ({why})" for n, r in records.items()
+    said += [f"{display(analysis, n)} not compared ({why})" for n, r in records.items()
              if base is not None and n != baseline and (why := cut_apart(base, r))]
-    said += apart
     return f"{workload} {', '.join(said)}" if said else ""
 
 

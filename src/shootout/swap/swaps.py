@@ -15,7 +15,6 @@ which the kernel matches by inode whatever /proc/swaps shows.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -121,11 +120,8 @@ class MachineLock:
         self._entry: int | None = None
 
     def acquire(self, wait_s: float = LOCK_WAIT_S) -> None:
-        entry = self.journal.record("the machine's swap switching, this run's",
-                                    {"unlock": str(self.path), "journal": str(self.journal.path)})
-        taken, holder = machinelock.take(self.path, machinelock.Holder(os.getpid(), str(self.journal.path)), wait_s)
-        if not taken:
-            self.journal.undo_entry(entry)
+        entry, holder = self.journal.take_lock("the machine's swap switching, this run's", self.path, wait_s)
+        if entry is None:
             raise TargetError(f"another shootout process (pid {holder.pid if holder else '?'}) is switching swap "
                               "and zswap here", "wait for it to finish; zswap is global, two runs cannot share it")
         self._entry = entry

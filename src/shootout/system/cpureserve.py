@@ -303,11 +303,8 @@ def reserve(journal: Journal, *, isolate: bool, here: bool, why_not: str | None 
     if taskset is None:
         return "CPUs not reserved: taskset is missing (apt-get install util-linux)"
     lock = machinelock.lock_file("reserved-cpus", locks)
-    entry = journal.record("the machine's CPU reservation, this run's",
-                           {"unlock": str(lock), "journal": str(journal.path)})
-    taken, holder = machinelock.take(lock, machinelock.Holder(os.getpid(), str(journal.path)))
-    if not taken:
-        journal.undo_entry(entry)
+    entry, holder = journal.take_lock("the machine's CPU reservation, this run's", lock)
+    if entry is None:
         who = f"shootout process {holder.pid}" if holder is not None else "another shootout process"
         return (f"CPUs not reserved: {who} {HELD}; this run's share "
                 f"{cpus_named(where.rest)} with everything else while it runs")

@@ -202,6 +202,18 @@ class Journal:
 
         return self.change(description, undo, do)
 
+    def take_lock(self, description: str, path: Path,
+                  wait_s: float = 0.0) -> tuple[int | None, machinelock.Holder | None]:
+        """A machine-wide lock (system.machinelock), let go of when its entry is undone, also
+        after a kill: (the entry, a killed holder's record or None) when taken; (None, the live
+        holder if known) when another process still holds it after wait_s."""
+        entry = self.record(description, {"unlock": str(path), "journal": str(self.path)})
+        taken, holder = machinelock.take(path, machinelock.Holder(os.getpid(), str(self.path)), wait_s)
+        if not taken:
+            self.undo_entry(entry)
+            return None, holder
+        return entry, holder
+
     def undo_entry(self, entry_id: int, keep_failed: bool = True) -> list[str]:
         """Undo one entry; on an error it stays pending (retried by undo(), or after exit)."""
         errors: list[str] = []
@@ -268,6 +280,10 @@ def _read(path: Path) -> list[dict[str, Any]]:
     return list(entries.values())
 
 
+def _left(path: Path) -> LeftOver:
+    return LeftOver(path, int(path.stem.split("-")[0]), _read(path))
+
+
 def _alive(path: Path) -> bool:
     pid_text, started, *_ = path.stem.split("-") + ["0"]
     start = _process_start(int(pid_text))
@@ -281,7 +297,7 @@ def leftovers(directory: Path | None = None, alive_too: bool = False) -> list[Le
     for path in sorted((directory or journal_dir()).glob("*.jsonl")):
         if not alive_too and _alive(path):
             continue
-        found.append(LeftOver(path, int(path.stem.split("-")[0]), _read(path)))
+        found.append(_left(path))
     return found
 
 
@@ -302,7 +318,7 @@ def recover_file(path: Path) -> tuple[list[str], list[str]]:
     its process lives."""
     if not path.is_file() or _alive(path):
         return [], []
-    return _recover(LeftOver(path, int(path.stem.split("-")[0]), _read(path)))
+    return _recover(_left(path))
 
 
 def _recover(left: LeftOver) -> tuple[list[str], list[str]]:

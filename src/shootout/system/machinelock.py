@@ -8,7 +8,7 @@ A lock is an flock on a file under /run/lock, kept by an open descriptor, so the
 it when its process dies, SIGKILL included. The file holds its holder's pid and change journal
 while held; the holder deletes it before letting go. A file that is there when a lock is taken
 was left by a killed holder, whose journal the new holder undoes first (system/cpureserve.py).
-Taking a lock is a journaled change ({"unlock": its file, "journal": the holder's journal}); a journal replayed after a kill deletes
+Taking a lock is a journaled change (Journal.take_lock); a journal replayed after a kill deletes
 the file its killed holder left, and lets go of no live process's lock.
 """
 
