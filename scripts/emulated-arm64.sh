@@ -44,7 +44,24 @@ run_args=("$@")
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cache="${EMU_CACHE:-/var/tmp/shootout-emu-cache}"
 mkdir -p "$cache/archives/partial" "$cache/pip" "$cache/shootout"
+# Work folders of earlier copies that were SIGKILLed (no trap ran): each copy holds a lock on its
+# folder's .owner for its lifetime, so a folder whose lock is free has no owner left. Its mounts
+# died with that copy's mount namespace. A folder without .owner (an older copy) goes once it is
+# an hour old.
+for old in /var/tmp/shootout-emu.??????; do
+  [ -d "$old" ] || continue
+  if [ -n "$(find "$old/.owner" -mmin +1 2>/dev/null)" ]; then  # a minute old: its copy got to lock it
+    flock -n "$old/.owner" rm -rf --one-file-system "$old" 2>/dev/null || continue
+  elif [ ! -e "$old/.owner" ] && [ -n "$(find "$old" -maxdepth 0 -mmin +60)" ]; then
+    rm -rf --one-file-system "$old"
+  else
+    continue
+  fi
+  echo "removed $old, left by a killed earlier copy of $0" >&2
+done
 work="$(mktemp -d /var/tmp/shootout-emu.XXXXXX)"
+exec 7>"$work/.owner"
+flock -x 7
 root="$work/root"
 journal="$work/journal"  # one undo command a line, undone last first
 : >"$journal"
