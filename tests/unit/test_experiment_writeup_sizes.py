@@ -50,7 +50,7 @@ def test_rpi64_at_the_write_up_s_sizes_encodes_its_23_5_minute_track():
     named = experiment("rpi64")
     params = named.settings(WRITEUP_SIZE).params
     assert params["lame"]["minutes"] == params["flac"]["minutes"] == 23.5
-    assert params["sha1-sparse"] == named.settings().params["sha1-sparse"]  # already the write-up's 2 GB
+    assert params["sha1-sparse"] == {"size": 2_000_000_000} and "sha1-sparse" not in named.settings().params
     assert named.settings().params["lame"]["minutes"] == 3  # the default stays the cut size
     # its own budget at that size: the limit that fits rounds of 126 s, not the cut size's 8 minutes
     assert run_limits("rpi64", None, None, size=WRITEUP_SIZE) == (2040, 15)
@@ -135,10 +135,14 @@ def test_the_paragraph_beside_the_write_up_reads_user_named_sides_at_either_size
     with_lame = (*analysis.workloads, Lame.spec)  # the fixture's five workloads have no lame of their own
     at = named.explain(dataclasses.replace(analysis, runs=(run,), workloads=with_lame))
     assert at[:len(lines)] == lines
-    assert at[len(lines)] == "at the write-up's sizes (--size writeup): lame and flac encode the write-up's 23.5-minute track"
+    assert at[len(lines)] == ("at the write-up's sizes (--size writeup): SHA-1 of the write-up's 2 GB; "
+                             "lame and flac encode its 23.5-minute track")
     assert "lame" not in {w.name for w in analysis.workloads}
-    without = dataclasses.replace(analysis, runs=(run,))
-    assert not any("write-up's sizes" in line for line in named.explain(without))  # -w left out lame and flac
+    assert "sha1-sparse" in {w.name for w in analysis.workloads}  # at 2 GB: the line is said without lame
+    assert any("write-up's sizes" in line for line in named.explain(dataclasses.replace(analysis, runs=(run,))))
+    kept = tuple(w for w in analysis.workloads if w.name != "sha1-sparse")
+    without = dataclasses.replace(analysis, runs=(run,), workloads=kept)
+    assert not any("write-up's sizes" in line for line in named.explain(without))  # -w left out sha1-sparse, lame, flac
 
 
 # shootout experiments show NAME --toml

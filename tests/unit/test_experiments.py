@@ -10,6 +10,7 @@ from shootout.base.errors import UsageError
 from shootout.base.model import RunSettings
 from shootout.configs.specs import load_text
 from shootout.experiments import EXPERIMENTS, experiment
+from shootout.experiments.sizing import WRITEUP_SIZE
 from shootout.request.preparation import prepare
 from shootout.request.request import Wish, build_request
 from shootout.workloads.catalogue import REGISTRY
@@ -98,9 +99,10 @@ def test_kernel_modes_are_three_vms_refused_in_one_line_without_hardware_kvm(mon
                        told.append).configs) == 3
 
 
-def test_rpi64_hashes_the_write_up_s_2_gb_where_the_main_job_hashes_1_gb():
+def test_rpi64_hashes_the_write_up_s_2_gb_only_at_its_size():
     from shootout.execution.placefacts import TargetFacts
 
     sha1 = REGISTRY["sha1-sparse"]()
-    assert sha1.default_params(TargetFacts()) == {"size": 500_000_000}  # a rate: the size only sets its length
-    assert experiment("rpi64").settings().params["sha1-sparse"] == {"size": 2_000_000_000}
+    assert sha1.default_params(TargetFacts()) == {"size": 100_000_000}  # a rate: the size only sets its length
+    assert "sha1-sparse" not in experiment("rpi64").settings().params  # the workload's own 100 MB
+    assert experiment("rpi64").settings(WRITEUP_SIZE).params["sha1-sparse"] == {"size": 2_000_000_000}
