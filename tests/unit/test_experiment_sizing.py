@@ -24,6 +24,7 @@ from shootout.experiments.limits import (
 )
 from shootout.experiments.sizing import (
     DEFAULT_BUDGET_S,
+    MARGIN,
     DoesNotFit,
     Sizing,
     budget_seconds,
@@ -39,6 +40,17 @@ def test_the_plan_is_what_the_budget_pays_for():
     assert got.budget_s == 420 and got.max_rounds == 13  # 14 rounds of 30 s, the warm-up one of them
     assert got.first_look == Design(0.95, 5, (6, 13)).first_look()
     assert got.first_verdict_s == 60 + (got.first_look + 1) * 30
+
+
+def test_where_the_first_verdict_fits_at_50_looks_the_plan_is_50_rounds():
+    """The budget ends the run; rounds beyond what a whole round pays for are reached only when
+    decided workloads have left the rounds (rpi64's sha1-sparse ran alone at 0.5 s a round)."""
+    sizing = Sizing(round_s=20, prepare_s=60, limit_s=8 * 60)
+    got = plan(sizing, family=6)
+    first = Design(0.95, 6, (6, 50)).first_look()
+    assert got.max_rounds == 50 and got.first_look == first == 14
+    assert (first + 1) * 20 * MARGIN <= got.budget_s < (first + 1) * 30 * MARGIN  # at 30 s it would not fit
+    assert plan(Sizing(round_s=30, prepare_s=60, limit_s=8 * 60), family=6).max_rounds == 13
 
 
 def test_the_issue_s_rounds_do_not_fit_eight_minutes():
@@ -194,11 +206,12 @@ def test_rounds_here_longer_than_the_budget_pays_for_are_a_warning():
     own = named.plan()
     fits = LastRun(2, 300.0, named.sizing.round_s)
     assert not any(line.startswith("warning") for line in how_long(named, fits))
-    slow = LastRun(2, 600.0, 38.0)
+    round_s = round(own.budget_s / (own.first_look + 1) / 1.1)  # 26 s: fits the budget, not its margin
+    slow = LastRun(2, 600.0, float(round_s))
     (warning,) = [line for line in how_long(named, slow) if line.startswith("warning")]
-    needed = (own.first_look + 1) * 38.0  # the warm-up and the rounds up to the first look
+    needed = (own.first_look + 1) * round_s  # the warm-up and the rounds up to the first look
     assert needed < own.budget_s < needed * 1.2  # within the budget, not within its margin for slower rounds
-    assert warning == (f"warning: at rounds of 38 s here, a first verdict needs about {needed // 60:.0f} min "
+    assert warning == (f"warning: at rounds of {round_s} s here, a first verdict needs about {needed // 60:.0f} min "
                        f"{needed % 60:.0f} s of measuring, {needed * 1.2 // 60:.0f} min {needed * 1.2 % 60:.0f} s "
                        f"with the 20% margin a budget keeps for slower rounds, more than its budget of "
                        f"{own.budget_s / 60:g}m: give --budget {-(-needed * 1.2 // 60):.0f}m, fewer workloads (-w), "

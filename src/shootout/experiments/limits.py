@@ -188,6 +188,12 @@ def span(named: Experiment, size: str = DEFAULT_SIZE, last: LastRun | None = Non
     return text + ("*" if sizing.estimated else "")
 
 
+def _rounds(most: int) -> str:
+    """The plan's last look as the run will use it: at the default's 50 it is planned from the warm-up."""
+    return (f"rounds up to what the budget pays for, at least {most}" if most >= MAX_ROUNDS else
+            f"at most {most} rounds")
+
+
 def _writeup_lines(named: Experiment, last: LastRun | None) -> list[str]:
     """What --size writeup changes and how long it takes (or that the experiment cuts nothing)."""
     if not named.cuts:
@@ -200,7 +206,7 @@ def _writeup_lines(named: Experiment, last: LastRun | None) -> list[str]:
             f"takes about {fmt_duration(own.first_verdict_s, 'span')} to a first verdict, at most "
             f"{fmt_duration(sizing.limit_s, 'span')} ({how})")
     return [f"at the write-up's sizes (--size writeup): {named.writeup_note}; {took}, with a budget of "
-            f"{minutes(own.budget_s)} and at most {own.max_rounds} rounds"]
+            f"{minutes(own.budget_s)} and {_rounds(own.max_rounds)}"]
 
 
 def how_long(named: Experiment, last: LastRun | None, last_writeup: LastRun | None = None) -> list[str]:
@@ -208,7 +214,7 @@ def how_long(named: Experiment, last: LastRun | None, last_writeup: LastRun | No
     the same at the write-up's sizes."""
     own = named.plan()
     sizing = named.sizing
-    rounds = f"a first verdict after round {own.first_look}; budget {minutes(own.budget_s)}, at most {own.max_rounds} rounds"
+    rounds = f"a first verdict after round {own.first_look}; budget {minutes(own.budget_s)}, {_rounds(own.max_rounds)}"
     delta = ([f"threshold: ±{named.threshold * 100:g}% instead of 1% ({named.threshold_why})"]
              if named.threshold is not None else [])
     return ([_took(named, own, last), rounds, *_short_budget(named, own, last)]

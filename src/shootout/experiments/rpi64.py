@@ -67,9 +67,10 @@ minutes = 3  # the write-up's 23.5 took 1m25s a round with the rest (sizing.note
 [params.flac]
 minutes = 3
 """,
-    sizing=Sizing(round_s=30, prepare_s=60, limit_s=8 * 60,
-                  measured="2-core x86-64 VM, 2026-11-26: rounds of 21 s, 24-52 s while others used 1.3 CPUs; "
-                           "with maxalloc, from a fresh home at load 1.6-2.4: rounds of 19 s, 4 min 43 s in all",
+    sizing=Sizing(round_s=20, prepare_s=60, limit_s=8 * 60,
+                  measured="2-core x86-64 VM, 2026-11-29, CPU 1 reserved, SHA-1 of 100 MB: rounds of 18.2-19.3 s "
+                           "quiet and beside a load on both CPUs (busy 1.3 s, idle 1.7 s); with 2 GB, 2026-11-26: "
+                           "rounds of 21 s, 24-52 s while others used 1.3 CPUs",
                   note="SHA-1 of 100 MB instead of the write-up's 2 GB (a rate: shorter trials pair closer "
                        "in time, and noise that comes and goes over seconds hits both sides); "
                        "lame and flac on a 3-minute track instead of its "
