@@ -120,6 +120,11 @@ def test_userspace_creation_shows_a_start_and_a_ready_line_each_when_piped() -> 
         line(text)
     assert out.getvalue().splitlines() == ["u-amd64: Retrieving InRelease", "u-i386: Retrieving InRelease",
                                            "u-amd64: ready in 78 s", "u-i386: ready in 93 s"]
+    out.truncate(0)
+    out.seek(0)  # mmdebstrap's first line is its own and long: wrapped at 80 columns like the rest
+    line("debian-bookworm-amd64: chroot architecture amd64 is equal to the host's architecture")
+    assert [s.rstrip() for s in out.getvalue().splitlines()] == [
+        "debian-bookworm-amd64: chroot architecture amd64 is equal to the host's", "architecture"]
 
 
 def test_an_install_into_a_userspace_is_said_before_it_starts_in_both_layouts() -> None:

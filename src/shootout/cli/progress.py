@@ -46,7 +46,7 @@ def preparing(errors: Console, status: Status | None) -> Callable[[str], None]:
         who = text.split(":", 1)[0]
         if who not in started or " ready in " in text:
             started.add(who)
-            errors.print(escape(text), soft_wrap=True, highlight=False)
+            errors.print(escape(text), highlight=False)  # wrapped at the width: mmdebstrap says long lines
     return line
 
 
