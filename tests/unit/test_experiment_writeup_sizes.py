@@ -20,6 +20,7 @@ from shootout.experiments.sizing import DEFAULT_SIZE, SIZES, WRITEUP_SIZE
 from shootout.request.overrides import check_params, parse_sets
 from shootout.request.request import Wish, build_request, make_workload
 from shootout.request.settings import Asked, load_tables, resolve_settings
+from shootout.userspace.arches import headline_arches, host_arch, kernel_arch
 
 
 def quiet(_: str) -> None:
@@ -102,7 +103,7 @@ def test_rpi64_runs_its_workloads_and_sizes_on_the_sides_the_user_names():
 
 
 @pytest.mark.parametrize(("name", "lost"), [
-    ("rpi-network", "network (amd64, i386)"),
+    ("rpi-network", "network ({native}, {companion})"),  # this machine's pair: arm64, armhf on a Pi
     ("pi3desk-swap", "memory (none, disk, zswap, zram); swap (none, disk, zswap, zram)"),
     ("pi3desk", "scratch (ext4, btrfs-zstd, btrfs-zlib, btrfs-zlib-dirty); settings (btrfs-zlib-dirty)"),
     ("drop-ladder", "network ("),
@@ -113,15 +114,24 @@ def test_sides_that_would_lose_the_experiment_s_parts_are_refused_naming_them(na
     message = caught.value.message
     assert message.startswith(f"experiment {name}'s own sides carry what debian:bookworm:amd64, "
                               "debian:bookworm:i386 would lose: ")
-    assert lost in message and "\n" not in message
+    native, companion = pair()
+    assert lost.format(native=native, companion=companion) in message and "\n" not in message
     assert f"experiments show {name} --toml" in caught.value.hint
 
 
+def pair() -> tuple[str, str]:
+    """This machine's 64-bit architecture and its companion, as the experiments name their sides."""
+    found = headline_arches(host_arch(), kernel_arch())
+    assert found is not None
+    return found
+
+
 def test_the_experiment_s_own_sides_by_name_keep_their_parts():
-    parsed = build_request(Wish(configs=["amd64-sd", "i386-sd"], experiment="rpi-iozone"), quiet)
+    native, companion = pair()
+    parsed = build_request(Wish(configs=[f"{native}-sd", f"{companion}-sd"], experiment="rpi-iozone"), quiet)
     assert [c.parts["throttle"]["bps"] for c in parsed.configs] == [20e6, 20e6]
     with pytest.raises(UsageError, match="would lose: scratch"):  # one own side, one of the user's
-        build_request(Wish(configs=["amd64-sd", "debian:bookworm:i386"], experiment="rpi-iozone"), quiet)
+        build_request(Wish(configs=[f"{native}-sd", "debian:bookworm:i386"], experiment="rpi-iozone"), quiet)
 
 
 def test_the_paragraph_beside_the_write_up_reads_user_named_sides_at_either_size(analysis):
