@@ -171,12 +171,15 @@ def test_an_experiment_that_needs_root_says_so_in_one_line(name, monkeypatch):
 def test_pi3desk_without_btrfs_is_one_line_naming_it_before_anything(monkeypatch):
     from shootout.request.preparation import prepare
     from shootout.request.request import Wish, build_request
+    from shootout.parts import throttle
     from shootout.storage import scratch
     from shootout.system import emulator
 
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     monkeypatch.setattr(scratch, "kernel_has", lambda fs: fs != "btrfs")
-    monkeypatch.setattr(emulator, "here", lambda: None)  # a real machine, also in the emulated arm64 check
+    # a real machine with an io controller, also in the emulated arm64 check's chroot
+    monkeypatch.setattr(emulator, "here", lambda: None)
+    monkeypatch.setattr(throttle.ThrottlePart, "problem", lambda self, spec: None)
     told: list[str] = []
     with pytest.raises(UsageError) as refused:
         prepare(build_request(Wish(experiment="pi3desk", settings=RunSettings()), told.append), told.append, told.append)
