@@ -4,8 +4,9 @@ An experiment carries the seconds one of its rounds took on a 2-core x86-64 mach
 preparing it took from a fresh start (userspaces, tools, scratches). From these, plan() gives
 the budget (the whole run within the experiment's limit: 12 minutes, rpi64 8) and its
 rounds: 50 where the first verdict fits at 50 looks, else the most that budget pays for (fewer
-looks let the sequential rule decide a round or two earlier). An experiment whose first verdict would not fit its limit fails the unit tests, so
-its parameters must shrink (and it says which size it uses instead of the write-up's, and why).
+looks let the sequential rule decide a round or two earlier). An experiment whose first
+verdict would not fit its limit fails the unit tests, so its parameters must shrink (and it
+says which size it uses instead of the write-up's, and why).
 The user's own --budget and --max-rounds win over the plan.
 """
 
