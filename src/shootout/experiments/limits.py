@@ -28,6 +28,7 @@ from shootout.experiments.sizing import (
     Plan,
     first_verdict_seconds,
     minutes,
+    planned_at_run,
 )
 from shootout.experiments.writeup import Experiment
 
@@ -189,8 +190,8 @@ def span(named: Experiment, size: str = DEFAULT_SIZE, last: LastRun | None = Non
 
 
 def _rounds(most: int) -> str:
-    """The plan's last look as the run will use it: at the default's 50 it is planned from the warm-up."""
-    return (f"rounds up to what the budget pays for, at least {most}" if most >= MAX_ROUNDS else
+    """The plan's last look as the run will use it."""
+    return (f"rounds up to what the budget pays for, at least {most}" if planned_at_run(most) else
             f"at most {most} rounds")
 
 

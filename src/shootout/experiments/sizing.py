@@ -47,6 +47,12 @@ class DoesNotFit(ValueError):
     """The rounds up to a first verdict do not fit the experiment's limit."""
 
 
+def planned_at_run(rounds: int) -> bool:
+    """Whether a plan of `rounds` leaves the last look to the run, planned from its warm-up
+    (measure/roundplan.py): at the default's 50; fewer are what the budget pays for already."""
+    return rounds >= MAX_ROUNDS
+
+
 def budget_seconds(sizing: Sizing) -> float:
     """The measuring's share of the limit, in whole half-minutes."""
     return math.floor((sizing.limit_s - sizing.prepare_s) / 30) * 30

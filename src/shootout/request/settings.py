@@ -32,7 +32,7 @@ from pathlib import Path
 from shootout.base.errors import UsageError
 from shootout.configs.specs import FileSettings, load_file
 from shootout.experiments.limits import LastRun, run_limits
-from shootout.experiments.sizing import DEFAULT_SIZE, MAX_ROUNDS, SIZES, WRITEUP_SIZE
+from shootout.experiments.sizing import DEFAULT_SIZE, SIZES, WRITEUP_SIZE, planned_at_run
 from shootout.request import values
 from shootout.request.prices import read_prices
 
@@ -188,6 +188,5 @@ def resolve_settings(asked: Asked, last_run: Callable[[str], LastRun | None] = l
         threshold=delta, precision=values.precision(asked.precision, delta), confidence=level,
         budget_s=budget_s, min_rounds=min_rounds, max_rounds=max(rounds, min_rounds),
         prices=prices, price_unit=price_unit, tables=tables, where=where, size=asked.size,
-        # an experiment's own max_rounds below the default is what its budget pays for already
-        rounds_by_budget=max_rounds is None and rounds >= MAX_ROUNDS,
+        rounds_by_budget=max_rounds is None and planned_at_run(rounds),
     )
