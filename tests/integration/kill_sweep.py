@@ -72,6 +72,7 @@ class Watched:
     def __init__(self, child: subprocess.Popen[str]) -> None:
         self.child = child
         self.workdirs: set[str] = set()
+        self.said = ""  # its stderr, once killed
 
     def look(self) -> None:
         try:
@@ -101,7 +102,7 @@ class Watched:
     def kill(self) -> None:
         self.look()
         self.child.send_signal(signal.SIGKILL)
-        self.child.communicate(timeout=60)
+        self.said = self.child.communicate(timeout=60)[1] or ""
 
     def finish(self, timeout: float = 900) -> str:
         """Watch until the run exits; its stderr (it must exit 0)."""
@@ -157,10 +158,15 @@ def trial_keys(db: Path) -> list[tuple[int, str, str]]:
         return []
 
 
+def resumed(shootout) -> Watched:  # noqa: ANN001
+    """`run --resume last`, started (a test may kill it too)."""
+    return start(shootout, "run", "--resume", "last", "--db", shootout.db)
+
+
 def resume(shootout) -> tuple[Watched, str]:  # noqa: ANN001
     """`run --resume last` to its end: it completes, measures no trial twice, leaves no journal."""
     before = trial_keys(shootout.home / "results.db")
-    watched = start(shootout, "run", "--resume", "last", "--db", shootout.db)
+    watched = resumed(shootout)
     stderr = watched.finish()
     after = trial_keys(shootout.home / "results.db")
     twice = [key for key, n in Counter(after).items() if n > 1]

@@ -1,6 +1,6 @@
 """Kill sweep of the browser family: SIGKILL of `shootout run -c host --aa -w browser` while the
-browser workload is being set up (its calibration runs the browser) and inside a measured
-trial; then `shootout doctor` and `run --resume last`. After each: no process of the run is
+browser workload is being set up (its calibration runs the browser), then its resumed run inside
+a measured trial; after each kill `shootout doctor`, then `run --resume last`. After each: no process of the run is
 alive (checked on the process tree: this test is a child subreaper, so whatever the run left
 is re-parented here), no work directory of the run on /dev/shm, no mount of it, no journal
 of it; the resumed run completes with every trial once.
@@ -75,8 +75,35 @@ def _mounts(*paths: str) -> list[str]:
     return [line for line in text.splitlines() if any(p in line for p in paths)]
 
 
-@pytest.mark.parametrize("moment", ["set-up", "trial"])
-def test_sigkill_of_a_browser_run_leaves_nothing_and_resume_completes(require_root, cached_home, tmp_path, moment):
+def _killed_at(shootout: Shootout, child, moment: str, tmp_path: Path, left) -> None:  # type: ignore[no-untyped-def]
+    """Wait for the moment in this run, SIGKILL it, run doctor: nothing of it is left."""
+    assert child.stdout is not None and child.stderr is not None
+    progress, errors = Lines(child.stdout), Lines(child.stderr)  # progress: on stdout in a pipe
+    deadline = time.monotonic() + 300
+    workdir = None
+    while time.monotonic() < deadline and child.poll() is None:
+        # set-up: the calibration's browser (before the warm-up); trial: a measured round's
+        if moment == "trial" and not progress.seen("round 1"):
+            time.sleep(0.1)
+            continue
+        if (workdir := _browser_workdir(child.pid)) is not None:
+            break
+        time.sleep(0.05)
+    assert workdir is not None, "".join(progress.lines + errors.lines)[-2000:]
+    if moment == "set-up":
+        assert not progress.seen("warm-up"), "too late: the warm-up had begun"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    doctor = shootout("doctor")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert left() == []  # not a moment later: at once
+    assert not Path(workdir).exists()
+    assert _journals(shootout.home, child.pid) == []
+    assert _mounts(workdir, str(tmp_path)) == []
+
+
+def test_sigkill_of_a_browser_run_leaves_nothing_and_resume_completes(require_root, cached_home, tmp_path):
+    """Killed while set up, then its resumed run killed inside a trial, then resumed to the end."""
     if not Path(CHROMIUM).exists():
         pytest.fail("Chromium is not installed on the host: apt-get install chromium (./install.sh --test)")
     shootout = Shootout(cached_home)  # its npm packages and inputs are cached there
@@ -86,36 +113,16 @@ def test_sigkill_of_a_browser_run_leaves_nothing_and_resume_completes(require_ro
     with subreaper() as left:
         child = shootout.popen("run", "-f", str(toml), "-c", "host", "--aa", "-w", "browser", "--max-rounds", "6",
                                "--budget", "10m", "--partial", "--db", db)
-        assert child.stdout is not None and child.stderr is not None
-        progress, errors = Lines(child.stdout), Lines(child.stderr)  # progress: on stdout in a pipe
-        deadline = time.monotonic() + 300
-        workdir = None
-        while time.monotonic() < deadline and child.poll() is None:
-            # set-up: the calibration's browser (before the warm-up); trial: a measured round's
-            if moment == "trial" and not progress.seen("round 1"):
-                time.sleep(0.1)
-                continue
-            if (workdir := _browser_workdir(child.pid)) is not None:
-                break
-            time.sleep(0.05)
-        assert workdir is not None, "".join(progress.lines + errors.lines)[-2000:]
-        if moment == "set-up":
-            assert not progress.seen("warm-up"), "too late: the warm-up had begun"
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-        doctor = shootout("doctor")
-        assert doctor.returncode == 0, doctor.stdout + doctor.stderr
-        assert left() == []  # not a moment later: at once
-        assert not Path(workdir).exists()
-        assert _journals(cached_home, child.pid) == []
-        assert _mounts(workdir, str(tmp_path)) == []
+        _killed_at(shootout, child, "set-up", tmp_path, left)
+        resumed = shootout.popen("run", "--resume", "last", "--db", db)
+        _killed_at(shootout, resumed, "trial", tmp_path, left)
 
         resumed = shootout.popen("run", "--resume", "last", "--db", db)
         out, err = resumed.communicate(timeout=900)
         assert resumed.returncode == 0, err[-2000:]
         assert left() == []
         assert _journals(cached_home, resumed.pid) == []
-        assert not list(Path("/dev/shm").glob(f"{Path(workdir).name}*"))
+        assert not list(Path("/dev/shm").glob(f"shootout-{resumed.pid}-*"))
     with sqlite3.connect(tmp_path / "results.db") as con:
         status = con.execute("SELECT status FROM runs ORDER BY id DESC LIMIT 1").fetchone()[0]
         done = Counter(con.execute("SELECT round, workload, config FROM trials").fetchall())

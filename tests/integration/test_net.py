@@ -341,48 +341,64 @@ parallel = 2
 """
 
 
-@pytest.mark.parametrize("moment", ["setup", "wireguard", "openvpn", "tcp-veth"])
-def test_sigkill_of_tunnels_and_tcp_veth_leaves_nothing_and_resumes(shootout, tmp_path: Path, moment: str) -> None:
-    """Killed while the topologies are made, before any trial (then the next run cleans up), or
-    inside a vpn trial with its WireGuard or OpenVPN tunnel up, or inside a tcp-veth trial (then
-    doctor); the resumed run measures each trial once and leaves nothing either."""
+KILLS = ("setup", "wireguard", "openvpn", "tcp-veth")
+
+
+def _reached(moment: str, seen: set[str], results: Path) -> bool:
+    """setup: the topologies are being made, before any trial; wireguard/openvpn: inside a vpn
+    trial with that tunnel up; tcp-veth: inside a tcp-veth trial, no tunnel up."""
+    if moment == "setup":
+        return len(seen) >= 2 and not kill_sweep.trial_keys(results)
+    if moment == "tcp-veth":
+        return running_in(seen, "iperf3") and not any(running_in(seen, t) for t in ("wireguard-go", "openvpn"))
+    return running_in(seen, {"wireguard": "wireguard-go", "openvpn": "openvpn"}[moment]) and running_in(seen, "iperf3")
+
+
+def test_sigkill_of_tunnels_and_tcp_veth_leaves_nothing_and_resumes(shootout, tmp_path: Path) -> None:
+    """One run killed four times and resumed after each: while the topologies are made, before
+    any trial (then the next run cleans up), inside a vpn trial with its WireGuard tunnel up, with
+    its OpenVPN tunnel up, and inside a tcp-veth trial (after each of these three, doctor). The
+    last resume completes the run, measuring each trial once, and leaves nothing either. One
+    chain rather than a run per moment: each kill is the same, and resumed runs are killed too."""
     pin = f"sokill{os.getpid() % 10000}"
     pins = tuple(f"{pin}{c}-{w}-{s}" for c in "wo" for w in ("vpn", "tcp-veth") for s in "ab")
     (tmp_path / "net.toml").write_text(TUNNELS.format(pin=pin))
-    seen: set[str] = set()
+    every: set[str] = set()
     with kill_sweep.cleaning_up(shootout):
         watched = kill_sweep.start(shootout, "run", "--file", str(tmp_path / "net.toml"), "--min-rounds", "6",
                                    "--max-rounds", "7", "--budget", "60m", "--db", shootout.db)
+        runs = [watched]
+        for moment in KILLS:
+            seen: set[str] = set()
 
-        def moment_reached() -> bool:
-            seen.update(holders(watched.child.pid))
-            if moment == "setup":
-                return len(seen) >= 2 and not kill_sweep.trial_keys(tmp_path / "results.db")
-            if moment == "tcp-veth":
-                return running_in(seen, "iperf3") and not any(running_in(seen, t) for t in ("wireguard-go", "openvpn"))
-            return running_in(seen, {"wireguard": "wireguard-go", "openvpn": "openvpn"}[moment]) \
-                and running_in(seen, "iperf3")
+            def moment_reached() -> bool:
+                seen.update(holders(watched.child.pid))
+                return _reached(moment, seen, tmp_path / "results.db")
 
-        watched.until(moment_reached, f"the moment '{moment}'")
-        watched.kill()
-        assert watched.workdirs, "the run's work directory was never seen"
-        deadline = time.monotonic() + 60
-        while in_namespaces(seen) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert any(Path("/run/netns", p).exists() for p in pins)  # pins keep the namespaces: the journal's job
-        if moment != "setup":
-            done = shootout("doctor")
-            assert done.returncode == 0, done.stderr
-            for made in ("network namespace pinned as", "creating the veth pair", "create the work directory"):
-                assert made in done.stdout, done.stdout
-            assert_nothing_left(seen, pins)
-            assert watched.workdirs_left() == [] and kill_sweep.journals(shootout) == []
-        resumed, stderr = kill_sweep.resume(shootout)
-        if moment == "setup":
-            assert "undid a change left by a killed run: network namespace pinned as" in stderr, stderr
-            assert "undid a change left by a killed run: create the work directory" in stderr, stderr
-        assert_nothing_left(seen, pins)
-        assert watched.workdirs_left() == []
+            watched.until(moment_reached, f"the moment '{moment}'")
+            watched.kill()
+            every |= seen
+            assert watched.workdirs, f"{moment}: the run's work directory was never seen"
+            deadline = time.monotonic() + 60
+            while in_namespaces(seen) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert any(Path("/run/netns", p).exists() for p in pins)  # pins keep the namespaces: the journal's job
+            if moment == "wireguard":  # the run after the kill at set-up undid what that one left
+                for undone in ("network namespace pinned as", "create the work directory"):
+                    assert f"undid a change left by a killed run: {undone}" in watched.said, watched.said
+            if moment != "setup":
+                done = shootout("doctor")
+                assert done.returncode == 0, done.stderr
+                for made in ("network namespace pinned as", "creating the veth pair", "create the work directory"):
+                    assert made in done.stdout, (moment, done.stdout)
+                assert_nothing_left(seen, pins)
+                assert [r.workdirs_left() for r in runs] == [[]] * len(runs), moment
+                assert kill_sweep.journals(shootout) == [], moment
+            if moment != KILLS[-1]:
+                watched = kill_sweep.resumed(shootout)
+                runs.append(watched)
+        kill_sweep.resume(shootout)
+        assert_nothing_left(every, pins)
 
 
 # -- bad input ----------------------------------------------------------------------------------
