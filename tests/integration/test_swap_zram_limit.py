@@ -76,7 +76,7 @@ def watch(home: Path, child_running, deadline: float) -> tuple[str | None, list[
 
 def test_zram_pool_share_is_the_devices_mem_limit_and_the_run_reports_the_limit_hit(require_root, shootout, tmp_path):
     toml = write_toml(tmp_path / "zram.toml", memory=f"{MEMORY_MIB}M",
-                      tabs="switches = 60\nmax_seconds = 20\ntimeout_s = 120", zram=SETUP)
+                      tabs="switches = 60\nmax_seconds = 20\ntimeout_s = 45", zram=SETUP)
     child = shootout.popen("run", "-f", str(toml), "-c", "zram", "-w", "tabs", "--max-rounds", "6",
                            "--budget", "120s", "--partial", "--db", shootout.db)
     try:
