@@ -22,7 +22,8 @@ import json
 import os
 import statistics
 import time
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from common import Series, on_off_load, shootout
@@ -49,6 +50,20 @@ def one(job: str, isolate: bool, home: Path) -> dict:
             "tail": done.stderr.strip().splitlines()[-1:] if done.returncode else []}
 
 
+@contextmanager
+def held(lock: Path | None) -> Iterator[None]:
+    """The lock of the machine's heavy jobs, for one run: a test or another series may go between runs."""
+    if lock is None:
+        yield
+        return
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def table(lines: list[dict]) -> str:
     out = ["| job | condition | reserved CPUs | runs | median wall s | verdicts (each run) | exits |",
            "|---|---|---|---|---|---|---|"]
@@ -70,19 +85,17 @@ def main() -> None:
     parser.add_argument("--isolation", default="on,off")
     parser.add_argument("--home", type=Path, default=Path("/var/tmp/shootout-bench-home"))
     parser.add_argument("--out", type=Path, default=Path("busy_runs.jsonl"))
-    parser.add_argument("--lock", type=Path, help="flock this file for the whole series")
+    parser.add_argument("--lock", type=Path, help="flock this file for each run (other heavy jobs go between runs)")
     parser.add_argument("--prime", action="store_true", help="make the userspaces first (one untimed run)")
     parser.add_argument("--table", type=Path, help="only print the table of this results file")
     args = parser.parse_args()
     if args.table:
         print(table(Series(args.table).done))
         return
-    if args.lock:
-        fd = os.open(args.lock, os.O_RDWR | os.O_CREAT, 0o666)
-        fcntl.flock(fd, fcntl.LOCK_EX)
     args.home.mkdir(parents=True, exist_ok=True)
     if args.prime:
-        print(json.dumps({"prime": one("main", True, args.home)}), flush=True)
+        with held(args.lock):
+            print(json.dumps({"prime": one("main", True, args.home)}), flush=True)
     series = Series(args.out)
     done = series.done
     for i in range(args.runs):
@@ -92,11 +105,13 @@ def main() -> None:
                     key = (job, condition, isolation, i)
                     if any((r["job"], r["condition"], r["isolation"], r["i"]) == key for r in done):
                         continue
-                    uptime = os.popen("uptime").read().strip()
-                    with on_off_load() if condition == "load" else nullcontext():
-                        r = one(job, isolation == "on", args.home)
+                    with held(args.lock):
+                        uptime = os.popen("uptime").read().strip()
+                        with on_off_load() if condition == "load" else nullcontext():
+                            r = one(job, isolation == "on", args.home)
                     line = {"job": job, "condition": condition, "isolation": isolation, "i": i, "uptime": uptime, **r}
                     series.add(line)
+                    time.sleep(2)  # flock is not first-come: a pause lets a waiting job have its turn
     print(table(done))
 
 
