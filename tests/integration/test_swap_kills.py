@@ -1,11 +1,11 @@
 """SIGKILL of `shootout run` with each swap kind (root, CI): zram, zswap in front of a swap
-file, and a plain swap file, killed inside a trial and while a trial's swap is being switched
-on. Afterwards `shootout doctor` and `run --resume last` (each first in turn) must leave
-nothing: no swap area of the run in /proc/swaps (under any name: once the run's private mount
-namespace is gone /dev/zram1 shows as /zram1, and a file on a filesystem mounted at D as a
-path relative to D's root), none of its zram devices in /sys/block, zswap as it was, no work
-directory on /dev/shm, no journal; and the resumed run completes, measuring every trial with
-only its configuration's swap.
+file, and a plain swap file, killed inside a trial (then doctor), and its resumed run killed
+while a trial's swap is being switched on (then the next resume). After each, doctor and
+`run --resume last` must leave nothing: no swap area of the run in /proc/swaps (under any
+name: once the run's private mount namespace is gone /dev/zram1 shows as /zram1, and a file on
+a filesystem mounted at D as a path relative to D's root), none of its zram devices in
+/sys/block, zswap as it was, no work directory on /dev/shm, no journal; and the last resumed
+run completes, measuring every trial with only its configuration's swap.
 
 Each run has a zswap configuration: its statistics need debugfs, whose mount moves the run
 into a private mount namespace, as a real run with zswap does. Swap files go onto a small
@@ -221,10 +221,12 @@ def check_resumed(shootout: Any, before: list[tuple[int, str, str, dict[str, Any
         assert state["zswap"]["enabled"] == enabled, (config, state)
 
 
-@pytest.mark.parametrize("moment", ["trial", "switching"])
 @pytest.mark.parametrize("kind", ["zram", "zswap", "disk"])
 def test_sigkill_of_a_swap_run_leaves_nothing_after_doctor_and_resume(require_root, shootout, tmp_path, data_disk,
-                                                                      kind, moment):
+                                                                      kind):
+    """Killed inside a trial of the kind, then doctor; its resumed run killed while the kind's area
+    is switched on before a trial, then resumed again: that run undoes what the kill left, and
+    completes. One chain per kind rather than a run per moment: each kill is the same."""
     zswap_before = zswap.parameters()
     machine_swap = ", ".join(f"{a.path} ({a.size_kib >> 10} MiB)" for a in swaps.areas()) or "none"
     other, other_setup = OTHER[kind]
@@ -236,37 +238,38 @@ def test_sigkill_of_a_swap_run_leaves_nothing_after_doctor_and_resume(require_ro
               "--max-rounds", "6", "--budget", "10m", "--db", shootout.db)
     runs = [run]
     try:
-        run.until(lambda: bool(swap_paths(run.described)), "the swap areas made")
-        mine = area_of(kind, swap_paths(run.described), data_disk)
-        if moment == "trial":  # the kind's trial running with its area on
+        try:  # inside a trial of the kind, its area on
+            run.until(lambda: bool(swap_paths(run.described)), "the swap areas made")
+            mine = area_of(kind, swap_paths(run.described), data_disk)
             run.until(lambda: bool(listed(mine)) and run.running_trial()
                       and (kind != "zswap" or zswap.parameters()["enabled"] == "Y"), f"a trial of {kind}")
-        else:  # its area switched on before a trial: kill at once
-            run.until(lambda: f"swapon {mine}" in run.described, f"swapon {mine}")
-    finally:
-        run.kill()
-    try:
-        assert listed(mine) or moment == "switching"  # the kill left it on
+        finally:
+            run.kill()
+        assert listed(mine)  # the kill left it on
         before = trial_rows(shootout)
-        if moment == "trial":  # doctor first, then the resume finds nothing to undo
-            doctor = in_host_mounts(lambda: shootout("doctor"))
-            assert doctor.returncode == 0, doctor.stdout + doctor.stderr
-            assert f"undid: swapon {mine}" in doctor.stdout and "could not undo" not in doctor.stderr
-            nothing_left(runs, zswap_before, shootout)
-            resumed = Run(shootout, "run", "--resume", "last", "--db", shootout.db)
-            runs.append(resumed)
-            done = resumed.finish()
-            assert done.returncode == 0, done.stderr[-3000:]
-            assert "left by a killed run" not in done.stderr
-        else:  # the resume undoes what the killed run left, then measures; doctor finds nothing
-            resumed = Run(shootout, "run", "--resume", "last", "--db", shootout.db)
-            runs.append(resumed)
-            done = resumed.finish()
-            assert done.returncode == 0, done.stderr[-3000:]
-            assert f"undid a change left by a killed run: swapon {mine}" in done.stderr
-            assert "could not undo" not in done.stderr
-            doctor = in_host_mounts(lambda: shootout("doctor"))
-            assert doctor.returncode == 0 and "no changes left behind by earlier runs" in doctor.stdout, doctor.stdout
+        doctor = in_host_mounts(lambda: shootout("doctor"))  # doctor first, then the resume finds nothing to undo
+        assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+        assert f"undid: swapon {mine}" in doctor.stdout and "could not undo" not in doctor.stderr
+        nothing_left(runs, zswap_before, shootout)
+
+        run = Run(shootout, "run", "--resume", "last", "--db", shootout.db)
+        runs.append(run)
+        try:  # its area switched on before a trial: kill at once
+            run.until(lambda: bool(swap_paths(run.described)), "the resumed run's swap areas made")
+            mine = area_of(kind, swap_paths(run.described), data_disk)
+            run.until(lambda: f"swapon {mine}" in run.described, f"swapon {mine}")
+        finally:
+            run.kill()
+        assert "left by a killed run" not in run.said
+        # the next resume undoes what the killed run left, then measures; doctor finds nothing
+        resumed = Run(shootout, "run", "--resume", "last", "--db", shootout.db)
+        runs.append(resumed)
+        done = resumed.finish()
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert f"undid a change left by a killed run: swapon {mine}" in done.stderr
+        assert "could not undo" not in done.stderr
+        doctor = in_host_mounts(lambda: shootout("doctor"))
+        assert doctor.returncode == 0 and "no changes left behind by earlier runs" in doctor.stdout, doctor.stdout
         check_resumed(shootout, before, kind, other, machine_swap, zswap_before)
         nothing_left(runs, zswap_before, shootout)
     finally:
