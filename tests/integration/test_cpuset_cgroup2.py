@@ -145,7 +145,7 @@ def guest(image: VmImage, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             deadline = time.monotonic() + 300
             while found.ssh("true", check=False, timeout=30).returncode != 0:
                 qemu.check_alive(vm)
-                assert time.monotonic() < deadline, f"no SSH: {vm.last_console_line()}"
+                assert time.monotonic() < deadline, f"no SSH: {vm.console_reason()}"
                 time.sleep(2)
             source = subprocess.run(["tar", "-C", str(SRC), "--exclude=__pycache__", "-cf", "-", "shootout"],
                                     capture_output=True, check=True).stdout

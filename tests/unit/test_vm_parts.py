@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -140,13 +142,15 @@ def test_an_arm_guest_on_an_x86_host_is_only_emulated(tmp_path: Path) -> None:
     assert kvm_problem(arm, "aarch64", guest="armhf") is None and kvm_problem(arm, "aarch64", guest="amd64")
 
 
-@pytest.mark.parametrize("arch, flavour, cpu_tcg, cpu_kvm", [
-    ("arm64", "arm64", "max", "host"),
-    ("armhf", "arm64", "max", "host"),  # 64-bit kernel, 32-bit userspace
-    ("armhf", "armmp-lpae", "cortex-a15", "host,aarch64=off"),  # a 32-bit kernel needs a 32-bit CPU
+@pytest.mark.parametrize("arch, flavour, cpu_tcg, cpu_kvm, board", [
+    ("arm64", "arm64", "max", "host", "virt"),
+    ("armhf", "arm64", "max", "host", "virt"),  # 64-bit kernel, 32-bit userspace
+    # a 32-bit kernel needs a 32-bit CPU, and every device below 4 GiB (armmp has no LPAE)
+    ("armhf", "armmp-lpae", "cortex-a15", "host,aarch64=off", "virt,highmem=off"),
+    ("armhf", "armmp", "cortex-a15", "host,aarch64=off", "virt,highmem=off"),
 ])
 def test_arm_guests_boot_on_the_virt_board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arch: str,
-                                           flavour: str, cpu_tcg: str, cpu_kvm: str) -> None:
+                                           flavour: str, cpu_tcg: str, cpu_kvm: str, board: str) -> None:
     from shootout.vm import qemu
     from shootout.vm.kvm import Accel
 
@@ -155,7 +159,8 @@ def test_arm_guests_boot_on_the_virt_board(tmp_path: Path, monkeypatch: pytest.M
     for accel, cpu in ((Accel("tcg", True, "emulated"), cpu_tcg), (Accel("kvm", False, None), cpu_kvm)):
         argv = qemu_argv(image, VmShape(), accel, 40022, tmp_path / "serial.log")
         joined = " ".join(argv)
-        assert "/usr/bin/qemu-system-aarch64 -machine virt" in joined and f"-cpu {cpu} -smp 2 -m 3072" in joined
+        assert f"/usr/bin/qemu-system-aarch64 -machine {board} -accel" in joined
+        assert f"-cpu {cpu} -smp 2 -m 3072" in joined
         assert f"-kernel {tmp_path / 'vmlinuz'} -initrd {tmp_path / 'initrd.img'}" in joined  # the image's own
         assert "console=ttyAMA0" in argv[argv.index("-append") + 1]
     monkeypatch.setattr(qemu, "find_tool", lambda name, **_: None)
@@ -166,3 +171,29 @@ def test_arm_guests_boot_on_the_virt_board(tmp_path: Path, monkeypatch: pytest.M
 def test_arm_kernel_packages() -> None:
     assert kernel_package("arm64", "arm64") == ("linux-image-arm64", None)
     assert kernel_package("armhf", "armmp-lpae") == ("linux-image-armmp-lpae", None)
+
+
+def test_a_boot_that_fails_says_the_consoles_alarm_and_keeps_its_log(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The line that says why (not the reboot after it), and a log that outlives the run directory."""
+    from shootout.vm import qemu
+
+    monkeypatch.setenv("SHOOTOUT_HOME", str(tmp_path / "home"))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "serial.log").write_text("Begin: Running /scripts/local-block ... done.\n"
+                                       "ALERT!  /dev/vda does not exist.  Dropping to a shell!\n"
+                                       "Rebooting automatically due to panic= boot argument\n"
+                                       "[   47.850756] reboot: Restarting system\n")
+    (run_dir / "qemu.log").write_text("")
+    done = subprocess.Popen(["true"])
+    done.wait()
+    vm = qemu.RunningVm(VmImage(tmp_path / "debian-bookworm-armhf-armmp-1", {}), [], 1, run_dir, done, 0)
+    with pytest.raises(TargetError) as raised:
+        qemu.check_alive(vm)
+    assert raised.value.message == ("qemu exited (0) while booting debian-bookworm-armhf-armmp-1: "
+                                    "ALERT! /dev/vda does not exist. Dropping to a shell!")
+    kept = tmp_path / "home" / "logs" / "boot-debian-bookworm-armhf-armmp-1.log"
+    assert raised.value.hint == f"console log: {kept}"
+    shutil.rmtree(run_dir)  # as the journal does
+    assert "Restarting system" in kept.read_text()

@@ -116,8 +116,8 @@ class VmTarget(SshTarget):
             except TargetError as exc:
                 if "host key" in exc.message or time.monotonic() - t0 > timeout:
                     raise TargetError(f"the VM {self.config.name} did not answer over SSH within {timeout:.0f} s "
-                                      f"({exc.message}); last console line: {self.vm.last_console_line()}",
-                                      "see `shootout doctor`; under TCG a boot takes about a minute") from None
+                                      f"({exc.message}); its console: {self.vm.console_reason()}",
+                                      f"{self.vm.keep_console()}; under TCG a boot takes about a minute") from None
             time.sleep(1.0)
 
     def close(self) -> None:

@@ -12,6 +12,7 @@ cached image never changes and a killed VM leaves no file. qemu dies with shooto
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import time
@@ -21,11 +22,15 @@ from pathlib import Path
 import psutil
 
 from shootout.base.errors import TargetError, ToolMissing
+from shootout.base.paths import data_subdir
 from shootout.execution.tools import find_tool
 from shootout.system.children import die_with_parent
 from shootout.system.journal import Journal
 from shootout.vm.image import VmImage
 from shootout.vm.kvm import GUEST_FAMILY, Accel
+
+# console lines that say why a guest's boot failed (initramfs-tools' and the kernel's words)
+_ALARM = re.compile(r"ALERT!|Kernel panic|Gave up waiting|Unable to mount|No working init|not syncing")
 
 # qemu binary and its Debian package for a kernel's architecture
 QEMU = {"x86": ("qemu-system-x86_64", "qemu-system-x86"), "arm": ("qemu-system-aarch64", "qemu-system-arm")}
@@ -53,12 +58,25 @@ def family(image: VmImage) -> str:
     return GUEST_FAMILY.get(str(image.meta.get("arch")), "x86")
 
 
+def arm32_kernel(image: VmImage) -> bool:
+    return family(image) == "arm" and str(image.meta.get("flavour", "")).startswith("armmp")
+
+
 def cpu_model(image: VmImage, accel: Accel) -> str:
     """The same CPU for every VM of a family: the host's under KVM, qemu's `max` under TCG; a
     32-bit arm kernel (armmp) needs a 32-bit CPU (a 64-bit one in AArch32 mode under KVM)."""
-    if family(image) == "arm" and str(image.meta.get("flavour", "")).startswith("armmp"):
+    if arm32_kernel(image):
         return "host,aarch64=off" if accel.name == "kvm" else "cortex-a15"
     return "host" if accel.name == "kvm" else "max"
+
+
+def machine(image: VmImage) -> str:
+    """qemu's board. For an LPAE-capable CPU the `virt` board puts its PCIe configuration space
+    above 4 GiB, which armmp's kernel cannot reach: it never finds the virtio disk ("/dev/vda
+    does not exist"). highmem=off keeps every device below 4 GiB, and the 3 GiB of RAM fit."""
+    if family(image) != "arm":
+        return "q35"
+    return "virt,highmem=off" if arm32_kernel(image) else "virt"
 
 
 def qemu_argv(image: VmImage, shape: VmShape, accel: Accel, port: int, serial_log: Path) -> list[str]:
@@ -73,7 +91,7 @@ def qemu_argv(image: VmImage, shape: VmShape, accel: Accel, port: int, serial_lo
     pin = pinned_cores(shape, os.cpu_count())
     taskset = ["taskset", "-c", ",".join(map(str, pin))] if pin else []  # qemu's threads, vCPUs included
     return [
-        *taskset, found, "-machine", "virt" if arm else "q35", "-accel", accel.name,
+        *taskset, found, "-machine", machine(image), "-accel", accel.name,
         "-cpu", cpu_model(image, accel), "-smp", str(shape.vcpus), "-m", str(shape.memory_mib),
         "-nodefaults", "-display", "none", "-no-reboot", "-serial", f"file:{serial_log}",
         "-drive", f"file={image.disk},format=raw,if=virtio,snapshot=on",
@@ -108,12 +126,25 @@ class RunningVm:
     def serial_log(self) -> Path:
         return self.dir / "serial.log"
 
-    def last_console_line(self) -> str:
+    def console_reason(self) -> str:
+        """The console line that says why a boot went wrong: the last alarm (a panic, a root
+        never found), else the last line."""
         try:
             lines = [line for line in self.serial_log.read_text(errors="replace").splitlines() if line.strip()]
         except OSError:
             return "no console output"
-        return lines[-1][-160:] if lines else "no console output"
+        alarms = [line for line in lines if _ALARM.search(line)]
+        return " ".join((alarms or lines or ["no console output"])[-1].split())[-160:]
+
+    def keep_console(self) -> str:
+        """The hint of a failed boot: the console log, copied where it outlives the VM's run
+        directory (the journal removes that)."""
+        try:
+            kept = data_subdir("logs") / f"boot-{self.image.dir.name}.log"
+            kept.write_bytes(self.serial_log.read_bytes())
+        except OSError:
+            return "the console log was lost with the VM's run directory"
+        return f"console log: {kept}"
 
 
 def boot(image: VmImage, shape: VmShape, accel: Accel, journal: Journal, run_dir: Path) -> RunningVm:
@@ -139,7 +170,7 @@ def check_alive(vm: RunningVm) -> None:
     if vm.proc.poll() is not None:
         log = (vm.dir / "qemu.log").read_text(errors="replace").strip().splitlines()
         raise TargetError(f"qemu exited ({vm.proc.returncode}) while booting {vm.image.dir.name}: "
-                          f"{(log or [vm.last_console_line()])[-1][:200]}", f"console log: {vm.serial_log}")
+                          f"{(log or [vm.console_reason()])[-1][:200]}", vm.keep_console())
 
 
 def stop(vm: RunningVm, journal: Journal, timeout: float = 30.0) -> list[str]:
