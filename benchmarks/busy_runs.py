@@ -30,6 +30,7 @@ from common import Series, on_off_load, shootout
 
 JOBS = {"main": (), "rpi64": ("--experiment", "rpi64")}
 HEADLINES = {"main": 4, "rpi64": 6}  # the workloads each job judges (left out or lost ones count as undecided)
+TARGET_S = {"main": 180, "rpi64": 480}  # the targets: main within 3 min, rpi64 within 8, every headline decided
 VERDICTS = ("faster", "slower", "same", "better", "worse")  # better/worse: a guard decided (maxalloc)
 
 
@@ -65,13 +66,15 @@ def held(lock: Path | None) -> Iterator[None]:
 
 
 def table(lines: list[dict]) -> str:
-    out = ["| job | condition | reserved CPUs | runs | median wall s | verdicts (each run) | exits |",
-           "|---|---|---|---|---|---|---|"]
+    out = ["| job | condition | reserved CPUs | runs | met the target | median (range) wall s | verdicts (each run) | exits |",
+           "|---|---|---|---|---|---|---|---|"]
     for key in sorted({(r["job"], r["condition"], r["isolation"]) for r in lines}):
         cell = [r for r in lines if (r["job"], r["condition"], r["isolation"]) == key]
         said = ", ".join(f"{decided(r['verdicts'])}/{r['headlines']}" for r in cell)
-        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {len(cell)} | "
-                   f"{statistics.median(r['seconds'] for r in cell):.0f} | {said} | "
+        met = sum(r["seconds"] <= TARGET_S[r["job"]] and decided(r["verdicts"]) == r["headlines"] for r in cell)
+        walls = [r["seconds"] for r in cell]
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {len(cell)} | {met}/{len(cell)} | "
+                   f"{statistics.median(walls):.0f} ({min(walls):.0f}–{max(walls):.0f}) | {said} | "
                    f"{','.join(str(r['exit']) for r in cell)} |")
     loads = sorted({r["uptime"] for r in lines})
     return "\n".join(out + ["", "load averages at the starts: " + "; ".join(loads)])
