@@ -1,9 +1,9 @@
 """Kill sweep of the browser family: SIGKILL of `shootout run -c host --aa -w browser` while the
-browser workload is being set up (its calibration runs the browser), then its resumed run inside
-a measured trial; after each kill `shootout doctor`, then `run --resume last`. After each: no process of the run is
-alive (checked on the process tree: this test is a child subreaper, so whatever the run left
-is re-parented here), no work directory of the run on /dev/shm, no mount of it, no journal
-of it; the resumed run completes with every trial once.
+browser workload is being set up (its calibration runs the browser), then of its resumed run
+inside a measured trial; after each kill `shootout doctor`, then `run --resume last`. After
+each: no process of the run is alive (checked on the process tree: this test is a child
+subreaper, so whatever the run left is re-parented here), no work directory of the run on
+/dev/shm, no mount of it, no journal of it; the last resumed run completes with every trial once.
 
 The work directory's removal by doctor depends on the host target journalling it.
 Needs root (CI runs as root) and Chromium on the host (./install.sh --test).
