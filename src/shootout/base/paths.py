@@ -23,6 +23,17 @@ def data_subdir(name: str) -> Path:
     return path
 
 
+def kept_log(name: str, text: bytes) -> Path | None:
+    """A failure's log, kept as logs/NAME in the data directory, where it outlives the work that
+    wrote it (a userspace being made, a VM's run directory); None when it cannot be written."""
+    try:
+        path = data_subdir("logs") / name
+        path.write_bytes(text)
+    except OSError:
+        return None
+    return path
+
+
 def cache_dir() -> Path:
     return data_subdir("cache")
 

@@ -37,7 +37,7 @@ from shootout.base.errors import (
     UsageError,
     require_root,
 )
-from shootout.base.paths import cache_dir, data_dir, shared_cache_dir
+from shootout.base.paths import cache_dir, kept_log, shared_cache_dir
 from shootout.execution.tools import CLEAN_PATH, find_tool
 from shootout.system.journal import Journal, journal, recover
 from shootout.system.mounts import bind_private, mounts_under, safe_rmtree
@@ -234,14 +234,7 @@ def _failure(name: str, lines: list[str], log: Path | None) -> TargetError:
 
 
 def _save_log(name: str, lines: list[str]) -> Path | None:
-    try:
-        logs = data_dir() / "logs"
-        logs.mkdir(exist_ok=True)
-        path = logs / f"create-{name}.log"
-        path.write_text("\n".join(lines) + "\n")
-        return path
-    except OSError:
-        return None
+    return kept_log(f"create-{name}.log", ("\n".join(lines) + "\n").encode())
 
 
 def _builder_argv(root: Path, arch_name: str, release: str, mirror: str, packages: Sequence[str]) -> list[str]:

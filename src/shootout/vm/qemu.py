@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 
 from shootout.base.errors import TargetError, ToolMissing
-from shootout.base.paths import data_subdir
+from shootout.base.paths import kept_log
 from shootout.execution.tools import find_tool
 from shootout.system.children import die_with_parent
 from shootout.system.journal import Journal
@@ -140,11 +140,10 @@ class RunningVm:
         """The hint of a failed boot: the console log, copied where it outlives the VM's run
         directory (the journal removes that)."""
         try:
-            kept = data_subdir("logs") / f"boot-{self.image.dir.name}.log"
-            kept.write_bytes(self.serial_log.read_bytes())
+            kept = kept_log(f"boot-{self.image.dir.name}.log", self.serial_log.read_bytes())
         except OSError:
-            return "the console log was lost with the VM's run directory"
-        return f"console log: {kept}"
+            kept = None
+        return f"console log: {kept}" if kept else "the console log was lost with the VM's run directory"
 
 
 def boot(image: VmImage, shape: VmShape, accel: Accel, journal: Journal, run_dir: Path) -> RunningVm:
