@@ -62,7 +62,11 @@ def test_vm_specs() -> None:
             vm_config(bad)
 
 
-def test_every_vm_gets_the_same_shape_and_a_recorded_line(tmp_path: Path) -> None:
+def test_every_vm_gets_the_same_shape_and_a_recorded_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from shootout.vm import qemu
+
+    # an x86 guest's qemu, whether or not this machine has it (an arm64 one installs qemu-system-arm)
+    monkeypatch.setattr(qemu, "find_tool", lambda name, **_: f"/usr/bin/{name}")
     image = VmImage(tmp_path, {"arch": "i386", "host_key": "ssh-ed25519 AAAA", "kernel_release": "6.1.0-28-686-pae"})
     tcg = choose_accel(True, machine(tmp_path / "m", "hypervisor"), "x86_64")
     argv = qemu_argv(image, VmShape(), tcg, 40022, tmp_path / "serial.log")
