@@ -82,10 +82,10 @@ def test_the_scratchs_free_space_is_asked_of_each_side_itself() -> None:
     assert free_bytes(ScriptedTarget({}), "/var/tmp/s") is None  # no stat there: cannot tell
 
 
-def test_membw_repeats_its_far_passes_as_often_as_moves_1280_mib() -> None:
-    assert [memory.far_reps(size, 5) for size in (192, 256, 384, 1024, 1920)] == [5, 5, 4, 2, 2]
+def test_membw_repeats_its_far_passes_as_often_as_moves_1024_mib() -> None:
+    assert [memory.far_reps(size, 5) for size in (192, 256, 384, 1024, 1920)] == [5, 4, 3, 1, 1]
     assert memory.far_reps(256, 3) == 3  # never more than the levels' repetitions
     params = memory.MemBandwidth().default_params(smallest_side([AMD64, I386]))
     script = memory.MemBandwidth().argv(memory.Prepared(files={"binary": "/k/membw"}), params)[-1]
-    assert "echo 'section mem'; /k/membw 1024 2\n" in script + "\n" and "--kib\n" in script  # levels: 5 each
+    assert "echo 'section mem'; /k/membw 1024 1\n" in script + "\n" and "--kib\n" in script  # levels: 5 each
     assert all(line.endswith(" 5 --kib") for line in script.splitlines() if "--kib" in line)

@@ -23,7 +23,7 @@ from shootout.workloads.sizes import process_budget_mib
 OPS = ("read", "write", "copy", "fill")
 # When the target's sysfs says nothing (some ARM boards): typical Cortex-A72-class sizes.
 FALLBACK_CACHES = {"l1": 32, "l2": 1024}
-FAR_PASS_MIB = 1280  # what the far buffer's repetitions move at least: five of the 256 MiB minimum
+FAR_PASS_MIB = 1024  # what the far buffer's repetitions move at least: four of the 256 MiB minimum
 
 
 def sections(result: ProcResult) -> dict[str, dict[str, float]]:
@@ -65,9 +65,12 @@ def far_wanted_mib(caches_kib: dict[str, int]) -> int:
 
 def far_reps(size_mib: int, reps: int) -> int:
     """Repetitions of the far buffer's passes (the best is kept): as many as move FAR_PASS_MIB, at
-    least 2 and at most `reps`. A pass over a 1.5 GiB buffer (a VM that reports a 480 MiB L3) takes
-    as long as six over 256 MiB; five of them made membw the costliest workload of a round."""
-    return max(2, min(reps, math.ceil(FAR_PASS_MIB / size_mib)))
+    most `reps`. A pass over a 1 GiB buffer (a VM that reports a 260 MiB L3) takes as long as four
+    over 256 MiB; a second one cost 0.8 s a trial and made membw two thirds of the main job's
+    measuring, where membw decides at the rule's first look anyway. Where rounds are bought for
+    precision one pass is the worse buy: writeread's paired spread, amd64 against i386, was 0.029
+    against two passes' 0.019 (benchmarks/membw_passes.py), 1.5 x the trial time for one interval."""
+    return max(1, min(reps, math.ceil(FAR_PASS_MIB / size_mib)))
 
 
 def far_buffer_mib(caches_kib: dict[str, int], facts: TargetFacts) -> int:
