@@ -174,7 +174,7 @@ def test_the_root_is_found_by_os_release_without_cmdline_txt(images: dict[str, P
     from shootout.images.inspect import inspect_disk
 
     raw = tmp_path / "plain.img"
-    subprocess.run(["sh", "-c", f"xz -dc {images[NATIVE_ARCH]} > {raw}"], check=True)
+    subprocess.run(["sh", "-c", f"xz -T0 -dc {images[NATIVE_ARCH]} > {raw}"], check=True)
     # the boot partition's cmdline.txt removed: the Linux partition holding /etc/os-release is the root
     subprocess.run(["mdel", "-i", f"{raw}@@{4 << 20}", "::cmdline.txt"], check=True, env={**os.environ, "MTOOLS_SKIP_CHECK": "1"})
     with journal() as j:
@@ -216,7 +216,7 @@ def test_rootfs_directory_and_block_device(images: dict[str, Path], spaces: Spac
                                            require_root: None) -> None:
     shootout = Shootout(tmp_path / "home")
     raw = tmp_path / "disk.img"
-    subprocess.run(["sh", "-c", f"xz -dc {images[NATIVE_ARCH]} > {raw}"], check=True)
+    subprocess.run(["sh", "-c", f"xz -T0 -dc {images[NATIVE_ARCH]} > {raw}"], check=True)
     before = sha(raw)
     # a whole disk as a second SD card in a USB reader would be: a block device with a partition table
     device = subprocess.run(["losetup", "--find", "--show", "--read-only", str(raw)], capture_output=True, text=True,

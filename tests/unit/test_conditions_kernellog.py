@@ -87,7 +87,7 @@ def test_preflight_lines_keep_the_kinds_apart() -> None:
     ("/batch-job", False),
     ("/", False),
     ("/system.slice/shootout-backup.service", False),
-])
+], ids=["own-trial", "own-throttle", "another-run", "batch-job", "root", "a-service"])  # names alike in every process
 def test_which_cgroups_are_shootouts(path: str, ours: bool) -> None:
     assert is_ours(path) is ours
 

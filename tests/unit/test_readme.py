@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 # the set-up commands, exactly: CI and scripts/emulated-arm64.sh run these two
-SET_UP = ("./install.sh && .venv/bin/shootout run", "./install.sh --test && .venv/bin/python -m pytest -q")
+SET_UP = ("./install.sh && .venv/bin/shootout run", "./install.sh --test && tests/run")
 FIRST_SCREEN = 60  # lines
 MOST_LINES = 150
 # every option the README named before its pages moved to docs/: each still documented somewhere
