@@ -4,8 +4,8 @@ What the trials of a comparison see: each round runs `membw SIZE 1` and `membw S
 amd64 and in the i386 userspace (in random order, on CPU 1) and keeps writeread's paired log
 ratio (i386 / amd64) for each pass count; prints its mean, its spread and a trial's wall time.
 
-    flock -o /tmp/shootout-bench.lock ../.venv/bin/python membw_passes.py --rounds 15 \\
-        --home /var/tmp/shootout-bench-home --size-mib 1024
+    flock -o /tmp/shootout-bench.lock ../.venv/bin/python membw_passes.py --rounds 40 --seed 11 \\
+        --home /var/tmp/shootout-bench-home          # results/membw-passes.txt
 
 Needs both userspaces made by a main-job run in --home (their membw binary is compiled there).
 """
