@@ -75,7 +75,7 @@ def make_spaces(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Spaces]:
                     found.seconds[name] = future.result()
                 except BaseException as exc:  # noqa: BLE001 (each test that needs it fails with this)
                     found.errors[name] = exc
-        if (artifacts := os.environ.get("SHOOTOUT_ARTIFACTS")) and found.seconds:  # the module that made them says
+        if (artifacts := os.environ.get("SHOOTOUT_ARTIFACTS")) and found.seconds:  # later modules made none
             Path(artifacts).mkdir(parents=True, exist_ok=True)
             (Path(artifacts) / "userspace-create-seconds.json").write_text(json.dumps(found.seconds, indent=2))
         yield found
