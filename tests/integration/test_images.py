@@ -28,6 +28,7 @@ from shared_spaces import (
 )
 
 from shootout.base.errors import TargetError
+from shootout.images.unpack import UNPACKERS
 from shootout.places import parse_kind_spec
 from shootout.places.image import ImageTarget
 from shootout.system.emulator import here as emulator_here
@@ -71,6 +72,13 @@ def left_behind(home: Path) -> list[str]:
     parts = list(images.glob("*.part")) if images.is_dir() else []
     journals = [p for p in (home / "journal").glob("*.jsonl") if p.read_text().strip()] if (home / "journal").is_dir() else []
     return [*attached(home), *map(str, overlays), *map(str, parts), *map(str, journals)]
+
+
+def unpacked(image: Path, raw: Path) -> Path:
+    """The image's raw disk at `raw`, unpacked as shootout unpacks it (the same command)."""
+    with open(raw, "wb") as out:
+        subprocess.run([*UNPACKERS[image.suffix][0], str(image)], stdout=out, check=True)
+    return raw
 
 
 def run_file(tmp_path: Path) -> Path:
@@ -173,8 +181,7 @@ def test_the_root_is_found_by_os_release_without_cmdline_txt(images: dict[str, P
                                                              require_root: None) -> None:
     from shootout.images.inspect import inspect_disk
 
-    raw = tmp_path / "plain.img"
-    subprocess.run(["sh", "-c", f"xz -T0 -dc {images[NATIVE_ARCH]} > {raw}"], check=True)
+    raw = unpacked(images[NATIVE_ARCH], tmp_path / "plain.img")
     # the boot partition's cmdline.txt removed: the Linux partition holding /etc/os-release is the root
     subprocess.run(["mdel", "-i", f"{raw}@@{4 << 20}", "::cmdline.txt"], check=True, env={**os.environ, "MTOOLS_SKIP_CHECK": "1"})
     with journal() as j:
@@ -215,8 +222,7 @@ def test_what_an_image_lacks_goes_into_the_overlay_and_an_unreachable_mirror_is_
 def test_rootfs_directory_and_block_device(images: dict[str, Path], spaces: Spaces, tmp_path: Path,
                                            require_root: None) -> None:
     shootout = Shootout(tmp_path / "home")
-    raw = tmp_path / "disk.img"
-    subprocess.run(["sh", "-c", f"xz -T0 -dc {images[NATIVE_ARCH]} > {raw}"], check=True)
+    raw = unpacked(images[NATIVE_ARCH], tmp_path / "disk.img")
     before = sha(raw)
     # a whole disk as a second SD card in a USB reader would be: a block device with a partition table
     device = subprocess.run(["losetup", "--find", "--show", "--read-only", str(raw)], capture_output=True, text=True,
