@@ -28,7 +28,7 @@ def start(tmp_path: Path, meter: str) -> tuple[Store, int]:
 
     def script(argv, config, n):  # the meter reads what "the machine" draws while the trial runs
         power.write_text(f"{WATTS[config]}\n")
-        time.sleep(0.05)
+        time.sleep(0.2)  # long beside the meter's sampling: a busy machine's late sample stays inside the trial
         return "throughput: 1000\n"
 
     SCRIPTS["energy"] = script

@@ -157,6 +157,13 @@ class RunSettings:
     # from what the budget pays for (measure/roundplan.py); max_rounds is the floor until then
     rounds_by_budget: bool = False
     planned_round_s: float = 0.0  # the warm-up's round time the last look was planned at (0: not yet)
+    # workload -> its own last look, planned with the others (roundplan.py): a short workload may
+    # take more rounds than a long one; max_rounds is the most of them. Absent: max_rounds.
+    last_looks: dict[str, int] = field(default_factory=dict, hash=False)
+
+    def last_look(self, workload: str) -> int:
+        """The last round at which `workload` is measured and looked at."""
+        return self.last_looks.get(workload, self.max_rounds)
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -158,13 +158,15 @@ def metric_log_ratios(trials: Sequence[Trial], spec: WorkloadSpec, metric: str, 
     return {r: math.log(other[r] / base[r]) for r in sorted(base.keys() & other.keys())}
 
 
-def run_design(run: Run, headline: bool) -> Design:
+def run_design(run: Run, headline: bool, workload: str | None = None) -> Design:
     """The interval rule of one run: headline metrics are a family (Bonferroni over the run's
-    headline comparisons) looked at after every round; sub-metrics are single estimates, but
-    still looked at sequentially because the run stopped on data they are correlated with."""
+    headline comparisons) looked at after every round up to the workload's own last look
+    (measure/roundplan.py; without a workload, the run's last); sub-metrics are single estimates,
+    but still looked at sequentially because the run stopped on data they are correlated with."""
     s = run.settings
     family = max(1, len(run.workloads) * (len(run.configs) - 1)) if headline else 1
-    return Design(s.confidence, family, (s.min_rounds, s.max_rounds) if s.interleaved else None)
+    last = s.max_rounds if workload is None else s.last_look(workload)
+    return Design(s.confidence, family, (s.min_rounds, last) if s.interleaved else None)
 
 
 def log_perf(values: Sequence[float], symbol: str) -> list[float]:
@@ -306,10 +308,13 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
     run interleaved its configurations, else (imported sequential runs) unpaired."""
     s = run.settings
     measured = [t for t in trials if t.spec.round > 0]
-    designs = {True: run_design(run, True), False: run_design(run, False)}
+    # the geomean is looked at when its shortest workload stops: never after the earliest last look
+    suite = dataclasses.replace(run_design(run, True), looks=(s.min_rounds, min(s.last_looks.values()))) \
+        if s.last_looks and s.interleaved else run_design(run, True)
     seen = _Trials(run, trials, measured, RunConditions(measured, run.facts.machine, run.set_aside))
     comparisons: list[Comparison] = []
     for spec in run.workloads:
+        designs = {True: run_design(run, True, spec.name), False: run_design(run, False, spec.name)}
         for metric in spec.metrics:
             if not seen.collect(spec, metric.name):
                 continue  # a metric this run's parameters do not produce
@@ -318,7 +323,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                             for config in run.configs[1:]]
     refused = "" if measured else budget_refusal(run)  # a resumed run that measured was not refused
     # a refused run has nothing to summarize: no "too few rounds" geomean, the refusal instead
-    summaries = () if refused else summarize(comparisons, run.configs, designs[True],
+    summaries = () if refused else summarize(comparisons, run.configs, suite,
                                             seen.values if not s.interleaved else None, threshold=s.threshold)
     return Analysis(
         runs=(run,), configs=tuple(run.configs), workloads=tuple(run.workloads),
@@ -328,21 +333,27 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                *_run_notes(run, summaries, refused)),
         facts=RunFacts(machine=run.facts.machine, sides={c.name: dict(run.facts.side(c.name)) for c in run.configs}),
         lost=dict(run.lost),
-        rules=method_rules(designs[True], s.interleaved),
+        rules=method_rules(suite, s.interleaved, s.last_looks),
         amounts=amounts(run, measured), refused=refused, whys=whys(run, measured),
     )
 
 
-def method_rules(headline: Design, paired: bool) -> tuple[str, ...]:
-    """The rules behind this analysis's intervals, in words (the report's method section)."""
+def method_rules(headline: Design, paired: bool, last_looks: Mapping[str, int] | None = None) -> tuple[str, ...]:
+    """The rules behind this analysis's intervals, in words (the report's method section): the
+    headline design's, or where workloads had last looks of their own (last_looks), each one's."""
     level = f"{headline.confidence:.0%}"
     out = []
     if headline.sequential and headline.looks is not None:
-        first = headline.first_look()
+        own = dict(last_looks or {}) if len(set((last_looks or {}).values())) > 1 else {}
+        designs = [dataclasses.replace(headline, looks=(headline.looks[0], n)) for n in sorted(set(own.values()))]
+        first = min((f for d in designs or [headline] if (f := d.first_look()) is not None), default=None)
+        to = (f"each workload's own last look, planned from the budget ({', '.join(f'{w} {n}' for w, n in sorted(own.items()))})"
+              if own else f"{headline.looks[1]}")
+        rules = "; ".join(d.rule() for d in designs or [headline])
         out.append(
             f"Sequential rule: the run looked after every round from round {headline.looks[0]} to "
-            f"{headline.looks[1]} and stopped a workload once it was decided. So that stopping early cannot "
-            f"inflate errors, the intervals are repeated confidence intervals ({headline.rule()}): the "
+            f"{to} and stopped a workload once it was decided. So that stopping early cannot "
+            f"inflate errors, the intervals are repeated confidence intervals ({rules}): the "
             f"{level} holds over all looks at once, from the crossing probabilities of a Gaussian random walk "
             "for the Wilcoxon signed-rank path; the early looks are strict and the late ones close to the "
             f"nominal level; the interval shown is that of the round the workload stopped at"

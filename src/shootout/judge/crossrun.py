@@ -128,7 +128,7 @@ def _estimate(base: Member, other: Member, spec: WorkloadSpec, metric: str, symb
         if len(shared) == 1:
             (b, o), = shared
             ratios = metric_log_ratios(b.trials, spec, metric, b.config, o.config)
-            return run_design(b.run, headline).estimate(list(ratios.values())), ratios, ()
+            return run_design(b.run, headline, spec.name).estimate(list(ratios.values())), ratios, ()
         effects = [statistics.fmean(r.values()) for b, o in shared
                    if (r := metric_log_ratios(b.trials, spec, metric, b.config, o.config))]
         return design.adopt(across_runs(effects, design.per_look())), {}, ()

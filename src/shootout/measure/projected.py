@@ -21,8 +21,9 @@ from shootout.workloads import cpuclock
 ADVICE_ROUND = 2  # the notice comes after rounds 1 and 2: the first with a spread to measure
 
 
-def noise(live: Live, name: str) -> float | None:
-    """The largest per-round noise of a workload's headline comparisons (log-ratio sd), or None."""
+def measured(live: Live, name: str) -> list[tuple[float, float, int]]:
+    """Per headline comparison of a workload with a spread so far: (per-round noise as the
+    log-ratio sd, mean log ratio, rounds)."""
     run = live.run
     spec = live.workloads[name].spec
     metric = cpuclock.headline(run, spec)
@@ -33,8 +34,13 @@ def noise(live: Live, name: str) -> float | None:
         sides = [[math.log(v) for v in metric_values(live.trials, name, metric, c) if v > 0]
                  for c in (base, config.name)]
         if (sigma := round_noise(ratios, sides)) is not None:
-            found.append(sigma)
-    return max(found, default=None)
+            found.append((sigma, sum(ratios) / len(ratios), len(ratios)))
+    return found
+
+
+def noise(live: Live, name: str) -> float | None:
+    """The largest per-round noise of a workload's headline comparisons (log-ratio sd), or None."""
+    return max((sigma for sigma, _, _ in measured(live, name)), default=None)
 
 
 def projected_rounds(live: Live, names: list[str]) -> dict[str, int | None]:
@@ -42,11 +48,13 @@ def projected_rounds(live: Live, names: list[str]) -> dict[str, int | None]:
     look); workloads without a measured spread yet are left out."""
     if len(live.run.configs) < 2 or grouped(live.run):
         return {}
-    design = run_design(live.run, headline=True)
     out: dict[str, int | None] = {}
     for name in names:
-        if (sigma := noise(live, name)) is not None:
-            out[name] = rounds_needed(sigma, live.run.settings.threshold, design) if sigma > 0 else design.first_look()
+        design = run_design(live.run, True, name)
+        if found := measured(live, name):
+            needs = [rounds_needed(sigma, live.run.settings.threshold, design, shift, seen) if sigma > 0
+                     else design.first_look() for sigma, shift, seen in found]
+            out[name] = None if None in needs else max(n for n in needs if n is not None)
     return out
 
 
@@ -58,14 +66,14 @@ def advise(live: Live, active: list[str], emit: Callable[[ev.Event], None]) -> N
     configs = [c.name for c in live.run.configs]
     if not needs:
         return
-    last = s.max_rounds
-    # the noisiest workload names the advice; rounds beyond the last look cannot be bought
-    name = max(needs, key=lambda w: (needs[w] or last + 1, w))
+    # the noisiest workload names the advice; rounds beyond its last look cannot be bought
+    name = max(needs, key=lambda w: (needs[w] or s.last_look(w) + 1, w))
+    last = s.last_look(name)
     rounds = needs[name] or last
     cost = 0.0
     for workload, n in needs.items():
         per_round = seconds_per_round(live.trials, workload, configs) or 0.0
-        cost += max(0, (n or last) - ADVICE_ROUND) * per_round * ev.BUDGET_MARGIN
+        cost += max(0, (n or s.last_look(workload)) - ADVICE_ROUND) * per_round * ev.BUDGET_MARGIN
     left = max(0.0, s.budget_s - live.elapsed())
     if cost <= left:
         return

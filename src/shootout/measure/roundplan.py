@@ -9,6 +9,17 @@ LAST_CAP. Only the warm-up's timings go in, never a comparison's values, so the 
 fixed before the first measured round and the sequential rule keeps its promise
 (stats/design.py); the plan is stored with the run's settings, so resume, show and report
 use the same design.
+
+Each workload gets its own last look. One last look for the whole round kept a short workload
+beside long ones at the floor: in the main job sha1-sparse's share of a 6.8 s round is 0.7 s,
+and it ended inconclusive at round 50 with 80 s of its 4-minute budget left. So each workload's
+last look is what the budget pays for were it the only one still measured once every workload
+has had the rounds to its first look. If the others go on, the budget stops it earlier, which
+costs the rule nothing; a later last look only makes its early looks a little stricter (a
+family of 4: the first look moves from round 13 to 15 at 219 rounds). Each comparison keeps its
+own share of alpha (Bonferroni), whatever its looks, so the family keeps its promise; the
+geomean, looked at when its shortest workload stops, takes the earliest last look's rule. With
+one workload this is the single last look above.
 """
 
 from __future__ import annotations
@@ -21,7 +32,7 @@ from shootout.base.model import RunSettings
 from shootout.base.units import fmt_duration
 from shootout.measure import events as ev
 from shootout.measure.runstate import Live
-from shootout.measure.stopping import emulated, round_seconds
+from shootout.measure.stopping import emulated, first_deciding_round, round_seconds, work_by_workload
 
 # Up to 400 looks: the first look moves from round 11 to 15 (one comparison; 14 to 18 for
 # 13), the last's level barely changes (97.1% -> 97.4%), and the boundary's calibration takes
@@ -31,19 +42,32 @@ from shootout.measure.stopping import emulated, round_seconds
 LAST_CAP = 400
 
 
-def affordable_last(left_s: float, round_s: float, floor: int, cap: int = LAST_CAP) -> int:
-    """The rounds left_s pays for at round_s a round (with the runner's margin), within floor..cap."""
-    if round_s <= 0.0:
-        return floor
-    paid = math.floor(left_s / (round_s * ev.BUDGET_MARGIN))
-    return max(floor, min(cap, paid))
+def workload_lasts(work: dict[str, float], round_s: float, left_s: float, first: int, floor: int,
+                   cap: int = LAST_CAP) -> dict[str, int]:
+    """Each workload's last look: the rounds left_s pays for were it measured alone after round
+    `first` (every workload measured until then at round_s), within floor..cap. Its share of a
+    round's time is its share of the warm-up's trial time (`work`, seconds per workload)."""
+    total = sum(work.values())
+    after = max(0.0, left_s - first * round_s * ev.BUDGET_MARGIN)
+    lasts = {}
+    for name, seconds in work.items():
+        share = round_s * seconds / total if total > 0 else 0.0
+        alone = floor if share <= 0.0 else first + math.floor(after / (share * ev.BUDGET_MARGIN))
+        lasts[name] = max(floor, min(cap, alone))
+    return lasts
 
 
 def said(s: RunSettings) -> str:
-    """The planned last look in one line, as the run and show say it ('' when not planned)."""
+    """The planned last looks in one line, as the run and show say it ('' when not planned)."""
     if not s.rounds_by_budget or not s.planned_round_s:
         return ""
     at = f"{s.planned_round_s:.1f} s" if s.planned_round_s < 10 else fmt_duration(s.planned_round_s, "span")
+    if len(set(s.last_looks.values())) > 1:
+        by_last: dict[int, list[str]] = {}
+        for name, last in sorted(s.last_looks.items()):
+            by_last.setdefault(last, []).append(name)
+        listing = ", ".join(f"{last} for {' and '.join(names)}" for last, names in sorted(by_last.items(), reverse=True))
+        return f"rounds up to {listing}: what the budget pays for each once the others stop, at {at} a round"
     if s.max_rounds >= LAST_CAP:
         return f"rounds up to {s.max_rounds}, the most: the budget pays for more at {at} a round"
     if s.max_rounds * s.planned_round_s * ev.BUDGET_MARGIN > s.budget_s:
@@ -52,8 +76,8 @@ def said(s: RunSettings) -> str:
 
 
 def plan_last_look(live: Live, active: list[str], emit: Callable[[ev.Event], None]) -> bool:
-    """Plan the last look from the warm-up's round time (once; kept in the run's settings).
-    True when it was planned now, so the caller stores the settings."""
+    """Plan each workload's last look from the warm-up's round time (once; kept in the run's
+    settings). True when it was planned now, so the caller stores the settings."""
     s = live.run.settings
     if not s.rounds_by_budget or s.planned_round_s or len(live.run.configs) < 2 or emulated(live):
         return False
@@ -61,7 +85,9 @@ def plan_last_look(live: Live, active: list[str], emit: Callable[[ev.Event], Non
     if not warmup:
         return False
     round_s = round_seconds(warmup)
-    last = affordable_last(max(0.0, s.budget_s - live.elapsed()), round_s, s.max_rounds)
-    live.run.settings = dataclasses.replace(s, max_rounds=last, planned_round_s=round_s)
+    lasts = workload_lasts(work_by_workload(warmup), round_s, max(0.0, s.budget_s - live.elapsed()),
+                           first_deciding_round(live), s.max_rounds)
+    live.run.settings = dataclasses.replace(s, max_rounds=max(lasts.values()), last_looks=lasts,
+                                            planned_round_s=round_s)
     emit(ev.Notice(said(live.run.settings)))
     return True

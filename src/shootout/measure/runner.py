@@ -406,6 +406,8 @@ class Runner:
             if not active:
                 self.emit(ev.Stopped("every headline metric has a verdict or reached the target precision"))
                 return
+            if not (active := [w for w in active if r <= s.last_look(w)]):
+                break  # each undecided workload reached its own last look (roundplan.py)
             if r == 1:
                 if plan_last_look(live, active, self.emit):
                     self.store.update_run(run.id, run_settings=run.settings)
@@ -432,7 +434,9 @@ class Runner:
                 return
             self.store.update_run(run.id, elapsed_s=live.elapsed(), records=run)
             r += 1
-        self.emit(ev.Stopped(f"maximum of {run.settings.max_rounds} rounds reached"))
+        own = len(set(run.settings.last_looks.values())) > 1
+        self.emit(ev.Stopped("every undecided workload reached its own last look" if own else
+                             f"maximum of {run.settings.max_rounds} rounds reached"))
 
     def _take(self, live: Live, spec: TrialSpec, unbudgeted: int, beside: bool) -> bool:
         """Measure and record one trial of a round's order (lanes.py calls it, in a lane's

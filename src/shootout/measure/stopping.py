@@ -58,11 +58,11 @@ def undecided(live: Live, names: list[str]) -> list[str]:
     s = live.run.settings
     if len(live.run.configs) < 2 or grouped(live.run):
         return []  # nothing to compare, or machines as the units: the minimum rounds (groups.py)
-    design = run_design(live.run, headline=True)
     base = live.run.configs[0].name
     out = []
     for name in names:
         spec = live.workloads[name].spec
+        design = run_design(live.run, True, name)
         for config in live.run.configs[1:]:
             metric = cpuclock.headline(live.run, spec)
             ratios = metric_log_ratios(live.trials, spec, metric, base, config.name)
@@ -117,12 +117,18 @@ def _wanted(live: Live, needed_s: float) -> int:
     return math.ceil((live.elapsed() + needed_s * ev.BUDGET_MARGIN) / 60)
 
 
+def work_by_workload(trials: list[Trial]) -> dict[str, float]:
+    """The trials' wall time summed per workload: each one's share of a round."""
+    work: dict[str, float] = {}
+    for t in trials:
+        work[t.spec.workload] = work.get(t.spec.workload, 0.0) + t.wall_s
+    return work
+
+
 def affordable(warmup: list[Trial], round_s: float, rounds: int, left_s: float) -> list[str]:
     """The most workloads whose `rounds` rounds fit in left_s, the quickest first: each workload's
     share of a round's time (round_s) is its share of the warm-up's trial time."""
-    work: dict[str, float] = {}
-    for t in warmup:
-        work[t.spec.workload] = work.get(t.spec.workload, 0.0) + t.wall_s
+    work = work_by_workload(warmup)
     total = sum(work.values()) or 1.0
     kept: list[str] = []
     spent = 0.0
@@ -152,10 +158,13 @@ def _leave_out(live: Live, active: list[str], kept: list[str], first: int, wante
     return [name for name in active if name in kept]
 
 
-def first_deciding_round(live: Live) -> int:
-    """The first round at which the run's sequential rule can give a verdict (stats/design.py)."""
+def first_deciding_round(live: Live, workload: str | None = None) -> int:
+    """The first round at which the run's sequential rule can give a verdict (stats/design.py):
+    the workload's, else the earliest of any workload's (the rule's before its last looks are planned)."""
     s = live.run.settings
-    return max(s.min_rounds, run_design(live.run, headline=True).first_look() or s.max_rounds)
+    names: list[str | None] = [workload] if workload else [*s.last_looks] or [None]
+    return min(max(s.min_rounds, run_design(live.run, True, name).first_look()
+                   or (s.max_rounds if name is None else s.last_look(name))) for name in names)
 
 
 def eta(live: Live, round_index: int, in_round: int, active: int) -> float | None:
@@ -165,9 +174,10 @@ def eta(live: Live, round_index: int, in_round: int, active: int) -> float | Non
     if not live.trial_seconds:
         return None
     per_trial = sum(live.trial_seconds[-50:]) / len(live.trial_seconds[-50:])
-    first, last = first_deciding_round(live), live.run.settings.max_rounds
-    targets = [min(last, max(first, n or last)) for n in live.projected.values()][:active]
-    targets += [first] * (active - len(targets))
+    s = live.run.settings
+    targets = [min(s.last_look(name), max(first_deciding_round(live, name), n or s.last_look(name)))
+               for name, n in live.projected.items()][:active]
+    targets += [first_deciding_round(live)] * (active - len(targets))
     rounds_left = sum(max(0, n - round_index) for n in targets)  # workload-rounds
     left = (rounds_left * len(live.run.configs) + in_round) * per_trial / _at_once(live)
     return min(left, max(0.0, live.run.settings.budget_s - live.elapsed()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -435,8 +436,35 @@ def resolution_text(res: Resolution) -> str:
 
 
 def rule_lines(analysis: Analysis) -> list[str]:
-    """Which rule produced the intervals shown with verdicts (named in every output)."""
-    return [f"verdict intervals: {rule}" for rule in _headline_rules(analysis)]
+    """Which rule produced the intervals shown with verdicts (named in every output); where
+    workloads had their own last looks (measure/roundplan.py), the workloads of each rule."""
+    rules = _headline_rules(analysis)
+    if len(rules) < 2:
+        return [f"verdict intervals: {rule}" for rule in rules]
+    names: dict[str, list[str]] = {rule: [] for rule in rules}
+    for c in analysis.comparisons:
+        if c.headline and c.estimate and c.estimate.rule in names and c.workload not in names[c.estimate.rule]:
+            names[c.estimate.rule].append(c.workload)
+    # the rules differ in their looks only: what they share once, then each workload's looks
+    words = {rule: re.split(r"(?<=[,;]) ", rule) for rule in rules}
+    head = _shared(list(words.values()))
+    tail = _shared([w[len(head):][::-1] for w in words.values()])[::-1]
+    if not head:
+        return [f"verdict intervals of {', '.join(names[rule])}: {rule}" for rule in rules]
+    looks = [f"{', '.join(names[rule])} {' '.join(words[rule][len(head):len(words[rule]) - len(tail)]).rstrip(',;')}"
+             for rule in rules]
+    return [f"verdict intervals: {' '.join(head).rstrip(',;')}; {' '.join(tail) + '; ' if tail else ''}"
+            f"{'; '.join(looks)}"]
+
+
+def _shared(lists: list[list[str]]) -> list[str]:
+    """The leading words every list has."""
+    out = []
+    for same in zip(*lists):
+        if len(set(same)) > 1:
+            break
+        out.append(same[0])
+    return out
 
 
 def _headline_rules(analysis: Analysis) -> list[str]:

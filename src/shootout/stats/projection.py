@@ -9,7 +9,11 @@ estimate's distance from 0 plus the half-width is under delta, and one of 2 delt
 once its distance from 2 delta plus the half-width is: with the estimate's median distance,
 0.674 standard errors, the projection is the first look where (z_n + 0.674) * se_n <= delta,
 the round by which half of such comparisons are decided. Differences near delta take
-longer (the precision, stats.verdict.decided, bounds them).
+longer (the precision, stats.verdict.decided, bounds them). A comparison whose difference so far
+lies clear of the threshold is decided sooner: once the half-width fits between the threshold and
+that difference, taken 1.96 of its own standard errors nearer the threshold, so that noise alone
+looks clear in one comparison of 20 (membw in the main job, 26% slower at 5% noise, is projected
+at the first look, not at the 80 rounds a difference near the threshold would need).
 
 The projection sizes the ETA and a notice; it never moves a look (the design is fixed before
 the first measured round, stats/design.py).
@@ -26,6 +30,7 @@ _HL_VARIANCE = math.pi / 3.0
 
 
 _MEDIAN_DISTANCE = NormalDist().inv_cdf(0.75)  # median of |N(0, 1)|: 0.674
+_CLEAR = NormalDist().inv_cdf(0.975)  # a difference so far this many standard errors out is seldom noise
 
 
 def standard_error(sigma: float, n: int) -> float:
@@ -38,15 +43,18 @@ def halfwidth(sigma: float, n: int, level: float) -> float:
     return NormalDist().inv_cdf(0.5 + level / 2.0) * standard_error(sigma, n)
 
 
-def rounds_needed(sigma: float, threshold: float, design: Design) -> int | None:
+def rounds_needed(sigma: float, threshold: float, design: Design, shift: float = 0.0, seen: int = 0) -> int | None:
     """The first look by which half the comparisons at this noise with no difference (or one of
-    twice the threshold) are projected to be decided; None when no look up to the last is."""
+    twice the threshold) are projected to be decided, or sooner a difference `shift` (log scale)
+    measured over `seen` rounds that lies clear of the threshold; None when no look up to the last is."""
     first = design.first_look()
     if first is None or design.looks is None:
         return None
+    delta = math.log1p(threshold)
+    clear = abs(shift) - _CLEAR * sigma / math.sqrt(seen) - delta if seen else 0.0
     for n in range(first, design.looks[1] + 1):
-        if halfwidth(sigma, n, design.per_look(n)) + _MEDIAN_DISTANCE * standard_error(sigma, n) \
-                <= math.log1p(threshold):
+        width = halfwidth(sigma, n, design.per_look(n))
+        if width + _MEDIAN_DISTANCE * standard_error(sigma, n) <= delta or width <= clear:
             return n
     return None
 
