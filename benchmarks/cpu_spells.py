@@ -8,7 +8,7 @@ core for a while shows as stretches of slow passes; two neighbouring passes then
 The summary: the rate's 5% and 95% quantiles, the share of passes below 80% of the median and
 the lengths of those slow stretches, and the spread (sd of the log ratio) of neighbouring pairs:
 single passes, and trials made of three passes (their total, as one longer trial is, or their
-median, as a trial reporting the median of three passes would be).
+median, as a trial reporting the median of three passes would be), and trials of 1 to 15 passes.
 """
 
 from __future__ import annotations
@@ -68,6 +68,9 @@ def summary(rows: list[tuple[float, float]], mb: int) -> str:
         f"{min(stretches, default=0)}-{max(stretches, default=0)} passes",
         f"neighbouring pairs, sd of log ratio: single passes {pair_sd(rates, 1, lambda xs: xs[0]):.3f}; "
         f"trials of three passes, total {pair_sd(rates, 3, total):.3f}, median {pair_sd(rates, 3, statistics.median):.3f}",
+        # the rounds a verdict needs grow with sd squared, the time with that and the trial's length
+        "by the trial's length (its total): " + ", ".join(
+            f"{k * mb} MB {pair_sd(rates, k, total):.3f}" for k in (1, 2, 3, 6, 15)),
     ])
 
 

@@ -103,6 +103,6 @@ def test_rpi64_hashes_the_write_up_s_2_gb_only_at_its_size():
     from shootout.execution.placefacts import TargetFacts
 
     sha1 = REGISTRY["sha1-sparse"]()
-    assert sha1.default_params(TargetFacts()) == {"size": 100_000_000}  # a rate: the size only sets its length
-    assert "sha1-sparse" not in experiment("rpi64").settings().params  # the workload's own 100 MB
+    assert sha1.default_params(TargetFacts()) == {"size": 50_000_000}  # a rate: the size only sets its length
+    assert "sha1-sparse" not in experiment("rpi64").settings().params  # the workload's own 50 MB
     assert experiment("rpi64").settings(WRITEUP_SIZE).params["sha1-sparse"] == {"size": 2_000_000_000}

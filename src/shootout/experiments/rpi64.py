@@ -71,8 +71,8 @@ minutes = 3
                   measured="2-core x86-64 VM, 2026-11-29, CPU 1 reserved, SHA-1 of 100 MB: rounds of 18.2-19.3 s "
                            "quiet and beside a load on both CPUs (busy 1.3 s, idle 1.7 s); with 2 GB, 2026-11-26: "
                            "rounds of 21 s, 24-52 s while others used 1.3 CPUs",
-                  note="SHA-1 of 100 MB instead of the write-up's 2 GB (a rate: shorter trials pair closer "
-                       "in time, and noise that comes and goes over seconds hits both sides); "
+                  note="SHA-1 of 50 MB instead of the write-up's 2 GB (a rate: a longer trial pairs no better, "
+                       "as noise that comes and goes over seconds outlasts one; it only costs time); "
                        "lame and flac on a 3-minute track instead of its "
                        "23.5-minute one: with that track a round took 1m25s on 2 cores (lame 14-24 s of CPU "
                        "a trial), and the 11 rounds a first verdict needs would not fit 8 minutes; an "

@@ -220,16 +220,18 @@ class Sha1Sparse(Workload):
     tools = (Tool("sha1sum", "coreutils"), Tool("openssl", "openssl"), Tool("truncate", "coreutils"),
              Tool("bash", "bash"))
     suites = ("native",)
-    quick = {"size": 50_000_000}
+    quick = {"size": 20_000_000}
 
     def default_params(self, facts: TargetFacts) -> dict[str, Any]:
-        # A rate, the same from 100 MB as from the write-up's 2 GB (rpi64 --size writeup). Short
-        # trials pair better: A and B run a fraction of a second apart, so a slow spell of the
-        # CPU (this VM's come and go over seconds) hits both. On a 2-core VM with one CPU reserved,
+        # A rate, the same from 50 MB as from the write-up's 2 GB (rpi64 --size writeup). Short
+        # trials cost less for the same verdict: the paired spread does not shrink with a longer
+        # trial, as this VM's slow spells last longer than one (sd of neighbouring sha1sum trials'
+        # log ratio 0.13-0.17 from 33 MB to 495 MB: benchmarks/results/cpu-spells.txt), so the time
+        # to a verdict follows the trial's length. On a 2-core VM with one CPU reserved,
         # sha1-sparse alone reached its verdict in a median 55 s at 100 MB against 96 s at 500 MB
-        # (4 runs each, quiet and loaded); sha1sum still hashes for 0.17 s on a fast core (0.4 s
-        # on a Pi 4), where bash's millisecond clock is 0.6% of it.
-        return {"size": 100_000_000}
+        # (4 runs each). At 50 MB sha1sum hashes for 0.08-0.15 s on a fast core (0.2 s on a
+        # Pi 4), where bash's millisecond clock is under 1.5% of it.
+        return {"size": 50_000_000}
 
     def prepare(self, ctx: Context) -> Prepared:
         size = int(ctx.params["size"])
