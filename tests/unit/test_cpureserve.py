@@ -130,7 +130,7 @@ def test_the_report_says_whether_trials_had_cpus_of_their_own() -> None:
 
     assert reserved_line({}) is None  # runs from before, and fake or remote runs
     assert reserved_line({"reserved_cpus": {"reserved": "1", "rest": "0", "unreserved_workloads": {"7zip": 2}}}) == (
-        "trials on reserved CPU 1, every other task that may move on CPU 0; on every CPU: 7zip "
+        "trials on reserved CPU 1, everything else that may move on CPU 0; on every CPU: 7zip "
         "(more threads than reserved CPUs)")
     off = "CPUs not reserved (--no-isolate): the trials share every CPU with other programs"
     assert reserved_line({"reserved_cpus": {"reserved": None, "why": off}}) == off

@@ -88,7 +88,7 @@ def reserved_line(machine: Mapping[str, Any]) -> str | None:
     if not reserved.get("reserved"):
         why = str(reserved.get("why", ""))
         return why if "--no-isolate" in why or HELD in why else None
-    line = (f"trials on reserved CPU {reserved['reserved']}, every other task that may move on CPU "
+    line = (f"trials on reserved CPU {reserved['reserved']}, everything else that may move on CPU "
             f"{reserved.get('rest', '?')}")
     if unreserved := reserved.get("unreserved_workloads"):
         line += f"; on every CPU: {', '.join(sorted(unreserved))} (more threads than reserved CPUs)"
