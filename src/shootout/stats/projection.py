@@ -13,7 +13,7 @@ longer (the precision, stats.verdict.decided, bounds them). A comparison whose d
 lies clear of the threshold is decided sooner: once the half-width fits between the threshold and
 that difference, taken 1.96 of its own standard errors nearer the threshold, so that noise alone
 looks clear in one comparison of 20 (membw in the main job, 26% slower at 5% noise, is projected
-at the first look, not at the 80 rounds a difference near the threshold would need).
+at the first look; a difference near the threshold would need more than its 50 rounds at that noise).
 
 The projection sizes the ETA and a notice; it never moves a look (the design is fixed before
 the first measured round, stats/design.py).
