@@ -165,6 +165,10 @@ class RunSettings:
         """The last round at which `workload` is measured and looked at."""
         return self.last_looks.get(workload, self.max_rounds)
 
+    def own_last_looks(self) -> dict[str, int]:
+        """The workloads' last looks where they differ; {} when one last look serves them all."""
+        return dict(self.last_looks) if len(set(self.last_looks.values())) > 1 else {}
+
 
 @dataclass
 class Run:

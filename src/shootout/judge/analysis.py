@@ -309,8 +309,7 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
     s = run.settings
     measured = [t for t in trials if t.spec.round > 0]
     # the geomean is looked at when its shortest workload stops: never after the earliest last look
-    suite = dataclasses.replace(run_design(run, True), looks=(s.min_rounds, min(s.last_looks.values()))) \
-        if s.last_looks and s.interleaved else run_design(run, True)
+    suite = run_design(run, True, min(s.last_looks, key=s.last_looks.__getitem__) if s.last_looks else None)
     seen = _Trials(run, trials, measured, RunConditions(measured, run.facts.machine, run.set_aside))
     comparisons: list[Comparison] = []
     for spec in run.workloads:
@@ -333,18 +332,18 @@ def analyze(run: Run, trials: Sequence[Trial], noise_floor: float | None = None)
                *_run_notes(run, summaries, refused)),
         facts=RunFacts(machine=run.facts.machine, sides={c.name: dict(run.facts.side(c.name)) for c in run.configs}),
         lost=dict(run.lost),
-        rules=method_rules(suite, s.interleaved, s.last_looks),
+        rules=method_rules(suite, s.interleaved, s.own_last_looks()),
         amounts=amounts(run, measured), refused=refused, whys=whys(run, measured),
     )
 
 
-def method_rules(headline: Design, paired: bool, last_looks: Mapping[str, int] | None = None) -> tuple[str, ...]:
+def method_rules(headline: Design, paired: bool, own: Mapping[str, int] | None = None) -> tuple[str, ...]:
     """The rules behind this analysis's intervals, in words (the report's method section): the
-    headline design's, or where workloads had last looks of their own (last_looks), each one's."""
+    headline design's, or where workloads had last looks of their own (`own`, by workload), each one's."""
     level = f"{headline.confidence:.0%}"
     out = []
     if headline.sequential and headline.looks is not None:
-        own = dict(last_looks or {}) if len(set((last_looks or {}).values())) > 1 else {}
+        own = own or {}
         designs = [dataclasses.replace(headline, looks=(headline.looks[0], n)) for n in sorted(set(own.values()))]
         first = min((f for d in designs or [headline] if (f := d.first_look()) is not None), default=None)
         to = (f"each workload's own last look, planned from the budget ({', '.join(f'{w} {n}' for w, n in sorted(own.items()))})"

@@ -62,9 +62,9 @@ def said(s: RunSettings) -> str:
     if not s.rounds_by_budget or not s.planned_round_s:
         return ""
     at = f"{s.planned_round_s:.1f} s" if s.planned_round_s < 10 else fmt_duration(s.planned_round_s, "span")
-    if len(set(s.last_looks.values())) > 1:
+    if own := s.own_last_looks():
         by_last: dict[int, list[str]] = {}
-        for name, last in sorted(s.last_looks.items()):
+        for name, last in sorted(own.items()):
             by_last.setdefault(last, []).append(name)
         listing = ", ".join(f"{last} for {' and '.join(names)}" for last, names in sorted(by_last.items(), reverse=True))
         return f"rounds up to {listing}: what the budget pays for each once the others stop, at {at} a round"

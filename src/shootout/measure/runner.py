@@ -434,8 +434,7 @@ class Runner:
                 return
             self.store.update_run(run.id, elapsed_s=live.elapsed(), records=run)
             r += 1
-        own = len(set(run.settings.last_looks.values())) > 1
-        self.emit(ev.Stopped("every undecided workload reached its own last look" if own else
+        self.emit(ev.Stopped("every undecided workload reached its own last look" if run.settings.own_last_looks() else
                              f"maximum of {run.settings.max_rounds} rounds reached"))
 
     def _take(self, live: Live, spec: TrialSpec, unbudgeted: int, beside: bool) -> bool:
